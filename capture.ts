@@ -1,0 +1,13 @@
+// Stage 1 of pi-overflow — load FIRST. Stashes the untouched text of every tool result, keyed by
+// toolCallId, in the global ring that stage 2 (index.ts) reads. It never returns anything, so it
+// never modifies a result; no disk I/O, no hashing, O(1) per result.
+
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { ensureStash, joinTextParts, stashOriginal } from "./src/stash.js";
+
+export default function capture(pi: ExtensionAPI): void {
+	const stash = ensureStash();
+	pi.on("tool_result", (event) => {
+		stashOriginal(stash, { toolCallId: event.toolCallId, toolName: event.toolName, text: joinTextParts(event.content) });
+	});
+}

@@ -1,0 +1,113 @@
+// The stash: a ring of untouched tool-result texts, keyed by toolCallId, shared between the two
+// stages through globalThis[Symbol.for(STASH_KEY)] — Pi loads each extension file in its own module
+// instance, so module identity cannot be relied on, only the global key. Invariants: at most
+// STASH_CAPACITY entries and STASH_MAX_TOTAL_CHARS characters (oldest dropped first), O(1) per
+// operation, no copying or hashing of the text, and checks are structural (no instanceof).
+
+/** The global key under which both stages find the ring. */
+export const STASH_KEY = "my-pi.pi-overflow.stash.v1";
+/** Entries kept before the oldest is dropped. */
+export const STASH_CAPACITY = 64;
+/** Characters kept in all entries together (about 128 MiB of UTF-16 at worst). */
+export const STASH_MAX_TOTAL_CHARS = 64 * 1024 * 1024;
+
+export interface StashEntry {
+	toolCallId: string;
+	toolName: string;
+	/** The untouched text parts of the result, joined with "\n". */
+	text: string;
+}
+
+export interface Stash {
+	readonly version: 1;
+	readonly capacity: number;
+	readonly maxTotalChars: number;
+	/** Insertion-ordered: the first key is the oldest entry. */
+	readonly entries: Map<string, StashEntry>;
+	totalChars: number;
+}
+
+type GlobalWithStash = typeof globalThis & { [key: symbol]: unknown };
+
+function isStash(value: unknown): value is Stash {
+	if (typeof value !== "object" || value === null) return false;
+	const candidate = value as Partial<Stash>;
+	return (
+		candidate.version === 1 &&
+		typeof candidate.capacity === "number" &&
+		typeof candidate.maxTotalChars === "number" &&
+		typeof candidate.totalChars === "number" &&
+		typeof candidate.entries === "object" &&
+		candidate.entries !== null &&
+		typeof (candidate.entries as Map<string, StashEntry>).get === "function"
+	);
+}
+
+/** The shared ring, or undefined when capture.ts has not created it (it is not loaded). */
+export function findStash(): Stash | undefined {
+	const value = (globalThis as GlobalWithStash)[Symbol.for(STASH_KEY)];
+	return isStash(value) ? value : undefined;
+}
+
+/** The shared ring, created on first use; a reload of capture.ts reuses the existing one. */
+export function ensureStash(): Stash {
+	const existing = findStash();
+	if (existing) return existing;
+	const stash: Stash = {
+		version: 1,
+		capacity: STASH_CAPACITY,
+		maxTotalChars: STASH_MAX_TOTAL_CHARS,
+		entries: new Map(),
+		totalChars: 0,
+	};
+	(globalThis as GlobalWithStash)[Symbol.for(STASH_KEY)] = stash;
+	return stash;
+}
+
+function dropOldest(stash: Stash): void {
+	const oldest = stash.entries.keys().next();
+	if (oldest.done) return;
+	const entry = stash.entries.get(oldest.value);
+	stash.entries.delete(oldest.value);
+	if (entry) stash.totalChars -= entry.text.length;
+}
+
+/**
+ * Remembers one original. A text larger than the whole character budget evicts every other
+ * entry and is kept alone: stage 2 takes it within the same tool_result chain, and dropping it
+ * would lose the only uncut copy when a layer between the stages shortens it.
+ */
+export function stashOriginal(stash: Stash, entry: StashEntry): void {
+	const previous = stash.entries.get(entry.toolCallId);
+	if (previous) {
+		stash.entries.delete(entry.toolCallId);
+		stash.totalChars -= previous.text.length;
+	}
+	while (
+		stash.entries.size > 0 &&
+		(stash.entries.size >= stash.capacity || stash.totalChars + entry.text.length > stash.maxTotalChars)
+	) {
+		dropOldest(stash);
+	}
+	stash.entries.set(entry.toolCallId, entry);
+	stash.totalChars += entry.text.length;
+}
+
+/** Removes and returns the original stashed for a tool call (each original is used once). */
+export function takeStashed(stash: Stash, toolCallId: string): StashEntry | undefined {
+	const entry = stash.entries.get(toolCallId);
+	if (!entry) return undefined;
+	stash.entries.delete(toolCallId);
+	stash.totalChars -= entry.text.length;
+	return entry;
+}
+
+/** The text parts of a tool result joined with "\n", as both stages measure it. */
+export function joinTextParts(content: ReadonlyArray<{ type: string; text?: unknown }>): string {
+	let joined: string | undefined;
+	for (const part of content) {
+		if (part.type !== "text" || typeof part.text !== "string") continue;
+		joined = joined === undefined ? part.text : `${joined}\n${part.text}`;
+	}
+	return joined ?? "";
+}
