@@ -4,7 +4,7 @@
 
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { boundToolResult, type ContentPart, type ToolResultInput } from "./bound.js";
-import { type ConfigResult, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
+import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
 import { findStash } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store.js";
 import { registerQueryTool } from "./tool.js";
@@ -41,7 +41,8 @@ export const MISSING_CAPTURE_WARNING =
 
 export function createOverflowExtension(options: OverflowExtensionOptions): (pi: ExtensionAPI) => void {
 	return (pi: ExtensionAPI) => {
-		const loaded: ConfigResult = options.config ?? (options.configPath ? loadConfig(options.configPath) : { config: loadConfig("").config, problems: [] });
+		const loaded: ConfigResult =
+			options.config ?? (options.configPath ? loadConfig(options.configPath) : { config: createDefaultConfig(), problems: [] });
 		const config: OverflowConfig = loaded.config;
 		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now });
 		const configWarning = formatConfigProblems(loaded.problems, options.configPath);
