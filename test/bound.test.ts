@@ -1,0 +1,234 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { boundToolResult, type BoundDependencies, type ToolResultInput } from "../src/bound.js";
+import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
+import { type Stash, stashOriginal } from "../src/stash.js";
+import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { numberedLog } from "./fixtures/ext/tools.js";
+import { createTempDir } from "./helpers/tmp.js";
+
+const SESSION = "session-1";
+
+function textEvent(text: string, overrides: Partial<ToolResultInput> = {}): ToolResultInput {
+	return { toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text }], details: undefined, isError: false, ...overrides };
+}
+
+function emptyStash(): Stash {
+	return { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
+}
+
+async function deps(t: Parameters<typeof createTempDir>[0], options: { fs?: StoreFs; config?: Partial<OverflowConfig>; stash?: Stash } = {}): Promise<BoundDependencies & { root: string }> {
+	const root = join(await createTempDir(t), "my-pi", "pi-overflow");
+	const config = { ...createDefaultConfig(), ...options.config };
+	return { root, config, store: new OverflowStore({ root, fs: options.fs }), sessionId: SESSION, stash: options.stash ?? emptyStash(), now: () => Date.parse("2026-11-29T12:00:00Z") };
+}
+
+/** A file system that fails the named operation with the given code while `armed` is true. */
+function faultyFs(operation: "write" | "sync" | "rename" | "open" | "mkdir" | "readdir", code: string): StoreFs & { armed: boolean; calls: number } {
+	const fail = () => Object.assign(new Error(`${code}: injected ${operation} failure`), { code });
+	const fs: StoreFs & { armed: boolean; calls: number } = {
+		...NODE_STORE_FS,
+		armed: true,
+		calls: 0,
+		async open(path, flags, mode) {
+			fs.calls++;
+			if (fs.armed && operation === "open") throw fail();
+			const handle = await NODE_STORE_FS.open(path, flags, mode);
+			return {
+				...handle,
+				write: (...args) => (fs.armed && operation === "write" ? Promise.reject(fail()) : handle.write(...args)),
+				sync: () => (fs.armed && operation === "sync" ? Promise.reject(fail()) : handle.sync()),
+			};
+		},
+		async rename(from, to) {
+			fs.calls++;
+			if (fs.armed && operation === "rename") throw fail();
+			return NODE_STORE_FS.rename(from, to);
+		},
+		async mkdir(path, options) {
+			fs.calls++;
+			if (fs.armed && operation === "mkdir") throw fail();
+			return NODE_STORE_FS.mkdir(path, options);
+		},
+		async lstat(path) {
+			fs.calls++;
+			return NODE_STORE_FS.lstat(path);
+		},
+	};
+	return fs;
+}
+
+function textOf(patch: { content: Array<{ type: string; text?: string }> } | undefined): string {
+	assert.ok(patch, "the result was patched");
+	return patch.content.filter((part) => part.type === "text").map((part) => part.text).join("\n");
+}
+
+test("a small result costs nothing: no patch and no file-system call", async (t) => {
+	const fs = faultyFs("open", "EIO");
+	const d = await deps(t, { fs });
+	assert.equal(await boundToolResult(textEvent("x".repeat(1000)), d), undefined);
+	assert.equal(fs.calls, 0);
+	assert.equal(existsSync(d.root), false);
+});
+
+test("exempt tools and nested calls are left untouched and nothing is stored", async (t) => {
+	const d = await deps(t);
+	const big = numberedLog(10000, {});
+	assert.equal(await boundToolResult(textEvent(big, { toolName: "read" }), d), undefined);
+	assert.equal(await boundToolResult(textEvent(big, { toolName: "overflow_query" }), d), undefined);
+	assert.equal(await boundToolResult(textEvent(big, { parentToolCallId: "outer-call" }), d), undefined);
+	assert.equal(existsSync(d.root), false);
+});
+
+test("a long result is replaced by a bounded view; details are merged and other parts kept in order", async (t) => {
+	const d = await deps(t);
+	const big = numberedLog(10000, { 5000: "ERROR: disk quota exceeded" });
+	const event = textEvent(big, {
+		content: [{ type: "image", data: "AAAA", mimeType: "image/png" }, { type: "text", text: big }, { type: "image", data: "BBBB", mimeType: "image/png" }],
+		details: { exitCode: 0, nested: { a: 1 } },
+		isError: true,
+	});
+	const patch = await boundToolResult(event, d);
+	assert.ok(patch);
+	assert.deepEqual(patch.content.map((part) => part.type), ["image", "text", "image"]);
+	assert.equal((patch.content[2] as { data: string }).data, "BBBB");
+	const view = textOf(patch);
+	assert.ok(view.length <= d.config.thresholdChars);
+	assert.match(view, /\n  5000: ERROR: disk quota exceeded\n/);
+	const details = patch.details as { exitCode: number; nested: unknown; overflow: { id: string; totalLines: number; totalBytes: number; truncated: boolean } };
+	assert.equal(details.exitCode, 0);
+	assert.deepEqual(details.nested, { a: 1 });
+	assert.deepEqual(details.overflow, { id: details.overflow.id, totalLines: 10000, totalBytes: Buffer.byteLength(big), truncated: false });
+	assert.equal("isError" in patch, false, "isError is left as it was");
+	assert.equal(readFileSync(join(d.root, `${details.overflow.id}.txt`), "utf8"), big);
+});
+
+test("the same input gives the same view twice", async (t) => {
+	const d = await deps(t);
+	const big = numberedLog(30000, { 100: "panic: boom", 20000: "error: again" });
+	const first = textOf(await boundToolResult(textEvent(big), d));
+	const second = textOf(await boundToolResult(textEvent(big), d));
+	assert.equal(first, second);
+});
+
+test("a non-object details value is kept as it is", async (t) => {
+	const d = await deps(t);
+	const patch = await boundToolResult(textEvent(numberedLog(10000, {}), { details: "opaque" }), d);
+	assert.equal(patch?.details, "opaque");
+});
+
+test("a result that still fits but whose stashed original was longer gets the marker line", async (t) => {
+	const stash = emptyStash();
+	const original = numberedLog(10000, {});
+	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
+	const d = await deps(t, { stash });
+	const patch = await boundToolResult(textEvent(original.slice(0, 5000), { toolName: "web" }), d);
+	const text = textOf(patch);
+	assert.ok(text.startsWith(original.slice(0, 5000)));
+	assert.match(text, /\n\[pi-overflow id=[0-9a-f]{12} lines=10000 bytes=\d+\] full output stored; overflow_query can search or read it$/);
+	assert.equal(stash.entries.size, 0, "the stashed original was taken");
+});
+
+test("a result that fits only without the marker line is replaced by the view", async (t) => {
+	const stash = emptyStash();
+	const original = numberedLog(10000, {});
+	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
+	const d = await deps(t, { stash });
+	const cut = original.slice(0, d.config.thresholdChars - 10);
+	const text = textOf(await boundToolResult(textEvent(cut, { toolName: "web" }), d));
+	assert.ok(text.length <= d.config.thresholdChars);
+	assert.match(text, /^\[pi-overflow id=[0-9a-f]{12}\] web output: 10000 lines/);
+});
+
+for (const [operation, code] of [
+	["write", "ENOSPC"],
+	["sync", "EIO"],
+	["rename", "EACCES"],
+	["open", "EACCES"],
+	["mkdir", "EACCES"],
+] as const) {
+	test(`${code} on ${operation}: the result is still bounded, says why nothing was stored, leaves no file, and the next result is stored`, async (t) => {
+		const fs = faultyFs(operation, code);
+		const d = await deps(t, { fs });
+		const big = numberedLog(20000, { 15000: "ERROR: the one line that matters" });
+		const patch = await boundToolResult(textEvent(big), d);
+		const view = textOf(patch);
+		assert.ok(view.length <= d.config.thresholdChars);
+		assert.match(view, new RegExp(`full output could not be stored \\(${code}`));
+		assert.doesNotMatch(view, /id=[0-9a-f]{12}/);
+		assert.match(view, /15000: ERROR: the one line that matters/);
+		assert.match((patch?.details as { overflow: { storeError: string } }).overflow.storeError, new RegExp(code));
+		if (existsSync(d.root)) assert.deepEqual(readdirSync(d.root), [], "no partial or temp file");
+		fs.armed = false;
+		const next = await boundToolResult(textEvent(big, { toolCallId: "call-2" }), d);
+		const id = (next?.details as { overflow: { id: string } }).overflow.id;
+		assert.equal(readFileSync(join(d.root, `${id}.txt`), "utf8"), big);
+	});
+}
+
+test("when an earlier layer cut the result and the store fails, the text is kept and one line says the full output could not be stored", async (t) => {
+	const stash = emptyStash();
+	const original = numberedLog(10000, {});
+	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
+	const d = await deps(t, { stash, fs: faultyFs("write", "ENOSPC") });
+	const text = textOf(await boundToolResult(textEvent(original.slice(0, 5000), { toolName: "web" }), d));
+	assert.ok(text.startsWith(original.slice(0, 5000)));
+	const last = text.slice(text.lastIndexOf("\n") + 1);
+	assert.match(last, /^\[pi-overflow\] an earlier layer cut this output .* could not be stored: ENOSPC/);
+});
+
+test("a spill file larger than maxEntryBytes is stored as head + marker + tail within the cap", async (t) => {
+	const d = await deps(t, { config: { maxEntryBytes: 1024 * 1024 } });
+	const spill = join(await createTempDir(t), "spill.log");
+	const full = numberedLog(100000, { 3: "ERROR at the start", 99999: "FATAL at the end" });
+	writeFileSync(spill, full);
+	const patch = await boundToolResult(textEvent(full.slice(-50000), { details: { fullOutputPath: spill } }), d);
+	const overflow = (patch?.details as { overflow: { id: string; truncated: boolean; totalBytes: number } }).overflow;
+	assert.equal(overflow.truncated, true);
+	const stored = readFileSync(join(d.root, `${overflow.id}.txt`), "utf8");
+	assert.ok(Buffer.byteLength(stored) <= 1024 * 1024);
+	assert.equal(overflow.totalBytes, Buffer.byteLength(stored));
+	assert.ok(stored.startsWith(full.slice(0, 1000)));
+	assert.ok(stored.endsWith(full.slice(-1000)));
+	assert.equal(stored.match(/^\[pi-overflow: \d+ bytes \(\d+ lines\) left out here/gm)?.length, 1);
+	const view = textOf(patch);
+	assert.match(view, /capped/);
+	assert.match(view, /FATAL at the end/);
+	const meta = JSON.parse(readFileSync(join(d.root, `${overflow.id}.json`), "utf8"));
+	assert.equal(meta.truncated, true);
+	assert.equal(meta.originalBytes, Buffer.byteLength(full));
+});
+
+test("a spill path that is a FIFO is never opened for reading: the stashed original is used and the reason recorded", async (t) => {
+	const stash = emptyStash();
+	const original = numberedLog(10000, {});
+	stashOriginal(stash, { toolCallId: "call-1", toolName: "bash", text: original });
+	const d = await deps(t, { stash });
+	const fifo = join(await createTempDir(t), "fifo");
+	execFileSync("mkfifo", [fifo]);
+	const started = Date.now();
+	const patch = await boundToolResult(textEvent(original.slice(-30000), { details: { fullOutputPath: fifo } }), d);
+	assert.ok(Date.now() - started < 2000);
+	const id = (patch?.details as { overflow: { id: string } }).overflow.id;
+	const meta = JSON.parse(readFileSync(join(d.root, `${id}.json`), "utf8"));
+	assert.equal(meta.source, "stash");
+	assert.match(meta.sourceNote, /FIFO/);
+});
+
+test("a failed bash result that merely prints Pi's notice cannot make pi-overflow store another command's spill file", async (t) => {
+	const d = await deps(t);
+	const foreign = join(tmpdir(), `pi-bash-${"ab".repeat(8)}.log`);
+	writeFileSync(foreign, "secret output of another command\n".repeat(2000));
+	t.after(() => execFileSync("rm", ["-f", foreign]));
+	const text = `${numberedLog(2000, {})}\n\n[Showing lines 1-2000 of 90000. Full output: ${foreign}]\n\nCommand exited with code 1`;
+	const patch = await boundToolResult(textEvent(text, { isError: true }), d);
+	const id = (patch?.details as { overflow: { id: string } }).overflow.id;
+	assert.doesNotMatch(readFileSync(join(d.root, `${id}.txt`), "utf8"), /secret output/);
+	const meta = JSON.parse(readFileSync(join(d.root, `${id}.json`), "utf8"));
+	assert.equal(meta.source, "current");
+	assert.match(meta.sourceNote, /does not match/);
+});
