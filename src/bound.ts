@@ -66,6 +66,9 @@ interface ResolvedOriginal {
 	note?: string;
 }
 
+/** The status line Pi's bash ends a failed result with. */
+const PI_BASH_STATUS = /(?:^|\n)(Command exited with code -?\d+|Command timed out after [\d.]+ seconds|Command aborted)$/;
+
 /** Appended when an earlier layer cut a result that still fits. */
 export function formatRecoveryMarker(id: string, totalLines: number, totalBytes: number): string {
 	return `[pi-overflow id=${id} lines=${totalLines} bytes=${totalBytes}] full output stored; overflow_query can search or read it`;
@@ -214,13 +217,20 @@ function finish(
 			return { content: appendToLastText(event.content, marker), details: mergeDetails(event.details, overflow) };
 		}
 	}
-	const text = buildView(scan, {
+	// Pi's verdict on a failed command ("Command exited with code 2") is not part of the stored
+	// output, so the view carries it on its own line above the footer.
+	const status = event.isError ? PI_BASH_STATUS.exec(current.slice(-200))?.[1] : undefined;
+	const statusLine = status ? `[${event.toolName}: ${status}]` : undefined;
+	const view = buildView(scan, {
 		...config,
+		thresholdChars: config.thresholdChars - (statusLine ? statusLine.length + 1 : 0),
 		id,
 		storeError,
 		toolName: event.toolName,
 		truncatedNote: pumped.truncated ? `stored copy capped at ${pumped.storedBytes} of ${pumped.originalBytes} bytes, middle left out` : undefined,
 	});
+	const footerAt = view.lastIndexOf("\n");
+	const text = statusLine ? `${view.slice(0, footerAt)}\n${statusLine}${view.slice(footerAt)}` : view;
 	return { content: replaceText(event.content, text), details: mergeDetails(event.details, overflow) };
 }
 

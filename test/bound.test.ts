@@ -232,3 +232,17 @@ test("a failed bash result that merely prints Pi's notice cannot make pi-overflo
 	assert.equal(meta.source, "current");
 	assert.match(meta.sourceNote, /does not match/);
 });
+
+test("a failed bash result bounded from its spill file still tells the model the exit status", async (t) => {
+	const d = await deps(t);
+	const spill = join(await createTempDir(t), "spill.log");
+	const full = numberedLog(50000, { 25000: "error: the build broke here" });
+	writeFileSync(spill, full);
+	const current = `${full.slice(-30000)}\n\nCommand exited with code 2`;
+	const view = textOf(await boundToolResult(textEvent(current, { isError: true, details: { fullOutputPath: spill } }), d));
+	assert.ok(view.length <= d.config.thresholdChars);
+	const lines = view.split("\n");
+	assert.equal(lines.at(-2), "[bash: Command exited with code 2]");
+	assert.match(lines.at(-1) ?? "", /^\[use overflow_query with id=/);
+	assert.match(view, /25000: error: the build broke here/);
+});
