@@ -1,0 +1,162 @@
+// `npm run bench` (add `--large` for the 1 GB file): pi-overflow against a baseline measured in
+// the same run on the same file — grep and wc for scans, a no-op handler chain for small results.
+// Each of ours runs in a fresh process (peak RSS is its own); medians of RUNS runs; ratios, not
+// absolute times, because the machine is shared and noisy. Prints one table and writes it to
+// bench/results/latest.json. Not a test.
+
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeLog } from "./generate.js";
+
+const MIB = 1024 * 1024;
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const LARGE = process.argv.includes("--large");
+const RUNS = Math.max(3, Number(process.env.BENCH_RUNS ?? 3));
+const SIGNAL_WORDS = "error|fail|fatal|panic|warn|exception|traceback";
+
+interface Row {
+	name: string;
+	ours_ms: number;
+	baseline: string;
+	baseline_ms: number;
+	/** baseline time / our time: above 1 means faster than the baseline. */
+	ratio: number;
+	peak_rss_growth_mib?: number;
+	target: string;
+	met: boolean;
+	note?: string;
+}
+
+function median(values: number[]): number {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.floor(sorted.length / 2)];
+}
+
+function timeCommand(command: string, args: string[]): number {
+	const times: number[] = [];
+	for (let i = 0; i < RUNS; i++) {
+		const started = performance.now();
+		// stdout is a pipe, not /dev/null: GNU grep stops at the first match when it writes to /dev/null.
+		const result = spawnSync(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+		if (result.error) throw result.error;
+		times.push(performance.now() - started);
+	}
+	return median(times);
+}
+
+interface ScenarioResult {
+	ms: number;
+	rssBefore: number;
+	rssPeak: number;
+	[key: string]: unknown;
+}
+
+function runScenario(name: string, args: Record<string, unknown>, runs = RUNS): ScenarioResult {
+	const results: ScenarioResult[] = [];
+	for (let i = 0; i < runs; i++) {
+		const child = spawnSync(process.execPath, ["--import", "tsx", "--expose-gc", join(ROOT, "bench", "scenario.ts"), name, JSON.stringify(args)], {
+			cwd: ROOT,
+			encoding: "utf8",
+			maxBuffer: 16 * MIB,
+		});
+		const line = child.stdout.trim().split("\n").at(-1) ?? "";
+		const parsed = JSON.parse(line || "{}") as ScenarioResult & { error?: string };
+		if (parsed.error || child.status !== 0) throw new Error(`scenario ${name} failed: ${parsed.error ?? child.stderr}`);
+		results.push(parsed);
+	}
+	const byTime = [...results].sort((a, b) => a.ms - b.ms);
+	const mid = byTime[Math.floor(byTime.length / 2)];
+	return { ...mid, rssPeak: Math.max(...results.map((r) => r.rssPeak - r.rssBefore + mid.rssBefore)) };
+}
+
+const growth = (r: ScenarioResult) => Math.round(((r.rssPeak - r.rssBefore) / MIB) * 10) / 10;
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+async function main(): Promise<void> {
+	const dir = mkdtempSync(join(tmpdir(), "pi-overflow-bench-"));
+	const rows: Row[] = [];
+	try {
+		const sizes = [10 * MIB, 100 * MIB, ...(LARGE ? [1024 * MIB] : [])];
+		for (const size of sizes) {
+			const label = size >= 1024 * MIB ? `${size / 1024 / MIB} GB` : `${size / MIB} MB`;
+			const spill = join(dir, `spill-${label.replace(" ", "")}.log`);
+			process.stderr.write(`generating ${label} log…\n`);
+			await writeLog(spill, size, 7);
+			const grep = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, spill]);
+			const wc = timeCommand("wc", ["-l", spill]);
+			const ours = runScenario("bound", { spill });
+			const ratio = grep / ours.ms;
+			rows.push({
+				name: `bound stage, ${label} spill file`,
+				ours_ms: round(ours.ms),
+				baseline: "grep -c -i -E",
+				baseline_ms: round(grep),
+				ratio: round(ratio),
+				peak_rss_growth_mib: growth(ours),
+				target: "ratio ≥ 0.7, RSS growth ≤ 64 MiB",
+				met: ratio >= 0.7 && growth(ours) <= 64,
+				note: `wc -l ${round(wc)} ms; view ${ours.viewChars} chars`,
+			});
+			if (size === 100 * MIB) {
+				// View build alone over a stored 32 MiB entry.
+				const entry = join(dir, "entry-32MiB.txt");
+				await writeLog(entry, 32 * MIB, 11);
+				const grepEntry = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, entry]);
+				const view = runScenario("view", { entry });
+				rows.push({
+					name: "view build, 32 MiB entry",
+					ours_ms: round(view.ms),
+					baseline: "grep -c -i -E",
+					baseline_ms: round(grepEntry),
+					ratio: round(grepEntry / view.ms),
+					peak_rss_growth_mib: growth(view),
+					target: "ratio ≥ 0.7",
+					met: grepEntry / view.ms >= 0.7,
+				});
+			}
+			rmSync(spill, { force: true });
+		}
+
+		const small = runScenario("small", { count: 100_000 });
+		const noop = runScenario("small-baseline", { count: 100_000 });
+		const overheadUs = (small.ms - noop.ms) * 10 / 1000; // per result, in µs (100 000 results)
+		rows.push({
+			name: "below threshold, 100 000 results of 1–20 KB",
+			ours_ms: round(small.ms),
+			baseline: "no-op handler chain",
+			baseline_ms: round(noop.ms),
+			ratio: round(noop.ms / small.ms),
+			target: "≤ 2 µs per result, 0 fs calls",
+			met: overheadUs <= 2 && small.fsCalls === 0,
+			note: `${round(overheadUs, 3)} µs per result over the no-op chain; ${small.fsCalls} fs calls`,
+		});
+
+		const housekeep = runScenario("housekeep", { entries: 10_000 });
+		rows.push({
+			name: "housekeeping, 10 000 entries",
+			ours_ms: round(housekeep.ms),
+			baseline: "session_start returns",
+			baseline_ms: round(Number(housekeep.startupWaitMs)),
+			ratio: 0,
+			target: "< 1000 ms, start-up does not wait",
+			met: housekeep.ms < 1000 && Number(housekeep.startupWaitMs) < 5,
+			note: `start-up waited ${round(Number(housekeep.startupWaitMs), 3)} ms`,
+		});
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+
+	const table = [
+		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | peak RSS growth (MiB) | target | met | note |",
+		"|---|---:|---|---:|---:|---:|---|---|---|",
+		...rows.map((r) => `| ${r.name} | ${r.ours_ms} | ${r.baseline} | ${r.baseline_ms} | ${r.ratio || "—"} | ${r.peak_rss_growth_mib ?? "—"} | ${r.target} | ${r.met ? "yes" : "**no**"} | ${r.note ?? ""} |`),
+	].join("\n");
+	console.log(table);
+	mkdirSync(join(ROOT, "bench", "results"), { recursive: true });
+	writeFileSync(join(ROOT, "bench", "results", "latest.json"), `${JSON.stringify({ date: new Date().toISOString(), node: process.version, runs: RUNS, rows }, null, 2)}\n`);
+}
+
+await main();

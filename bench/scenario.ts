@@ -1,0 +1,151 @@
+// One benchmark scenario in a fresh process, so peak RSS belongs to it alone. Prints one JSON line:
+// { ms, rssBeforeMiB, rssPeakMiB, ...extra }. Run by bench/bench.ts; not a test.
+
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import capture from "../capture.js";
+import { boundToolResult } from "../src/bound.js";
+import { createDefaultConfig } from "../src/config.js";
+import { createOverflowExtension } from "../src/extension.js";
+import { ensureStash } from "../src/stash.js";
+import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { buildViewFromFile } from "../src/view.js";
+
+const [name, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? "{}") as Record<string, unknown>;
+
+/** Resident memory now; the peak comes from the kernel (maxRSS), so no sample is missed. */
+function rssNow(): number {
+	return process.memoryUsage.rss();
+}
+
+function readTail(path: string, bytes: number): string {
+	const size = statSync(path).size;
+	const length = Math.min(size, bytes);
+	const buffer = Buffer.alloc(length);
+	const fd = openSync(path, "r");
+	readSync(fd, buffer, 0, length, size - length);
+	closeSync(fd);
+	return buffer.toString("utf8");
+}
+
+/** A pi stand-in that records handlers, so the real extension code runs without Pi's runner. */
+function recordHandlers(install: (pi: never) => void): Map<string, Array<(event: unknown, ctx: unknown) => unknown>> {
+	const handlers = new Map<string, Array<(event: unknown, ctx: unknown) => unknown>>();
+	const pi = {
+		on(event: string, handler: (event: unknown, ctx: unknown) => unknown) {
+			handlers.set(event, [...(handlers.get(event) ?? []), handler]);
+		},
+		registerTool() {},
+	};
+	install(pi as never);
+	return handlers;
+}
+
+function countingFs(counter: { calls: number }): StoreFs {
+	const wrap = <T extends (...a: never[]) => unknown>(fn: T): T => ((...a: never[]) => (counter.calls++, fn(...a))) as T;
+	return { ...NODE_STORE_FS, open: wrap(NODE_STORE_FS.open), lstat: wrap(NODE_STORE_FS.lstat), mkdir: wrap(NODE_STORE_FS.mkdir), chmod: wrap(NODE_STORE_FS.chmod), rename: wrap(NODE_STORE_FS.rename), unlink: wrap(NODE_STORE_FS.unlink), readdir: wrap(NODE_STORE_FS.readdir) };
+}
+
+async function main(): Promise<Record<string, unknown>> {
+	const scratch = mkdtempSync(join(tmpdir(), "pi-overflow-bench-"));
+	try {
+		const config = createDefaultConfig();
+		if (name === "bound") {
+			const spill = String(args.spill);
+			const current = readTail(spill, 50 * 1024);
+			const store = new OverflowStore({ root: join(scratch, "store") });
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			const patch = await boundToolResult(
+				{ toolName: "bash", toolCallId: "bench-call", content: [{ type: "text", text: current }], details: { fullOutputPath: spill }, isError: false },
+				{ config, store, sessionId: "bench", stash: undefined },
+			);
+			const ms = performance.now() - started;
+			const viewChars = patch?.content.find((part) => part.type === "text")?.text?.length ?? 0;
+			return { ms, rssBefore: before, viewChars, stored: (patch?.details as { overflow?: unknown })?.overflow };
+		}
+		if (name === "view") {
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			const view = await buildViewFromFile(String(args.entry), { ...config, id: "0123456789ab", toolName: "bash" });
+			return { ms: performance.now() - started, rssBefore: before, viewChars: view.text.length, lines: view.totalLines };
+		}
+		if (name === "small" || name === "small-baseline") {
+			const count = Number(args.count ?? 100_000);
+			const texts = Array.from({ length: 64 }, (_, i) => "log line with some words in it\n".repeat(Math.floor((1024 + i * 300) / 31)));
+			const counter = { calls: 0 };
+			let chain: Array<(event: unknown, ctx: unknown) => unknown>;
+			if (name === "small") {
+				const first = recordHandlers(capture as never).get("tool_result") ?? [];
+				const last = recordHandlers(createOverflowExtension({ config: { config, problems: [] }, storeRoot: join(scratch, "store"), storeFs: countingFs(counter) }) as never).get("tool_result") ?? [];
+				chain = [...first, ...last];
+				ensureStash();
+			} else {
+				chain = [async () => undefined, async () => undefined];
+			}
+			const ctx = { hasUI: false, sessionManager: { getSessionId: () => "bench" } };
+			const events = texts.map((text, i) => ({ type: "tool_result", toolName: "bash", toolCallId: `c${i}`, input: {}, content: [{ type: "text", text }], details: undefined, isError: false }));
+			const before = rssNow();
+			const started = performance.now();
+			for (let i = 0; i < count; i++) {
+				const event = { ...events[i % events.length], toolCallId: `call-${i}` };
+				for (const handler of chain) await handler(event, ctx);
+			}
+			const ms = performance.now() - started;
+			return { ms, rssBefore: before, perResultUs: (ms * 1000) / count, fsCalls: counter.calls, count };
+		}
+		if (name === "housekeep") {
+			const entries = Number(args.entries ?? 10_000);
+			const root = join(scratch, "my-pi", "pi-overflow");
+			mkdirSync(root, { recursive: true, mode: 0o700 });
+			const now = Date.now();
+			for (let i = 0; i < entries; i++) {
+				const id = i.toString(16).padStart(12, "0");
+				writeFileSync(join(root, `${id}.txt`), "x".repeat(100), { mode: 0o600 });
+				const meta = { id, sessionId: `s${i % 10}`, toolCallId: `c${i}`, toolName: "bash", createdAt: new Date(now - (i % 14) * 86_400_000).toISOString(), totalLines: 1, totalBytes: 100, originalBytes: 100, truncated: false, source: "current" };
+				writeFileSync(join(root, `${id}.json`), JSON.stringify(meta), { mode: 0o600 });
+			}
+			// Through the real session_start handler: how long start-up waits, and when housekeeping ends.
+			let finished = 0;
+			let result: unknown;
+			const done = new Promise<void>((resolve) => {
+				const handlers = recordHandlers(
+					createOverflowExtension({
+						config: { config: { ...config, maxStoreBytes: 1024 * 1024 }, problems: [] },
+						storeRoot: root,
+						onHousekeeping: (r) => {
+							finished = performance.now();
+							result = r;
+							resolve();
+						},
+					}) as never,
+				);
+				const start = handlers.get("session_start")?.[0];
+				const before = performance.now();
+				void Promise.resolve(start?.({ type: "session_start", reason: "startup" }, { hasUI: false, sessionManager: { getSessionId: () => "s1" } })).then(() => {
+					(globalThis as Record<string, unknown>).__startupMs = performance.now() - before;
+					(globalThis as Record<string, unknown>).__started = before;
+				});
+			});
+			await done;
+			const started = (globalThis as Record<string, unknown>).__started as number;
+			return { ms: finished - started, startupWaitMs: (globalThis as Record<string, unknown>).__startupMs, rssBefore: 0, result };
+		}
+		throw new Error(`unknown scenario ${name}`);
+	} finally {
+		rmSync(scratch, { recursive: true, force: true });
+	}
+}
+
+main()
+	.then((result) => {
+		process.stdout.write(`${JSON.stringify({ ...result, rssPeak: process.resourceUsage().maxRSS * 1024 })}\n`);
+	})
+	.catch((error) => {
+		process.stdout.write(`${JSON.stringify({ error: String(error?.stack ?? error) })}\n`);
+		process.exitCode = 1;
+	});
