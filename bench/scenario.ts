@@ -64,7 +64,7 @@ async function main(): Promise<Record<string, unknown>> {
 				{ config, store, sessionId: "bench", stash: undefined },
 			);
 			const ms = performance.now() - started;
-			const viewChars = patch?.content.find((part) => part.type === "text")?.text?.length ?? 0;
+			const viewChars = patch?.content.reduce((chars, part) => chars + (part.type === "text" ? part.text.length : 0), 0) ?? 0;
 			return { ms, rssBefore: before, viewChars, stored: (patch?.details as { overflow?: unknown })?.overflow };
 		}
 		if (name === "view") {

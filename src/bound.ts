@@ -32,7 +32,8 @@ export interface ToolResultInput {
 	parentToolCallId?: unknown;
 }
 
-export type ContentPart = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string } | { type: string; [key: string]: unknown };
+/** A part of a tool result's content, as Pi's TextContent and ImageContent. */
+export type ContentPart = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
 
 export interface ToolResultPatch {
 	content: ContentPart[];
@@ -282,6 +283,6 @@ function appendToLastText(content: ReadonlyArray<ContentPart>, line: string): Co
 	});
 	if (last < 0) return [{ type: "text", text: line }, ...content];
 	return content.map((part, index) =>
-		index === last ? { type: "text", text: `${(part as { text: string }).text}\n${line}` } : part,
+		index === last && part.type === "text" ? { type: "text", text: `${part.text}\n${line}` } : part,
 	);
 }

@@ -3,7 +3,7 @@
 // (it runs after session_start has returned); each warning to the user is given once per process.
 
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { boundToolResult, type ContentPart, type ToolResultInput } from "./bound.js";
+import { boundToolResult, type ToolResultInput } from "./bound.js";
 import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
 import { findStash } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store.js";
@@ -79,7 +79,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 					now: options.now,
 				});
 				if (!patch) return undefined;
-				return { content: patch.content as Exclude<ContentPart, { type: string; [key: string]: unknown }>[], details: patch.details };
+				return { content: patch.content, details: patch.details };
 			} catch {
 				return undefined; // boundToolResult does not throw; this guards the wiring itself
 			}
