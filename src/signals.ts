@@ -1,7 +1,77 @@
-// The default signalPattern: the project's knowledge of how software fails.
-// A line matching it (case-insensitive) is a "signal line" that the bounded view keeps from anywhere
-// in the output. It must stay precise (a test merely named `error_handling` is noise) and linear
-// (no nested quantifiers: it runs over every line of every large result).
+// The default signalPattern: the project's knowledge of how software fails, built from real
+// outputs of the major toolchains (test/fixtures/real/, re-made by its gen/ scripts).
+// A line matching it (case-insensitive, tested per line with ANSI escapes removed) is a "signal
+// line" that the bounded view keeps from anywhere in the output. Invariants: precise (a test merely
+// named `error_handling`, `0 errors`, `Failures: 0` are noise), linear (no nested or unbounded
+// ambiguous quantifiers, nothing that can match across a newline), shorter than the config cap.
 
-/** Default for `signalPattern` (compiled case-insensitive). Refined against test/fixtures/real/. */
-export const DEFAULT_SIGNAL_PATTERN = String.raw`\b(?:error|errors|fatal|failed|failure|fail|panic|panicked|exception|traceback|warning|warn|segmentation fault|core dumped|abort(?:ed)?|assert(?:ion)?(?:error)?|undefined reference|not found|denied|timed? ?out|killed)\b`;
+/** One alternative of the default pattern, with the outputs it exists for. */
+export interface SignalPatternPart {
+	/** A regex source, compiled case-insensitive as part of one alternation. */
+	source: string;
+	/** What it recognises, with the real lines that motivated it. */
+	why: string;
+}
+
+/** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
+export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze([
+	{
+		source: String.raw`(?:error|exception|warning)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| no test specified)`,
+		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor npm's default `Error: no test specified` script",
+	},
+	{
+		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)`,
+		why: "a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`",
+	},
+	{
+		source: String.raw`(?<!\b0 )\b(?:failed|panicked|aborted|killed)\b(?! *[:=] *0\b)`,
+		why: "`1 failed`, `BUILD FAILED`, `assertion … failed`, `test x ... FAILED`, rust `panicked at`, `Aborted (core dumped)`, bash `Killed`; not `0 failed`, `failed: 0`",
+	},
+	{
+		source: String.raw`\.\.\. (?:fail|error)\b|(?:error|exception)$|<<< (?:failure|error)!|\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:`,
+		why: "test runners: unittest `... FAIL`/`... ERROR`, pytest `file.py:17: AssertionError` and `E   assert …`, surefire `<<< FAILURE!`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`",
+	},
+	{
+		source: String.raw`^[ \t]*(?:expected|received|actual)\b[^:\n]{0,40}:`,
+		why: "assertion details at the start of a line: jest `Expected: …`/`Received: …`, node `Expected values to be strictly equal:`, TAP `expected:`/`actual:`",
+	},
+	{
+		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]|\bbecause of errors\b|\berrors occurred\b|\bbuild failure\b|\bwhat went wrong\b`,
+		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, make `not remade because of errors`, maven `BUILD FAILURE`, gradle `What went wrong`",
+	},
+	{
+		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic)\b`,
+		why: "log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `\"level\":\"error\"`",
+	},
+	{
+		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
+		why: "exceptions and panics: python `Traceback`, java `Exception in thread \"main\"` and `Caused by:`, node uncaught errors and unhandled rejections, C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
+	},
+	{
+		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|overflowed its stack|^#0 `,
+		why: "crashes and signals: bash `Segmentation fault (core dumped)`, gdb `Program terminated with signal SIGSEGV` and frame `#0`, glibc `double free or corruption`, OOM kills, rust stack overflow",
+	},
+	{
+		source: String.raw`invalid (?:read|write) of size|invalid free\(\)|mismatched free|uninitialised value|conditional jump or move depends|definitely lost: [1-9]|are definitely lost|(?:address|leak|thread|memory|undefinedbehavior)sanitizer\b`,
+		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`) and the sanitizers; not `definitely lost: 0 bytes`",
+	},
+	{
+		source: String.raw`undefined (?:reference|symbol)|multiple definition of|cannot find -l|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error|could not compile`,
+		why: "linkers and builds: `undefined reference to`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`, cargo `could not compile`",
+	},
+	{
+		source: String.raw`\bcommand not found\b|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		why: "shells and processes: bash `command not found`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
+	},
+	{
+		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\be(?:resolve|noent|acces|perm|connrefused|connreset|timedout|addrinuse|notfound|target|404|integrity|nospc|isdir|notdir|exist|notempty|badengine|lifecycle)\b`,
+		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",
+	},
+	{
+		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *: *(?!null\b|false\b|0\b|""|\[ *\]|\{ *\})`,
+		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`",
+	},
+]);
+
+/** Default for `signalPattern` (compiled case-insensitive): every part of SIGNAL_PATTERN_PARTS. */
+export const DEFAULT_SIGNAL_PATTERN = SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|");
