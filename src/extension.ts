@@ -3,7 +3,7 @@
 // (it runs after session_start has returned); each warning to the user is given once per process.
 
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { boundToolResult, type ToolResultInput } from "./bound.js";
+import { boundToolResult } from "./bound.js";
 import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
 import { findStash } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store.js";
@@ -71,7 +71,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				if (!stash || (!stash.entries.has(event.toolCallId) && !config.exemptTools.includes(event.toolName))) {
 					warnOnce(ctx, MISSING_CAPTURE_WARNING);
 				}
-				const patch = await boundToolResult(event as ToolResultInput, {
+				const patch = await boundToolResult(event, {
 					config,
 					store,
 					sessionId: ctx.sessionManager.getSessionId(),
