@@ -68,7 +68,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",
 	},
 	{
-		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *: *(?!null\b|false\b|0\b|""|\[ *\]|\{ *\})`,
+		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})`,
 		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`",
 	},
 ]);

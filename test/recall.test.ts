@@ -1,0 +1,36 @@
+// Recall of the bounded view on real toolchain outputs: at the default settings, the view of every
+// fixture in test/fixtures/real/ shows every decisive line in full at its true line number, and
+// stays within thresholdChars. `npm run recall` prints the same measurement as a table next to
+// what Pi's own bash cut (last 2000 lines / 50 KB) would have kept.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { DEFAULT_CONFIG } from "../src/config.js";
+import { buildViewFromFile } from "../src/view.js";
+import { isShownInView, loadRealFixtures, parseViewLines } from "./fixtures/real/fixtures.js";
+
+const FIXTURES = loadRealFixtures();
+
+describe("the view of real toolchain outputs at the default settings", () => {
+	for (const fixture of FIXTURES) {
+		test(`${fixture.name}: shows its ${fixture.decisive.length} decisive lines at their line numbers, within ${DEFAULT_CONFIG.thresholdChars} chars`, async () => {
+			const view = await buildViewFromFile(fixture.path, {
+				thresholdChars: DEFAULT_CONFIG.thresholdChars,
+				headLines: DEFAULT_CONFIG.headLines,
+				tailLines: DEFAULT_CONFIG.tailLines,
+				maxSignalLines: DEFAULT_CONFIG.maxSignalLines,
+				maxLineChars: DEFAULT_CONFIG.maxLineChars,
+				signalRegex: DEFAULT_CONFIG.signalRegex,
+				id: "0123456789ab",
+				toolName: "bash",
+			});
+			assert.ok(view.text.length <= DEFAULT_CONFIG.thresholdChars, `view has ${view.text.length} chars`);
+			assert.equal(view.totalLines, fixture.lines.length, "line count");
+			const shown = parseViewLines(view.text);
+			const missing = fixture.decisive
+				.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, DEFAULT_CONFIG.maxLineChars))
+				.map((line) => `${line.lineNumber}: ${line.shown} (view shows ${JSON.stringify(shown.get(line.lineNumber) ?? null)})`);
+			assert.deepEqual(missing, [], `${fixture.name}: decisive lines missing from the view`);
+		});
+	}
+});

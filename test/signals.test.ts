@@ -1,0 +1,261 @@
+// Tests for src/signals.ts: the default signal pattern recognises the decisive lines of real
+// toolchain outputs (test/fixtures/real/), leaves their ordinary noise alone, handles the precision
+// cases a careless regex gets wrong, and stays linear on megabyte lines.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { MAX_SIGNAL_PATTERN_CHARS } from "../src/config.js";
+import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals.js";
+import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "./fixtures/real/fixtures.js";
+
+const SIGNAL = new RegExp(DEFAULT_SIGNAL_PATTERN, "i");
+const FIXTURES = loadRealFixtures();
+/** The lines the view keeps at the end whatever they say (DEFAULT_CONFIG.tailLines). */
+const TAIL_LINES = 80;
+
+/** What the scan tests the pattern on: the line without its line ending and ANSI escapes. */
+function isSignal(line: string): boolean {
+	return SIGNAL.test(stripAnsi(withoutLineEnd(line)));
+}
+
+/**
+ * Per fixture, lines that are ordinary noise of that tool: passing tests (named `error_handling_…`,
+ * `handles errors`, `fails_gracefully_…`), progress and INFO lines that say `errors=0`, package
+ * names like `error-ex`, eslint configs with `"error"` values, compile commands. None may match.
+ */
+const NOISE: Record<string, RegExp> = {
+	"abort-killed-signals": /^(?:indexer|worker|compact): /,
+	"cargo-build-error": /^\s*Compiling |^\s*--> |^\s*= note: /,
+	"cargo-test-failure": /^test .* \.\.\. ok$/,
+	"cmake-link-undefined": /^\[ *\d+%\] |^\/usr\/bin\/cc /,
+	"gcc-make-error": /^gcc |^make\[1\]: (?:Entering|Leaving) /,
+	"go-test-fail-panic": /^\s*--- PASS: |^=== RUN /,
+	"java-exception": / INFO com\.acme\./,
+	"jest-failure": /✓/,
+	"maven-surefire-failure": /^\[INFO\] (?:Tests run: .*Failures: 0, Errors: 0|Running )/,
+	"node-test-tap-failure": /^\s*ok \d+ - |^\s*# Subtest: /,
+	"npm-install-errors": /^npm http /,
+	"npm-ls-json-error": /: "error",?$|^\s*"error",?$|"(?:name|version|resolved)": /,
+	"progress-ansi-error": /✔/,
+	"pytest-failure": / PASSED/,
+	"python-etl-traceback": / INFO /,
+	"python-unittest-failure": / \.\.\. ok$/,
+	"rust-thread-panic": /^\[worker-\d\] shard /,
+	"segfault-core-dumped": /^shard \d+ line /,
+	"shell-script-errors": /^staged |^\+ |^uploading /,
+	"tsc-build-errors": /\.ts$|^\s+\* packages\/|- Building project /,
+	"valgrind-memcheck": /^request \d+: .*errors=0$/,
+};
+
+describe("the default signal pattern on real toolchain outputs", () => {
+	test("there are at least 12 fixtures, each with decisive lines that are its own lines", () => {
+		assert.ok(FIXTURES.length >= 12, `${FIXTURES.length} fixtures`);
+		for (const fixture of FIXTURES) {
+			assert.ok(fixture.decisive.length > 0, `${fixture.name} has decisive lines`);
+			for (const line of fixture.decisive) {
+				assert.equal(fixture.lines[line.lineNumber - 1], line.raw, `${fixture.name}:${line.lineNumber} is the line of the log`);
+			}
+		}
+	});
+
+	test("matches every decisive line, except the few ordinary summary lines listed as tail-only", () => {
+		const missed: string[] = [];
+		for (const fixture of FIXTURES) {
+			for (const line of fixture.decisive) {
+				if (!line.tailOnly && !isSignal(line.raw)) missed.push(`${fixture.name}:${line.lineNumber}: ${line.shown}`);
+			}
+		}
+		assert.deepEqual(missed, []);
+	});
+
+	test("lists as tail-only only lines that the view's tail shows anyway", () => {
+		for (const entry of TAIL_ONLY_DECISIVE) {
+			const fixture = FIXTURES.find((candidate) => candidate.name === entry.fixture);
+			assert.ok(fixture, `fixture ${entry.fixture} exists`);
+			const line = fixture.decisive.find((candidate) => candidate.tailOnly && candidate.shown === entry.text);
+			assert.ok(line, `${entry.fixture} has the tail-only line ${entry.text}`);
+			assert.ok(line.lineNumber > fixture.lines.length - TAIL_LINES, `${entry.fixture}:${line.lineNumber} is in the last ${TAIL_LINES} lines`);
+		}
+	});
+
+	test("matches none of the ordinary noise lines of each tool", () => {
+		for (const fixture of FIXTURES) {
+			const selector = NOISE[fixture.name];
+			assert.ok(selector, `${fixture.name} has a noise selector`);
+			const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
+			let checked = 0;
+			const matched: string[] = [];
+			fixture.lines.forEach((raw, index) => {
+				const line = stripAnsi(withoutLineEnd(raw));
+				if (decisive.has(index + 1) || !selector.test(line)) return;
+				checked++;
+				if (SIGNAL.test(line)) matched.push(`${index + 1}: ${line.slice(0, 160)}`);
+			});
+			assert.ok(checked >= 10, `${fixture.name}: ${checked} noise lines selected`);
+			assert.deepEqual(matched, [], `${fixture.name}: noise lines that match`);
+		}
+	});
+
+	test("reports how many non-decisive lines of each fixture match (precision, a diagnostic)", (t) => {
+		for (const fixture of FIXTURES) {
+			const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
+			let matches = 0;
+			let warnings = 0;
+			fixture.lines.forEach((raw, index) => {
+				if (decisive.has(index + 1) || !isSignal(raw)) return;
+				matches++;
+				if (/^(?:\S+: )?warning(?:\[[\w-]+\])?:/i.test(stripAnsi(raw).trimStart())) warnings++;
+			});
+			t.diagnostic(`${fixture.name}: ${matches} of ${fixture.lines.length - decisive.size} non-decisive lines match (${warnings} of them compiler warnings)`);
+		}
+	});
+});
+
+describe("the vocabulary of failure", () => {
+	const failures = [
+		"error[E0308]: mismatched types",
+		"src/app.ts(3,5): error TS2304: Cannot find name 'foo'.",
+		"main.c:(.text+0x1e): undefined reference to `config_load'",
+		"collect2: error: ld returned 1 exit status",
+		"make: *** [Makefile:12: all] Error 2",
+		"gmake[2]: *** [CMakeFiles/app.dir/build.make:105: app] Error 1",
+		"Traceback (most recent call last):",
+		"AssertionError: 3 != 4",
+		"tests/test_cart.py:17: AssertionError",
+		"E       assert 8499 == 8500",
+		"FAILED tests/test_cart.py::test_bulk - assert 1 == 2",
+		"test_parse (tests.test_x.T.test_parse) ... FAIL",
+		"test_parse (tests.test_x.T.test_parse) ... ERROR",
+		"not ok 3 - parses dates",
+		"✖ parses dates (2.1ms)",
+		"  ✗ parses dates",
+		"    ✕ formats amounts (5 ms)",
+		"thread 'main' panicked at src/main.rs:4:5:",
+		"called `Option::unwrap()` on a `None` value",
+		"Segmentation fault (core dumped)",
+		"bash: line 1:  4884 Killed                  python3 worker.py",
+		"Killed",
+		"npm ERR! code ERESOLVE",
+		"npm error code E404",
+		"Exception in thread \"main\" java.lang.NullPointerException",
+		"Caused by: java.io.IOException: stream closed",
+		"bash: htmlminify: command not found",
+		"sh: 1: htmlminify: not found",
+		"bash: ./migrate.sh: Permission denied",
+		"cat: config/production.env: No such file or directory",
+		"==123== Invalid read of size 4",
+		"==123==    definitely lost: 40 bytes in 1 blocks",
+		"==123== ERROR SUMMARY: 2 errors from 2 contexts (suppressed: 0 from 0)",
+		"Process exited with code 1",
+		"Command exited with code 2",
+		"== step 2 exited with status 137",
+		"error Command failed with exit code 1.",
+		"FAIL src/format.test.ts",
+		"Tests:       1 failed, 10 passed, 11 total",
+		"  3 failing",
+		"# fail 1",
+		"[INFO] BUILD FAILURE",
+		"[ERROR] Tests run: 4, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.02 s <<< FAILURE!",
+		"fatal: not a git repository (or any of the parent directories): .git",
+		"panic: runtime error: index out of range [3] with length 3",
+		"--- FAIL: TestParse (0.00s)",
+		"FAIL\texample.com/toolkit/durations\t0.021s",
+		"    durations_test.go:42: Parse(\"1h30m\") = 0; want 5400",
+		"Error: Cannot find module 'left-pad'",
+		"ModuleNotFoundError: No module named 'yaml'",
+		"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+		"==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014",
+		"terminate called after throwing an instance of 'std::bad_alloc'",
+		"Program terminated with signal SIGSEGV, Segmentation fault.",
+		"2024-05-14 09:28:58 ERROR   etl.orders: record ord-002417 skipped",
+		"2026-11-29 19:31:59 SEVERE com.acme.billing.InvoiceJob - invoice 2345 failed, continuing",
+		"ERROR db: connection refused to 10.0.0.7:5432",
+		'{"level":"error","msg":"upstream timed out"}',
+		'  "error": {',
+		"    Expected: \"1.234,50 €\"",
+		"        Expected values to be strictly equal:",
+		"CMake Error at CMakeLists.txt:3 (add_executable):",
+		"warning: unused variable `count`",
+	];
+	for (const line of failures) {
+		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
+	}
+
+	const noise = [
+		"test error_handling ... ok",
+		"test parse::error_handling_parse_case_0003 ... ok",
+		"ok 12 - handles errors",
+		"ok 44 - reports failure codes \\#43",
+		"PASS src/errors.test.ts",
+		"    ✓ handles errors for floats #1 (1 ms)",
+		"=== RUN   TestErrorHandling_0000",
+		"--- PASS: TestFailsOnGarbage_0003 (0.00s)",
+		"tests/test_discounts.py::test_error_handling_rejects_out_of_range[-1] PASSED [ 33%]",
+		"0 errors",
+		"Found 0 errors.",
+		"warnings: 0",
+		"--no-warn",
+		"errorCount: 0",
+		"errors=0 warnings=0",
+		"Tests: 0 failed, 12 passed",
+		"failed: 0",
+		"exit code 0",
+		"exited with status 0",
+		"[INFO] Tests run: 4, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.001 s",
+		"# fail 0",
+		"==123==    definitely lost: 0 bytes in 0 blocks",
+		"==123== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+		'  "error": null,',
+		'  "errors": [],',
+		'      "no-undef": "error",',
+		"/work/main/node_modules/typescript/lib/lib.es2022.error.d.ts",
+		"npm http fetch GET 200 <registry>/json-parse-even-better-errors 26ms (cache miss)",
+		"  34:     0x55b84b9beeaa - std::panic::catch_unwind::h570a0866a830305d",
+		"2024-05-14 09:28:58 INFO    etl.orders: flushed batch of 250 rows to warehouse (error_rate=0.000)",
+		"[worker-1] shard 0000: 16 rows ok, first id 0, subtotal 120, errors 0",
+		"compact: generation 000, free pages 2048, failures 0",
+	];
+	for (const line of noise) {
+		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
+	}
+});
+
+describe("the pattern itself", () => {
+	test("is the alternation of its documented parts and fits the config's cap", () => {
+		assert.equal(DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|"));
+		assert.ok(DEFAULT_SIGNAL_PATTERN.length <= MAX_SIGNAL_PATTERN_CHARS, `${DEFAULT_SIGNAL_PATTERN.length} chars`);
+		for (const part of SIGNAL_PATTERN_PARTS) {
+			assert.doesNotThrow(() => new RegExp(part.source, "i"), part.source);
+			assert.ok(part.why.length > 20, `part ${part.source} says why it exists`);
+		}
+	});
+
+	test("can never match across a line break (the scan runs it over blocks of lines)", () => {
+		// No \s, \D, \W or dot (each can match "\n"); every negated class excludes "\n".
+		assert.doesNotMatch(DEFAULT_SIGNAL_PATTERN, /\\[sDW]|(?<!\\)\./);
+		for (const negated of DEFAULT_SIGNAL_PATTERN.match(/\[\^[^\]]*\]/g) ?? []) assert.ok(negated.includes("\\n"), negated);
+	});
+
+	test("decides a 1 MB line in well under 50 ms, whether it matches or not", () => {
+		const MIB = 1024 * 1024;
+		const lines = {
+			"a…": "a".repeat(MIB),
+			"error error …": "error ".repeat(MIB / 6),
+			"word_word…": "abcdefghij_".repeat(MIB / 11),
+			"1 1 1 …": "1 ".repeat(MIB / 2),
+			"0 failed …": "0 failed ".repeat(MIB / 9),
+			"error[error[…": "error[".repeat(MIB / 6),
+			"spaces": " ".repeat(MIB),
+		};
+		for (const [name, line] of Object.entries(lines)) {
+			SIGNAL.test(line); // the first run compiles the regex to machine code
+			let best = Number.POSITIVE_INFINITY;
+			for (let run = 0; run < 3; run++) {
+				const started = performance.now();
+				SIGNAL.test(line);
+				best = Math.min(best, performance.now() - started);
+			}
+			assert.ok(best < 50, `${name}: ${best.toFixed(1)} ms`);
+		}
+	});
+});
