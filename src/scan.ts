@@ -1,12 +1,14 @@
 // One streaming pass over a text (pushed as byte chunks) that collects what the bounded view
 // needs: the line and byte totals, the first `headLines` lines, the last `tailLines` lines and the
-// signal lines from anywhere, deduplicated and spread over the whole text. Memory stays bounded
-// whatever the input: each kept line is clipped, a line longer than GIANT_LINE_KEEP_BYTES keeps
-// only its two ends, and signal candidates are decimated. Chunks are scanned a block of whole
-// lines at a time (one regex pass per block, newlines counted with indexOf), and only the lines
-// that are kept get decoded on their own.
+// signal lines from anywhere, deduplicated and spread over the whole text. The result does not
+// depend on how the bytes were chunked. Memory stays bounded whatever the input: each kept line is
+// clipped, a line longer than GIANT_LINE_KEEP_BYTES keeps only its two ends (whatever the chunking),
+// and signal candidates are decimated. Runs of ordinary lines are scanned as one block (one regex
+// pass, newlines counted with indexOf); only the lines that are kept get decoded on their own.
 
-/** Bytes kept from each end of a line too long to hold whole. */
+import { isAscii } from "node:buffer";
+
+/** Bytes kept from each end of a line too long to hold whole; longer lines are "giant". */
 export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
 /** Distinct signal texts remembered for deduplication. */
 const MAX_DISTINCT_SIGNALS = 10_000;
@@ -14,30 +16,40 @@ const MAX_DISTINCT_SIGNALS = 10_000;
 const SIGNAL_KEY_CHARS = 512;
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 /** Lines that only warn: shown after the lines that report a failure when room is short. */
 const WEAK_SIGNAL = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note)\b/i;
 const STRONG_SIGNAL =
 	/err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|✗|✖/i;
 
+// ANSI: CSI sequences, OSC sequences (ended by BEL or ST, never crossing a line), and two-character
+// escapes. Linear, and never matches a newline, so stripping a block keeps its lines in place.
+const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
+const ERASE_LINE_PATTERN = /^\x1b\[[012]?K/;
+// C0 controls other than tab, and DEL: shown as U+FFFD so the view stays one line per line.
+const CONTROL_PATTERN = /[\x00-\x08\x0b-\x1f\x7f]/g;
+
 export interface ScanOptions {
 	headLines: number;
 	tailLines: number;
 	maxSignalLines: number;
 	maxLineChars: number;
-	/** Tested on each line; compiled again internally with the flags the scan needs. */
+	/** Tested on each line (ANSI escapes removed); compiled again internally with the flags the scan needs. */
 	signalRegex: RegExp;
 }
 
 export interface ScannedLine {
 	/** 1-based, as an editor shows it. */
 	lineNumber: number;
-	/** The line's text without its line ending, possibly shortened to `keptChars` characters. */
+	/** What a terminal shows of the line (see renderTerminalLine), possibly only part of it. */
 	text: string;
-	/** Characters of the whole line (code points for lines too long to decode whole). */
+	/** Characters (UTF-16 code units) of the whole rendered line; for a giant line, of its raw bytes. */
 	totalChars: number;
 	/** True when `text` is only part of the line. */
 	partial: boolean;
+	/** Set when `text` is the end of the line rather than its start (a giant line whose end signals). */
+	keptEnd?: true;
 }
 
 export interface SignalLine extends ScannedLine {
@@ -53,10 +65,44 @@ export interface ScanResult {
 	head: ScannedLine[];
 	/** In line order; always ends with the last line when there is one. */
 	tail: ScannedLine[];
-	/** Candidates in line order, not in the head; some may fall in the tail range. */
+	/** Candidates in line order, neither in the head nor in the last `tailLines` lines. */
 	signals: SignalLine[];
-	/** Lines that matched the signal pattern in all (repeats included). */
+	/** Lines that matched the signal pattern in all (repeats, head and tail included). */
 	signalMatches: number;
+}
+
+/**
+ * What a terminal would show for a line: "\r" redraws resolved (a later, shorter draw leaves the
+ * end of a longer one visible; an erase-line escape clears it), ANSI escapes removed, other control
+ * characters shown as U+FFFD. Linear in the line's length.
+ */
+export function renderTerminalLine(raw: string): string {
+	if (!raw.includes("\r") && !raw.includes("\x1b")) return raw.replace(CONTROL_PATTERN, "\ufffd");
+	const segments = raw.split("\r");
+	let shown = "";
+	// From the last draw back: each earlier draw shows only where it is longer than all later ones.
+	for (let i = segments.length - 1; i >= 0; i--) {
+		const segment = segments[i];
+		const visible = segment.replace(ANSI_PATTERN, "");
+		if (visible.length > shown.length) shown += visible.slice(shown.length);
+		if (ERASE_LINE_PATTERN.test(segment)) break;
+	}
+	return shown.replace(CONTROL_PATTERN, "\ufffd");
+}
+
+/** The text with its ANSI escapes removed (lines stay where they are). */
+export function stripAnsi(text: string): string {
+	return text.includes("\x1b") ? text.replace(ANSI_PATTERN, "") : text;
+}
+
+interface RepeatCount {
+	count: number;
+}
+
+/** A signal line waiting to be shown, with the counter its repeats increment. */
+interface Candidate {
+	line: SignalLine;
+	repeats: RepeatCount;
 }
 
 /** Keeps an evenly spread sample of an unbounded sequence: every `stride`-th item, stride doubling. */
@@ -87,42 +133,118 @@ function stripLineEnd(text: string): string {
 	return text.endsWith("\r") ? text.slice(0, -1) : text;
 }
 
-function countCodePoints(bytes: Uint8Array, start = 0, end = bytes.length): number {
+/** Cuts to at most `max` UTF-16 units from the start, never splitting a surrogate pair. */
+function keepStart(text: string, max: number): string {
+	if (text.length <= max) return text;
+	let end = Math.max(0, max);
+	const code = text.charCodeAt(end - 1);
+	if (code >= 0xd800 && code <= 0xdbff) end--;
+	return text.slice(0, end);
+}
+
+/** Cuts to at most `max` UTF-16 units from the end, never splitting a surrogate pair. */
+function keepEnd(text: string, max: number): string {
+	if (text.length <= max) return text;
+	let start = text.length - Math.max(0, max);
+	const code = text.charCodeAt(start);
+	if (code >= 0xdc00 && code <= 0xdfff) start++;
+	return text.slice(start);
+}
+
+/** UTF-16 code units the bytes decode to (exact for valid UTF-8). */
+function countUtf16Units(bytes: Uint8Array): number {
+	if (isAscii(bytes)) return bytes.length;
 	let count = 0;
-	for (let i = start; i < end; i++) if ((bytes[i] & 0xc0) !== 0x80) count++;
+	for (let i = 0; i < bytes.length; i++) {
+		const byte = bytes[i];
+		if ((byte & 0xc0) !== 0x80) count++;
+		if (byte >= 0xf0) count++;
+	}
 	return count;
 }
 
-/** A line still being received, possibly far larger than what is kept of it. */
+/** The bytes without an incomplete UTF-8 sequence at their end. */
+function trimIncompleteEnd(bytes: Buffer): Buffer {
+	for (let back = 1; back <= Math.min(4, bytes.length); back++) {
+		const byte = bytes[bytes.length - back];
+		if ((byte & 0xc0) === 0x80) continue;
+		const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+		return length > back ? bytes.subarray(0, bytes.length - back) : bytes;
+	}
+	return bytes;
+}
+
+/** The bytes without the continuation bytes of a character that started before them. */
+function trimIncompleteStart(bytes: Buffer): Buffer {
+	let start = 0;
+	while (start < Math.min(3, bytes.length) && (bytes[start] & 0xc0) === 0x80) start++;
+	return bytes.subarray(start);
+}
+
+/**
+ * A line still being received, possibly far larger than what is kept of it: its first
+ * GIANT_LINE_KEEP_BYTES bytes in a growing buffer, and the last ones after those in a ring, so
+ * pushing it one byte at a time costs as little as pushing it whole.
+ */
 class PendingLine {
-	head: Buffer[] = [];
-	headBytes = 0;
-	tail: Buffer[] = [];
-	tailBytes = 0;
+	private head = Buffer.allocUnsafe(256);
+	private headBytes = 0;
+	private ring: Buffer | undefined;
+	/** Where the next byte goes in the ring. */
+	private ringAt = 0;
 	bytes = 0;
-	codePoints = 0;
+	units = 0;
+	lastByte = -1;
 
 	append(chunk: Uint8Array): void {
+		if (chunk.length === 0) return;
 		this.bytes += chunk.length;
-		this.codePoints += countCodePoints(chunk);
+		this.units += countUtf16Units(chunk);
+		this.lastByte = chunk[chunk.length - 1];
 		let rest = chunk;
 		if (this.headBytes < GIANT_LINE_KEEP_BYTES) {
 			const take = Math.min(rest.length, GIANT_LINE_KEEP_BYTES - this.headBytes);
-			this.head.push(Buffer.from(rest.subarray(0, take)));
+			if (this.headBytes + take > this.head.length) {
+				const grown = Buffer.allocUnsafe(Math.min(GIANT_LINE_KEEP_BYTES, Math.max(this.head.length * 2, this.headBytes + take)));
+				this.head.copy(grown, 0, 0, this.headBytes);
+				this.head = grown;
+			}
+			this.head.set(rest.subarray(0, take), this.headBytes);
 			this.headBytes += take;
 			rest = rest.subarray(take);
 		}
 		if (rest.length === 0) return;
-		this.tail.push(Buffer.from(rest.subarray(Math.max(0, rest.length - GIANT_LINE_KEEP_BYTES))));
-		this.tailBytes += Math.min(rest.length, GIANT_LINE_KEEP_BYTES);
-		while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= GIANT_LINE_KEEP_BYTES) {
-			this.tailBytes -= this.tail[0].length;
-			this.tail.shift();
-		}
+		const ring = (this.ring ??= Buffer.allocUnsafe(GIANT_LINE_KEEP_BYTES));
+		if (rest.length > ring.length) rest = rest.subarray(rest.length - ring.length);
+		const first = Math.min(rest.length, ring.length - this.ringAt);
+		ring.set(rest.subarray(0, first), this.ringAt);
+		ring.set(rest.subarray(first), 0);
+		this.ringAt = (this.ringAt + rest.length) % ring.length;
 	}
 
 	get isEmpty(): boolean {
 		return this.bytes === 0;
+	}
+
+	get isGiant(): boolean {
+		return this.bytes > GIANT_LINE_KEEP_BYTES;
+	}
+
+	/** The whole line (only when it is not giant). */
+	whole(): string {
+		return this.head.toString("utf8", 0, this.headBytes);
+	}
+
+	/** The first and the last GIANT_LINE_KEEP_BYTES bytes (at most; never overlapping), cut at character boundaries. */
+	ends(): { start: string; end: string } {
+		const start = trimIncompleteEnd(this.head.subarray(0, this.headBytes));
+		const ring = this.ring ?? Buffer.alloc(0);
+		const endBytes = Math.min(ring.length, this.bytes - this.headBytes);
+		// The ring's last `endBytes` bytes, oldest first.
+		const from = (this.ringAt - endBytes + ring.length) % Math.max(1, ring.length);
+		const tail = from + endBytes <= ring.length ? ring.subarray(from, from + endBytes) : Buffer.concat([ring.subarray(from), ring.subarray(0, this.ringAt)]);
+		const end = trimIncompleteStart(tail);
+		return { start: start.toString("utf8"), end: end.toString("utf8") };
 	}
 }
 
@@ -136,9 +258,13 @@ export class LineScanner {
 	private pending = new PendingLine();
 	private readonly head: ScannedLine[] = [];
 	private tail: ScannedLine[] = [];
-	private readonly distinct = new Map<string, SignalLine | null>();
-	private readonly strong: SpreadSample<SignalLine>;
-	private readonly weak: SpreadSample<SignalLine>;
+	/** Repeat counters by text; null for a text first seen in the head. Small, so dropped candidates cost little. */
+	private readonly distinct = new Map<string, RepeatCount | null>();
+	/** Signals still within the last `tailLines` lines: they join the sample once they leave it. */
+	private recent: Candidate[] = [];
+	private recentStart = 0;
+	private readonly strong: SpreadSample<Candidate>;
+	private readonly weak: SpreadSample<Candidate>;
 	private signalMatches = 0;
 	private ended = false;
 
@@ -171,7 +297,7 @@ export class LineScanner {
 		}
 		const lastNewline = bytes.lastIndexOf(NEWLINE);
 		if (lastNewline >= start) {
-			this.scanBlock(bytes, start, lastNewline + 1);
+			this.scanWholeLines(bytes, start, lastNewline + 1);
 			start = lastNewline + 1;
 		}
 		if (start < bytes.length) this.pending.append(bytes.subarray(start));
@@ -182,7 +308,9 @@ export class LineScanner {
 			if (!this.pending.isEmpty) this.finishPendingLine();
 			this.ended = true;
 		}
-		const signals = [...this.strong.values(), ...this.weak.values()].sort((a, b) => a.lineNumber - b.lineNumber);
+		const signals = [...this.strong.values(), ...this.weak.values()]
+			.map(({ line, repeats }): SignalLine => ({ ...line, count: repeats.count }))
+			.sort((a, b) => a.lineNumber - b.lineNumber);
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
@@ -193,7 +321,31 @@ export class LineScanner {
 		};
 	}
 
-	/** A block of whole lines, each ending in "\n": count them, keep head/tail, find signals. */
+	/**
+	 * Whole lines (each ending in "\n"): runs of ordinary lines go to scanBlock, a giant line goes
+	 * through PendingLine, exactly as when it arrives in pieces, so chunking never changes the result.
+	 */
+	private scanWholeLines(bytes: Buffer, start: number, end: number): void {
+		let blockStart = start;
+		let at = start;
+		while (at < end) {
+			// Every line starting in [at, newline] ends by that newline, so none of them is giant.
+			const newline = bytes.lastIndexOf(NEWLINE, Math.min(end - 1, at + GIANT_LINE_KEEP_BYTES));
+			if (newline >= at) {
+				at = newline + 1;
+				continue;
+			}
+			const lineEnd = bytes.indexOf(NEWLINE, at);
+			if (at > blockStart) this.scanBlock(bytes, blockStart, at);
+			this.pending.append(bytes.subarray(at, lineEnd));
+			this.finishPendingLine();
+			at = lineEnd + 1;
+			blockStart = at;
+		}
+		if (blockStart < end) this.scanBlock(bytes, blockStart, end);
+	}
+
+	/** A block of whole lines, each ending in "\n", none giant: count them, keep head/tail, find signals. */
 	private scanBlock(bytes: Buffer, start: number, end: number): void {
 		const firstLine = this.lineCount + 1;
 		const text = bytes.toString("utf8", start, end);
@@ -205,12 +357,12 @@ export class LineScanner {
 		let lineNumber = firstLine;
 		while (this.head.length < this.options.headLines && cursor < text.length) {
 			const newline = text.indexOf("\n", cursor);
-			this.acceptHeadLine(lineNumber, text.slice(cursor, newline));
+			this.acceptLine(lineNumber, text.slice(cursor, newline), false);
 			cursor = newline + 1;
 			lineNumber++;
 		}
 
-		if (this.options.maxSignalLines > 0) this.findSignals(text, cursor, lineNumber);
+		if (this.options.maxSignalLines > 0 && cursor < text.length) this.findSignals(text, cursor, lineNumber);
 
 		// Tail: the block's last lines replace the oldest ones of the previous tail.
 		const want = Math.min(this.options.tailLines, lines);
@@ -224,24 +376,36 @@ export class LineScanner {
 		fresh.reverse();
 		this.pushTail(fresh);
 		this.lineCount += lines;
+		this.releaseRecentSignals();
 	}
 
-	/** One regex pass over the block; each hit is confirmed on its own line, then the scan resumes on the next line. */
-	private findSignals(text: string, from: number, fromLine: number): void {
+	/**
+	 * One regex pass over the block (ANSI escapes removed, which keeps every line in place); each hit
+	 * is confirmed on its own line, then the pass resumes on the next line.
+	 */
+	private findSignals(raw: string, from: number, fromLine: number): void {
+		const stripped = raw.includes("\x1b", from);
+		const text = stripped ? raw.slice(0, from) + raw.slice(from).replace(ANSI_PATTERN, "") : raw;
 		const regex = this.blockRegex;
 		let countedTo = from;
 		let countedLine = fromLine;
+		// The same line in the raw text, whose offsets differ when escapes were removed.
+		let rawTo = from;
+		let rawLine = fromLine;
 		regex.lastIndex = from;
 		for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
 			for (let at = text.indexOf("\n", countedTo); at >= 0 && at < match.index; at = text.indexOf("\n", at + 1)) {
 				countedLine++;
 				countedTo = at + 1;
 			}
-			const lineStart = countedTo;
 			let lineEnd = text.indexOf("\n", match.index);
 			if (lineEnd < 0) lineEnd = text.length;
-			const line = stripLineEnd(text.slice(lineStart, lineEnd));
-			if (this.lineRegex.test(line)) this.acceptSignal(this.makeLine(countedLine, line));
+			let line = text.slice(countedTo, lineEnd);
+			if (stripped) {
+				for (; rawLine < countedLine; rawLine++) rawTo = raw.indexOf("\n", rawTo) + 1;
+				line = raw.slice(rawTo, raw.indexOf("\n", rawTo));
+			}
+			if (this.isSignal(stripLineEnd(line))) this.acceptSignal(this.makeLine(countedLine, line));
 			if (lineEnd >= text.length - 1) break;
 			regex.lastIndex = lineEnd + 1;
 			countedTo = lineEnd + 1;
@@ -249,24 +413,40 @@ export class LineScanner {
 		}
 	}
 
+	/** Is the line (without its line ending) a signal line? Tested with its ANSI escapes removed. */
+	private isSignal(line: string): boolean {
+		return this.options.maxSignalLines > 0 && this.lineRegex.test(stripAnsi(line));
+	}
+
 	private makeLine(lineNumber: number, raw: string): ScannedLine {
-		const text = stripLineEnd(raw);
+		const text = renderTerminalLine(stripLineEnd(raw));
 		if (text.length <= this.keepChars) return { lineNumber, text: detach(text), totalChars: text.length, partial: false };
-		return { lineNumber, text: detach(text.slice(0, this.keepChars)), totalChars: text.length, partial: true };
+		return { lineNumber, text: detach(keepStart(text, this.keepChars)), totalChars: text.length, partial: true };
 	}
 
-	private acceptHeadLine(lineNumber: number, raw: string): void {
+	/** One line that is neither in a block's signal pass nor giant: head, signal, tail. */
+	private acceptLine(lineNumber: number, raw: string, toTail: boolean): void {
 		const line = this.makeLine(lineNumber, raw);
-		this.head.push(line);
-		// A signal first seen in the head is already shown: its repeats are not shown again.
-		if (this.options.maxSignalLines > 0 && this.lineRegex.test(line.text)) {
-			this.signalMatches++;
-			this.rememberDistinct(line.text, null);
-		}
+		this.placeLine(line, this.isSignal(stripLineEnd(raw)), toTail);
 	}
 
-	private rememberDistinct(text: string, signal: SignalLine | null): void {
-		if (this.distinct.size < MAX_DISTINCT_SIGNALS) this.distinct.set(text.slice(0, SIGNAL_KEY_CHARS), signal);
+	private placeLine(line: ScannedLine, isSignal: boolean, toTail: boolean): void {
+		if (this.head.length < this.options.headLines) {
+			this.head.push(line);
+			// A signal first seen in the head is already shown: its repeats are not shown again.
+			if (isSignal) {
+				this.signalMatches++;
+				this.rememberDistinct(line.text, null);
+			}
+		} else if (isSignal) {
+			this.acceptSignal(line);
+		}
+		if (toTail) this.pushTail([line]);
+	}
+
+	private rememberDistinct(text: string, repeats: RepeatCount | null): void {
+		// A copy of the key, so that the map does not keep whole kept lines alive.
+		if (this.distinct.size < MAX_DISTINCT_SIGNALS) this.distinct.set(detach(text.slice(0, SIGNAL_KEY_CHARS)), repeats);
 	}
 
 	private acceptSignal(line: ScannedLine): void {
@@ -277,10 +457,25 @@ export class LineScanner {
 			if (first) first.count++;
 			return;
 		}
-		const signal: SignalLine = { ...line, count: 1, weak: false };
-		signal.weak = WEAK_SIGNAL.test(signal.text) && !STRONG_SIGNAL.test(signal.text);
-		this.rememberDistinct(signal.text, signal);
-		(signal.weak ? this.weak : this.strong).add(signal);
+		const repeats: RepeatCount = { count: 1 };
+		const weak = WEAK_SIGNAL.test(line.text) && !STRONG_SIGNAL.test(line.text);
+		this.rememberDistinct(line.text, repeats);
+		this.recent.push({ line: { ...line, count: 1, weak }, repeats });
+	}
+
+	/** Signals that are no longer within the last `tailLines` lines join the spread sample. */
+	private releaseRecentSignals(): void {
+		const limit = this.lineCount - this.options.tailLines;
+		let at = this.recentStart;
+		while (at < this.recent.length && this.recent[at].line.lineNumber <= limit) {
+			const candidate = this.recent[at++];
+			(candidate.line.weak ? this.weak : this.strong).add(candidate);
+		}
+		this.recentStart = at;
+		if (at > 1024 && at * 2 > this.recent.length) {
+			this.recent = this.recent.slice(at);
+			this.recentStart = 0;
+		}
 	}
 
 	private pushTail(fresh: ScannedLine[]): void {
@@ -289,41 +484,46 @@ export class LineScanner {
 			return;
 		}
 		const keep = this.options.tailLines - fresh.length;
-		this.tail = this.tail.slice(Math.max(0, this.tail.length - keep)).concat(fresh);
+		if (this.tail.length > keep) this.tail = this.tail.slice(this.tail.length - keep);
+		for (const line of fresh) this.tail.push(line);
 	}
 
 	private finishPendingLine(): void {
 		const pending = this.pending;
 		this.pending = new PendingLine();
 		const lineNumber = this.lineCount + 1;
-		this.lineCount++;
-		const start = stripLineEnd(Buffer.concat(pending.head).toString("utf8"));
-		let line: ScannedLine;
-		let isSignal: boolean;
-		if (pending.tailBytes === 0) {
-			line = this.makeLine(lineNumber, start);
-			isSignal = this.options.maxSignalLines > 0 && this.lineRegex.test(line.text);
+		if (!pending.isGiant) {
+			this.acceptLine(lineNumber, pending.whole(), true);
 		} else {
-			// Too long to hold: keep its start — or, for a line redrawn with "\r", the end of its last
-			// redraw, which is what a terminal shows. Signals are looked for at both ends.
-			const end = stripLineEnd(Buffer.concat(pending.tail).toString("utf8"));
-			const redraw = end.lastIndexOf("\r");
-			const atStart = this.options.maxSignalLines > 0 && this.lineRegex.test(start);
-			const atEnd = this.options.maxSignalLines > 0 && !atStart && this.lineRegex.test(end);
-			const shown = redraw >= 0 ? end.slice(redraw + 1) : atEnd ? end.slice(-this.keepChars) : start;
-			line = { lineNumber, text: detach(shown.slice(0, this.keepChars)), totalChars: pending.codePoints, partial: true };
-			isSignal = atStart || atEnd;
+			this.placeLine(...this.makeGiantLine(lineNumber, pending), true);
 		}
-		if (this.head.length < this.options.headLines) {
-			this.head.push(line);
-			if (isSignal) {
-				this.signalMatches++;
-				this.rememberDistinct(line.text, null);
-			}
-		} else if (isSignal) {
-			this.acceptSignal(line);
+		this.lineCount++;
+		this.releaseRecentSignals();
+	}
+
+	/**
+	 * A line too long to hold: only its two ends are looked at. It shows its start — or, for a line
+	 * redrawn with "\r", its last redraws (what a terminal shows), or its end when only the end signals.
+	 */
+	private makeGiantLine(lineNumber: number, pending: PendingLine): [ScannedLine, boolean] {
+		const ends = pending.ends();
+		const start = ends.start;
+		const end = stripLineEnd(ends.end);
+		const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
+		const atStart = this.isSignal(start);
+		const atEnd = !atStart && this.isSignal(end);
+		const redraw = end.indexOf("\r");
+		if (redraw >= 0) {
+			const shown = renderTerminalLine(end.slice(redraw + 1));
+			const text = detach(keepStart(shown, this.keepChars));
+			return [{ lineNumber, text, totalChars: shown.length, partial: text.length < shown.length }, atStart || atEnd];
 		}
-		this.pushTail([line]);
+		if (atEnd) {
+			const text = detach(keepEnd(renderTerminalLine(end), this.keepChars));
+			return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, true];
+		}
+		const text = detach(keepStart(renderTerminalLine(start), this.keepChars));
+		return [{ lineNumber, text, totalChars, partial: true }, atStart];
 	}
 }
 

@@ -11,8 +11,6 @@ import { basename, dirname, isAbsolute, resolve } from "node:path";
 
 /** Bytes read at a time from a spill file. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
-/** Room kept inside maxEntryBytes for the marker line of a capped copy. */
-const MARKER_RESERVE_BYTES = 256;
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
 export interface ByteSource {
@@ -54,7 +52,9 @@ export async function openSpillFile(path: string): Promise<OpenSpillResult> {
 			source: {
 				size,
 				async read(target, position) {
-					const { bytesRead } = await handle.read(target, 0, Math.min(target.length, size - position), position);
+					const length = Math.max(0, Math.min(target.length, size - position));
+					if (length === 0) return 0;
+					const { bytesRead } = await handle.read(target, 0, length, position);
 					return bytesRead;
 				},
 				close: () => handle.close(),
@@ -159,7 +159,12 @@ export async function pumpCapped(
 		return { originalBytes: size, storedBytes, truncated: false };
 	}
 
-	const half = Math.max(1, Math.floor((maxEntryBytes - MARKER_RESERVE_BYTES) / 2));
+	// The marker is measured at its longest (every count as large as the original) so the copy fits.
+	const markerFor = (leftOutBytes: number, leftOutLines: number, newline: boolean): Buffer =>
+		Buffer.from(
+			`${newline ? "\n" : ""}[pi-overflow: ${leftOutBytes} bytes (${leftOutLines} lines) left out here; the original was ${size} bytes, more than maxEntryBytes=${maxEntryBytes}]\n`,
+		);
+	const half = Math.max(0, Math.floor((maxEntryBytes - markerFor(size, size, true).length) / 2));
 	const headEnd = await findCut(source, half, "back");
 	const tailStart = await findCut(source, size - half, "forward");
 	let leftOutLines = 0;
@@ -171,10 +176,7 @@ export async function pumpCapped(
 		at += read;
 	}
 	let stored = await copyRange(0, headEnd);
-	const leftOutBytes = tailStart - headEnd;
-	const marker = Buffer.from(
-		`${stored > 0 && !(await endsWithNewline(source, headEnd)) ? "\n" : ""}[pi-overflow: ${leftOutBytes} bytes (${leftOutLines} lines) left out here; the original was ${size} bytes, more than maxEntryBytes=${maxEntryBytes}]\n`,
-	);
+	const marker = markerFor(tailStart - headEnd, leftOutLines, stored > 0 && !(await endsWithNewline(source, headEnd)));
 	await sink(marker);
 	stored += marker.length;
 	stored += await copyRange(tailStart, size);
@@ -188,27 +190,33 @@ async function endsWithNewline(source: ByteSource, end: number): Promise<boolean
 	return one[0] === 0x0a;
 }
 
+/** Bytes searched for a newline on the far side of a cut before cutting inside a line. */
+const CUT_SEARCH_BYTES = 64 * 1024;
+
 /**
- * A cut near `position` on a line boundary: the end of the last whole line before it ("back") or
- * the start of the first whole line after it ("forward"), searched within 64 KiB; without a
- * newline there, the nearest UTF-8 character boundary.
+ * A cut near `position` on a line boundary: the end of the last whole line at or before it ("back")
+ * or the start of the first whole line at or after it ("forward"), searched within 64 KiB; without a
+ * newline there, the nearest UTF-8 character boundary on the same side.
  */
 async function findCut(source: ByteSource, position: number, direction: "back" | "forward"): Promise<number> {
-	const window = Math.min(64 * 1024, source.size);
-	const from = direction === "back" ? Math.max(0, position - window) : position;
-	const length = Math.min(window, source.size - from);
+	if (position <= 0) return 0;
+	if (position >= source.size) return source.size;
+	// Both windows include the bytes just before and at `position`, which decide a cut right there.
+	const from = direction === "back" ? Math.max(0, position - CUT_SEARCH_BYTES) : position - 1;
+	const length = Math.min(direction === "back" ? position - from + 1 : CUT_SEARCH_BYTES + 1, source.size - from);
 	const bytes = Buffer.alloc(length);
-	const read = await source.read(bytes, from);
-	const view = bytes.subarray(0, read);
+	const view = bytes.subarray(0, await source.read(bytes, from));
+	const at = position - from;
 	if (direction === "back") {
-		const nl = view.lastIndexOf(0x0a, position - from - 1);
+		const nl = view.subarray(0, at).lastIndexOf(0x0a);
 		if (nl >= 0) return from + nl + 1;
 	} else {
 		const nl = view.indexOf(0x0a);
 		if (nl >= 0) return from + nl + 1;
 	}
-	// No newline nearby: step to a character boundary (not inside a UTF-8 continuation).
-	let at = position - from;
-	while (at > 0 && at < view.length && (view[at] & 0xc0) === 0x80) at += direction === "back" ? -1 : 1;
-	return from + at;
+	// No newline nearby: a character boundary (the byte at the cut is not a UTF-8 continuation byte).
+	let cut = at;
+	const step = direction === "back" ? -1 : 1;
+	for (let moved = 0; moved < 3 && cut > 0 && cut < view.length && (view[cut] & 0xc0) === 0x80; moved++) cut += step;
+	return from + cut;
 }

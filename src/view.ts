@@ -5,7 +5,9 @@
 // given up to make room for the head or the signal lines; whatever is dropped to fit is counted.
 
 import { createReadStream } from "node:fs";
-import { LineScanner, type ScannedLine, type ScanOptions, type ScanResult, type SignalLine, scanText } from "./scan.js";
+import { LineScanner, renderTerminalLine, type ScannedLine, type ScanOptions, type ScanResult, type SignalLine, scanText } from "./scan.js";
+
+export { renderTerminalLine };
 
 export interface ViewOptions extends ScanOptions {
 	/** Longest view, notices included. */
@@ -23,27 +25,11 @@ export interface ViewOptions extends ScanOptions {
 /** Share of the line budget each part may claim before the others; unused room flows on. */
 const TAIL_SHARE = 0.45;
 const SIGNAL_SHARE = 0.35;
-/** Room kept for the gap notices between head, signals and tail. */
-const NOTICE_RESERVE_CHARS = 400;
-
-// ANSI: CSI sequences, OSC sequences (ended by BEL or ST), and two-character escapes. Linear.
-const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
-const ERASE_LINE_PATTERN = /^\x1b\[[012]?K/;
-// C0 controls other than tab, and DEL: shown as U+FFFD so the view stays one line per line.
-const CONTROL_PATTERN = /[\x00-\x08\x0b-\x1f\x7f]/g;
-
-/** What a terminal would show for a line: "\r" redraws resolved, ANSI escapes removed. */
-export function renderTerminalLine(raw: string): string {
-	if (!raw.includes("\r") && !raw.includes("\x1b")) return raw.replace(CONTROL_PATTERN, "\ufffd");
-	let shown = "";
-	for (const segment of raw.split("\r")) {
-		const erase = ERASE_LINE_PATTERN.test(segment);
-		const visible = segment.replace(ANSI_PATTERN, "");
-		if (erase) shown = visible;
-		else shown = visible + shown.slice(visible.length);
-	}
-	return shown.replace(CONTROL_PATTERN, "\ufffd");
-}
+const HEAD_SHARE = 0.2;
+/** Longest tool name, store error and capping note repeated in the header, in characters. */
+const MAX_TOOL_NAME_CHARS = 40;
+const MAX_STORE_ERROR_CHARS = 120;
+const MAX_NOTE_CHARS = 100;
 
 /** Cuts at a code point boundary, never splitting a surrogate pair. */
 function cutChars(text: string, max: number): string {
@@ -52,6 +38,15 @@ function cutChars(text: string, max: number): string {
 	const code = text.charCodeAt(end - 1);
 	if (code >= 0xd800 && code <= 0xdbff) end--;
 	return text.slice(0, end);
+}
+
+/** Keeps the last `max` characters, never splitting a surrogate pair. */
+function cutCharsFromStart(text: string, max: number): string {
+	if (text.length <= max) return text;
+	let start = text.length - Math.max(0, max);
+	const code = text.charCodeAt(start);
+	if (code >= 0xdc00 && code <= 0xdfff) start++;
+	return text.slice(start);
 }
 
 interface Part {
@@ -68,11 +63,14 @@ export interface ViewResult {
 }
 
 function formatLine(line: ScannedLine, width: number, maxChars: number): string {
+	// Scanned lines are already rendered; rendering again only matters for hand-made lines.
 	const shown = renderTerminalLine(line.text);
 	const number = String(line.lineNumber).padStart(width, " ");
-	const hiddenInKept = Math.max(0, shown.length - maxChars);
-	const hidden = hiddenInKept + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
-	let text = hidden > 0 ? `${cutChars(shown, maxChars)} … [+${hidden} chars]` : shown;
+	const kept = line.keptEnd ? cutCharsFromStart(shown, maxChars) : cutChars(shown, maxChars);
+	// Counted from what is really kept: a cut never splits a surrogate pair, so it may keep one less.
+	const hidden = shown.length - kept.length + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
+	let text = shown;
+	if (hidden > 0) text = line.keptEnd ? `[+${hidden} chars] … ${kept}` : `${kept} … [+${hidden} chars]`;
 	const count = (line as Partial<SignalLine>).count;
 	if (count !== undefined && count > 1) text += `  [×${count}]`;
 	return `${number}: ${text}`;
@@ -143,17 +141,30 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 
 	const source = options.id
 		? `[pi-overflow id=${options.id}]`
-		: `[pi-overflow] full output could not be stored (${oneLine(options.storeError ?? "unknown error", 160)}); this view is all that is kept —`;
+		: `[pi-overflow] full output could not be stored (${oneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`;
 	const footer = options.id
 		? `[use overflow_query with id=${options.id}: search (regex), lines {start,end}, jsonPath]`
 		: "[pi-overflow: nothing was stored, so overflow_query cannot read more of this output]";
 	const headerFor = (signalCount: number): string => {
-		const truncated = options.truncatedNote ? ` (${options.truncatedNote})` : "";
-		return `${source} ${options.toolName} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail`;
+		const truncated = options.truncatedNote ? ` (${oneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
+		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail`;
 	};
 	// The header is measured at its longest so the budget holds whatever is chosen.
 	const header = headerFor(signals.lines.length);
-	let budget = thresholdChars - header.length - footer.length - 2 - NOTICE_RESERVE_CHARS;
+	// The notices between the parts, measured with the largest counts they can carry.
+	const gapNotice = (omitted: number, droppedHead: number, droppedSignals: number, droppedTail: number): string => {
+		const notes: string[] = [];
+		if (droppedHead > 0) notes.push(`${droppedHead} head`);
+		if (droppedSignals > 0) notes.push(`${droppedSignals} signal`);
+		if (droppedTail > 0) notes.push(`${droppedTail} tail`);
+		const dropped = notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
+		const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
+		return `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
+	};
+	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
+	const noticeReserve =
+		gapNotice(Math.max(1, scan.totalLines), head.lines.length, signals.lines.length, tail.lines.length).length + tailNotice(tail.lines.length).length + 2;
+	const budget = thresholdChars - header.length - footer.length - 2 - noticeReserve;
 
 	// The last line is always shown: when it alone is too long, it is clipped harder.
 	const last = tail.formatted.length - 1;
@@ -165,24 +176,26 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 		}
 	}
 
-	const tailRoom = Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tail.formatted[last].length + 1 : 0);
-	let tailCount = Math.max(last >= 0 ? 1 : 0, fitCount(tail.formatted, "end", tailRoom));
-	budget -= sizeOf(tail.formatted.slice(tail.formatted.length - tailCount));
-	const signalRoom = Math.floor((budget * SIGNAL_SHARE) / (1 - TAIL_SHARE));
-	let signalPick = fitSpread(signals.formatted, signalRoom);
-	budget -= sizeOf(signalPick.map((index) => signals.formatted[index]));
-	const headCount = fitCount(head.formatted, "start", budget);
-	budget -= sizeOf(head.formatted.slice(0, headCount));
-	// Room the head did not use flows back: to the signal lines first, then to the tail.
-	if (signalPick.length < signals.formatted.length) {
-		budget += sizeOf(signalPick.map((index) => signals.formatted[index]));
-		signalPick = fitSpread(signals.formatted, budget);
-		budget -= sizeOf(signalPick.map((index) => signals.formatted[index]));
+	// First each part within its share; then the room left over goes to the tail, then to the
+	// signal lines, then to the head, so the head or the signals never take room the tail could use.
+	const sizeOfSignals = (picked: number[]): number => sizeOf(picked.map((index) => signals.formatted[index]));
+	const sizeOfTail = (count: number): number => sizeOf(tail.formatted.slice(tail.formatted.length - count));
+	const lastSize = last >= 0 ? tail.formatted[last].length + 1 : 0;
+	let tailCount = Math.max(last >= 0 ? 1 : 0, fitCount(tail.formatted, "end", Math.max(Math.floor(budget * TAIL_SHARE), lastSize)));
+	let signalPick = fitSignals(signals, Math.floor(budget * SIGNAL_SHARE));
+	let headCount = fitCount(head.formatted, "start", Math.floor(budget * HEAD_SHARE));
+	let left = budget - sizeOfTail(tailCount) - sizeOfSignals(signalPick) - sizeOf(head.formatted.slice(0, headCount));
+	if (left > 0 && tailCount < tail.formatted.length) {
+		const before = sizeOfTail(tailCount);
+		tailCount = Math.max(tailCount, fitCount(tail.formatted, "end", before + left));
+		left -= sizeOfTail(tailCount) - before;
 	}
-	if (tailCount < tail.formatted.length) {
-		budget += sizeOf(tail.formatted.slice(tail.formatted.length - tailCount));
-		tailCount = Math.max(tailCount, fitCount(tail.formatted, "end", budget));
+	if (left > 0 && signalPick.length < signals.formatted.length) {
+		const before = sizeOfSignals(signalPick);
+		signalPick = fitSignals(signals, before + left);
+		left -= sizeOfSignals(signalPick) - before;
 	}
+	if (left > 0 && headCount < head.formatted.length) headCount = fitCount(head.formatted, "start", sizeOf(head.formatted.slice(0, headCount)) + left);
 
 	const signalCount = signalPick.length;
 	const shownHead = head.formatted.slice(0, headCount);
@@ -196,30 +209,31 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 	const firstTail = tailCount > 0 ? tail.lines[tail.lines.length - tailCount].lineNumber : scan.totalLines + 1;
 	const lastHead = headCount > 0 ? head.lines[headCount - 1].lineNumber : 0;
 	const omitted = firstTail - lastHead - 1;
-	if (omitted > 0) {
-		const notes: string[] = [];
-		if (droppedHead > 0) notes.push(`${droppedHead} head`);
-		if (droppedSignals > 0) notes.push(`${droppedSignals} signal`);
-		if (droppedTail > 0) notes.push(`${droppedTail} tail`);
-		const dropped = notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
-		const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
-		out.push(`  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`);
-	}
-	if (shownSignals.length > 0) {
-		out.push(...shownSignals);
-		out.push(`  ... tail (last ${plural(tailCount, "line")}) ...`);
-	}
+	if (omitted > 0) out.push(gapNotice(omitted, droppedHead, droppedSignals, droppedTail));
+	if (shownSignals.length > 0) out.push(...shownSignals, tailNotice(tailCount));
 	out.push(...shownTail, footer);
 	const view = out.join("\n");
 	// The budget above makes this unreachable; it stays as the guarantee's last line of defence.
 	return view.length <= thresholdChars ? view : `${cutChars(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
 }
 
-/** The most signal lines that fit in `room`, spread evenly rather than cut from one end (indexes, ascending). */
-function fitSpread(formatted: string[], room: number): number[] {
-	const all = formatted.map((_, index) => index);
-	for (let keep = formatted.length; keep > 0; keep--) {
-		const picked = spread(all, keep);
+/**
+ * The most signal lines that fit in `room`: failures first, then warnings with the room left, each
+ * spread evenly rather than cut from one end (indexes, ascending).
+ */
+function fitSignals(part: Part, room: number): number[] {
+	const strong: number[] = [];
+	const weak: number[] = [];
+	part.lines.forEach((line, index) => ((line as SignalLine).weak ? weak : strong).push(index));
+	const pickedStrong = fitSpread(part.formatted, strong, room);
+	const left = room - sizeOf(pickedStrong.map((index) => part.formatted[index]));
+	const pickedWeak = fitSpread(part.formatted, weak, left);
+	return [...pickedStrong, ...pickedWeak].sort((a, b) => a - b);
+}
+
+function fitSpread(formatted: string[], indexes: number[], room: number): number[] {
+	for (let keep = indexes.length; keep > 0; keep--) {
+		const picked = spread(indexes, keep);
 		if (sizeOf(picked.map((index) => formatted[index])) <= room) return picked;
 	}
 	return [];

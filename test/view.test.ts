@@ -1,0 +1,431 @@
+// Tests for src/view.ts: the bounded view's guarantees (size, true line numbers, the end always
+// visible, signal selection, clipping, terminal rendering, determinism) on ordinary and adversarial
+// inputs. Every view built here is checked line by line against the original text.
+
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { createDefaultConfig } from "../src/config.js";
+import { scanText } from "../src/scan.js";
+import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+import { buildView, buildViewFromFile, buildViewFromText, renderTerminalLine, type ViewOptions } from "../src/view.js";
+import { createTempDir } from "./helpers/tmp.js";
+
+function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
+	return {
+		thresholdChars: 24000,
+		headLines: 60,
+		tailLines: 80,
+		maxSignalLines: 40,
+		maxLineChars: 500,
+		signalRegex: new RegExp(DEFAULT_SIGNAL_PATTERN, "i"),
+		id: "0123456789ab",
+		toolName: "bash",
+		...overrides,
+	};
+}
+
+/** The lines of a text as an editor numbers them (a final newline starts no extra line; "\r\n" ends a line). */
+function splitLines(text: string): string[] {
+	if (text.length === 0) return [];
+	const lines = text.split("\n");
+	if (text.endsWith("\n")) lines.pop();
+	return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+}
+
+interface ShownLine {
+	lineNumber: number;
+	/** The line's text as shown, without its clipping note and repeat count. */
+	text: string;
+	/** Characters the view says it cut (0 when the line is whole). */
+	cut: number;
+	/** Which end was kept when the line was cut. */
+	kept: "whole" | "start" | "end";
+	count: number;
+}
+
+const NUMBERED_LINE = /^\s*(\d+)\D/;
+
+/** Parses the numbered lines of a view. */
+function shownLines(view: string): ShownLine[] {
+	const shown: ShownLine[] = [];
+	for (const line of view.split("\n")) {
+		const numbered = NUMBERED_LINE.exec(line);
+		if (!numbered) continue;
+		const match = /^\s*(\d+): (.*)$/s.exec(line);
+		assert.ok(match, `a numbered line has "N: " before its text: ${JSON.stringify(line.slice(0, 80))}`);
+		let body = match[2];
+		let count = 1;
+		const repeated = / {2}\[×(\d+)\]$/.exec(body);
+		if (repeated) {
+			count = Number(repeated[1]);
+			body = body.slice(0, -repeated[0].length);
+		}
+		const clippedEnd = /^(.*) … \[\+(\d+) chars\]$/s.exec(body);
+		const clippedStart = /^\[\+(\d+) chars\] … (.*)$/s.exec(body);
+		const lineNumber = Number(match[1]);
+		if (clippedEnd) shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count });
+		else if (clippedStart) shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count });
+		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count });
+	}
+	return shown;
+}
+
+/**
+ * Checks a view against its original: it fits, every shown line carries its true number and its
+ * true text (as a terminal shows it, clipped with an exact count of the cut characters), line
+ * numbers only grow, and the last line is there.
+ */
+function assertFaithfulView(view: string, original: string | string[], options: ViewOptions): ShownLine[] {
+	const lines = typeof original === "string" ? splitLines(original) : original;
+	assert.ok(view.length <= options.thresholdChars, `view is ${view.length} chars, more than ${options.thresholdChars}`);
+	assert.ok(!view.includes("\x1b"), "no escape sequence reaches the view");
+	const shown = shownLines(view);
+	let previous = 0;
+	for (const line of shown) {
+		assert.ok(line.lineNumber > previous, `line ${line.lineNumber} comes after line ${previous}`);
+		previous = line.lineNumber;
+		assert.ok(line.lineNumber >= 1 && line.lineNumber <= lines.length, `line number ${line.lineNumber} exists`);
+		const expected = renderTerminalLine(lines[line.lineNumber - 1]);
+		const where = `line ${line.lineNumber}`;
+		if (line.kept === "whole") {
+			assert.equal(line.text, expected, where);
+		} else {
+			assert.ok(line.text.length <= options.maxLineChars, `${where} is clipped to maxLineChars`);
+			if (line.kept === "start") assert.ok(expected.startsWith(line.text), `${where} shows the line's start`);
+			else assert.ok(expected.endsWith(line.text), `${where} shows the line's end`);
+			assert.equal(line.text.length + line.cut, expected.length, `${where}: the note counts the cut characters`);
+		}
+	}
+	if (lines.length > 0) assert.equal(shown.at(-1)?.lineNumber, lines.length, "the last line is shown, last");
+	return shown;
+}
+
+function numbersOf(shown: ShownLine[]): number[] {
+	return shown.map((line) => line.lineNumber);
+}
+
+function range(from: number, to: number): number[] {
+	return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+describe("the view's shape", () => {
+	test("shows head, omitted-lines notice, tail and the query footer for a long seq", () => {
+		const text = Array.from({ length: 300_000 }, (_, i) => `${i + 1}`).join("\n") + "\n";
+		const options = viewOptions();
+		const { text: view, totalLines, totalBytes } = buildViewFromText(text, options);
+		assert.equal(totalLines, 300_000);
+		assert.equal(totalBytes, Buffer.byteLength(text));
+		const lines = view.split("\n");
+		assert.equal(lines[0], `[pi-overflow id=0123456789ab] bash output: 300000 lines, ${totalBytes} bytes — showing head, 0 signal lines, tail`);
+		assert.equal(lines[1], "     1: 1");
+		assert.equal(lines[61], "  ... 299860 lines omitted ...");
+		assert.equal(lines.at(-2), "300000: 300000");
+		assert.equal(lines.at(-1), "[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]");
+		const shown = assertFaithfulView(view, text, options);
+		assert.deepEqual(numbersOf(shown), [...range(1, 60), ...range(299_921, 300_000)]);
+	});
+
+	test("shows every line of a short text once, without an omitted notice", () => {
+		const text = "a\nb\nc\n";
+		const view = buildViewFromText(text, viewOptions()).text;
+		assert.deepEqual(numbersOf(assertFaithfulView(view, text, viewOptions())), [1, 2, 3]);
+		assert.ok(!view.includes("omitted"));
+	});
+
+	test("shows the header and footer alone for an empty text", () => {
+		const view = buildViewFromText("", viewOptions()).text;
+		assert.deepEqual(shownLines(view), []);
+		assert.match(view, /^\[pi-overflow id=0123456789ab\] bash output: 0 lines, 0 bytes/);
+	});
+
+	test("numbers lines wider than six digits without losing alignment of the text", () => {
+		const text = "x\n".repeat(1_234_567);
+		const options = viewOptions();
+		const view = buildViewFromText(text, options).text;
+		assert.ok(view.includes("\n1234567: x\n"));
+		assert.ok(view.includes("\n      1: x\n"));
+		assertFaithfulView(view, text, options);
+	});
+
+	test("gives the same bytes for the same input, from memory and from a file", async (t) => {
+		const dir = await createTempDir(t);
+		const lines: string[] = [];
+		for (let i = 0; i < 50_000; i++) lines.push(i % 777 === 0 ? `error: E${i % 5} failed step ${i}` : `line ${i} ${"·".repeat(i % 40)}`);
+		const text = `${lines.join("\n")}\n`;
+		const path = join(dir, "original.txt");
+		await writeFile(path, text);
+		const options = viewOptions();
+		const first = buildViewFromText(text, options);
+		const second = buildViewFromText(text, viewOptions());
+		const fromFile = await buildViewFromFile(path, options);
+		assert.equal(second.text, first.text);
+		assert.deepEqual(fromFile, first);
+		assert.equal(buildView(scanText(text, options), options), first.text);
+	});
+
+	test("works with the default configuration object", () => {
+		const config = createDefaultConfig();
+		const text = "error: x\n".repeat(10) + "ok\n".repeat(100_000);
+		const view = buildViewFromText(text, { ...config, id: "0123456789ab", toolName: "bash" }).text;
+		assertFaithfulView(view, text, { ...config, id: "0123456789ab", toolName: "bash" });
+	});
+});
+
+describe("the view stays within thresholdChars on adversarial inputs", () => {
+	const inputs: Record<string, () => string> = {
+		"every line 100 KB long": () => Array.from({ length: 160 }, (_, i) => `${i} ${"w".repeat(100_000)}`).join("\n"),
+		"1 000 000 one-character lines": () => "x\n".repeat(1_000_000),
+		"one 50 MB line": () => "m".repeat(50_000_000),
+		"200 lines of 499 characters": () => Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n",
+		"lines of 100 KB that all signal": () => Array.from({ length: 150 }, (_, i) => `error: ${i} ${"e".repeat(100_000)}`).join("\n") + "\n",
+		"10 000 distinct long error lines": () => Array.from({ length: 10_000 }, (_, i) => `error: E${i} ${"r".repeat(600)}`).join("\n") + "\n",
+		"multi-byte and astral characters everywhere": () => Array.from({ length: 3000 }, (_, i) => `${i} ${"😀é中".repeat(200)}`).join("\n"),
+		"coloured progress output": () => Array.from({ length: 5000 }, (_, i) => `\x1b[32m${i}%\x1b[0m\r${"#".repeat(i % 700)}\r\x1b[31merror\x1b[0m ${i}`).join("\r\n"),
+		"control characters and tabs": () => Array.from({ length: 5000 }, (_, i) => `\t${i}\x00\x07\x08 error\x7f`).join("\n"),
+	};
+	const variants: Record<string, Partial<ViewOptions>> = {
+		defaults: {},
+		"thresholdChars 1000": { thresholdChars: 1000 },
+		"headLines and tailLines 10 000": { headLines: 10_000, tailLines: 10_000 },
+		"thresholdChars 1000, headLines and tailLines 10 000, 1000 signal lines": {
+			thresholdChars: 1000,
+			headLines: 10_000,
+			tailLines: 10_000,
+			maxSignalLines: 1000,
+		},
+		"maxLineChars 100 000": { maxLineChars: 100_000 },
+		"no id: the store failed": {
+			thresholdChars: 1000,
+			id: undefined,
+			storeError: `ENOSPC: no space left on device, write ${"/very/long/path".repeat(200)}`,
+			toolName: "t".repeat(5000),
+			truncatedNote: `stored copy capped ${"n".repeat(5000)}`,
+		},
+	};
+	for (const [name, make] of Object.entries(inputs)) {
+		test(name, () => {
+			const text = make();
+			const lines = splitLines(text);
+			// Variants that scan alike share one scan (the view is pure over it).
+			const scans = new Map<string, ReturnType<typeof scanText>>();
+			for (const [variant, overrides] of Object.entries(variants)) {
+				const options = viewOptions(overrides);
+				const key = [options.headLines, options.tailLines, options.maxSignalLines, options.maxLineChars].join();
+				const scan = scans.get(key) ?? scanText(text, options);
+				scans.set(key, scan);
+				const view = buildView(scan, options);
+				try {
+					const shown = assertFaithfulView(view, lines, options);
+					assert.ok(shown.length > 0);
+				} catch (error) {
+					(error as Error).message = `${variant}: ${(error as Error).message}`;
+					throw error;
+				}
+			}
+		});
+	}
+});
+
+describe("the end is always visible", () => {
+	test("shows all tail lines when the head and the signal lines are huge", () => {
+		const lines: string[] = [];
+		for (let i = 0; i < 60; i++) lines.push(`head ${i} ${"h".repeat(100_000)}`);
+		for (let i = 0; i < 1000; i++) lines.push(`error: E${i} ${"s".repeat(100_000)}`);
+		for (let i = 0; i < 80; i++) lines.push(`tail line ${i}`);
+		const options = viewOptions();
+		const view = buildViewFromText(lines.join("\n"), options).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const numbers = numbersOf(shown);
+		assert.deepEqual(numbers.slice(-80), range(1061, 1140));
+		assert.ok(numbers.some((n) => n <= 60), "some head is still shown");
+		assert.ok(numbers.some((n) => n > 60 && n <= 1060), "some signal lines are still shown");
+	});
+
+	test("gives the tail more room than the head when every line is long", () => {
+		const text = Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n";
+		const options = viewOptions();
+		const shown = assertFaithfulView(buildViewFromText(text, options).text, text, options);
+		const head = shown.filter((line) => line.lineNumber <= 60).length;
+		const tail = shown.filter((line) => line.lineNumber > 120).length;
+		assert.ok(tail > head, `tail ${tail} lines, head ${head}`);
+		assert.ok(head > 0);
+		assert.deepEqual(numbersOf(shown).slice(-tail), range(201 - tail, 200), "the tail is the last lines, contiguous");
+	});
+
+	test("shows the last line clipped harder when it alone is larger than the room", () => {
+		const text = `first\n${"z".repeat(30_000)}`;
+		for (const thresholdChars of [1000, 24000]) {
+			const options = viewOptions({ thresholdChars, maxLineChars: 100_000 });
+			const shown = assertFaithfulView(buildViewFromText(text, options).text, text, { ...options, maxLineChars: 100_000 });
+			assert.equal(shown.at(-1)?.lineNumber, 2);
+		}
+	});
+
+	test("says how many lines were dropped to fit, and from which part", () => {
+		const lines: string[] = [];
+		for (let i = 0; i < 60; i++) lines.push(`head ${i} ${"h".repeat(600)}`);
+		for (let i = 0; i < 40; i++) lines.push(`error: E${i} ${"s".repeat(600)}`);
+		for (let i = 0; i < 80; i++) lines.push(`tail ${i} ${"t".repeat(600)}`);
+		const options = viewOptions();
+		const view = buildViewFromText(lines.join("\n"), options).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const head = shown.filter((line) => line.lineNumber <= 60).length;
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 100).length;
+		const tail = shown.filter((line) => line.lineNumber > 100).length;
+		assert.ok(head < 60 && signals < 40 && tail < 80);
+		assert.ok(
+			view.includes(`; ${60 - head} head, ${40 - signals} signal, ${80 - tail} tail lines dropped to fit 24000 chars`),
+			view.split("\n").find((line) => line.includes("omitted")),
+		);
+		assert.ok(view.includes(`\n  ... tail (last ${tail} lines) ...\n`));
+		assert.match(view.split("\n")[0], new RegExp(`showing head, ${signals} signal lines, tail$`));
+	});
+});
+
+describe("signal lines", () => {
+	test("spreads the chosen signal lines over the whole file", () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 20_000; i++) lines.push(i % 100 === 0 ? `error: E${i} distinct failure number ${i}` : `ok ${i}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const signals = numbersOf(shown).filter((n) => n > 60 && n <= 20_000 - 80);
+		assert.equal(signals.length, 40);
+		assert.ok(signals.every((n) => n % 100 === 0));
+		assert.ok(signals[0] <= 2_000, `first at ${signals[0]}`);
+		assert.ok(signals.some((n) => n >= 8_000 && n <= 12_000), "one from the middle");
+		assert.ok(signals[signals.length - 1] >= 18_000, `last at ${signals.at(-1)}`);
+	});
+
+	test("shows identical repeated signals once, at the first line number, with a count", () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 10_000; i++) lines.push(i > 100 && i <= 9000 && i % 20 === 0 ? "error: connection refused" : `ok ${i}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const signals = shown.filter((line) => line.text === "error: connection refused");
+		assert.deepEqual(
+			signals.map((line) => [line.lineNumber, line.count]),
+			[[120, 445]],
+		);
+	});
+
+	test("does not repeat signal lines of the head or the tail", () => {
+		const lines: string[] = ["error: boot failed", ...Array.from({ length: 5000 }, (_, i) => (i >= 100 && i % 50 === 0 ? "error: boot failed" : `ok ${i}`))];
+		for (let i = 0; i < 80; i++) lines.push(i === 40 ? "error: in the tail" : `tail ${i}`);
+		const options = viewOptions();
+		const view = buildViewFromText(lines.join("\n"), options).text;
+		const shown = assertFaithfulView(view, lines, options);
+		assert.equal(shown.filter((line) => line.text === "error: boot failed").length, 1);
+		assert.equal(shown.filter((line) => line.text === "error: in the tail").length, 1);
+		assert.match(view.split("\n")[0], /showing head, 0 signal lines, tail$/);
+	});
+
+	test("lets warnings yield to errors when room is short", () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
+		for (let i = 1; i <= 30; i++) lines.push(`error: E${i} ${"e".repeat(300)}`, `warning: W${i} ${"w".repeat(300)}`);
+		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
+		const options = viewOptions({ thresholdChars: 8000 });
+		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120);
+		assert.ok(signals.length > 3 && signals.length < 30, `${signals.length} signal lines fit`);
+		assert.ok(
+			signals.every((line) => line.text.startsWith("error")),
+			"no warning while an error was left out",
+		);
+	});
+
+	test("adds warnings after the errors when there is room", () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
+		for (let i = 1; i <= 30; i++) lines.push(`error: E${i} broken`, `warning: W${i} unused`);
+		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120);
+		assert.equal(signals.filter((line) => line.text.startsWith("error")).length, 30);
+		assert.equal(signals.filter((line) => line.text.startsWith("warning")).length, 10);
+	});
+
+	test("shows the end of a giant line when only its end signals", () => {
+		const lines = ["start", ...Array.from({ length: 100 }, (_, i) => `ok ${i}`), `${"j".repeat(300_000)} Segmentation fault`];
+		for (let i = 0; i < 80; i++) lines.push(`tail ${i}`);
+		const options = viewOptions({ headLines: 1 });
+		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const giant = shown.find((line) => line.lineNumber === 102);
+		assert.equal(giant?.kept, "end");
+		assert.ok(giant?.text.endsWith("Segmentation fault"));
+	});
+});
+
+describe("what a terminal would show", () => {
+	test("clips a long line to maxLineChars with a note counting the cut characters", () => {
+		const long = "L".repeat(1234);
+		const view = buildViewFromText(`a\n${long}\nb\n`, viewOptions()).text;
+		assert.ok(view.includes(`\n     2: ${"L".repeat(500)} … [+734 chars]\n`));
+	});
+
+	test("counts cut characters in UTF-16 units without splitting a surrogate pair", () => {
+		const long = "😀".repeat(600);
+		const text = `${long}\n`;
+		const options = viewOptions();
+		const shown = assertFaithfulView(buildViewFromText(text, options).text, text, options);
+		assert.ok(!shown[0].text.includes("\ufffd"));
+		assert.equal(shown[0].text.length, 500);
+	});
+
+	test("shows a progress-bar line in its final state", () => {
+		const text = `start\n10%\r20%\r100% done\nend\n`;
+		const view = buildViewFromText(text, viewOptions()).text;
+		assert.ok(view.includes("\n     2: 100% done\n"));
+	});
+
+	test("shows a long progress-bar line in its final state, not its first draw", () => {
+		const line = `${Array.from({ length: 3000 }, (_, i) => `${String(i % 100).padStart(3)}%`).join("\r")}\r100% done`;
+		const view = buildViewFromText(`start\n${line}\nend\n`, viewOptions()).text;
+		assert.ok(view.includes("\n     2: 100% done\n"), view);
+	});
+
+	test("removes ANSI colour codes from the view", () => {
+		const text = "\x1b[1m\x1b[31merror\x1b[0m: \x1b[33mbad\x1b[39m thing\n\x1b]0;title\x07plain\n";
+		const view = buildViewFromText(text, viewOptions()).text;
+		assert.ok(view.includes("\n     1: error: bad thing\n"));
+		assert.ok(view.includes("\n     2: plain\n"));
+		assert.ok(!view.includes("\x1b"));
+	});
+
+	test("finds coloured signal lines and shows them without colour", () => {
+		const lines = Array.from({ length: 1000 }, (_, i) => (i === 500 ? "\x1b[1;31merror[E0308]\x1b[0m: mismatched types" : `ok ${i}`));
+		const options = viewOptions();
+		const view = buildViewFromText(lines.join("\n"), options).text;
+		assert.ok(view.includes("\n   501: error[E0308]: mismatched types\n"));
+	});
+});
+
+describe("when the store failed", () => {
+	test("says the output could not be stored and why, shows no id, and fits", () => {
+		const text = "error: x\n".repeat(100) + "ok\n".repeat(100_000);
+		const options = viewOptions({ id: undefined, storeError: "EACCES: permission denied, open '/store/abc.txt'" });
+		const view = buildViewFromText(text, options).text;
+		assertFaithfulView(view, text, options);
+		assert.ok(!view.includes("id="));
+		assert.match(view, /could not be stored \(EACCES: permission denied, open '\/store\/abc.txt'\)/);
+		assert.match(view.split("\n").at(-1) ?? "", /nothing was stored/);
+	});
+
+	test("fits in 1000 characters even with a long reason, tool name and capping note", () => {
+		const text = Array.from({ length: 100_000 }, (_, i) => (i % 1000 === 0 ? `error: ${i} ${"x".repeat(2000)}` : `line ${i}`)).join("\n");
+		const options = viewOptions({
+			thresholdChars: 1000,
+			id: undefined,
+			storeError: "E".repeat(10_000),
+			toolName: "tool\n".repeat(1000),
+			truncatedNote: "note ".repeat(1000),
+		});
+		const view = buildViewFromText(text, options).text;
+		assertFaithfulView(view, text, options);
+		assert.equal(view.split("\n")[0].includes("\n"), false);
+		assert.ok(view.split("\n").length >= 4, "the view still shows lines");
+	});
+});
