@@ -7,6 +7,7 @@
 // pass, newlines counted with indexOf); only the lines that are kept get decoded on their own.
 
 import { isAscii } from "node:buffer";
+import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER } from "./signals.js";
 
 /** Bytes kept from each end of a line too long to hold whole; longer lines are "giant". */
 export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
@@ -252,6 +253,8 @@ export class LineScanner {
 	private readonly options: ScanOptions;
 	private readonly blockRegex: RegExp;
 	private readonly lineRegex: RegExp;
+	/** Cheap first pass for the default pattern (see DEFAULT_SIGNAL_PREFILTER), else undefined. */
+	private readonly prefilter: RegExp | undefined;
 	private readonly keepChars: number;
 	private lineCount = 0;
 	private byteCount = 0;
@@ -273,6 +276,10 @@ export class LineScanner {
 		const flags = options.signalRegex.flags.replace(/[gmy]/g, "");
 		this.blockRegex = new RegExp(options.signalRegex.source, `${flags}gm`);
 		this.lineRegex = new RegExp(options.signalRegex.source, `${flags}m`);
+		this.prefilter =
+			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i")
+				? new RegExp(DEFAULT_SIGNAL_PREFILTER, "gi")
+				: undefined;
 		this.keepChars = Math.min(GIANT_LINE_KEEP_BYTES, options.maxLineChars * 4 + 1024);
 		const capacity = Math.max(32, options.maxSignalLines * 2);
 		this.strong = new SpreadSample(capacity);
@@ -345,38 +352,75 @@ export class LineScanner {
 		if (blockStart < end) this.scanBlock(bytes, blockStart, end);
 	}
 
-	/** A block of whole lines, each ending in "\n", none giant: count them, keep head/tail, find signals. */
+	/**
+	 * A block of whole lines, each ending in "\n", none giant: count them, keep head/tail, find
+	 * signals. The block is viewed as Latin-1 (one character per byte, no UTF-8 decoding, so string
+	 * offsets are byte offsets); only the lines that are kept are decoded as UTF-8.
+	 */
 	private scanBlock(bytes: Buffer, start: number, end: number): void {
 		const firstLine = this.lineCount + 1;
-		const text = bytes.toString("utf8", start, end);
+		const raw = bytes.toString("latin1", start, end);
 		let lines = 0;
-		for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) lines++;
+		for (let at = raw.indexOf("\n"); at >= 0; at = raw.indexOf("\n", at + 1)) lines++;
+		const decode = (from: number, to: number) => bytes.toString("utf8", start + from, start + to);
 
 		// Head: decode the block's first lines while the head is short.
 		let cursor = 0;
 		let lineNumber = firstLine;
-		while (this.head.length < this.options.headLines && cursor < text.length) {
-			const newline = text.indexOf("\n", cursor);
-			this.acceptLine(lineNumber, text.slice(cursor, newline), false);
+		while (this.head.length < this.options.headLines && cursor < raw.length) {
+			const newline = raw.indexOf("\n", cursor);
+			this.acceptLine(lineNumber, decode(cursor, newline), false);
 			cursor = newline + 1;
 			lineNumber++;
 		}
 
-		if (this.options.maxSignalLines > 0 && cursor < text.length) this.findSignals(text, cursor, lineNumber);
+		if (this.options.maxSignalLines > 0 && cursor < raw.length) {
+			if (this.prefilter) {
+				this.findCandidates(this.prefilter, raw, decode, cursor, lineNumber);
+			} else if (!raw.includes("\x1b", cursor) && isAscii(bytes.subarray(start + cursor, end))) {
+				// Pure ASCII without escapes: Latin-1 and UTF-8 are the same text.
+				this.findCandidates(this.blockRegex, raw, decode, cursor, lineNumber);
+			} else {
+				this.findSignals(decode(cursor, raw.length), 0, lineNumber);
+			}
+		}
 
 		// Tail: the block's last lines replace the oldest ones of the previous tail.
 		const want = Math.min(this.options.tailLines, lines);
 		const fresh: ScannedLine[] = [];
-		let lineEnd = text.length - 1;
+		let lineEnd = raw.length - 1;
 		for (let i = 0; i < want; i++) {
-			const lineStart = text.lastIndexOf("\n", lineEnd - 1) + 1;
-			fresh.push(this.makeLine(firstLine + lines - 1 - i, text.slice(lineStart, lineEnd)));
+			const lineStart = raw.lastIndexOf("\n", lineEnd - 1) + 1;
+			fresh.push(this.makeLine(firstLine + lines - 1 - i, decode(lineStart, lineEnd)));
 			lineEnd = lineStart - 1;
 		}
 		fresh.reverse();
 		this.pushTail(fresh);
 		this.lineCount += lines;
 		this.releaseRecentSignals();
+	}
+
+	/**
+	 * A pass of `regex` over the Latin-1 view of a block: each hit names a candidate line, which is
+	 * decoded and tested with the full signal pattern; the pass resumes on the next line.
+	 */
+	private findCandidates(regex: RegExp, raw: string, decode: (from: number, to: number) => string, from: number, fromLine: number): void {
+		let countedTo = from;
+		let countedLine = fromLine;
+		regex.lastIndex = from;
+		for (let match = regex.exec(raw); match !== null; match = regex.exec(raw)) {
+			for (let at = raw.indexOf("\n", countedTo); at >= 0 && at < match.index; at = raw.indexOf("\n", at + 1)) {
+				countedLine++;
+				countedTo = at + 1;
+			}
+			const lineEnd = raw.indexOf("\n", match.index);
+			const line = decode(countedTo, lineEnd);
+			if (this.isSignal(stripLineEnd(line))) this.acceptSignal(this.makeLine(countedLine, line));
+			if (lineEnd >= raw.length - 1) break;
+			regex.lastIndex = lineEnd + 1;
+			countedTo = lineEnd + 1;
+			countedLine++;
+		}
 	}
 
 	/**

@@ -1,0 +1,74 @@
+// The default pattern's fast path: a keyword prefilter over the Latin-1 view of each block picks
+// candidate lines, and only those are tested with the full pattern. It must never change what is
+// found: every line the full pattern matches contains a keyword, and a scan through the fast path
+// gives exactly the result of a scan through the exact (UTF-8, full-pattern) path.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import fc from "fast-check";
+import { createDefaultConfig } from "../src/config.js";
+import { LineScanner, stripAnsi } from "../src/scan.js";
+import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
+import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
+
+const full = new RegExp(DEFAULT_SIGNAL_PATTERN, "im");
+const prefilter = new RegExp(DEFAULT_SIGNAL_PREFILTER, "i");
+
+function keptByPrefilter(line: string): boolean {
+	return prefilter.test(Buffer.from(line, "utf8").toString("latin1"));
+}
+
+function scan(bytes: Buffer, signalRegex: RegExp) {
+	const scanner = new LineScanner({ ...createDefaultConfig(), signalRegex });
+	for (let at = 0; at < bytes.length; at += 65536) scanner.push(bytes.subarray(at, at + 65536));
+	return scanner.end();
+}
+
+test("the prefilter keeps every line of the real fixtures that the default pattern matches", () => {
+	let matched = 0;
+	for (const fixture of loadRealFixtures()) {
+		const lines = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`), "utf8").split("\n");
+		for (const line of lines) {
+			if (!full.test(stripAnsi(line.replace(/\r$/, "")))) continue;
+			matched++;
+			assert.ok(keptByPrefilter(line), `${fixture.name}: ${line.slice(0, 200)}`);
+		}
+	}
+	assert.ok(matched > 1000, `${matched} matching lines checked`);
+});
+
+test("the prefilter keeps every generated line the default pattern matches", () => {
+	// Lines built from the pattern's own vocabulary, noise and non-ASCII text, in any order and case.
+	const words = [...DEFAULT_SIGNAL_PREFILTER_KEYWORDS.filter((word) => /^[\x20-\x7e]+$/.test(word)), "ERROR", "Error:", "TypeError:", "error[E0308]:", "FAILED", "panicked", "1 failing", "✕", "✖", "×", "●", "[ERROR]", "level=error", '"error":', "09:28:58 ERROR", "E   assert", "#0 ", "make: ***", "ld returned 1 exit status"];
+	const noise = ["ok", "PASS", "0 errors", "compiling", "日本語", "übersetzt", "🚀", "  ", "\t", ":", "[", "]", "1", "0", "x_test.go:12:"];
+	fc.assert(
+		fc.property(fc.array(fc.oneof(fc.constantFrom(...words), fc.constantFrom(...noise), fc.string({ maxLength: 6 })), { maxLength: 8 }), fc.boolean(), (parts, upper) => {
+			const line = (upper ? parts.join(" ").toUpperCase() : parts.join(" ")).replace(/\n/g, " ");
+			if (full.test(stripAnsi(line))) assert.ok(keptByPrefilter(line), JSON.stringify(line));
+		}),
+		{ numRuns: 20_000 },
+	);
+});
+
+test("a scan through the fast path finds exactly what the exact path finds", () => {
+	// The same pattern in a different RegExp source is not recognised as the default: exact path.
+	const exact = new RegExp(`(?:${DEFAULT_SIGNAL_PATTERN})`, "i");
+	for (const fixture of loadRealFixtures()) {
+		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
+		assert.deepEqual(scan(bytes, new RegExp(DEFAULT_SIGNAL_PATTERN, "i")), scan(bytes, exact), fixture.name);
+	}
+});
+
+test("a custom pattern on pure-ASCII blocks gives the same result as on the same text with one non-ASCII character", () => {
+	const pattern = /\bboom\b|^fatal/i;
+	const lines = Array.from({ length: 5000 }, (_, i) => (i % 97 === 0 ? `fatal: step ${i}` : i % 89 === 0 ? `x boom ${i}` : `line ${i} ok`));
+	const ascii = scan(Buffer.from(`${lines.join("\n")}\n`), pattern);
+	const mixed = scan(Buffer.from(`${lines.join("\n")}\nü\n`), pattern);
+	assert.deepEqual(
+		mixed.signals.map((line) => [line.lineNumber, line.text]),
+		ascii.signals.map((line) => [line.lineNumber, line.text]),
+	);
+	assert.equal(mixed.signalMatches, ascii.signalMatches);
+});
