@@ -1,10 +1,17 @@
-// overflow_query's answers. Every answer — metadata and notes included — is at most
-// thresholdChars characters and says whether it was cut; every failure is a QueryError whose
-// short message tells the model what to do next. Stored files are read as streams.
+// overflow_query's answers: search (regex, in a worker), lines {start, end}, jsonPath, or the entry's
+// overview. Invariants: every answer — metadata and notes included — is at most thresholdChars
+// characters, deterministic for the same file and config (a search that runs out of time excepted),
+// numbers lines exactly as the bounded view does, and says whether it was cut and how to get the
+// rest; every failure is a QueryError whose short message tells the model what to do next. Stored
+// files are read as streams (jsonPath excepted: it parses the text, at most maxEntryBytes).
 
+import { lstat, open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
+import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
+import { cutChars, readLinesFrom, type TextLine } from "./line-index.js";
+import { compileSearchPattern, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
-import { buildViewFromFile } from "./view.js";
+import { buildViewFromFile, renderTerminalLine } from "./view.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -24,15 +31,47 @@ export interface QueryParams {
 export interface QueryDependencies {
 	config: OverflowConfig;
 	store: OverflowStore;
+	/** Engine settings for tests (small chunks, a short grace); production uses the defaults. */
+	searchTuning?: Pick<SearchOptions, "chunkBytes" | "giantLineBytes" | "hardStopGraceMs">;
+	/** Lines between indexed offsets (default DEFAULT_LINE_INDEX_STRIDE); tests make it small. */
+	lineIndexStride?: number;
+}
+
+export interface QuerySummary {
+	selector: "info" | "search" | "lines" | "jsonPath";
+	/** Something asked for was left out (lines cut, hits not shown, a value cut, a search stopped). */
+	truncated: boolean;
+	/** search: hit lines counted (in the whole file unless timedOut). */
+	hits?: number;
+	/** search: hit lines shown. */
+	shownHits?: number;
+	/** search: stopped at searchTimeoutMs before the end of the file. */
+	timedOut?: boolean;
+	/** lines: the first and last line shown. */
+	lines?: [number, number];
+	/** lines: the file's line count. */
+	totalLines?: number;
+	/** jsonPath: the canonical path and what the value is. */
+	path?: string;
+	valueType?: string;
 }
 
 export interface QueryAnswer {
 	text: string;
-	/** For the TUI line: what was asked and how much came back. */
-	summary: { selector: "info" | "search" | "lines" | "jsonPath"; truncated: boolean; hits?: number; lines?: [number, number] };
+	/** For the TUI line (tool.ts puts it in the result's details). */
+	summary: QuerySummary;
 }
 
 const SELECTORS = ["search", "lines", "jsonPath"] as const;
+
+/** Room kept for an answer's header and closing note when fitting lines into thresholdChars. */
+const NOTES_RESERVE_CHARS = 600;
+/** Longest echo of the model's pattern or path inside an answer or error. */
+const MAX_ECHO_CHARS = 80;
+/** Shortest text kept of a line when lines must be shrunk to fit. */
+const MIN_SHRUNK_LINE_CHARS = 20;
+/** Marks the gap between two search windows, as grep does. */
+const GAP_MARKER = "--";
 
 /** Loads an entry's metadata, or fails with an error naming the id and what to do. */
 export async function loadEntry(store: OverflowStore, config: OverflowConfig, id: unknown): Promise<EntryMeta> {
@@ -40,12 +79,14 @@ export async function loadEntry(store: OverflowStore, config: OverflowConfig, id
 		throw new QueryError(`overflow_query: id must be 12 lowercase hex characters as shown in a [pi-overflow id=…] line, got ${JSON.stringify(String(id)).slice(0, 40)}`);
 	}
 	const meta = await store.readMeta(id);
-	if (!meta) {
-		throw new QueryError(
-			`overflow_query: no stored output with id=${id}; it is unknown or expired (entries are kept ${config.retentionDays} days). Re-run the command if you still need its output.`,
-		);
-	}
+	if (!meta) throw expiredError(id, config);
 	return meta;
+}
+
+function expiredError(id: string, config: OverflowConfig): QueryError {
+	return new QueryError(
+		`overflow_query: no stored output with id=${id}; it is unknown or expired (entries are kept ${config.retentionDays} days). Re-run the command if you still need its output.`,
+	);
 }
 
 export function describeEntry(meta: EntryMeta): string {
@@ -55,25 +96,507 @@ export function describeEntry(meta: EntryMeta): string {
 	return `[pi-overflow id=${meta.id}] ${meta.toolName} output stored ${meta.createdAt}: ${meta.totalLines} lines, ${meta.totalBytes} bytes, from ${source}${capped}${note}`;
 }
 
-export async function runQuery(params: QueryParams, deps: QueryDependencies): Promise<QueryAnswer> {
+/** Answers one overflow_query call; throws QueryError for anything the model should fix. */
+export async function runQuery(params: QueryParams, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {
 	const given = SELECTORS.filter((name) => params[name] !== undefined);
 	if (given.length > 1) {
 		throw new QueryError(`overflow_query: give at most one of search, lines, jsonPath (got ${given.join(" and ")}); ask one question per call.`);
 	}
 	const meta = await loadEntry(deps.store, deps.config, params.id);
-	const selector = given[0];
-	if (selector === undefined) return answerInfo(meta, deps);
-	throw new QueryError(`overflow_query: the ${selector} selector is not available yet; call overflow_query with only id for the overview.`);
+	let answer: QueryAnswer;
+	if (params.search !== undefined) answer = await answerSearch(meta, params.search, deps, signal);
+	else if (params.lines !== undefined) answer = await answerLines(meta, params.lines, deps);
+	else if (params.jsonPath !== undefined) answer = await answerJsonPath(meta, params.jsonPath, deps);
+	else answer = await answerInfo(meta, deps);
+	// Every builder fits its answer; this is the guarantee's last line of defence.
+	if (answer.text.length > deps.config.thresholdChars) {
+		answer = { text: cutChars(answer.text, deps.config.thresholdChars), summary: { ...answer.summary, truncated: true } };
+	}
+	return answer;
+}
+
+/** The stored text's path, checked to be there and a regular file (a vanished entry reads as expired). */
+async function locateText(meta: EntryMeta, deps: QueryDependencies): Promise<string> {
+	const path = deps.store.textPath(meta.id);
+	try {
+		const stats = await lstat(path);
+		if (!stats.isFile()) throw new QueryError(`overflow_query: the stored output of id=${meta.id} is not a regular file; re-run the command.`);
+	} catch (error) {
+		if (error instanceof QueryError) throw error;
+		throw expiredError(meta.id, deps.config);
+	}
+	return path;
 }
 
 async function answerInfo(meta: EntryMeta, deps: QueryDependencies): Promise<QueryAnswer> {
 	const { config } = deps;
 	const about = describeEntry(meta);
-	const view = await buildViewFromFile(deps.store.textPath(meta.id), {
+	const view = await buildViewFromFile(await locateText(meta, deps), {
 		...config,
 		thresholdChars: Math.max(200, config.thresholdChars - about.length - 1),
 		id: meta.id,
 		toolName: meta.toolName,
 	});
 	return { text: `${about}\n${view.text}`.slice(0, config.thresholdChars), summary: { selector: "info", truncated: false } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared formatting
+
+function echo(text: string): string {
+	const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
+	return flat.length <= MAX_ECHO_CHARS ? flat : `${cutChars(flat, MAX_ECHO_CHARS - 1)}…`;
+}
+
+function plural(count: number, word: string): string {
+	return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+/** Width of line numbers: as the view pads them, so the same line looks the same everywhere. */
+function numberWidth(totalLines: number): number {
+	return Math.max(6, String(totalLines).length);
+}
+
+/** `<number>: <text>` with the view's clipping note (`… [+N chars]`). */
+function formatTextLine(line: TextLine, width: number, maxChars: number): string {
+	const shown = renderTerminalLine(line.text);
+	const hidden = Math.max(0, shown.length - maxChars) + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
+	const text = hidden > 0 ? `${cutChars(shown, maxChars)} … [+${hidden} chars]` : shown;
+	return `${String(line.lineNumber).padStart(width, " ")}: ${text}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// lines
+
+function checkLineNumber(value: unknown, name: string): number {
+	if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+		throw new QueryError(`overflow_query: lines.${name} must be a whole number ≥ 1 (1-based line number), got ${echo(String(value))}`);
+	}
+	return value;
+}
+
+async function answerLines(meta: EntryMeta, range: { start: number; end?: number }, deps: QueryDependencies): Promise<QueryAnswer> {
+	const { config } = deps;
+	const total = meta.totalLines;
+	if (typeof range !== "object" || range === null) {
+		throw new QueryError("overflow_query: lines must be an object {start, end}, e.g. lines: {start: 1, end: 200}");
+	}
+	const start = checkLineNumber(range.start, "start");
+	const askedEnd = range.end === undefined ? undefined : checkLineNumber(range.end, "end");
+	const within = total === 0 ? "it is empty" : `ask for lines within 1–${total}`;
+	if (start > total) {
+		throw new QueryError(`overflow_query: lines.start=${start} is past the end: the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}.`);
+	}
+	if (askedEnd !== undefined && askedEnd < start) {
+		throw new QueryError(`overflow_query: lines.end=${askedEnd} is before lines.start=${start}; the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}, with start ≤ end.`);
+	}
+	const last = Math.min(askedEnd ?? total, total);
+	const path = await locateText(meta, deps);
+	const width = numberWidth(total);
+	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
+	const body: string[] = [];
+	let used = 0;
+	let shownLast = start - 1;
+	for await (const line of readLinesFrom(path, start, { keepChars: config.maxLineChars, stride: deps.lineIndexStride })) {
+		if (line.lineNumber > last) break;
+		let formatted = formatTextLine(line, width, config.maxLineChars);
+		if (used + formatted.length + 1 > budget) {
+			if (body.length > 0) break;
+			// The first line alone is too long for the answer: clip it harder rather than show nothing.
+			formatted = formatTextLine(line, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
+		}
+		body.push(formatted);
+		used += formatted.length + 1;
+		shownLast = line.lineNumber;
+	}
+	const shownFirst = body.length > 0 ? start : 0;
+	const clamped = askedEnd !== undefined && askedEnd > total ? ` (end ${askedEnd} clamped to the last line)` : "";
+	const header = body.length > 0
+		? `[pi-overflow id=${meta.id}] lines ${shownFirst}–${shownLast} of ${total}${clamped}`
+		: `[pi-overflow id=${meta.id}] no lines could be read from line ${start} on (the stored file has fewer lines than its metadata says)`;
+	const notes: string[] = [];
+	const cut = body.length > 0 && shownLast < last;
+	if (cut) {
+		const next = askedEnd === undefined ? `lines: {start: ${shownLast + 1}}` : `lines: {start: ${shownLast + 1}, end: ${askedEnd}}`;
+		const asked = askedEnd === undefined ? `to the last line ${total}` : `to line ${last}`;
+		notes.push(`[answer cut at ${config.thresholdChars} chars: lines ${shownLast + 1}–${last} (${asked}) not shown; continue with ${next}]`);
+	} else if (body.length > 0 && shownLast === total) {
+		notes.push(`[line ${total} is the last line]`);
+	}
+	const text = [header, ...body, ...notes].join("\n");
+	return {
+		text,
+		summary: { selector: "lines", truncated: cut, lines: body.length > 0 ? [shownFirst, shownLast] : undefined, totalLines: total },
+	};
+}
+
+// ---------------------------------------------------------------------------------------------
+// search
+
+async function answerSearch(meta: EntryMeta, pattern: string, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {
+	const { config } = deps;
+	if (typeof pattern !== "string" || pattern.length === 0) {
+		throw new QueryError("overflow_query: search must be a non-empty regex, e.g. search: \"error|fail\"");
+	}
+	const compiled = compileSearchPattern(pattern);
+	if ("error" in compiled) {
+		throw new QueryError(
+			`overflow_query: invalid regex /${echo(pattern)}/: ${compiled.error}; escape special characters (\\( \\[ \\. \\* \\+ \\?) or use a simpler pattern`,
+		);
+	}
+	const path = await locateText(meta, deps);
+	let result: SearchResult;
+	try {
+		result = await searchFile(path, {
+			pattern,
+			contextLines: config.contextLines,
+			maxResults: config.maxResults,
+			maxLineChars: config.maxLineChars,
+			timeoutMs: config.searchTimeoutMs,
+			budgetChars: config.thresholdChars,
+			signal,
+			...deps.searchTuning,
+		});
+	} catch (error) {
+		if (error instanceof SearchEngineError) {
+			throw new QueryError(`overflow_query: the search could not run (${echo(error.message)}); read the output with lines: {start: 1} instead`);
+		}
+		throw error;
+	}
+	return formatSearchAnswer(meta, pattern, result, config);
+}
+
+/** A search answer from the engine's lines: windows merged, gaps marked, fitted into thresholdChars. */
+export function formatSearchAnswer(meta: EntryMeta, pattern: string, result: SearchResult, config: OverflowConfig): QueryAnswer {
+	const width = numberWidth(meta.totalLines);
+	const windows = groupWindows(result.lines);
+	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
+	const body: string[] = [];
+	let used = 0;
+	let shownHits = 0;
+	let lastShownHit = 0;
+	let cutByBudget = false;
+	for (const window of windows) {
+		const gap = body.length > 0 ? GAP_MARKER.length + 1 : 0;
+		let shown: ShownLines = { lines: window, formatted: window.map((line) => formatSearchLine(line, width, config.maxLineChars)) };
+		let size = sizeOf(shown.formatted) + gap;
+		if (used + size > budget) {
+			if (shownHits > 0) {
+				cutByBudget = true;
+				break;
+			}
+			// Nothing shown yet: shrink this window's lines (then drop its context) so its hits are seen.
+			shown = shrinkWindow(window, width, budget - used - gap);
+			size = sizeOf(shown.formatted) + gap;
+			cutByBudget = true;
+		}
+		if (gap > 0) body.push(GAP_MARKER);
+		body.push(...shown.formatted);
+		used += size;
+		for (const line of shown.lines) {
+			if (!line.hit) continue;
+			shownHits++;
+			lastShownHit = line.lineNumber;
+		}
+		if (cutByBudget) break;
+	}
+
+	const stopped = result.stopped;
+	const total = meta.totalLines;
+	const echoed = `/${echo(pattern)}/i`;
+	let header: string;
+	if (result.totalHits === 0) {
+		header = stopped
+			? `[pi-overflow id=${meta.id}] search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
+			: `[pi-overflow id=${meta.id}] search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
+	} else {
+		const counted = stopped ? `at least ${plural(result.totalHits, "hit line")} (the search stopped at line ${stopped.atLine} of ${total})` : `${plural(result.totalHits, "hit line")} in ${plural(total, "line")}`;
+		const shown = shownHits === result.totalHits ? "all shown" : `showing ${shownHits}`;
+		header = `[pi-overflow id=${meta.id}] search ${echoed}: ${counted}; ${shown}, with ${plural(config.contextLines, "context line")} around each (hits "N:", context "N-", gaps "${GAP_MARKER}")`;
+	}
+
+	const notes: string[] = [];
+	const notShown = result.totalHits - shownHits;
+	if (notShown > 0 && shownHits > 0) {
+		const reason = cutByBudget || result.collectionStop === "budget" ? `the answer is limited to ${config.thresholdChars} chars` : `maxResults is ${config.maxResults}`;
+		const readOn = lastShownHit < total ? `, or read on with lines: {start: ${lastShownHit + 1}}` : "";
+		notes.push(`[${shownHits} of ${result.totalHits}${stopped ? "+" : ""} hit lines shown (${reason}); the last shown is line ${lastShownHit} — narrow the pattern${readOn}]`);
+	} else if (notShown > 0) {
+		notes.push(`[${plural(result.totalHits, "hit line")} found but none could be shown; narrow the pattern]`);
+	}
+	if (stopped) {
+		const how = !stopped.terminated
+			? "the time ran out between regex steps"
+			: stopped.stepLastLine > stopped.atLine
+				? `one regex step over lines ${stopped.atLine}–${stopped.stepLastLine} was still running and was stopped`
+				: "a single regex step was still running and was stopped";
+		notes.push(
+			`[search stopped after ${Math.round(stopped.elapsedMs)} ms (searchTimeoutMs=${config.searchTimeoutMs}) at line ${stopped.atLine} of ${total}: ${how}; ${describeSearched(stopped.atLine)}. ` +
+				"The pattern is too slow for this text (nested quantifiers such as (a+)+ or (.*)* backtrack catastrophically): use a simpler pattern, e.g. a plain word or an anchored literal]",
+		);
+	}
+	const text = [header, ...body, ...notes].join("\n");
+	return {
+		text,
+		summary: { selector: "search", truncated: notShown > 0 || stopped !== null, hits: result.totalHits, shownHits, timedOut: stopped !== null },
+	};
+}
+
+/** What a stopped search covered: every line before `atLine`. */
+function describeSearched(atLine: number): string {
+	if (atLine <= 1) return "no line was searched completely";
+	return atLine === 2 ? "line 1 was searched" : `lines 1–${atLine - 1} were searched`;
+}
+
+function groupWindows(lines: readonly SearchLine[]): SearchLine[][] {
+	const windows: SearchLine[][] = [];
+	let current: SearchLine[] = [];
+	for (const line of lines) {
+		const previous = current[current.length - 1];
+		if (previous !== undefined && line.lineNumber <= previous.lineNumber) continue; // never print a line twice
+		if (previous !== undefined && line.lineNumber !== previous.lineNumber + 1) {
+			windows.push(current);
+			current = [];
+		}
+		current.push(line);
+	}
+	if (current.length > 0) windows.push(current);
+	return windows;
+}
+
+function sizeOf(lines: readonly string[]): number {
+	let size = 0;
+	for (const line of lines) size += line.length + 1;
+	return size;
+}
+
+/** What a terminal would show, except that a `\r` inside a hit line is shown (␍) rather than redrawn, so the match stays visible. */
+function renderSearchText(line: SearchLine): string {
+	return renderTerminalLine(line.hit ? line.text.replace(/\r/g, "\u240d") : line.text);
+}
+
+/** `N: text` for hits, `N- text` for context; a hit longer than maxChars is shown around its match. */
+function formatSearchLine(line: SearchLine, width: number, maxChars: number): string {
+	const fitted = fitSearchLine(line, maxChars);
+	const before = fitted.cutBefore > 0 ? `[+${fitted.cutBefore} chars] … ` : "";
+	const after = fitted.cutAfter > 0 ? ` … [+${fitted.cutAfter} chars]` : "";
+	return `${String(line.lineNumber).padStart(width, " ")}${line.hit ? ":" : "-"} ${before}${renderSearchText(fitted)}${after}`;
+}
+
+/** The line cut to at most maxChars: hits around their match, context from its start. */
+function fitSearchLine(line: SearchLine, maxChars: number): SearchLine {
+	const text = line.text;
+	if (text.length <= maxChars) return line;
+	let start = 0;
+	if (line.hit && line.matchStart >= 0) {
+		start = line.matchLength >= maxChars ? line.matchStart : line.matchStart - Math.floor((maxChars - line.matchLength) / 2);
+		start = Math.max(0, Math.min(start, text.length - maxChars));
+		const code = text.charCodeAt(start);
+		if (start > 0 && code >= 0xdc00 && code <= 0xdfff) start += 1;
+	}
+	const kept = cutChars(text.slice(start), maxChars);
+	return {
+		...line,
+		text: kept,
+		cutBefore: line.cutBefore + start,
+		cutAfter: line.cutAfter + (text.length - start - kept.length),
+		matchStart: line.matchStart - start,
+	};
+}
+
+interface ShownLines {
+	lines: readonly SearchLine[];
+	formatted: string[];
+}
+
+/** A window that does not fit in `room`: every line shorter, then only its hits, then only its first hit. */
+function shrinkWindow(window: readonly SearchLine[], width: number, room: number): ShownLines {
+	const overhead = width + 40;
+	const perLine = Math.floor(room / window.length) - overhead;
+	if (perLine >= MIN_SHRUNK_LINE_CHARS) return { lines: window, formatted: window.map((line) => formatSearchLine(line, width, perLine)) };
+	const hits = window.filter((line) => line.hit);
+	const perHit = Math.floor(room / Math.max(1, hits.length)) - overhead;
+	if (perHit >= MIN_SHRUNK_LINE_CHARS) {
+		const formatted: string[] = [];
+		hits.forEach((line, index) => {
+			if (index > 0 && line.lineNumber !== hits[index - 1]!.lineNumber + 1) formatted.push(GAP_MARKER);
+			formatted.push(formatSearchLine(line, width, perHit));
+		});
+		return { lines: hits, formatted };
+	}
+	const first = hits[0] ?? window[0]!;
+	return { lines: [first], formatted: [formatSearchLine(first, width, Math.max(MIN_SHRUNK_LINE_CHARS, room - overhead))] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// jsonPath
+
+async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryDependencies): Promise<QueryAnswer> {
+	const { config } = deps;
+	if (typeof path !== "string") throw new QueryError("overflow_query: jsonPath must be a string such as items[0].name, or $ for the whole document");
+	const parsed = parseJsonPath(path);
+	if ("error" in parsed) throw new QueryError(`overflow_query: ${parsed.error}`);
+	const text = await readJsonText(meta, deps);
+	let root: unknown;
+	try {
+		// JSON.parse of a whole stored text (at most maxEntryBytes, 32 MiB by default) is accepted: it
+		// takes a few hundred ms at that size and a few times the text in memory, released after the answer.
+		root = JSON.parse(text);
+	} catch (error) {
+		const capped = meta.truncated ? "; the stored copy had its middle left out (maxEntryBytes), so it cannot parse" : "";
+		throw new QueryError(
+			`overflow_query: the stored output of id=${meta.id} is not JSON (${describeJsonError(error, text)})${capped}; use search or lines instead`,
+		);
+	}
+	const selected = selectJsonPath(root, parsed.segments);
+	if ("error" in selected) throw new QueryError(`overflow_query: ${selected.error}`);
+	return formatJsonAnswer(meta, parsed.segments, selected.value, config);
+}
+
+async function readJsonText(meta: EntryMeta, deps: QueryDependencies): Promise<string> {
+	const { config } = deps;
+	const path = await locateText(meta, deps);
+	const handle = await open(path, "r");
+	try {
+		const { size } = await handle.stat();
+		if (size > config.maxEntryBytes) {
+			throw new QueryError(
+				`overflow_query: the stored output of id=${meta.id} is ${size} bytes, more than maxEntryBytes (${config.maxEntryBytes}) that jsonPath parses; use search or lines instead`,
+			);
+		}
+		const buffer = Buffer.alloc(size);
+		let filled = 0;
+		while (filled < size) {
+			const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+			if (bytesRead === 0) break;
+			filled += bytesRead;
+		}
+		const text = buffer.toString("utf8", 0, filled);
+		return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+	} finally {
+		await handle.close();
+	}
+}
+
+/** V8's reason, shortened, with the line and column when it names a position. */
+function describeJsonError(error: unknown, text: string): string {
+	const message = error instanceof Error ? error.message : String(error);
+	const position = /at position (\d+)/.exec(message);
+	let where = "";
+	if (position) {
+		const offset = Number(position[1]);
+		let line = 1;
+		let lineStart = 0;
+		for (let at = text.indexOf("\n"); at !== -1 && at < offset; at = text.indexOf("\n", at + 1)) {
+			line++;
+			lineStart = at + 1;
+		}
+		where = ` (line ${line}, column ${offset - lineStart + 1})`;
+	}
+	// V8 may quote the text around the error, newlines included: the message stays one line.
+	const reason = message.replace(/ \(line \d+ column \d+\)$/, "").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
+	return `${reason.length > 120 ? `${cutChars(reason, 119)}…` : reason}${where}`;
+}
+
+function describeValue(value: unknown): string {
+	if (Array.isArray(value)) return `an array of ${plural(value.length, "item")}`;
+	if (value === null) return "null";
+	if (typeof value === "object") return `an object with ${plural(Object.keys(value as object).length, "key")}`;
+	return `a ${typeof value}`;
+}
+
+function formatJsonAnswer(meta: EntryMeta, segments: readonly PathSegment[], value: unknown, config: OverflowConfig): QueryAnswer {
+	const canonical = formatPathPrefix(segments);
+	const header = `[pi-overflow id=${meta.id}] jsonPath ${echo(canonical)}: ${describeValue(value)}`;
+	const room = config.thresholdChars - header.length - NOTES_RESERVE_CHARS;
+	let printed: { text: string; totalChars: number };
+	try {
+		printed = formatJsonBounded(value, room);
+	} catch (error) {
+		if (error instanceof RangeError) {
+			throw new QueryError(`overflow_query: the value at ${echo(canonical)} is nested too deeply to print; ask for a deeper path`);
+		}
+		throw error;
+	}
+	if (printed.totalChars <= room) {
+		return { text: `${header}\n${printed.text}`, summary: { selector: "jsonPath", truncated: false, path: canonical, valueType: describeValue(value) } };
+	}
+	// Cut at a line end when one is near, so the shown part reads as whole lines.
+	let shown = printed.text;
+	const lineEnd = shown.lastIndexOf("\n");
+	if (lineEnd > shown.length * 0.8) shown = shown.slice(0, lineEnd);
+	const left = printed.totalChars - shown.length;
+	const note = `[… ${left} more chars of this value left out (it is ${printed.totalChars} chars as pretty JSON, the answer is limited to ${config.thresholdChars}); ask for a deeper path, ${suggestDeeper(segments, value)}]`;
+	return {
+		text: `${header}\n${shown}\n${note}`,
+		summary: { selector: "jsonPath", truncated: true, path: canonical, valueType: describeValue(value) },
+	};
+}
+
+function suggestDeeper(segments: readonly PathSegment[], value: unknown): string {
+	if (Array.isArray(value) && value.length > 0) {
+		return `e.g. ${echo(formatPathPrefix([...segments, 0]))} … ${echo(formatPathPrefix([...segments, value.length - 1]))}`;
+	}
+	if (typeof value === "object" && value !== null) {
+		const keys = Object.keys(value);
+		if (keys.length > 0) {
+			const listed = keys.slice(0, 5).map((key) => echo(formatPathPrefix([...segments, key]))).join(", ");
+			return `e.g. ${listed}${keys.length > 5 ? `, … (${keys.length} keys)` : ""}`;
+		}
+	}
+	return "or use search to find the part you need";
+}
+
+/**
+ * The value as JSON.stringify(value, null, 2) would print it, but holding at most `maxChars` of
+ * text: past that it only counts, so printing the root of a 32 MiB document stays small in memory.
+ */
+export function formatJsonBounded(value: unknown, maxChars: number): { text: string; totalChars: number } {
+	const parts: string[] = [];
+	let kept = 0;
+	let total = 0;
+	const write = (piece: string): void => {
+		total += piece.length;
+		if (kept >= maxChars) return;
+		const room = maxChars - kept;
+		const taken = piece.length <= room ? piece : cutChars(piece, room);
+		parts.push(taken);
+		kept += taken.length;
+	};
+	const visit = (node: unknown, indent: string): void => {
+		if (node === null || typeof node !== "object") {
+			// JSON.parse only yields strings, numbers, booleans and null here.
+			write(JSON.stringify(node) ?? "null");
+			return;
+		}
+		const inner = `${indent}  `;
+		if (Array.isArray(node)) {
+			if (node.length === 0) {
+				write("[]");
+				return;
+			}
+			write("[\n");
+			for (let index = 0; index < node.length; index++) {
+				write(inner);
+				visit(node[index], inner);
+				write(index < node.length - 1 ? ",\n" : "\n");
+			}
+			write(`${indent}]`);
+			return;
+		}
+		const keys = Object.keys(node);
+		if (keys.length === 0) {
+			write("{}");
+			return;
+		}
+		write("{\n");
+		keys.forEach((key, index) => {
+			write(`${inner}${JSON.stringify(key)}: `);
+			visit((node as Record<string, unknown>)[key], inner);
+			write(index < keys.length - 1 ? ",\n" : "\n");
+		});
+		write(`${indent}}`);
+	};
+	visit(value, "");
+	return { text: parts.join(""), totalChars: total };
 }

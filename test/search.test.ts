@@ -1,0 +1,365 @@
+import assert from "node:assert/strict";
+import { execFile, execFileSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { PROGRESS_SLOTS, SEARCH_WORKER_SOURCE, type SearchWorkerMessage } from "../src/search-worker.js";
+import { disposeSearchWorkers, prewarmSearchWorker, readSearchWorkerStats, searchFile, type SearchLine, type SearchOptions } from "../src/search.js";
+import { createTempDir } from "./helpers/tmp.js";
+
+after(() => disposeSearchWorkers());
+
+const BASE_OPTIONS: SearchOptions = {
+	pattern: "x",
+	contextLines: 2,
+	maxResults: 50,
+	maxLineChars: 500,
+	timeoutMs: 10_000,
+	budgetChars: 1_000_000_000,
+};
+
+/** Lines as the store counts them: split on \n, \r before it dropped, no line after a final \n. */
+function splitLines(text: string): string[] {
+	if (text === "") return [];
+	const lines = text.split("\n");
+	if (text.endsWith("\n")) lines.pop();
+	return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+}
+
+/** What grep -n -i -C would show, with the engine's windows and clipping: the oracle. */
+function searchReference(text: string, options: SearchOptions): { lines: SearchLine[]; totalHits: number } {
+	const lines = splitLines(text);
+	const regex = new RegExp(options.pattern, "i");
+	const hits: number[] = [];
+	lines.forEach((line, index) => {
+		if (regex.test(line)) hits.push(index);
+	});
+	const collected = hits.slice(0, options.maxResults);
+	const limit = hits[options.maxResults] ?? lines.length;
+	const shown = new Set<number>();
+	for (const hit of collected) {
+		for (let index = Math.max(0, hit - options.contextLines); index <= Math.min(lines.length - 1, hit + options.contextLines); index++) {
+			if (index < limit) shown.add(index);
+		}
+	}
+	const hitSet = new Set(collected);
+	const max = options.maxLineChars;
+	const out = [...shown].sort((a, b) => a - b).map((index): SearchLine => {
+		const line = lines[index]!;
+		if (!hitSet.has(index)) {
+			let end = Math.min(line.length, max);
+			if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
+			return { lineNumber: index + 1, text: line.slice(0, end), hit: false, cutBefore: 0, cutAfter: line.length - end, matchStart: -1, matchLength: 0 };
+		}
+		const match = regex.exec(line)!;
+		let start = 0;
+		let end = line.length;
+		if (line.length > max) {
+			start = match[0].length >= max ? match.index : match.index - Math.floor((max - match[0].length) / 2);
+			start = Math.max(0, Math.min(start, line.length - max));
+			end = start + max;
+			if (start > 0 && /[\udc00-\udfff]/.test(line[start]!)) start += 1;
+			if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
+		}
+		return {
+			lineNumber: index + 1,
+			text: line.slice(start, end),
+			hit: true,
+			cutBefore: start,
+			cutAfter: line.length - end,
+			matchStart: match.index - start,
+			matchLength: Math.max(0, Math.min(match[0].length, end - match.index)),
+		};
+	});
+	return { lines: out, totalHits: hits.length };
+}
+
+/** A deterministic pseudo-random generator (mulberry32). */
+function createRandom(seed: number): () => number {
+	let state = seed >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+function randomText(random: () => number, lineCount: number): string {
+	const alphabet = ["a", "b", "a", "b", "x", " ", "é", "😀", "\r", "A", "B"];
+	const lines: string[] = [];
+	for (let index = 0; index < lineCount; index++) {
+		const roll = random();
+		const length = roll < 0.1 ? 0 : roll < 0.95 ? Math.floor(random() * 30) : 300 + Math.floor(random() * 1500);
+		let line = "";
+		for (let k = 0; k < length; k++) line += alphabet[Math.floor(random() * alphabet.length)];
+		if (random() < 0.1) line += "\r";
+		lines.push(line);
+	}
+	return lines.join("\n") + (random() < 0.5 ? "\n" : "");
+}
+
+describe("searchFile against a line-by-line oracle", () => {
+	const patterns = ["a", "bb+", "^a", "b$", "é", "😀", "a.b", "x|é", "(?<=a)b", "a(?!b)", "^$", "x*", "\\s$", "[^ab]{3}", "a\\r?b", "^[^x]*$", "b\\nA"];
+	test("shows the same lines, windows and counts for random texts, chunk sizes and patterns", async (t) => {
+		const dir = await createTempDir(t);
+		const random = createRandom(20240601);
+		let cases = 0;
+		const chunkSizes = [37, 64, 256, 4096, 1 << 20];
+		for (let round = 0; round < 15; round++) {
+			// The 1 MiB rounds hold whole texts of several regex windows (16 KiB) each.
+			const large = chunkSizes[round % chunkSizes.length] === 1 << 20;
+			const text = randomText(random, large ? 4000 : 50 + Math.floor(random() * 400));
+			const path = join(dir, `text-${round}.txt`);
+			await writeFile(path, text);
+			for (const pattern of patterns) {
+				const options: SearchOptions = {
+					...BASE_OPTIONS,
+					pattern,
+					contextLines: Math.floor(random() * 4),
+					maxResults: 1 + Math.floor(random() * 25),
+					maxLineChars: 5 + Math.floor(random() * 60),
+					// Lines are at most ~3 KiB long here: small chunks cut them often, giant lines never occur.
+					chunkBytes: chunkSizes[round % chunkSizes.length],
+					giantLineBytes: 1 << 20,
+				};
+				const expected = searchReference(text, options);
+				const actual = await searchFile(path, options);
+				const label = `round ${round}, pattern /${pattern}/, chunk ${options.chunkBytes}`;
+				assert.equal(actual.totalHits, expected.totalHits, label);
+				assert.deepEqual(actual.lines, expected.lines, label);
+				assert.equal(actual.stopped, null);
+				assert.equal(actual.linesSearched, splitLines(text).length, label);
+				cases++;
+			}
+		}
+		t.diagnostic(`${cases} random cases agree with the oracle`);
+	});
+});
+
+describe("giant lines", () => {
+	test("finds a match in a line longer than giantLineBytes and shows it around the match", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "giant.txt");
+		const giant = `${"a".repeat(3_000_000)}NEEDLE${"b".repeat(500_000)}`;
+		await writeFile(path, `before 1\nbefore 2\n${giant}\r\nafter 1\nafter 2\nafter 3\n`);
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle", maxLineChars: 100, chunkBytes: 64 * 1024, giantLineBytes: 256 * 1024 });
+		assert.equal(result.totalHits, 1);
+		assert.deepEqual(result.lines.map((line) => [line.lineNumber, line.hit]), [[1, false], [2, false], [3, true], [4, false], [5, false]]);
+		const hit = result.lines[2]!;
+		assert.equal(hit.text.length, 100);
+		assert.equal(hit.cutBefore + hit.text.length + hit.cutAfter, giant.length);
+		assert.equal(giant.slice(hit.cutBefore, hit.cutBefore + 100), hit.text);
+		assert.equal(hit.text.slice(hit.matchStart, hit.matchStart + 6), "NEEDLE");
+	});
+
+	test("finds a match cut by a segment boundary", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "boundary.txt");
+		const chunkBytes = 64 * 1024;
+		// The giant line starts at byte 0; its first segment is 4 chunks, the next ones one chunk each.
+		const boundary = 6 * chunkBytes;
+		const giant = `${"a".repeat(boundary - 3)}NEEDLE${"b".repeat(chunkBytes * 3)}`;
+		await writeFile(path, `${giant}\nnext line\n`);
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle$|needle", maxLineChars: 50, chunkBytes, giantLineBytes: 4 * chunkBytes });
+		assert.equal(result.totalHits, 1);
+		const hit = result.lines.find((line) => line.hit)!;
+		assert.equal(hit.lineNumber, 1);
+		assert.equal(hit.text.slice(hit.matchStart, hit.matchStart + 6), "NEEDLE");
+		assert.equal(hit.cutBefore + hit.matchStart, boundary - 3);
+		assert.equal(result.linesSearched, 2);
+	});
+
+	test("shows a giant line as context with its length counted", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "context.txt");
+		const giant = "é".repeat(400_000);
+		await writeFile(path, `${giant}\nerror here\n${giant}`);
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "error", maxLineChars: 10, chunkBytes: 16 * 1024, giantLineBytes: 64 * 1024 });
+		assert.deepEqual(
+			result.lines.map((line) => [line.lineNumber, line.hit, line.text, line.cutAfter]),
+			[[1, false, "é".repeat(10), 399_990], [2, true, "error here", 0], [3, false, "é".repeat(10), 399_990]],
+		);
+		assert.equal(result.linesSearched, 3);
+	});
+});
+
+describe("time bound and workers", () => {
+	const catastrophic = `${Array.from({ length: 20 }, (_, index) => `ok ${index + 1}`).join("\n")}\n${Array.from({ length: 3000 }, () => `${"a".repeat(36)}!`).join("\n")}\n`;
+
+	test("terminates a runaway regex step at the deadline and keeps the main thread responsive", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "runaway.txt");
+		await writeFile(path, catastrophic);
+		let ticks = 0;
+		const interval = setInterval(() => ticks++, 5);
+		const began = performance.now();
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 1\\d$|(a+)+$", timeoutMs: 400 });
+		const elapsed = performance.now() - began;
+		clearInterval(interval);
+		t.diagnostic(`runaway search answered after ${elapsed.toFixed(0)} ms (timeout 400 ms), ${ticks} timer ticks meanwhile`);
+		assert.ok(elapsed < 400 + 1000);
+		assert.ok(ticks >= 20, `${ticks} ticks`);
+		assert.equal(result.stopped?.terminated, true);
+		assert.equal(result.stopped?.atLine, 20);
+		assert.deepEqual(result.lines.filter((line) => line.hit).map((line) => line.lineNumber), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+		assert.equal(result.totalHits, 10);
+		assert.equal(result.linesSearched, 19);
+	});
+
+	test("stops between regex steps when time runs out, saying where", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "slow.txt");
+		// Each line is slow (quadratic backtracking) but finishes: the worker stops by itself.
+		await writeFile(path, Array.from({ length: 200_000 }, () => "a".repeat(300)).join("\n"));
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "(?=a)a{200}b", timeoutMs: 200 });
+		assert.ok(result.stopped !== null);
+		assert.equal(result.stopped.terminated, false);
+		assert.ok(result.stopped.atLine > 1 && result.stopped.atLine < 200_000, String(result.stopped.atLine));
+		assert.equal(result.linesSearched, result.stopped.atLine - 1);
+	});
+
+	test("reuses a warm worker and replaces a terminated one", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "warm.txt");
+		await writeFile(path, catastrophic);
+		await searchFile(path, { ...BASE_OPTIONS, pattern: "ok" });
+		const started = readSearchWorkerStats().started;
+		const times: number[] = [];
+		for (let round = 0; round < 5; round++) {
+			const began = performance.now();
+			const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" });
+			times.push(performance.now() - began);
+			assert.equal(result.totalHits, 1);
+		}
+		assert.equal(readSearchWorkerStats().started, started, "no new worker for sequential searches");
+		await disposeSearchWorkers();
+		assert.equal(readSearchWorkerStats().idle, 0);
+		let began = performance.now();
+		await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" });
+		const coldMs = performance.now() - began;
+		t.diagnostic(`search of a 115 KB file: cold (worker start) ${coldMs.toFixed(1)} ms, warm median ${times.sort((a, b) => a - b)[2]!.toFixed(2)} ms`);
+		await searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 100 });
+		began = performance.now();
+		const after = await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" });
+		assert.equal(after.totalHits, 1);
+		assert.equal(readSearchWorkerStats().started, started + 2, "a fresh worker after the terminated one");
+		assert.deepEqual({ busy: readSearchWorkerStats().busy }, { busy: 0 });
+		await disposeSearchWorkers();
+		prewarmSearchWorker();
+		assert.deepEqual(readSearchWorkerStats(), { started: started + 3, idle: 1, busy: 0 });
+		assert.equal((await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" })).totalHits, 1);
+		assert.equal(readSearchWorkerStats().started, started + 3, "the prewarmed worker served the search");
+	});
+
+	test("runs concurrent searches on separate workers", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "concurrent.txt");
+		await writeFile(path, catastrophic);
+		const results = await Promise.all(Array.from({ length: 6 }, (_, index) => searchFile(path, { ...BASE_OPTIONS, pattern: `^ok ${index + 1}$` })));
+		results.forEach((result, index) => assert.deepEqual(result.lines.find((line) => line.hit)?.lineNumber, index + 1));
+		assert.ok(readSearchWorkerStats().idle <= 1);
+	});
+
+	test("rejects when the signal aborts, without waiting for the regex", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "abort.txt");
+		await writeFile(path, catastrophic);
+		const controller = new AbortController();
+		setTimeout(() => controller.abort(), 50);
+		const began = performance.now();
+		await assert.rejects(searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 5000, signal: controller.signal }), { name: "AbortError" });
+		assert.ok(performance.now() - began < 1000);
+	});
+
+	test("runs the worker source in a plain node process, without tsx", async (t) => {
+		const dir = await createTempDir(t);
+		const textPath = join(dir, "plain.txt");
+		await writeFile(textPath, "one\ntwo error\nthree\n");
+		const sourcePath = join(dir, "worker-source.js");
+		await writeFile(sourcePath, SEARCH_WORKER_SOURCE);
+		const driver = `
+			const { Worker, MessageChannel } = require("node:worker_threads");
+			const { readFileSync } = require("node:fs");
+			const { port1, port2 } = new MessageChannel();
+			const progress = new SharedArrayBuffer(${PROGRESS_SLOTS * 8});
+			const worker = new Worker(readFileSync(${JSON.stringify(sourcePath)}, "utf8"), { eval: true, workerData: { port: port2, progress }, transferList: [port2] });
+			const lines = [];
+			port1.on("message", (message) => {
+				if (message.type === "lines") lines.push(...message.lines);
+				else { console.log(JSON.stringify({ done: message, lines, execArgv: process.execArgv })); worker.terminate(); port1.close(); }
+			});
+			port1.postMessage({ type: "search", id: 7, path: ${JSON.stringify(textPath)}, pattern: "ERROR", contextLines: 1, maxResults: 10, maxLineChars: 100,
+				budgetChars: 100000, deadline: Date.now() + 5000, chunkBytes: 1048576, giantLineBytes: 8388608 });
+		`;
+		const { stdout } = await promisify(execFile)(process.execPath, ["-e", driver], { env: { ...process.env, NODE_OPTIONS: "" } });
+		const reply = JSON.parse(stdout) as { done: Extract<SearchWorkerMessage, { type: "done" }>; lines: Array<{ n: number; hit: boolean; text: string }>; execArgv: string[] };
+		assert.ok(!reply.execArgv.some((arg) => arg.includes("tsx") || arg.includes("--import") || arg.includes("--loader")), reply.execArgv.join(" "));
+		assert.equal(reply.done.totalHits, 1);
+		assert.equal(reply.done.linesSearched, 3);
+		assert.deepEqual(reply.lines.map((line) => [line.n, line.hit, line.text]), [[1, false, "one"], [2, true, "two error"], [3, false, "three"]]);
+	});
+});
+
+describe("speed", () => {
+	test("searches a 32 MiB file about as fast as grep -n -i -E -C2", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "big.txt");
+		const words = ["compiling module", "info: request served in 12ms", "debug: cache hit for key", "warning: deprecated API used", "GET /api/v1/items 200"];
+		const parts: string[] = [];
+		let size = 0;
+		for (let index = 1; size < 32 * 1024 * 1024; index++) {
+			const line = index % 997 === 0 ? `error: something failed at step ${index}` : `${words[index % 5]} #${index} path=/usr/lib/x86_64/lib${index % 100}.so`;
+			parts.push(line);
+			size += line.length + 1;
+		}
+		await writeFile(path, `${parts.join("\n")}\n`);
+		const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+		let grepAvailable = true;
+		try {
+			execFileSync("grep", ["--version"], { stdio: "ignore" });
+		} catch {
+			grepAvailable = false;
+		}
+		const report: string[] = [];
+		for (const pattern of ["error", "fail(ed|ure)", "zzzz-not-there"]) {
+			const ours: number[] = [];
+			const theirs: number[] = [];
+			let hits = 0;
+			for (let round = 0; round < 5; round++) {
+				let began = performance.now();
+				const result = await searchFile(path, { ...BASE_OPTIONS, pattern, budgetChars: 24_000 });
+				ours.push(performance.now() - began);
+				hits = result.totalHits;
+				if (!grepAvailable) continue;
+				began = performance.now();
+				await promisify(execFile)("grep", ["-n", "-i", "-E", "-C2", pattern, path], { maxBuffer: 1 << 28 }).catch(() => undefined);
+				theirs.push(performance.now() - began);
+			}
+			assert.equal(hits, pattern === "zzzz-not-there" ? 0 : Math.floor(parts.length / 997));
+			const ratio = grepAvailable ? ` vs grep ${median(theirs).toFixed(1)} ms (ratio ${(median(ours) / median(theirs)).toFixed(2)})` : "";
+			report.push(`/${pattern}/: ${median(ours).toFixed(1)} ms${ratio}`);
+			assert.ok(median(ours) < 2000, `${pattern}: ${median(ours)} ms`);
+		}
+		t.diagnostic(`search of ${size} bytes, ${parts.length} lines (median of 5): ${report.join("; ")}`);
+	});
+});
+
+describe("shutdown", () => {
+	test("disposeSearchWorkers ends a running search at once with an error", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "shutdown.txt");
+		await writeFile(path, `${"a".repeat(40)}!\n`.repeat(100));
+		const running = searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 10_000 });
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		const began = performance.now();
+		await disposeSearchWorkers();
+		await assert.rejects(running, { name: "SearchEngineError" });
+		assert.ok(performance.now() - began < 1000);
+		assert.deepEqual(readSearchWorkerStats().busy, 0);
+		const after = await searchFile(path, { ...BASE_OPTIONS, pattern: "!$" });
+		assert.equal(after.totalHits, 100);
+	});
+});
