@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { boundToolResult } from "./bound.js";
 import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
+import { disposeSearchWorkers } from "./search.js";
 import { findStash } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store.js";
 import { registerQueryTool } from "./tool.js";
@@ -84,6 +85,9 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				return undefined; // boundToolResult does not throw; this guards the wiring itself
 			}
 		});
+
+		// A search still running fails at once instead of waiting for its deadline.
+		pi.on("session_shutdown", () => disposeSearchWorkers());
 
 		registerQueryTool(pi, { config, store });
 	};
