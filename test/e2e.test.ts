@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { numberedLog, TINY_PNG } from "./fixtures/ext/tools.js";
-import { CAPTURE_PATH, CUTTER_PATH, INDEX_PATH, REPO_ROOT, resultText, runPi, TEST_TOOLS_PATH } from "./helpers/pi.js";
+import { CAPTURE_PATH, CUTTER_PATH, INDEX_PATH, resultText, runPi, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const THRESHOLD = 24_000;
@@ -47,24 +47,6 @@ function overflowOf(details: unknown): { id?: string; totalLines: number; totalB
 	const overflow = (details as { overflow?: unknown }).overflow;
 	assert.ok(overflow && typeof overflow === "object", "details.overflow is set");
 	return overflow as ReturnType<typeof overflowOf>;
-}
-
-/** A stage-2 entry file with an injected config, for tests that need non-default settings. */
-function writeConfiguredIndex(dir: string, configText: string): string {
-	const path = join(dir, "overflow-configured.ts");
-	writeFileSync(
-		path,
-		[
-			`import { getAgentDir } from "@mariozechner/pi-coding-agent";`,
-			`import { parseConfig } from ${JSON.stringify(join(REPO_ROOT, "src", "config.ts"))};`,
-			`import { createOverflowExtension } from ${JSON.stringify(join(REPO_ROOT, "src", "extension.ts"))};`,
-			`import { resolveStoreRoot } from ${JSON.stringify(join(REPO_ROOT, "src", "store.ts"))};`,
-			`export default function (pi: any) {`,
-			`  createOverflowExtension({ config: parseConfig(${JSON.stringify(configText)}), configPath: "test-config.json", storeRoot: resolveStoreRoot(getAgentDir()) })(pi);`,
-			`}`,
-		].join("\n"),
-	);
-	return path;
 }
 
 test("real bash running seq 1 300000: Pi's cut text is kept, the marker is appended and the whole output is stored", async (t) => {

@@ -13,6 +13,7 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -91,4 +92,22 @@ export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 		if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
 		else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
 	}
+}
+
+/** A stage-2 entry file with an injected config, for tests that need non-default settings. */
+export function writeConfiguredIndex(dir: string, configText: string): string {
+	const path = join(dir, "overflow-configured.ts");
+	writeFileSync(
+		path,
+		[
+			`import { getAgentDir } from "@mariozechner/pi-coding-agent";`,
+			`import { parseConfig } from ${JSON.stringify(join(REPO_ROOT, "src", "config.ts"))};`,
+			`import { createOverflowExtension } from ${JSON.stringify(join(REPO_ROOT, "src", "extension.ts"))};`,
+			`import { resolveStoreRoot } from ${JSON.stringify(join(REPO_ROOT, "src", "store.ts"))};`,
+			`export default function (pi: any) {`,
+			`  createOverflowExtension({ config: parseConfig(${JSON.stringify(configText)}), configPath: "test-config.json", storeRoot: resolveStoreRoot(getAgentDir()) })(pi);`,
+			`}`,
+		].join("\n"),
+	);
+	return path;
 }
