@@ -330,10 +330,28 @@ function createTempName(id: string): string {
   return `.${id}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
 }
 
-// Paths this process is writing right now, across all store instances: housekeeping (ours or a
-// second instance's) never removes them, whatever the clock says.
-const activeTempPaths = new Set<string>();
-const activeCommitPaths = new Set<string>();
+// Paths this process is writing right now, across all store instances and module instances (Pi
+// loads each extension file, and each /reload, as its own module instance, so the sets live under a
+// global key like the stash): housekeeping never removes them, whatever the clock says. A temp file
+// named with this process's pid that is in neither set was abandoned (its cleanup unlink failed)
+// and is stale at once.
+const ACTIVE_PATHS_KEY = Symbol.for("my-pi.pi-overflow.store-active-paths.v1");
+
+interface ActivePaths {
+  temps: Set<string>;
+  commits: Set<string>;
+}
+
+function findActivePaths(): ActivePaths {
+  const holder = globalThis as typeof globalThis & { [ACTIVE_PATHS_KEY]?: unknown };
+  const existing = holder[ACTIVE_PATHS_KEY] as Partial<ActivePaths> | undefined;
+  if (existing?.temps instanceof Set && existing.commits instanceof Set) return existing as ActivePaths;
+  const created: ActivePaths = { temps: new Set(), commits: new Set() };
+  holder[ACTIVE_PATHS_KEY] = created;
+  return created;
+}
+
+const { temps: activeTempPaths, commits: activeCommitPaths } = findActivePaths();
 
 export class OverflowStore {
   /** Absolute, normalised. */
@@ -505,7 +523,8 @@ export class OverflowStore {
       if (stats === undefined) return;
       let alive = pidAlive.get(pid);
       if (alive === undefined) {
-        alive = isProcessAlive(pid);
+        // Our own pid: no writer of this process holds the file (checked above), so it was abandoned.
+        alive = pid !== process.pid && isProcessAlive(pid);
         pidAlive.set(pid, alive);
       }
       if (alive && now - stats.mtimeMs <= DEFAULT_STALE_TEMP_MS) return;
@@ -809,8 +828,15 @@ class TempEntryWriter implements EntryWriter {
 async function openTempFile(fs: StoreFs, prefix: string, id: string): Promise<{ handle: StoreFileHandle; path: string }> {
   const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fs.constants;
   const path = prefix + createTempName(id);
-  const handle = await fs.open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, DEFAULT_FILE_MODE);
+  // Marked active before it exists: housekeeping treats a file of this pid that is not marked as abandoned.
   activeTempPaths.add(path);
+  let handle: StoreFileHandle;
+  try {
+    handle = await fs.open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, DEFAULT_FILE_MODE);
+  } catch (error) {
+    activeTempPaths.delete(path);
+    throw error;
+  }
   try {
     // open's mode is filtered by the umask; fchmod makes it exactly 0600 whatever the umask.
     await handle.chmod(DEFAULT_FILE_MODE);

@@ -1,0 +1,31 @@
+// Child process of test/robust-paths.test.ts, run as an unprivileged user (root reads every file,
+// so an unreadable spill file can only be tested from another uid). Usage:
+// node --import tsx robust-unreadable-child.ts <storeRoot> <spillPath> <stash|current>
+// Bounds one result whose details name the spill file and prints one JSON line: the view, the
+// overflow details, the stored metadata and how long it took.
+
+import { boundToolResult } from "../../src/bound.js";
+import { createDefaultConfig } from "../../src/config.js";
+import type { Stash } from "../../src/stash.js";
+import { OverflowStore } from "../../src/store.js";
+import { numberedLog } from "../fixtures/ext/tools.js";
+
+const [root, spillPath, fallback] = process.argv.slice(2);
+const original = numberedLog(20_000, { 19_990: "error: only in the original" });
+const current = original.slice(-30_000);
+const stash: Stash = { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
+if (fallback === "stash") {
+	stash.entries.set("call-unreadable", { toolCallId: "call-unreadable", toolName: "bash", text: original });
+	stash.totalChars = original.length;
+}
+const store = new OverflowStore({ root });
+const started = performance.now();
+const patch = await boundToolResult(
+	{ toolName: "bash", toolCallId: "call-unreadable", content: [{ type: "text", text: current }], details: { fullOutputPath: spillPath } },
+	{ config: createDefaultConfig(), store, sessionId: "robust-paths", stash },
+);
+const ms = performance.now() - started;
+const overflow = (patch?.details as { overflow?: { id?: string } } | undefined)?.overflow;
+const meta = overflow?.id ? await store.readMeta(overflow.id) : undefined;
+const text = patch?.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
+process.stdout.write(`${JSON.stringify({ uid: process.getuid?.(), text, overflow, meta, ms })}\n`);
