@@ -127,11 +127,17 @@ async function resolveOriginal(current: string, stashedText: string | undefined,
 	if (spill !== undefined) {
 		const opened = await openSpillFile(spill.path);
 		if (opened.ok) {
-			if (spill.mustEndWith === undefined || (await sourceEndsWith(opened.source, spill.mustEndWith))) {
+			// A spill file no longer than the text the model already has was not cut (Pi writes one
+			// whenever raw output passes 50 KB, even when stripping escapes brought it back under).
+			if (opened.source.size <= Buffer.byteLength(current, "utf8")) {
+				await opened.source.close();
+				note = "spill file is not longer than the result; not used";
+			} else if (spill.mustEndWith === undefined || (await sourceEndsWith(opened.source, spill.mustEndWith))) {
 				return { source: opened.source, kind: "spill-file" };
+			} else {
+				await opened.source.close();
+				note = "spill file named in the output does not match it; not used";
 			}
-			await opened.source.close();
-			note = "spill file named in the output does not match it; not used";
 		} else {
 			note = opened.reason;
 		}

@@ -28,6 +28,10 @@ const STRONG_SIGNAL =
 // escapes. Linear, and never matches a newline, so stripping a block keeps its lines in place.
 const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
 const ERASE_LINE_PATTERN = /^\x1b\[[012]?K/;
+// What is left of an escape sequence cut at the end of a kept piece, or at its start (the tail of a
+// CSI sequence, recognised only when another escape follows, so visible text is never dropped).
+const PARTIAL_ESCAPE_AT_END = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b\n]*)?$/;
+const PARTIAL_ESCAPE_AT_START = /^\[?[0-?]*[ -/]*[@-~](?=\x1b)/;
 // C0 controls other than tab, and DEL: shown as U+FFFD so the view stays one line per line.
 const CONTROL_PATTERN = /[\x00-\x08\x0b-\x1f\x7f]/g;
 
@@ -551,8 +555,9 @@ export class LineScanner {
 	 */
 	private makeGiantLine(lineNumber: number, pending: PendingLine): [ScannedLine, boolean] {
 		const ends = pending.ends();
-		const start = ends.start;
-		const end = stripLineEnd(ends.end);
+		// The kept ends are cut at arbitrary bytes: drop an escape sequence cut in two at either cut.
+		const start = ends.start.replace(PARTIAL_ESCAPE_AT_END, "");
+		const end = stripLineEnd(ends.end).replace(PARTIAL_ESCAPE_AT_START, "");
 		const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
 		const atStart = this.isSignal(start);
 		const atEnd = !atStart && this.isSignal(end);
@@ -566,7 +571,13 @@ export class LineScanner {
 			const text = detach(keepEnd(renderTerminalLine(end), this.keepChars));
 			return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, true];
 		}
-		const text = detach(keepStart(renderTerminalLine(start), this.keepChars));
+		const shownStart = renderTerminalLine(start);
+		if (shownStart.trim() === "") {
+			// Nothing visible in its first 64 KiB (an escape flood): show its end instead.
+			const text = detach(keepEnd(renderTerminalLine(end), this.keepChars));
+			return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, atStart];
+		}
+		const text = detach(keepStart(shownStart, this.keepChars));
 		return [{ lineNumber, text, totalChars, partial: true }, atStart];
 	}
 }
