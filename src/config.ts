@@ -7,6 +7,7 @@
 
 import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from "node:fs";
 import { parseTree, getNodeValue, printParseErrorCode, stripComments, type Node, type ParseError } from "jsonc-parser";
+import { findBacktrackingRisk } from "./regex-safety.js";
 import { DEFAULT_SIGNAL_PATTERN } from "./signals.js";
 
 const MIB_BYTES = 1024 * 1024;
@@ -326,6 +327,9 @@ function compileSignalPattern(value: unknown): { regex: RegExp } | { error: stri
   }
   // A pattern that matches the empty string matches every line, so everything would be a signal.
   if (regex.test("")) return { error: "it matches an empty line, so every line would be a signal" };
+  // It runs on every line of every large result, on Pi's main thread: no catastrophic backtracking.
+  const risk = findBacktrackingRisk(value);
+  if (risk) return { error: `${risk}; rewrite it without nested or stacked quantifiers` };
   return { regex };
 }
 

@@ -11,6 +11,12 @@ import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER } from "./signals.js";
 
 /** Bytes kept from each end of a line too long to hold whole; longer lines are "giant". */
 export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
+/**
+ * Longest the search for signal lines may take in one scan. A configured signalPattern that is
+ * slow (not catastrophic: config refuses those) stops being applied after it; head, tail and totals
+ * are still complete, and the view says where the search stopped.
+ */
+export const SIGNAL_SCAN_BUDGET_MS = 2000;
 /** Distinct signal texts remembered for deduplication. */
 const MAX_DISTINCT_SIGNALS = 10_000;
 /** Characters of a signal line used as its deduplication key. */
@@ -74,6 +80,8 @@ export interface ScanResult {
 	signals: SignalLine[];
 	/** Lines that matched the signal pattern in all (repeats, head and tail included). */
 	signalMatches: number;
+	/** Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up. */
+	signalSearchStopped?: { atLine: number; afterMs: number };
 }
 
 /**
@@ -273,6 +281,8 @@ export class LineScanner {
 	private readonly strong: SpreadSample<Candidate>;
 	private readonly weak: SpreadSample<Candidate>;
 	private signalMatches = 0;
+	private signalMs = 0;
+	private signalStopped: { atLine: number; afterMs: number } | undefined;
 	private ended = false;
 
 	constructor(options: ScanOptions) {
@@ -329,6 +339,7 @@ export class LineScanner {
 			tail: this.tail,
 			signals,
 			signalMatches: this.signalMatches,
+			...(this.signalStopped ? { signalSearchStopped: this.signalStopped } : {}),
 		};
 	}
 
@@ -378,7 +389,8 @@ export class LineScanner {
 			lineNumber++;
 		}
 
-		if (this.options.maxSignalLines > 0 && cursor < raw.length) {
+		if (this.options.maxSignalLines > 0 && !this.signalStopped && cursor < raw.length) {
+			const started = performance.now();
 			if (this.prefilter) {
 				this.findCandidates(this.prefilter, raw, decode, cursor, lineNumber);
 			} else if (!raw.includes("\x1b", cursor) && isAscii(bytes.subarray(start + cursor, end))) {
@@ -387,6 +399,7 @@ export class LineScanner {
 			} else {
 				this.findSignals(decode(cursor, raw.length), 0, lineNumber);
 			}
+			this.chargeSignalTime(started, firstLine + lines - 1);
 		}
 
 		// Tail: the block's last lines replace the oldest ones of the previous tail.
@@ -463,7 +476,13 @@ export class LineScanner {
 
 	/** Is the line (without its line ending) a signal line? Tested with its ANSI escapes removed. */
 	private isSignal(line: string): boolean {
-		return this.options.maxSignalLines > 0 && this.lineRegex.test(stripAnsi(line));
+		return this.options.maxSignalLines > 0 && !this.signalStopped && this.lineRegex.test(stripAnsi(line));
+	}
+
+	/** Adds the time of one signal pass; past the budget, signal lines are no longer looked for. */
+	private chargeSignalTime(started: number, lastLine: number): void {
+		this.signalMs += performance.now() - started;
+		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS) this.signalStopped = { atLine: lastLine, afterMs: Math.round(this.signalMs) };
 	}
 
 	private makeLine(lineNumber: number, raw: string): ScannedLine {

@@ -159,7 +159,10 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 		if (droppedTail > 0) notes.push(`${droppedTail} tail`);
 		const dropped = notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
 		const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
-		return `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
+		const stopped = scan.signalSearchStopped
+			? `; signal search stopped after line ${scan.signalSearchStopped.atLine} (${scan.signalSearchStopped.afterMs} ms: signalPattern too slow)`
+			: "";
+		return `  ... ${plural(omitted, "line")} omitted${found}${stopped}${dropped} ...`;
 	};
 	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
 	const noticeReserve =

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { type ConfigResult, createDefaultConfig, loadConfig, MAX_SIGNAL_PATTERN_CHARS, type OverflowConfig, parseConfig } from "../src/config.js";
+import { findBacktrackingRisk } from "../src/regex-safety.js";
 import { pickCount } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -45,7 +46,8 @@ function isAllowedNumber(value: unknown, rule: { integer: boolean; min: number; 
 function isValidPattern(value: unknown): value is string {
 	if (typeof value !== "string" || value.length === 0 || value.length > MAX_SIGNAL_PATTERN_CHARS) return false;
 	try {
-		return !new RegExp(value, "i").test("");
+		// Documented rule: compiles, does not match an empty line, cannot backtrack catastrophically.
+		return !new RegExp(value, "i").test("") && findBacktrackingRisk(value) === undefined;
 	} catch {
 		return false;
 	}
