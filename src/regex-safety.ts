@@ -70,3 +70,39 @@ export function findBacktrackingRisk(source: string): string | undefined {
 	}
 	return undefined;
 }
+
+/**
+ * True when the pattern finds the same lines in UTF-8 text viewed as Latin-1 (one character per
+ * byte) as in the decoded text: its source is ASCII and nothing in it can match a non-ASCII
+ * character — no `.`, no negated class, no `\s \S \W \D`, no `\p`, `\u` or `\x80`-and-above. Then
+ * every character a match consumes is ASCII, ASCII bytes are the same in both views, and the bytes
+ * of a multi-byte character (all ≥ 0x80) can match nothing; case-insensitive matching without the
+ * `u` flag never folds a non-ASCII character to an ASCII one. Conservative: `false` only costs speed.
+ */
+export function isByteSafePattern(source: string): boolean {
+	for (let i = 0; i < source.length; i++) if (source.charCodeAt(i) > 0x7f) return false;
+	let inClass = false;
+	for (let i = 0; i < source.length; i++) {
+		const char = source[i];
+		if (char === "\\") {
+			const next = source[i + 1] ?? "";
+			if ("sSWDpPu".includes(next)) return false;
+			if (next === "x" && /^[89a-f]/i.test(source[i + 2] ?? "")) return false;
+			if (next === "c") return false;
+			i++;
+			continue;
+		}
+		if (inClass) {
+			if (char === "]") inClass = false;
+			continue;
+		}
+		if (char === "[") {
+			if (source[i + 1] === "^") return false;
+			inClass = true;
+			if (source[i + 1] === "]") i++;
+			continue;
+		}
+		if (char === ".") return false;
+	}
+	return true;
+}

@@ -7,7 +7,13 @@
 // pass, newlines counted with indexOf); only the lines that are kept get decoded on their own.
 
 import { isAscii } from "node:buffer";
+import { isByteSafePattern } from "./regex-safety.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER } from "./signals.js";
+
+/** U+2028 or U+2029 (as UTF-8 bytes in a Latin-1 view): line terminators for `^`/`$` only when decoded. */
+function hasUnicodeLineSeparator(raw: string, from: number): boolean {
+	return raw.includes("\xe2\x80\xa8", from) || raw.includes("\xe2\x80\xa9", from);
+}
 
 /** Bytes kept from each end of a line too long to hold whole; longer lines are "giant". */
 export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
@@ -265,6 +271,8 @@ export class LineScanner {
 	private readonly options: ScanOptions;
 	private readonly blockRegex: RegExp;
 	private readonly lineRegex: RegExp;
+	/** The signal pattern matches alike in UTF-8 and its Latin-1 view (see isByteSafePattern). */
+	private readonly byteSafe: boolean;
 	/** Cheap first pass for the default pattern (see DEFAULT_SIGNAL_PREFILTER), else undefined. */
 	private readonly prefilter: RegExp | undefined;
 	private readonly keepChars: number;
@@ -290,6 +298,7 @@ export class LineScanner {
 		const flags = options.signalRegex.flags.replace(/[gmy]/g, "");
 		this.blockRegex = new RegExp(options.signalRegex.source, `${flags}gm`);
 		this.lineRegex = new RegExp(options.signalRegex.source, `${flags}m`);
+		this.byteSafe = isByteSafePattern(options.signalRegex.source);
 		this.prefilter =
 			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i")
 				? new RegExp(DEFAULT_SIGNAL_PREFILTER, "gi")
@@ -393,8 +402,9 @@ export class LineScanner {
 			const started = performance.now();
 			if (this.prefilter) {
 				this.findCandidates(this.prefilter, raw, decode, cursor, lineNumber);
-			} else if (!raw.includes("\x1b", cursor) && isAscii(bytes.subarray(start + cursor, end))) {
-				// Pure ASCII without escapes: Latin-1 and UTF-8 are the same text.
+			} else if (!raw.includes("\x1b", cursor) && (this.byteSafe ? !hasUnicodeLineSeparator(raw, cursor) : isAscii(bytes.subarray(start + cursor, end)))) {
+				// Pure ASCII, or a pattern that matches alike in both views (isByteSafePattern), and no
+				// escapes: the Latin-1 view finds exactly the lines the decoded text would.
 				this.findCandidates(this.blockRegex, raw, decode, cursor, lineNumber);
 			} else {
 				this.findSignals(decode(cursor, raw.length), 0, lineNumber);

@@ -72,3 +72,18 @@ test("a custom pattern on pure-ASCII blocks gives the same result as on the same
 	);
 	assert.equal(mixed.signalMatches, ascii.signalMatches);
 });
+
+test("a byte-safe custom pattern finds the same signals through the Latin-1 view as through the exact path", () => {
+	// `[e]rror` is not the default pattern's source, and byte-safe; wrapping it in `(?:.|)` makes it unsafe.
+	const fast = /\b[e]rror\b|^fatal|\bpanicked\b|\d+ failed/i;
+	const exact = new RegExp(`(?:${fast.source})(?:.|)`, "i");
+	for (const fixture of loadRealFixtures()) {
+		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
+		const a = scan(bytes, fast);
+		const b = scan(bytes, exact);
+		assert.deepEqual(a.signals.map((line) => line.lineNumber), b.signals.map((line) => line.lineNumber), fixture.name);
+		assert.equal(a.signalMatches, b.signalMatches, fixture.name);
+	}
+	const withSeparator = Buffer.from(`${"x\n".repeat(100)}ok\u2028fatal here\nfatal: real\n`);
+	assert.deepEqual(scan(withSeparator, fast).signals.map((line) => line.lineNumber), scan(withSeparator, exact).signals.map((line) => line.lineNumber));
+});

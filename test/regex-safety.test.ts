@@ -55,3 +55,23 @@ test("a slow signalPattern stops being applied after the scan budget, and the vi
 	const view = buildView(scan, { ...createDefaultConfig(), signalRegex: slow, id: "0123456789ab", toolName: "bash" });
 	assert.match(view, /signal search stopped after line \d+ \(\d+ ms: signalPattern too slow\)/);
 });
+
+test("byte-safe patterns find the same lines in UTF-8 viewed as Latin-1 as in the decoded text", async () => {
+	const { isByteSafePattern } = await import("../src/regex-safety.js");
+	const fc = (await import("fast-check")).default;
+	for (const pattern of ["error|fail", "sk_flags", "^\\s*x", "a.b", "[^x]y", "\\Wz", "é", "\\u00e9", "\\xe9", "\\x41"]) {
+		const expected = ["error|fail", "sk_flags", "\\x41"].includes(pattern);
+		assert.equal(isByteSafePattern(pattern), expected, pattern);
+	}
+	const safePatterns = ["error", "^e\\w+r", "(?:fail|err)[:=] *[1-9]", "\\bok\\b", "[a-z]{3}!", "x$", "a\\d+b", "(ab)\\1"];
+	const pieces = ["error", "ERR", "fail: 3", "ok", "x", "é", "日本", "🚀", "\u2028", "\u00a0", " ", "!", "ab", "a1b", "\r", "\t"];
+	fc.assert(
+		fc.property(fc.constantFrom(...safePatterns), fc.array(fc.constantFrom(...pieces), { maxLength: 8 }), (pattern, parts) => {
+			assert.ok(isByteSafePattern(pattern));
+			const line = parts.join("");
+			const regex = new RegExp(pattern, "i");
+			assert.equal(regex.test(Buffer.from(line, "utf8").toString("latin1")), regex.test(line), `${pattern} on ${JSON.stringify(line)}`);
+		}),
+		{ numRuns: 5000 },
+	);
+});
