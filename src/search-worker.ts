@@ -33,6 +33,11 @@ export interface SearchWorkerRequest {
 	deadline: number;
 	chunkBytes: number;
 	giantLineBytes: number;
+	/**
+	 * The pattern matches alike in UTF-8 and its Latin-1 view (isByteSafePattern): chunks are then
+	 * searched as Latin-1 (no decoding; one-byte strings) and only shown lines are decoded.
+	 */
+	latin1: boolean;
 }
 
 /** A shown line, as the worker sends it: raw stored text (not rendered), possibly a window of the line. */
@@ -163,7 +168,17 @@ function runSearch(request) {
 		return raw.slice(0, end);
 	}
 
-	function contextRecord(n, raw) {
+	// Lines cut from a Latin-1 view are decoded as UTF-8 only when they are shown.
+	function decodeShown(raw) {
+		return request.latin1 ? Buffer.from(raw, "latin1").toString("utf8") : raw;
+	}
+
+	function contextRecord(n, viewText) {
+		return decodedContextRecord(n, decodeShown(viewText));
+	}
+
+	// A context line whose text is already decoded (giant lines go through a UTF-8 decoder).
+	function decodedContextRecord(n, raw) {
 		const text = clipHead(raw);
 		return { n: n, text: text, hit: false, cutBefore: 0, cutAfter: raw.length - text.length, matchStart: -1, matchLength: 0 };
 	}
@@ -249,7 +264,14 @@ function runSearch(request) {
 		}
 		flushAfter(text, n - 1);
 		emitBefore(text, textBase, lineStart, n);
-		emit(hitRecord(n, text.slice(lineStart, contentEnd), matchStart, matchLength, 0, 0));
+		if (request.latin1) {
+			// Offsets in the Latin-1 view are bytes: find the match again in the decoded line.
+			const line = decodeShown(text.slice(lineStart, contentEnd));
+			const own = lineRegex.exec(line);
+			emit(hitRecord(n, line, own === null ? 0 : own.index, own === null ? 0 : own[0].length, 0, 0));
+		} else {
+			emit(hitRecord(n, text.slice(lineStart, contentEnd), matchStart, matchLength, 0, 0));
+		}
 		collectedHits += 1;
 		owedUntil = n + contextLines;
 		afterPos = lineEnd + 1;
@@ -422,7 +444,7 @@ function runSearch(request) {
 				overlap = text.slice(cut);
 			}
 			if (final) {
-				const context = contextRecord(n, head);
+				const context = decodedContextRecord(n, head);
 				context.cutAfter = consumed - context.text.length;
 				if (hit !== null) {
 					totalHits += 1;
@@ -482,7 +504,7 @@ function runSearch(request) {
 				continue;
 			}
 			const bytes = buffer.subarray(0, end);
-			const text = isAscii(bytes) ? buffer.toString("ascii", 0, end) : buffer.toString("utf8", 0, end);
+			const text = request.latin1 || isAscii(bytes) ? buffer.toString("latin1", 0, end) : buffer.toString("utf8", 0, end);
 			const lines = scanText(text, base);
 			if (lines < 0) break;
 			base += lines;

@@ -6,6 +6,7 @@
 // MAX_IDLE_SEARCH_WORKERS idle), replaced after a termination, and never keep the process alive.
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
+import { isByteSafePattern } from "./regex-safety.js";
 import {
 	PROGRESS_REQUEST_ID,
 	PROGRESS_RESUME_LINE,
@@ -252,6 +253,7 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 		deadline,
 		chunkBytes: options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES,
 		giantLineBytes: Math.max(options.giantLineBytes ?? DEFAULT_GIANT_LINE_BYTES, options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES),
+		latin1: isByteSafePattern(options.pattern),
 	};
 	const graceMs = options.hardStopGraceMs ?? DEFAULT_HARD_STOP_GRACE_MS;
 
