@@ -10,7 +10,10 @@ import { createDefaultConfig } from "../src/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { runQuery } from "../src/query.js";
+import { disposeSearchWorkers } from "../src/search.js";
 import { buildViewFromFile } from "../src/view.js";
+import { createReadStream } from "node:fs";
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? "{}") as Record<string, unknown>;
@@ -69,10 +72,39 @@ async function main(): Promise<Record<string, unknown>> {
 		}
 		if (name === "view") {
 			globalThis.gc?.();
+			const signalRegex = typeof args.pattern === "string" ? new RegExp(args.pattern, "i") : config.signalRegex;
 			const before = rssNow();
 			const started = performance.now();
-			const view = await buildViewFromFile(String(args.entry), { ...config, id: "0123456789ab", toolName: "bash" });
+			const view = await buildViewFromFile(String(args.entry), { ...config, signalRegex, id: "0123456789ab", toolName: "bash" });
 			return { ms: performance.now() - started, rssBefore: before, viewChars: view.text.length, lines: view.totalLines };
+		}
+		if (name === "search" || name === "lines-end" || name === "catastrophic") {
+			// Store the entry (not timed), then time one query in this fresh process.
+			const store = new OverflowStore({ root: join(scratch, "store") });
+			const id = "0123456789ab";
+			const writer = await store.beginEntry(id);
+			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 })) await writer.write(chunk as Buffer);
+			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, originalBytes: writer.bytesWritten, truncated: false, source: "current" });
+			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
+			const params =
+				name === "search"
+					? { id, search: String(args.pattern) }
+					: name === "catastrophic"
+						? { id, search: "(a+)+$" }
+						: { id, lines: { start: Math.max(1, writer.linesWritten - 20), end: writer.linesWritten } };
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			const answer = await runQuery(params, { config: queryConfig, store });
+			const ms = performance.now() - started;
+			let secondMs: number | undefined;
+			if (name === "lines-end" || name === "search") {
+				const again = performance.now();
+				await runQuery(params, { config: queryConfig, store });
+				secondMs = performance.now() - again;
+			}
+			await disposeSearchWorkers();
+			return { ms, secondMs, rssBefore: before, answerChars: answer.text.length, summary: answer.summary };
 		}
 		if (name === "small" || name === "small-baseline") {
 			const count = Number(args.count ?? 100_000);
