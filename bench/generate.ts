@@ -4,18 +4,8 @@
 
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
+import { createRandom } from "../test/helpers/random.js";
 
-/** A small, fast, deterministic PRNG (mulberry32). */
-export function createRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 const SIGNALS = [
 	"src/net/socket.c:88:12: error: 'struct sock' has no member named 'sk_flags'",

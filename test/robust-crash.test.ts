@@ -25,6 +25,7 @@ import {
 } from "./helpers/robust-common.js";
 import { driveExtension } from "./helpers/robust-pi.js";
 import { createTempDir } from "./helpers/tmp.js";
+import { createRandom } from "./helpers/random.js";
 
 const CHILD_SCRIPT = join(HELPERS_DIR, "robust-crash-child.ts");
 const KILLS = pickCount(20, 200);
@@ -33,18 +34,6 @@ const MAX_KILL_DELAY_MS = 400;
 /** Complete entries kept across kills (older ones are deleted by the test to bound disk use). */
 const KEPT_ENTRIES = 8;
 const READY_TIMEOUT_MS = 15_000;
-
-/** mulberry32: the kill schedule is reproducible from the seed printed with the results. */
-function createRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 interface KilledChild {
 	pid: number;

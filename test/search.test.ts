@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { PROGRESS_SLOTS, SEARCH_WORKER_SOURCE, type SearchWorkerMessage } from "../src/search-worker.js";
 import { disposeSearchWorkers, prewarmSearchWorker, readSearchWorkerStats, searchFile, type SearchLine, type SearchOptions } from "../src/search.js";
 import { createTempDir } from "./helpers/tmp.js";
+import { createRandom } from "./helpers/random.js";
 
 after(() => disposeSearchWorkers());
 
@@ -73,18 +74,6 @@ function searchReference(text: string, options: SearchOptions): { lines: SearchL
 		};
 	});
 	return { lines: out, totalHits: hits.length };
-}
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function createRandom(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
 }
 
 function randomText(random: () => number, lineCount: number): string {

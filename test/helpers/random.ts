@@ -1,0 +1,13 @@
+// A small, fast, deterministic pseudo-random generator (mulberry32) for tests and benchmarks:
+// the same seed always gives the same sequence, so a failing run can be replayed from its seed.
+
+export function createRandom(seed: number): () => number {
+	let state = seed >>> 0;
+	return () => {
+		state = (state + 0x6d2b79f5) >>> 0;
+		let t = state;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
