@@ -6,7 +6,6 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { createRandom } from "../test/helpers/random.js";
 
-
 const SIGNALS = [
 	"src/net/socket.c:88:12: error: 'struct sock' has no member named 'sk_flags'",
 	"FAIL src/parser.test.ts > parses nested arrays (12 ms)",
