@@ -8,7 +8,22 @@
 
 import { isAscii } from "node:buffer";
 import { isByteSafePattern } from "./regex-safety.js";
-import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER } from "./signals.js";
+import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
+import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
+
+let defaultAutomaton: KeywordAutomaton | undefined;
+/** Built once per process (about 10 ms), on the first scan that needs it. */
+function defaultSignalAutomaton(): KeywordAutomaton {
+	defaultAutomaton ??= buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+	return defaultAutomaton;
+}
+
+/** Newlines in text from `from` on (a string's indexOf costs less per call than a Buffer's). */
+function countNewlinesIn(text: string, from: number): number {
+	let count = 0;
+	for (let at = text.indexOf("\n", from); at >= 0; at = text.indexOf("\n", at + 1)) count++;
+	return count;
+}
 
 /** U+2028 or U+2029 (as UTF-8 bytes in a Latin-1 view): line terminators for `^`/`$` only when decoded. */
 function hasUnicodeLineSeparator(raw: string, from: number): boolean {
@@ -273,8 +288,8 @@ export class LineScanner {
 	private readonly lineRegex: RegExp;
 	/** The signal pattern matches alike in UTF-8 and its Latin-1 view (see isByteSafePattern). */
 	private readonly byteSafe: boolean;
-	/** Cheap first pass for the default pattern (see DEFAULT_SIGNAL_PREFILTER), else undefined. */
-	private readonly prefilter: RegExp | undefined;
+	/** Cheap first pass for the default pattern (DEFAULT_SIGNAL_PREFILTER_KEYWORDS), else undefined. */
+	private readonly automaton: KeywordAutomaton | undefined;
 	private readonly keepChars: number;
 	private lineCount = 0;
 	private byteCount = 0;
@@ -299,10 +314,8 @@ export class LineScanner {
 		this.blockRegex = new RegExp(options.signalRegex.source, `${flags}gm`);
 		this.lineRegex = new RegExp(options.signalRegex.source, `${flags}m`);
 		this.byteSafe = isByteSafePattern(options.signalRegex.source);
-		this.prefilter =
-			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i")
-				? new RegExp(DEFAULT_SIGNAL_PREFILTER, "gi")
-				: undefined;
+		this.automaton =
+			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i") ? defaultSignalAutomaton() : undefined;
 		this.keepChars = Math.min(GIANT_LINE_KEEP_BYTES, options.maxLineChars * 4 + 1024);
 		const capacity = Math.max(32, options.maxSignalLines * 2);
 		this.strong = new SpreadSample(capacity);
@@ -383,41 +396,47 @@ export class LineScanner {
 	 */
 	private scanBlock(bytes: Buffer, start: number, end: number): void {
 		const firstLine = this.lineCount + 1;
-		const raw = bytes.toString("latin1", start, end);
-		let lines = 0;
-		for (let at = raw.indexOf("\n"); at >= 0; at = raw.indexOf("\n", at + 1)) lines++;
+		const length = end - start;
 		const decode = (from: number, to: number) => bytes.toString("utf8", start + from, start + to);
 
 		// Head: decode the block's first lines while the head is short.
 		let cursor = 0;
 		let lineNumber = firstLine;
-		while (this.head.length < this.options.headLines && cursor < raw.length) {
-			const newline = raw.indexOf("\n", cursor);
+		while (this.head.length < this.options.headLines && cursor < length) {
+			const newline = bytes.indexOf(NEWLINE, start + cursor) - start;
 			this.acceptLine(lineNumber, decode(cursor, newline), false);
 			cursor = newline + 1;
 			lineNumber++;
 		}
 
-		if (this.options.maxSignalLines > 0 && !this.signalStopped && cursor < raw.length) {
+		let lines: number;
+		if (this.options.maxSignalLines > 0 && !this.signalStopped && cursor < length) {
 			const started = performance.now();
-			if (this.prefilter) {
-				this.findCandidates(this.prefilter, raw, decode, cursor, lineNumber);
-			} else if (!raw.includes("\x1b", cursor) && (this.byteSafe ? !hasUnicodeLineSeparator(raw, cursor) : isAscii(bytes.subarray(start + cursor, end)))) {
-				// Pure ASCII, or a pattern that matches alike in both views (isByteSafePattern), and no
-				// escapes: the Latin-1 view finds exactly the lines the decoded text would.
-				this.findCandidates(this.blockRegex, raw, decode, cursor, lineNumber);
+			if (this.automaton) {
+				// The default pattern: one automaton pass over the bytes finds candidates and counts lines.
+				lines = lineNumber - firstLine + this.findCandidatesByAutomaton(bytes, start, cursor, end, lineNumber);
 			} else {
-				this.findSignals(decode(cursor, raw.length), 0, lineNumber);
+				const raw = bytes.toString("latin1", start, end);
+				lines = lineNumber - firstLine + countNewlinesIn(raw, cursor);
+				if (!raw.includes("\x1b", cursor) && (this.byteSafe ? !hasUnicodeLineSeparator(raw, cursor) : isAscii(bytes.subarray(start + cursor, end)))) {
+					// Pure ASCII, or a pattern that matches alike in both views (isByteSafePattern), and no
+					// escapes: the Latin-1 view finds exactly the lines the decoded text would.
+					this.findCandidates(this.blockRegex, raw, decode, cursor, lineNumber);
+				} else {
+					this.findSignals(decode(cursor, length), 0, lineNumber);
+				}
 			}
 			this.chargeSignalTime(started, firstLine + lines - 1);
+		} else {
+			lines = lineNumber - firstLine + countNewlinesIn(bytes.toString("latin1", start + cursor, end), 0);
 		}
 
 		// Tail: the block's last lines replace the oldest ones of the previous tail.
 		const want = Math.min(this.options.tailLines, lines);
 		const fresh: ScannedLine[] = [];
-		let lineEnd = raw.length - 1;
+		let lineEnd = length - 1;
 		for (let i = 0; i < want; i++) {
-			const lineStart = raw.lastIndexOf("\n", lineEnd - 1) + 1;
+			const lineStart = lineEnd > 0 ? Math.max(0, bytes.lastIndexOf(NEWLINE, start + lineEnd - 1) - start + 1) : 0;
 			fresh.push(this.makeLine(firstLine + lines - 1 - i, decode(lineStart, lineEnd)));
 			lineEnd = lineStart - 1;
 		}
@@ -425,6 +444,22 @@ export class LineScanner {
 		this.pushTail(fresh);
 		this.lineCount += lines;
 		this.releaseRecentSignals();
+	}
+
+	/**
+	 * The default pattern's first pass: the keyword automaton over bytes[start + from, end) (whole
+	 * lines). A line with a keyword is decoded and tested with the full pattern; the pass then
+	 * resumes on the next line. Returns the lines counted.
+	 */
+	private findCandidatesByAutomaton(bytes: Buffer, start: number, from: number, end: number, fromLine: number): number {
+		const found: number[] = [];
+		const lines = findKeywordLines(this.automaton as KeywordAutomaton, bytes, start + from, end, found);
+		for (let k = 0; k < found.length; k += 2) {
+			const lineStart = found[k];
+			const text = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));
+			if (this.isSignal(stripLineEnd(text))) this.acceptSignal(this.makeLine(fromLine + found[k + 1], text));
+		}
+		return lines;
 	}
 
 	/**

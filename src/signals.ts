@@ -79,8 +79,8 @@ export const DEFAULT_SIGNAL_PATTERN = SIGNAL_PATTERN_PARTS.map((part) => part.so
 /**
  * Literal keywords of which every line matching DEFAULT_SIGNAL_PATTERN contains at least one
  * (case-insensitive), written for text decoded as Latin-1 — one character per byte, so the
- * non-ASCII symbols appear as their UTF-8 bytes. A cheap first pass finds candidate lines with
- * them; each candidate is then tested with the full pattern. "\x1b" makes every line with an ANSI
+ * non-ASCII symbols appear as their UTF-8 bytes. A cheap first pass (src/keyword-automaton.ts) finds candidate lines
+ * with them; each candidate is then tested with the full pattern. "\x1b" makes every line with an ANSI
  * escape a candidate, since the full pattern is tested with escapes removed. The test
  * "the prefilter keeps every line the default pattern matches" guards the superset property.
  */
@@ -174,8 +174,3 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"\xc3\x97",
 	"\xe2\x97\x8f",
 ]);
-
-/** DEFAULT_SIGNAL_PREFILTER_KEYWORDS as one regex source (compile with "gi" over Latin-1 text). */
-export const DEFAULT_SIGNAL_PREFILTER = DEFAULT_SIGNAL_PREFILTER_KEYWORDS.map((keyword) =>
-	keyword.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&").replace(/[\x00-\x1f\x7f-\xff]/g, (char) => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`),
-).join("|");

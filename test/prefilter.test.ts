@@ -1,4 +1,4 @@
-// The default pattern's fast path: a keyword prefilter over the Latin-1 view of each block picks
+// The default pattern's fast path: a keyword automaton over the bytes of each block picks
 // candidate lines, and only those are tested with the full pattern. It must never change what is
 // found: every line the full pattern matches contains a keyword, and a scan through the fast path
 // gives exactly the result of a scan through the exact (UTF-8, full-pattern) path.
@@ -10,14 +10,15 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { createDefaultConfig } from "../src/config.js";
 import { LineScanner, stripAnsi } from "../src/scan.js";
-import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
+import { buildKeywordAutomaton, containsKeyword, findKeywordLines } from "../src/keyword-automaton.js";
+import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
 const full = new RegExp(DEFAULT_SIGNAL_PATTERN, "im");
-const prefilter = new RegExp(DEFAULT_SIGNAL_PREFILTER, "i");
+const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
 
 function keptByPrefilter(line: string): boolean {
-	return prefilter.test(Buffer.from(line, "utf8").toString("latin1"));
+	return containsKeyword(automaton, Buffer.from(line, "utf8"));
 }
 
 function scan(bytes: Buffer, signalRegex: RegExp) {
@@ -86,4 +87,21 @@ test("a byte-safe custom pattern finds the same signals through the Latin-1 view
 	}
 	const withSeparator = Buffer.from(`${"x\n".repeat(100)}ok\u2028fatal here\nfatal: real\n`);
 	assert.deepEqual(scan(withSeparator, fast).signals.map((line) => line.lineNumber), scan(withSeparator, exact).signals.map((line) => line.lineNumber));
+});
+
+test("the keyword automaton finds exactly the lines that contain a keyword, in either case", () => {
+	const small = buildKeywordAutomaton(["err", "he", "she", "his", "hers", "\xe2\x9c\x95", "e  "]);
+	const naive = (line: string) => ["err", "he", "she", "his", "hers", "\u2715", "e  "].some((word) => line.toLowerCase().includes(word));
+	fc.assert(
+		fc.property(fc.array(fc.array(fc.constantFrom("e", "E", "r", "R", "h", "H", "s", "S", "i", " ", "x", "✕", "✖", "é", "\r"), { maxLength: 12 }).map((chars) => chars.join("")), { minLength: 1, maxLength: 20 }), (lines) => {
+			const bytes = Buffer.from(`${lines.join("\n")}\n`);
+			const found: number[] = [];
+			const count = findKeywordLines(small, bytes, 0, bytes.length, found);
+			assert.equal(count, lines.length);
+			const indexes = found.filter((_, k) => k % 2 === 1);
+			assert.deepEqual(indexes, lines.flatMap((line, index) => (naive(line) ? [index] : [])), JSON.stringify(lines));
+			for (let k = 0; k < found.length; k += 2) assert.equal(bytes.toString("utf8", found[k], bytes.indexOf(10, found[k])), lines[found[k + 1]]);
+		}),
+		{ numRuns: 5000 },
+	);
 });
