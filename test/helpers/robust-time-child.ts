@@ -1,0 +1,23 @@
+// Child of test/robust-time.test.ts: bounds one huge spill file and prints time and peak memory.
+import { openSync, readSync, closeSync, statSync } from "node:fs";
+import { boundToolResult } from "../../src/bound.js";
+import { createDefaultConfig } from "../../src/config.js";
+import { OverflowStore } from "../../src/store.js";
+
+const [spill, root] = process.argv.slice(2);
+const size = statSync(spill).size;
+const tail = Buffer.alloc(51200);
+const fd = openSync(spill, "r");
+readSync(fd, tail, 0, tail.length, size - tail.length);
+closeSync(fd);
+const before = process.memoryUsage.rss();
+const started = performance.now();
+const patch = await boundToolResult(
+	{ toolName: "bash", toolCallId: "huge", content: [{ type: "text", text: tail.toString("utf8") }], details: { fullOutputPath: spill } },
+	{ config: createDefaultConfig(), store: new OverflowStore({ root }), sessionId: "s", stash: undefined },
+);
+const ms = performance.now() - started;
+const view = patch?.content.map((part) => (part.type === "text" ? part.text : "")).join("\n") ?? "";
+const overflow = (patch?.details as { overflow: { totalBytes: number; truncated: boolean } }).overflow;
+const rssGrowthMiB = Math.round(((process.resourceUsage().maxRSS * 1024 - before) / 1024 / 1024) * 10) / 10;
+process.stdout.write(`${JSON.stringify({ ms, rssGrowthMiB, viewChars: view.length, storedBytes: overflow.totalBytes, truncated: overflow.truncated, shown: view.split("\n") })}\n`);

@@ -1,0 +1,40 @@
+// Time bounds on the tool-result path (issue 5): a 500 MB spill file is bounded within seconds,
+// with the middle only counted for newlines and the stored copy capped at maxEntryBytes.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { createTempDir } from "./helpers/tmp.js";
+
+const SPILL_BYTES = 500 * 1024 * 1024;
+/** The stated bound for one huge result (README, Guarantees); measured ≈ 0.5–1 s on 2 cores. */
+const BOUND_MS = 10_000;
+
+test("a 500 MB spill file is bounded within the stated time and memory, in a process of its own", async (t) => {
+	const dir = await createTempDir(t);
+	const spill = join(dir, "pi-bash-0123456789abcdef.log");
+	// Realistic lines, one error near the start and one at the very end; written in 1 MiB blocks.
+	const line = "2026-11-29T10:00:00Z INFO worker-3 processed batch 12345 in 37 ms\n";
+	const block = Buffer.from(line.repeat(Math.floor((1024 * 1024) / line.length)));
+	const fd = openSync(spill, "w");
+	writeSync(fd, "error: the first failure\n");
+	for (let written = 0; written < SPILL_BYTES; written += block.length) writeSync(fd, block);
+	writeSync(fd, "FATAL: the last line\n");
+	closeSync(fd);
+
+	const child = join(fileURLToPath(new URL(".", import.meta.url)), "helpers", "robust-time-child.ts");
+	const run = spawnSync(process.execPath, ["--import", "tsx", child, spill, join(dir, "store")], { encoding: "utf8", timeout: 60_000 });
+	assert.equal(run.status, 0, run.stderr);
+	const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { ms: number; rssGrowthMiB: number; viewChars: number; storedBytes: number; truncated: boolean; shown: string[] };
+	t.diagnostic(`500 MB spill file: ${Math.round(result.ms)} ms, peak RSS growth ${result.rssGrowthMiB} MiB`);
+	assert.ok(result.ms < BOUND_MS, `${result.ms} ms`);
+	assert.ok(result.rssGrowthMiB <= 64, `${result.rssGrowthMiB} MiB`);
+	assert.ok(result.viewChars <= 24_000);
+	assert.ok(result.storedBytes <= 32 * 1024 * 1024);
+	assert.equal(result.truncated, true);
+	assert.ok(result.shown.some((text) => text.endsWith("1: error: the first failure")), "the head is kept");
+	assert.ok(result.shown.some((text) => /: FATAL: the last line$/.test(text)), "the last line is shown");
+});
