@@ -4,6 +4,7 @@ import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { formatJsonBounded, QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store.js";
+import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 after(() => disposeSearchWorkers());
@@ -17,25 +18,8 @@ function nextId(): string {
 	return idCounter.toString(16).padStart(12, "0");
 }
 
-async function storeEntry(store: OverflowStore, text: string | Buffer, toolName = "bash"): Promise<EntryMeta> {
-	const id = nextId();
-	const writer = await store.beginEntry(id);
-	const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
-	for (let offset = 0; offset < bytes.length; offset += 4 * 1024 * 1024) await writer.write(bytes.subarray(offset, offset + 4 * 1024 * 1024));
-	const meta: EntryMeta = {
-		id,
-		sessionId: "session-1",
-		toolCallId: `call-${id}`,
-		toolName,
-		createdAt: "2025-01-01T00:00:00.000Z",
-		totalLines: writer.linesWritten,
-		totalBytes: writer.bytesWritten,
-		originalBytes: writer.bytesWritten,
-		truncated: false,
-		source: "current",
-	};
-	await writer.commit(meta);
-	return meta;
+function storeEntry(store: OverflowStore, text: string | Buffer, toolName = "bash"): Promise<EntryMeta> {
+	return writeStoreEntry(store, nextId(), text, toolName);
 }
 
 async function createDeps(t: TestContext, overrides: Partial<OverflowConfig> = {}): Promise<QueryDependencies> {

@@ -12,6 +12,7 @@ import { disposeSearchWorkers } from "../src/search.js";
 import { OverflowStore } from "../src/store.js";
 import { registerQueryTool } from "../src/tool.js";
 import { jsonDocument, numberedLog } from "./fixtures/ext/tools.js";
+import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const STRESS = process.env.STRESS === "1";
@@ -27,11 +28,7 @@ async function setUp(t: Parameters<typeof createTempDir>[0]): Promise<{ execute:
 	const config = { ...createDefaultConfig(), thresholdChars: THRESHOLD, searchTimeoutMs: 200 };
 	const ids = ["aaaaaaaaaaa1", "aaaaaaaaaaa2", "aaaaaaaaaaa3"];
 	const texts = [numberedLog(3000, { 1500: "ERROR: in the middle" }), jsonDocument(300), `${"a".repeat(30)}!\n`.repeat(2000)];
-	for (const [index, id] of ids.entries()) {
-		const writer = await store.beginEntry(id);
-		await writer.write(Buffer.from(texts[index]));
-		await writer.commit({ id, sessionId: "s", toolCallId: `c${index}`, toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, originalBytes: writer.bytesWritten, truncated: false, source: "current" });
-	}
+	for (const [index, id] of ids.entries()) await writeStoreEntry(store, id, texts[index]);
 	let execute: Execute | undefined;
 	registerQueryTool({ registerTool: (tool: { execute: Execute }) => (execute = tool.execute) } as never, { config, store });
 	assert.ok(execute);

@@ -8,6 +8,7 @@ import { QueryError } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store.js";
 import { createQueryGuidelines, describeAnswer, describeQueryTool, QUERY_TOOL_NAME, QueryParameters, registerQueryTool } from "../src/tool.js";
+import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 after(() => disposeSearchWorkers());
@@ -50,22 +51,8 @@ function renderContext(isError = false, lastComponent?: Component) {
 
 async function createStoreWithEntry(t: TestContext): Promise<{ store: OverflowStore; meta: EntryMeta }> {
 	const store = new OverflowStore({ root: await createTempDir(t) });
-	const id = "00000000c0de";
-	const writer = await store.beginEntry(id);
-	await writer.write(Buffer.from(`${Array.from({ length: 1000 }, (_, index) => (index % 100 === 0 ? `error ${index + 1}` : `ok ${index + 1}`)).join("\n")}\n`));
-	const meta: EntryMeta = {
-		id,
-		sessionId: "s",
-		toolCallId: "c",
-		toolName: "bash",
-		createdAt: "2025-01-01T00:00:00.000Z",
-		totalLines: writer.linesWritten,
-		totalBytes: writer.bytesWritten,
-		originalBytes: writer.bytesWritten,
-		truncated: false,
-		source: "current",
-	};
-	await writer.commit(meta);
+	const text = `${Array.from({ length: 1000 }, (_, index) => (index % 100 === 0 ? `error ${index + 1}` : `ok ${index + 1}`)).join("\n")}\n`;
+	const meta = await writeStoreEntry(store, "00000000c0de", text);
 	return { store, meta };
 }
 
