@@ -36,114 +36,114 @@ const HAS_JSON = 2;
 export type EntrySource = "spill-file" | "stash" | "current";
 
 export interface EntryMeta {
-  id: string;
-  sessionId: string;
-  toolCallId: string;
-  toolName: string;
-  /** ISO time the entry was stored. */
-  createdAt: string;
-  /** Lines of the stored text (as `wc -l`, plus 1 when the last line has no final newline). */
-  totalLines: number;
-  /** Bytes of the stored text. */
-  totalBytes: number;
-  /** Bytes of the original before capping. */
-  originalBytes: number;
-  /** The stored copy had its middle left out (maxEntryBytes). */
-  truncated: boolean;
-  source: EntrySource;
-  /** E.g. why the spill file was not usable. */
-  sourceNote?: string;
+	id: string;
+	sessionId: string;
+	toolCallId: string;
+	toolName: string;
+	/** ISO time the entry was stored. */
+	createdAt: string;
+	/** Lines of the stored text (as `wc -l`, plus 1 when the last line has no final newline). */
+	totalLines: number;
+	/** Bytes of the stored text. */
+	totalBytes: number;
+	/** Bytes of the original before capping. */
+	originalBytes: number;
+	/** The stored copy had its middle left out (maxEntryBytes). */
+	truncated: boolean;
+	source: EntrySource;
+	/** E.g. why the spill file was not usable. */
+	sourceNote?: string;
 }
 
 /** The part of fs.Stats the store reads. */
 export interface StoreStats {
-  isFile(): boolean;
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-  mode: number;
-  uid: number;
-  size: number;
-  mtimeMs: number;
+	isFile(): boolean;
+	isDirectory(): boolean;
+	isSymbolicLink(): boolean;
+	mode: number;
+	uid: number;
+	size: number;
+	mtimeMs: number;
 }
 
 /** The part of fs.Dirent the store reads (readdir with file types). */
 export interface StoreDirent {
-  name: string;
-  isFile(): boolean;
+	name: string;
+	isFile(): boolean;
 }
 
 /** The part of fs/promises FileHandle the store uses. */
 export interface StoreFileHandle {
-  write(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesWritten: number }>;
-  sync(): Promise<void>;
-  chmod(mode: number): Promise<void>;
-  close(): Promise<void>;
+	write(buffer: Uint8Array, offset: number, length: number, position: number | null): Promise<{ bytesWritten: number }>;
+	sync(): Promise<void>;
+	chmod(mode: number): Promise<void>;
+	close(): Promise<void>;
 }
 
 /** The subset of node:fs/promises the store uses; inject it to simulate ENOSPC, EACCES, EIO... */
 export interface StoreFs {
-  open(path: string, flags: number, mode?: number): Promise<StoreFileHandle>;
-  lstat(path: string): Promise<StoreStats>;
-  mkdir(path: string, options: { recursive?: boolean; mode?: number }): Promise<string | undefined | void>;
-  chmod(path: string, mode: number): Promise<void>;
-  rename(from: string, to: string): Promise<void>;
-  unlink(path: string): Promise<void>;
-  /** Names with their types, like fs.promises.readdir(path, { withFileTypes: true }). */
-  readdir(path: string): Promise<StoreDirent[]>;
-  /**
+	open(path: string, flags: number, mode?: number): Promise<StoreFileHandle>;
+	lstat(path: string): Promise<StoreStats>;
+	mkdir(path: string, options: { recursive?: boolean; mode?: number }): Promise<string | undefined | void>;
+	chmod(path: string, mode: number): Promise<void>;
+	rename(from: string, to: string): Promise<void>;
+	unlink(path: string): Promise<void>;
+	/** Names with their types, like fs.promises.readdir(path, { withFileTypes: true }). */
+	readdir(path: string): Promise<StoreDirent[]>;
+	/**
    * Reads small regular files as UTF-8, never through a symlink and never blocking on a FIFO: one
    * result per path, in order — its text, or the error (ENOENT; EFBIG above maxBytes; EINVAL when
    * not a regular file). The one addition to fs/promises: housekeeping reads thousands of these.
    */
-  readSmallTextFiles(paths: readonly string[], maxBytes: number): Promise<(string | StoreError)[]>;
-  constants: {
-    O_RDONLY: number;
-    O_WRONLY: number;
-    O_CREAT: number;
-    O_EXCL: number;
-    O_NOFOLLOW: number;
-    O_NONBLOCK: number;
-  };
+	readSmallTextFiles(paths: readonly string[], maxBytes: number): Promise<(string | StoreError)[]>;
+	constants: {
+		O_RDONLY: number;
+		O_WRONLY: number;
+		O_CREAT: number;
+		O_EXCL: number;
+		O_NOFOLLOW: number;
+		O_NONBLOCK: number;
+	};
 }
 
 type FsCallback<T> = (error: NodeJS.ErrnoException | null, value: T) => void;
 
 /** Runs a callback-style fs call as a promise: several times cheaper than node:fs/promises per call. */
 function callFs<T>(run: (done: FsCallback<T>) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    run((error, value) => (error ? reject(error) : resolve(value)));
-  });
+	return new Promise<T>((resolve, reject) => {
+		run((error, value) => (error ? reject(error) : resolve(value)));
+	});
 }
 
 /** A file handle over a raw descriptor; after close() every call fails with EBADF and never touches a reused fd. */
 function createFdHandle(fd: number): StoreFileHandle {
-  let closed = false;
-  const withFd = <T>(run: (done: FsCallback<T>) => void): Promise<T> =>
-    closed ? Promise.reject(createStoreError("EBADF", "file handle is closed")) : callFs(run);
-  return {
-    write: (buffer, offset, length, position) =>
-      withFd<number>((done) => nodeFs.write(fd, buffer, offset, length, position, done)).then((bytesWritten) => ({ bytesWritten })),
-    sync: () => withFd<void>((done) => nodeFs.fsync(fd, (error) => done(error, undefined))),
-    chmod: (mode) => withFd<void>((done) => nodeFs.fchmod(fd, mode, (error) => done(error, undefined))),
-    close: () => {
-      if (closed) return Promise.resolve();
-      closed = true;
-      return callFs<void>((done) => nodeFs.close(fd, (error) => done(error, undefined)));
-    },
-  };
+	let closed = false;
+	const withFd = <T>(run: (done: FsCallback<T>) => void): Promise<T> =>
+		closed ? Promise.reject(createStoreError("EBADF", "file handle is closed")) : callFs(run);
+	return {
+		write: (buffer, offset, length, position) =>
+			withFd<number>((done) => nodeFs.write(fd, buffer, offset, length, position, done)).then((bytesWritten) => ({ bytesWritten })),
+		sync: () => withFd<void>((done) => nodeFs.fsync(fd, (error) => done(error, undefined))),
+		chmod: (mode) => withFd<void>((done) => nodeFs.fchmod(fd, mode, (error) => done(error, undefined))),
+		close: () => {
+			if (closed) return Promise.resolve();
+			closed = true;
+			return callFs<void>((done) => nodeFs.close(fd, (error) => done(error, undefined)));
+		},
+	};
 }
 
 /** The real file system. Tests spread it and replace one method to inject a failure. */
 export const NODE_STORE_FS: StoreFs = {
-  open: (path, flags, mode) => callFs<number>((done) => nodeFs.open(path, flags, mode, done)).then(createFdHandle),
-  lstat: (path) => callFs<StoreStats>((done) => nodeFs.lstat(path, done)),
-  mkdir: (path, options) => callFs<string | undefined>((done) => nodeFs.mkdir(path, options, done)),
-  chmod: (path, mode) => callFs<void>((done) => nodeFs.chmod(path, mode, (error) => done(error, undefined))),
-  rename: (from, to) => callFs<void>((done) => nodeFs.rename(from, to, (error) => done(error, undefined))),
-  unlink: (path) => callFs<void>((done) => nodeFs.unlink(path, (error) => done(error, undefined))),
-  readdir: (path) => callFs<StoreDirent[]>((done) => nodeFs.readdir(path, { withFileTypes: true }, done)),
-  readSmallTextFiles: (paths, maxBytes) => readSmallTextFilesInSlices(paths, maxBytes),
-  constants: nodeFs.constants,
+	open: (path, flags, mode) => callFs<number>((done) => nodeFs.open(path, flags, mode, done)).then(createFdHandle),
+	lstat: (path) => callFs<StoreStats>((done) => nodeFs.lstat(path, done)),
+	mkdir: (path, options) => callFs<string | undefined>((done) => nodeFs.mkdir(path, options, done)),
+	chmod: (path, mode) => callFs<void>((done) => nodeFs.chmod(path, mode, (error) => done(error, undefined))),
+	rename: (from, to) => callFs<void>((done) => nodeFs.rename(from, to, (error) => done(error, undefined))),
+	unlink: (path) => callFs<void>((done) => nodeFs.unlink(path, (error) => done(error, undefined))),
+	readdir: (path) => callFs<StoreDirent[]>((done) => nodeFs.readdir(path, { withFileTypes: true }, done)),
+	readSmallTextFiles: (paths, maxBytes) => readSmallTextFilesInSlices(paths, maxBytes),
+	constants: nodeFs.constants,
 };
 
 /**
@@ -152,182 +152,182 @@ export const NODE_STORE_FS: StoreFs = {
  * under a second. A slice blocks the event loop for about a millisecond.
  */
 async function readSmallTextFilesInSlices(paths: readonly string[], maxBytes: number): Promise<(string | StoreError)[]> {
-  const results: (string | StoreError)[] = [];
-  const buffer = Buffer.allocUnsafe(maxBytes + 1);
-  for (let start = 0; start < paths.length; start += DEFAULT_READ_SLICE_FILES) {
-    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    const end = Math.min(paths.length, start + DEFAULT_READ_SLICE_FILES);
-    for (let index = start; index < end; index++) results.push(readSmallTextFileSync(paths[index], buffer, maxBytes));
-  }
-  return results;
+	const results: (string | StoreError)[] = [];
+	const buffer = Buffer.allocUnsafe(maxBytes + 1);
+	for (let start = 0; start < paths.length; start += DEFAULT_READ_SLICE_FILES) {
+		if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+		const end = Math.min(paths.length, start + DEFAULT_READ_SLICE_FILES);
+		for (let index = start; index < end; index++) results.push(readSmallTextFileSync(paths[index], buffer, maxBytes));
+	}
+	return results;
 }
 
 function readSmallTextFileSync(path: string, buffer: Buffer, maxBytes: number): string | StoreError {
-  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
-  let fd: number | undefined;
-  try {
-    fd = nodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    if (!nodeFs.fstatSync(fd).isFile()) return createStoreError("EINVAL", `${path} is not a regular file`);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const bytesRead = nodeFs.readSync(fd, buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    if (filled > maxBytes) return createStoreError("EFBIG", `${path} is larger than ${maxBytes} bytes`);
-    return buffer.toString("utf8", 0, filled);
-  } catch (error) {
-    return toStoreError(error);
-  } finally {
-    if (fd !== undefined) {
-      try {
-        nodeFs.closeSync(fd);
-      } catch {
-        // Nothing to release if close itself fails.
-      }
-    }
-  }
+	const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = nodeFs.constants;
+	let fd: number | undefined;
+	try {
+		fd = nodeFs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+		if (!nodeFs.fstatSync(fd).isFile()) return createStoreError("EINVAL", `${path} is not a regular file`);
+		let filled = 0;
+		while (filled < buffer.length) {
+			const bytesRead = nodeFs.readSync(fd, buffer, filled, buffer.length - filled, filled);
+			if (bytesRead === 0) break;
+			filled += bytesRead;
+		}
+		if (filled > maxBytes) return createStoreError("EFBIG", `${path} is larger than ${maxBytes} bytes`);
+		return buffer.toString("utf8", 0, filled);
+	} catch (error) {
+		return toStoreError(error);
+	} finally {
+		if (fd !== undefined) {
+			try {
+				nodeFs.closeSync(fd);
+			} catch {
+				// Nothing to release if close itself fails.
+			}
+		}
+	}
 }
 
 export interface StoreOptions {
-  /** The store directory; use resolveStoreRoot(agentDir). */
-  root: string;
-  /** File system; default NODE_STORE_FS. */
-  fs?: StoreFs;
-  /** Clock in ms since the epoch; default Date.now. */
-  now?: () => number;
+	/** The store directory; use resolveStoreRoot(agentDir). */
+	root: string;
+	/** File system; default NODE_STORE_FS. */
+	fs?: StoreFs;
+	/** Clock in ms since the epoch; default Date.now. */
+	now?: () => number;
 }
 
 export interface HousekeepingOptions {
-  /** Entries whose createdAt is older than this are removed. */
-  retentionMs: number;
-  /** While all entries together exceed this, whole entries are evicted oldest first. */
-  maxStoreBytes: number;
-  /** Entries of this session are evicted for quota only after every other session's. */
-  currentSessionId?: string;
+	/** Entries whose createdAt is older than this are removed. */
+	retentionMs: number;
+	/** While all entries together exceed this, whole entries are evicted oldest first. */
+	maxStoreBytes: number;
+	/** Entries of this session are evicted for quota only after every other session's. */
+	currentSessionId?: string;
 }
 
 export interface HousekeepingResult {
-  removedExpired: number;
-  removedForQuota: number;
-  removedTemp: number;
-  removedOrphans: number;
-  /** Bytes (.txt + .json) of the complete entries left. */
-  remainingBytes: number;
-  /** One line per problem; housekeeping never throws. */
-  errors: string[];
+	removedExpired: number;
+	removedForQuota: number;
+	removedTemp: number;
+	removedOrphans: number;
+	/** Bytes (.txt + .json) of the complete entries left. */
+	remainingBytes: number;
+	/** One line per problem; housekeeping never throws. */
+	errors: string[];
 }
 
 export interface EntryWriter {
-  /** Appends to the temp file (partial writes handled). On failure the temp file is already removed. */
-  write(chunk: Uint8Array): Promise<void>;
-  /**
+	/** Appends to the temp file (partial writes handled). On failure the temp file is already removed. */
+	write(chunk: Uint8Array): Promise<void>;
+	/**
    * fsync + close + rename to <id>.txt, then writes <id>.json the same way. `meta.id` must be the
    * writer's id and `meta.totalBytes`/`meta.totalLines` must describe what was written (else EINVAL).
    * On failure nothing of the entry is left behind and the error (with its `code`) is rethrown.
    */
-  commit(meta: EntryMeta): Promise<void>;
-  /** Closes and removes the temp file(s); safe after a failed write/commit, never throws. No-op after commit. */
-  abort(): Promise<void>;
-  /** Bytes written so far. */
-  readonly bytesWritten: number;
-  /** Lines written so far, counted like EntryMeta.totalLines. */
-  readonly linesWritten: number;
+	commit(meta: EntryMeta): Promise<void>;
+	/** Closes and removes the temp file(s); safe after a failed write/commit, never throws. No-op after commit. */
+	abort(): Promise<void>;
+	/** Bytes written so far. */
+	readonly bytesWritten: number;
+	/** Lines written so far, counted like EntryMeta.totalLines. */
+	readonly linesWritten: number;
 }
 
 /** An Error with a `code`, like Node's own, so callers match on `code`, never on text. */
 export interface StoreError extends Error {
-  code: string;
+	code: string;
 }
 
 /** sha1(sessionId + "\0" + toolCallId), first 12 hex characters. */
 export function computeEntryId(sessionId: string, toolCallId: string): string {
-  return createHash("sha1").update(`${sessionId}\0${toolCallId}`, "utf8").digest("hex").slice(0, 12);
+	return createHash("sha1").update(`${sessionId}\0${toolCallId}`, "utf8").digest("hex").slice(0, 12);
 }
 
 /** True for exactly 12 lowercase hex characters: the only text a store path is ever formed from. */
 export function isEntryId(value: unknown): value is string {
-  return typeof value === "string" && ENTRY_ID_PATTERN.test(value);
+	return typeof value === "string" && ENTRY_ID_PATTERN.test(value);
 }
 
 /** `<agentDir>/my-pi/pi-overflow`. */
 export function resolveStoreRoot(agentDir: string): string {
-  return join(agentDir, "my-pi", "pi-overflow");
+	return join(agentDir, "my-pi", "pi-overflow");
 }
 
 /** Lines as EntryMeta.totalLines counts them: newlines, plus 1 for a last line without one. */
 export function countTextLines(bytes: Uint8Array): number {
-  let lines = 0;
-  for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) lines++;
-  if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) lines++;
-  return lines;
+	let lines = 0;
+	for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) lines++;
+	if (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) lines++;
+	return lines;
 }
 
 /** Validates untrusted JSON as EntryMeta; returns a clean copy or undefined. */
 export function parseEntryMeta(value: unknown): EntryMeta | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const record = value as Record<string, unknown>;
-  const { id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, originalBytes, truncated, source, sourceNote } = record;
-  if (!isEntryId(id)) return undefined;
-  if (typeof sessionId !== "string" || typeof toolCallId !== "string" || typeof toolName !== "string") return undefined;
-  if (typeof createdAt !== "string" || Number.isNaN(Date.parse(createdAt))) return undefined;
-  if (!isCount(totalLines) || !isCount(totalBytes) || !isCount(originalBytes)) return undefined;
-  if (typeof truncated !== "boolean") return undefined;
-  if (typeof source !== "string" || !ENTRY_SOURCES.includes(source as EntrySource)) return undefined;
-  if (sourceNote !== undefined && typeof sourceNote !== "string") return undefined;
-  const meta: EntryMeta = {
-    id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, originalBytes, truncated,
-    source: source as EntrySource,
-  };
-  if (sourceNote !== undefined) meta.sourceNote = sourceNote;
-  return meta;
+	if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+	const record = value as Record<string, unknown>;
+	const { id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, originalBytes, truncated, source, sourceNote } = record;
+	if (!isEntryId(id)) return undefined;
+	if (typeof sessionId !== "string" || typeof toolCallId !== "string" || typeof toolName !== "string") return undefined;
+	if (typeof createdAt !== "string" || Number.isNaN(Date.parse(createdAt))) return undefined;
+	if (!isCount(totalLines) || !isCount(totalBytes) || !isCount(originalBytes)) return undefined;
+	if (typeof truncated !== "boolean") return undefined;
+	if (typeof source !== "string" || !ENTRY_SOURCES.includes(source as EntrySource)) return undefined;
+	if (sourceNote !== undefined && typeof sourceNote !== "string") return undefined;
+	const meta: EntryMeta = {
+		id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, originalBytes, truncated,
+		source: source as EntrySource,
+	};
+	if (sourceNote !== undefined) meta.sourceNote = sourceNote;
+	return meta;
 }
 
 function parseMetaText(text: string, expectedId: string): EntryMeta | undefined {
-  try {
-    const meta = parseEntryMeta(JSON.parse(text));
-    return meta !== undefined && meta.id === expectedId ? meta : undefined;
-  } catch {
-    return undefined;
-  }
+	try {
+		const meta = parseEntryMeta(JSON.parse(text));
+		return meta !== undefined && meta.id === expectedId ? meta : undefined;
+	} catch {
+		return undefined;
+	}
 }
 
 function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+	return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 }
 
 function createStoreError(code: string, message: string): StoreError {
-  const error = new Error(message) as StoreError;
-  error.code = code;
-  return error;
+	const error = new Error(message) as StoreError;
+	error.code = code;
+	return error;
 }
 
 function readErrorCode(error: unknown): string | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" ? code : undefined;
+	if (typeof error !== "object" || error === null) return undefined;
+	const code = (error as { code?: unknown }).code;
+	return typeof code === "string" ? code : undefined;
 }
 
 /** Makes sure what we rethrow is an Error carrying a `code` (EIO when the cause had none). */
 function toStoreError(error: unknown): StoreError {
-  if (error instanceof Error && readErrorCode(error) !== undefined) return error as StoreError;
-  const wrapped = createStoreError("EIO", error instanceof Error ? error.message : String(error));
-  (wrapped as Error & { cause?: unknown }).cause = error;
-  return wrapped;
+	if (error instanceof Error && readErrorCode(error) !== undefined) return error as StoreError;
+	const wrapped = createStoreError("EIO", error instanceof Error ? error.message : String(error));
+	(wrapped as Error & { cause?: unknown }).cause = error;
+	return wrapped;
 }
 
 function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+	return error instanceof Error ? error.message : String(error);
 }
 
 function assertEntryId(id: unknown): asserts id is string {
-  if (!isEntryId(id)) {
-    throw createStoreError("EINVAL", `invalid entry id ${JSON.stringify(String(id)).slice(0, 40)}: expected 12 lowercase hex characters`);
-  }
+	if (!isEntryId(id)) {
+		throw createStoreError("EINVAL", `invalid entry id ${JSON.stringify(String(id)).slice(0, 40)}: expected 12 lowercase hex characters`);
+	}
 }
 
 function createTempName(id: string): string {
-  return `.${id}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+	return `.${id}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
 }
 
 // Paths this process is writing right now, across all store instances and module instances (Pi
@@ -338,575 +338,575 @@ function createTempName(id: string): string {
 const ACTIVE_PATHS_KEY = Symbol.for("my-pi.pi-overflow.store-active-paths.v1");
 
 interface ActivePaths {
-  temps: Set<string>;
-  commits: Set<string>;
+	temps: Set<string>;
+	commits: Set<string>;
 }
 
 function findActivePaths(): ActivePaths {
-  const holder = globalThis as typeof globalThis & { [ACTIVE_PATHS_KEY]?: unknown };
-  const existing = holder[ACTIVE_PATHS_KEY] as Partial<ActivePaths> | undefined;
-  if (existing?.temps instanceof Set && existing.commits instanceof Set) return existing as ActivePaths;
-  const created: ActivePaths = { temps: new Set(), commits: new Set() };
-  holder[ACTIVE_PATHS_KEY] = created;
-  return created;
+	const holder = globalThis as typeof globalThis & { [ACTIVE_PATHS_KEY]?: unknown };
+	const existing = holder[ACTIVE_PATHS_KEY] as Partial<ActivePaths> | undefined;
+	if (existing?.temps instanceof Set && existing.commits instanceof Set) return existing as ActivePaths;
+	const created: ActivePaths = { temps: new Set(), commits: new Set() };
+	holder[ACTIVE_PATHS_KEY] = created;
+	return created;
 }
 
 const { temps: activeTempPaths, commits: activeCommitPaths } = findActivePaths();
 
 export class OverflowStore {
-  /** Absolute, normalised. */
-  readonly root: string;
-  /** root + separator: every store path is this plus a name matched by our patterns. */
-  private readonly prefix: string;
-  private readonly fs: StoreFs;
-  private readonly now: () => number;
+	/** Absolute, normalised. */
+	readonly root: string;
+	/** root + separator: every store path is this plus a name matched by our patterns. */
+	private readonly prefix: string;
+	private readonly fs: StoreFs;
+	private readonly now: () => number;
 
-  constructor(options: StoreOptions) {
-    if (typeof options?.root !== "string" || options.root.length === 0) {
-      throw createStoreError("EINVAL", `store root must be a non-empty path, got ${JSON.stringify(options?.root)}`);
-    }
-    this.root = resolve(options.root);
-    this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
-    this.fs = options.fs ?? NODE_STORE_FS;
-    this.now = options.now ?? Date.now;
-  }
+	constructor(options: StoreOptions) {
+		if (typeof options?.root !== "string" || options.root.length === 0) {
+			throw createStoreError("EINVAL", `store root must be a non-empty path, got ${JSON.stringify(options?.root)}`);
+		}
+		this.root = resolve(options.root);
+		this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
+		this.fs = options.fs ?? NODE_STORE_FS;
+		this.now = options.now ?? Date.now;
+	}
 
-  /** Absolute path of <id>.txt; throws (code EINVAL) on anything but a valid id. */
-  textPath(id: string): string {
-    assertEntryId(id);
-    return `${this.prefix}${id}.txt`;
-  }
+	/** Absolute path of <id>.txt; throws (code EINVAL) on anything but a valid id. */
+	textPath(id: string): string {
+		assertEntryId(id);
+		return `${this.prefix}${id}.txt`;
+	}
 
-  /** Absolute path of <id>.json; throws (code EINVAL) on anything but a valid id. */
-  metaPath(id: string): string {
-    assertEntryId(id);
-    return `${this.prefix}${id}.json`;
-  }
+	/** Absolute path of <id>.json; throws (code EINVAL) on anything but a valid id. */
+	metaPath(id: string): string {
+		assertEntryId(id);
+		return `${this.prefix}${id}.json`;
+	}
 
-  /**
+	/**
    * Creates the store directory (0700, `my-pi/` too when created here) or validates the existing
    * one: a symlink (ELOOP), a non-directory (ENOTDIR) or another user's directory (EPERM) is
    * refused; a mode wider than 0700 is tightened. Runs before every entry: once the directory
    * exists it costs one lstat, and a directory swapped for a symlink later is still refused.
    */
-  async ensureRoot(): Promise<void> {
-    const root = this.root;
-    let stats = await this.lstatOrUndefined(root);
-    let created = false;
-    if (stats === undefined) {
-      const parent = dirname(root);
-      if (parent !== root && (await this.lstatOrUndefined(parent)) === undefined) {
-        const firstCreated = await this.fs.mkdir(parent, { recursive: true, mode: DEFAULT_DIR_MODE });
-        // mkdir's mode is filtered by the umask: make every directory created here exactly 0700.
-        for (const dir of listCreatedDirectories(firstCreated, parent)) await this.fs.chmod(dir, DEFAULT_DIR_MODE);
-      }
-      try {
-        await this.fs.mkdir(root, { mode: DEFAULT_DIR_MODE });
-        created = true;
-      } catch (error) {
-        if (readErrorCode(error) !== "EEXIST") throw toStoreError(error); // EEXIST: a concurrent process won
-      }
-      stats = await this.fs.lstat(root);
-    }
-    if (stats.isSymbolicLink()) {
-      throw createStoreError("ELOOP", `store directory ${root} is a symbolic link; refusing to follow it`);
-    }
-    if (!stats.isDirectory()) {
-      throw createStoreError("ENOTDIR", `store directory ${root} exists but is not a directory`);
-    }
-    const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
-    if (uid !== undefined && stats.uid !== uid) {
-      throw createStoreError("EPERM", `store directory ${root} belongs to another user (uid ${stats.uid})`);
-    }
-    if (created || (stats.mode & 0o077) !== 0) await this.fs.chmod(root, DEFAULT_DIR_MODE);
-  }
+	async ensureRoot(): Promise<void> {
+		const root = this.root;
+		let stats = await this.lstatOrUndefined(root);
+		let created = false;
+		if (stats === undefined) {
+			const parent = dirname(root);
+			if (parent !== root && (await this.lstatOrUndefined(parent)) === undefined) {
+				const firstCreated = await this.fs.mkdir(parent, { recursive: true, mode: DEFAULT_DIR_MODE });
+				// mkdir's mode is filtered by the umask: make every directory created here exactly 0700.
+				for (const dir of listCreatedDirectories(firstCreated, parent)) await this.fs.chmod(dir, DEFAULT_DIR_MODE);
+			}
+			try {
+				await this.fs.mkdir(root, { mode: DEFAULT_DIR_MODE });
+				created = true;
+			} catch (error) {
+				if (readErrorCode(error) !== "EEXIST") throw toStoreError(error); // EEXIST: a concurrent process won
+			}
+			stats = await this.fs.lstat(root);
+		}
+		if (stats.isSymbolicLink()) {
+			throw createStoreError("ELOOP", `store directory ${root} is a symbolic link; refusing to follow it`);
+		}
+		if (!stats.isDirectory()) {
+			throw createStoreError("ENOTDIR", `store directory ${root} exists but is not a directory`);
+		}
+		const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+		if (uid !== undefined && stats.uid !== uid) {
+			throw createStoreError("EPERM", `store directory ${root} belongs to another user (uid ${stats.uid})`);
+		}
+		if (created || (stats.mode & 0o077) !== 0) await this.fs.chmod(root, DEFAULT_DIR_MODE);
+	}
 
-  /** Starts a new entry: a 0600 temp file in the (validated) store directory. */
-  async beginEntry(id: string): Promise<EntryWriter> {
-    assertEntryId(id);
-    await this.ensureRoot();
-    let opened: { handle: StoreFileHandle; path: string };
-    try {
-      opened = await openTempFile(this.fs, this.prefix, id);
-    } catch (error) {
-      // The directory vanished after it was validated (another process, a user's rm -r): once more.
-      if (readErrorCode(error) !== "ENOENT") throw toStoreError(error);
-      await this.ensureRoot();
-      opened = await openTempFile(this.fs, this.prefix, id).catch((retryError: unknown) => {
-        throw toStoreError(retryError);
-      });
-    }
-    return new TempEntryWriter(this.fs, this.prefix, id, opened.handle, opened.path);
-  }
+	/** Starts a new entry: a 0600 temp file in the (validated) store directory. */
+	async beginEntry(id: string): Promise<EntryWriter> {
+		assertEntryId(id);
+		await this.ensureRoot();
+		let opened: { handle: StoreFileHandle; path: string };
+		try {
+			opened = await openTempFile(this.fs, this.prefix, id);
+		} catch (error) {
+			// The directory vanished after it was validated (another process, a user's rm -r): once more.
+			if (readErrorCode(error) !== "ENOENT") throw toStoreError(error);
+			await this.ensureRoot();
+			opened = await openTempFile(this.fs, this.prefix, id).catch((retryError: unknown) => {
+				throw toStoreError(retryError);
+			});
+		}
+		return new TempEntryWriter(this.fs, this.prefix, id, opened.handle, opened.path);
+	}
 
-  /** Metadata of a complete entry; undefined for a bad id, an unknown id, or an unreadable/invalid .json. Never throws. */
-  async readMeta(id: string): Promise<EntryMeta | undefined> {
-    if (!isEntryId(id)) return undefined;
-    try {
-      const [content] = await this.fs.readSmallTextFiles([`${this.prefix}${id}.json`], DEFAULT_MAX_META_BYTES);
-      return typeof content === "string" ? parseMetaText(content, id) : undefined;
-    } catch {
-      return undefined;
-    }
-  }
+	/** Metadata of a complete entry; undefined for a bad id, an unknown id, or an unreadable/invalid .json. Never throws. */
+	async readMeta(id: string): Promise<EntryMeta | undefined> {
+		if (!isEntryId(id)) return undefined;
+		try {
+			const [content] = await this.fs.readSmallTextFiles([`${this.prefix}${id}.json`], DEFAULT_MAX_META_BYTES);
+			return typeof content === "string" ? parseMetaText(content, id) : undefined;
+		} catch {
+			return undefined;
+		}
+	}
 
-  /** Removes stale temp files, old half entries, expired entries, then evicts for quota. Never throws. */
-  async housekeep(options: HousekeepingOptions): Promise<HousekeepingResult> {
-    const result: HousekeepingResult = {
-      removedExpired: 0, removedForQuota: 0, removedTemp: 0, removedOrphans: 0, remainingBytes: 0, errors: [],
-    };
-    try {
-      await this.runHousekeeping(options, result);
-    } catch (error) {
-      result.errors.push(`housekeeping stopped: ${describeError(error)}`);
-    }
-    return result;
-  }
+	/** Removes stale temp files, old half entries, expired entries, then evicts for quota. Never throws. */
+	async housekeep(options: HousekeepingOptions): Promise<HousekeepingResult> {
+		const result: HousekeepingResult = {
+			removedExpired: 0, removedForQuota: 0, removedTemp: 0, removedOrphans: 0, remainingBytes: 0, errors: [],
+		};
+		try {
+			await this.runHousekeeping(options, result);
+		} catch (error) {
+			result.errors.push(`housekeeping stopped: ${describeError(error)}`);
+		}
+		return result;
+	}
 
-  private async lstatOrUndefined(path: string): Promise<StoreStats | undefined> {
-    try {
-      return await this.fs.lstat(path);
-    } catch (error) {
-      if (readErrorCode(error) === "ENOENT") return undefined;
-      throw error;
-    }
-  }
+	private async lstatOrUndefined(path: string): Promise<StoreStats | undefined> {
+		try {
+			return await this.fs.lstat(path);
+		} catch (error) {
+			if (readErrorCode(error) === "ENOENT") return undefined;
+			throw error;
+		}
+	}
 
-  private async runHousekeeping(options: HousekeepingOptions, result: HousekeepingResult): Promise<void> {
-    const now = this.now();
-    const retentionMs = options?.retentionMs;
-    const maxStoreBytes = options?.maxStoreBytes;
-    const currentSessionId = options?.currentSessionId;
-    const checkRetention = typeof retentionMs === "number" && retentionMs > 0;
-    const checkQuota = typeof maxStoreBytes === "number" && maxStoreBytes >= 0;
-    if (!checkRetention) result.errors.push(`retentionMs must be a positive number, got ${String(retentionMs)}; expiry skipped`);
-    if (!checkQuota) result.errors.push(`maxStoreBytes must be a non-negative number, got ${String(maxStoreBytes)}; quota skipped`);
+	private async runHousekeeping(options: HousekeepingOptions, result: HousekeepingResult): Promise<void> {
+		const now = this.now();
+		const retentionMs = options?.retentionMs;
+		const maxStoreBytes = options?.maxStoreBytes;
+		const currentSessionId = options?.currentSessionId;
+		const checkRetention = typeof retentionMs === "number" && retentionMs > 0;
+		const checkQuota = typeof maxStoreBytes === "number" && maxStoreBytes >= 0;
+		if (!checkRetention) result.errors.push(`retentionMs must be a positive number, got ${String(retentionMs)}; expiry skipped`);
+		if (!checkQuota) result.errors.push(`maxStoreBytes must be a non-negative number, got ${String(maxStoreBytes)}; quota skipped`);
 
-    // The directory itself: never read through a symlink, never create it just to find it empty.
-    const rootStats = await this.lstatOrUndefined(this.root);
-    if (rootStats === undefined) return;
-    if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) {
-      result.errors.push(`store directory ${this.root} is not a plain directory; housekeeping skipped`);
-      return;
-    }
+		// The directory itself: never read through a symlink, never create it just to find it empty.
+		const rootStats = await this.lstatOrUndefined(this.root);
+		if (rootStats === undefined) return;
+		if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) {
+			result.errors.push(`store directory ${this.root} is not a plain directory; housekeeping skipped`);
+			return;
+		}
 
-    let dirents: StoreDirent[];
-    try {
-      dirents = await this.fs.readdir(this.root);
-    } catch (error) {
-      if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot list ${this.root}: ${describeError(error)}`);
-      return;
-    }
+		let dirents: StoreDirent[];
+		try {
+			dirents = await this.fs.readdir(this.root);
+		} catch (error) {
+			if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot list ${this.root}: ${describeError(error)}`);
+			return;
+		}
 
-    // Only regular files with our names are candidates: symlinks, directories, sockets and every
-    // other name are never looked at again (readdir's types spare an lstat per file).
-    const temps: { path: string; pid: number }[] = [];
-    const halves = new Map<string, number>(); // id -> HAS_TXT | HAS_JSON
-    for (const dirent of dirents) {
-      if (!dirent.isFile()) continue;
-      const name = dirent.name;
-      if (name.endsWith(".tmp")) {
-        const temp = TEMP_FILE_PATTERN.exec(name);
-        if (temp !== null) temps.push({ path: this.prefix + name, pid: Number(temp[2]) });
-        continue;
-      }
-      const entry = ENTRY_FILE_PATTERN.exec(name);
-      if (entry === null) continue;
-      halves.set(entry[1], (halves.get(entry[1]) ?? 0) | (entry[2] === "txt" ? HAS_TXT : HAS_JSON));
-    }
+		// Only regular files with our names are candidates: symlinks, directories, sockets and every
+		// other name are never looked at again (readdir's types spare an lstat per file).
+		const temps: { path: string; pid: number }[] = [];
+		const halves = new Map<string, number>(); // id -> HAS_TXT | HAS_JSON
+		for (const dirent of dirents) {
+			if (!dirent.isFile()) continue;
+			const name = dirent.name;
+			if (name.endsWith(".tmp")) {
+				const temp = TEMP_FILE_PATTERN.exec(name);
+				if (temp !== null) temps.push({ path: this.prefix + name, pid: Number(temp[2]) });
+				continue;
+			}
+			const entry = ENTRY_FILE_PATTERN.exec(name);
+			if (entry === null) continue;
+			halves.set(entry[1], (halves.get(entry[1]) ?? 0) | (entry[2] === "txt" ? HAS_TXT : HAS_JSON));
+		}
 
-    // 1. Stale temp files: a dead writer, or older than an hour.
-    const pidAlive = new Map<number, boolean>();
-    await runWithConcurrency(temps, DEFAULT_HOUSEKEEPING_CONCURRENCY, async ({ path, pid }) => {
-      if (activeTempPaths.has(path)) return;
-      const stats = await this.lstatRegularFile(path, result);
-      if (stats === undefined) return;
-      let alive = pidAlive.get(pid);
-      if (alive === undefined) {
-        // Our own pid: no writer of this process holds the file (checked above), so it was abandoned.
-        alive = pid !== process.pid && isProcessAlive(pid);
-        pidAlive.set(pid, alive);
-      }
-      if (alive && now - stats.mtimeMs <= DEFAULT_STALE_TEMP_MS) return;
-      if (await this.removeFile(path, result)) result.removedTemp++;
-    });
+		// 1. Stale temp files: a dead writer, or older than an hour.
+		const pidAlive = new Map<number, boolean>();
+		await runWithConcurrency(temps, DEFAULT_HOUSEKEEPING_CONCURRENCY, async ({ path, pid }) => {
+			if (activeTempPaths.has(path)) return;
+			const stats = await this.lstatRegularFile(path, result);
+			if (stats === undefined) return;
+			let alive = pidAlive.get(pid);
+			if (alive === undefined) {
+				// Our own pid: no writer of this process holds the file (checked above), so it was abandoned.
+				alive = pid !== process.pid && isProcessAlive(pid);
+				pidAlive.set(pid, alive);
+			}
+			if (alive && now - stats.mtimeMs <= DEFAULT_STALE_TEMP_MS) return;
+			if (await this.removeFile(path, result)) result.removedTemp++;
+		});
 
-    // 2. Half entries (a .txt without its .json or the reverse) older than the orphan age.
-    const complete: { id: string; txtPath: string; jsonPath: string }[] = [];
-    const halfPaths: string[] = [];
-    const prefix = this.prefix;
-    for (const [id, has] of halves) {
-      if (activeCommitPaths.size > 0 && activeCommitPaths.has(prefix + id)) continue;
-      if (has === (HAS_TXT | HAS_JSON)) complete.push({ id, txtPath: `${prefix}${id}.txt`, jsonPath: `${prefix}${id}.json` });
-      else halfPaths.push(`${prefix}${id}.${has === HAS_TXT ? "txt" : "json"}`);
-    }
-    await runWithConcurrency(halfPaths, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (path) => {
-      const stats = await this.lstatRegularFile(path, result);
-      if (stats !== undefined && now - stats.mtimeMs > DEFAULT_ORPHAN_AGE_MS && (await this.removeFile(path, result))) {
-        result.removedOrphans++;
-      }
-    });
+		// 2. Half entries (a .txt without its .json or the reverse) older than the orphan age.
+		const complete: { id: string; txtPath: string; jsonPath: string }[] = [];
+		const halfPaths: string[] = [];
+		const prefix = this.prefix;
+		for (const [id, has] of halves) {
+			if (activeCommitPaths.size > 0 && activeCommitPaths.has(prefix + id)) continue;
+			if (has === (HAS_TXT | HAS_JSON)) complete.push({ id, txtPath: `${prefix}${id}.txt`, jsonPath: `${prefix}${id}.json` });
+			else halfPaths.push(`${prefix}${id}.${has === HAS_TXT ? "txt" : "json"}`);
+		}
+		await runWithConcurrency(halfPaths, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (path) => {
+			const stats = await this.lstatRegularFile(path, result);
+			if (stats !== undefined && now - stats.mtimeMs > DEFAULT_ORPHAN_AGE_MS && (await this.removeFile(path, result))) {
+				result.removedOrphans++;
+			}
+		});
 
-    // 3. Complete entries: createdAt from the metadata; expired ones go.
-    const entries: LiveEntry[] = [];
-    const expired: { txtPath: string; jsonPath: string }[] = [];
-    const invalid: { id: string; txtPath: string; jsonPath: string }[] = [];
-    for (let start = 0; start < complete.length; start += DEFAULT_META_BATCH_FILES) {
-      const batch = complete.slice(start, start + DEFAULT_META_BATCH_FILES);
-      const contents = await this.fs.readSmallTextFiles(batch.map((entry) => entry.jsonPath), DEFAULT_MAX_META_BYTES);
-      batch.forEach((entry, index) => {
-        const content = contents[index];
-        if (typeof content !== "string") {
-          const code = readErrorCode(content);
-          // ENOENT: a concurrent housekeeper removed it. EFBIG: not ours, judged below. Else: leave it alone.
-          if (code === "EFBIG") invalid.push(entry);
-          else if (code !== "ENOENT") result.errors.push(`cannot read ${entry.jsonPath}: ${describeError(content)}`);
-          return;
-        }
-        const meta = parseMetaText(content, entry.id);
-        if (meta === undefined) {
-          invalid.push(entry);
-          return;
-        }
-        const createdMs = Date.parse(meta.createdAt);
-        if (checkRetention && now - createdMs > retentionMs) {
-          expired.push(entry);
-          return;
-        }
-        entries.push({
-          ...entry,
-          createdMs,
-          // The text's size is its totalBytes: commit() refuses metadata that says otherwise.
-          bytes: meta.totalBytes + Buffer.byteLength(content, "utf8"),
-          isCurrentSession: currentSessionId !== undefined && meta.sessionId === currentSessionId,
-        });
-      });
-    }
-    await runWithConcurrency(expired, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
-      if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) result.removedExpired++;
-    });
-    // Invalid metadata makes an entry unusable (readMeta says unknown): once old, it goes like an orphan.
-    await runWithConcurrency(invalid, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
-      const [txtStats, jsonStats] = await Promise.all([
-        this.lstatRegularFile(entry.txtPath, result),
-        this.lstatRegularFile(entry.jsonPath, result),
-      ]);
-      if (jsonStats === undefined) return;
-      if (now - jsonStats.mtimeMs > DEFAULT_ORPHAN_AGE_MS) {
-        if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) result.removedOrphans++;
-        return;
-      }
-      entries.push({ ...entry, createdMs: jsonStats.mtimeMs, bytes: (txtStats?.size ?? 0) + jsonStats.size, isCurrentSession: false });
-    });
+		// 3. Complete entries: createdAt from the metadata; expired ones go.
+		const entries: LiveEntry[] = [];
+		const expired: { txtPath: string; jsonPath: string }[] = [];
+		const invalid: { id: string; txtPath: string; jsonPath: string }[] = [];
+		for (let start = 0; start < complete.length; start += DEFAULT_META_BATCH_FILES) {
+			const batch = complete.slice(start, start + DEFAULT_META_BATCH_FILES);
+			const contents = await this.fs.readSmallTextFiles(batch.map((entry) => entry.jsonPath), DEFAULT_MAX_META_BYTES);
+			batch.forEach((entry, index) => {
+				const content = contents[index];
+				if (typeof content !== "string") {
+					const code = readErrorCode(content);
+					// ENOENT: a concurrent housekeeper removed it. EFBIG: not ours, judged below. Else: leave it alone.
+					if (code === "EFBIG") invalid.push(entry);
+					else if (code !== "ENOENT") result.errors.push(`cannot read ${entry.jsonPath}: ${describeError(content)}`);
+					return;
+				}
+				const meta = parseMetaText(content, entry.id);
+				if (meta === undefined) {
+					invalid.push(entry);
+					return;
+				}
+				const createdMs = Date.parse(meta.createdAt);
+				if (checkRetention && now - createdMs > retentionMs) {
+					expired.push(entry);
+					return;
+				}
+				entries.push({
+					...entry,
+					createdMs,
+					// The text's size is its totalBytes: commit() refuses metadata that says otherwise.
+					bytes: meta.totalBytes + Buffer.byteLength(content, "utf8"),
+					isCurrentSession: currentSessionId !== undefined && meta.sessionId === currentSessionId,
+				});
+			});
+		}
+		await runWithConcurrency(expired, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
+			if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) result.removedExpired++;
+		});
+		// Invalid metadata makes an entry unusable (readMeta says unknown): once old, it goes like an orphan.
+		await runWithConcurrency(invalid, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
+			const [txtStats, jsonStats] = await Promise.all([
+				this.lstatRegularFile(entry.txtPath, result),
+				this.lstatRegularFile(entry.jsonPath, result),
+			]);
+			if (jsonStats === undefined) return;
+			if (now - jsonStats.mtimeMs > DEFAULT_ORPHAN_AGE_MS) {
+				if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) result.removedOrphans++;
+				return;
+			}
+			entries.push({ ...entry, createdMs: jsonStats.mtimeMs, bytes: (txtStats?.size ?? 0) + jsonStats.size, isCurrentSession: false });
+		});
 
-    // 4. Quota: whole entries, other sessions' first, oldest first within each group.
-    let totalBytes = entries.reduce((sum, entry) => sum + entry.bytes, 0);
-    if (checkQuota && totalBytes > maxStoreBytes) {
-      entries.sort(compareForEviction);
-      const victims: LiveEntry[] = [];
-      let planned = totalBytes;
-      for (const entry of entries) {
-        if (planned <= maxStoreBytes) break;
-        victims.push(entry);
-        planned -= entry.bytes;
-      }
-      await runWithConcurrency(victims, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
-        if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) {
-          result.removedForQuota++;
-          totalBytes -= entry.bytes;
-        }
-      });
-    }
-    result.remainingBytes = totalBytes;
-  }
+		// 4. Quota: whole entries, other sessions' first, oldest first within each group.
+		let totalBytes = entries.reduce((sum, entry) => sum + entry.bytes, 0);
+		if (checkQuota && totalBytes > maxStoreBytes) {
+			entries.sort(compareForEviction);
+			const victims: LiveEntry[] = [];
+			let planned = totalBytes;
+			for (const entry of entries) {
+				if (planned <= maxStoreBytes) break;
+				victims.push(entry);
+				planned -= entry.bytes;
+			}
+			await runWithConcurrency(victims, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
+				if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) {
+					result.removedForQuota++;
+					totalBytes -= entry.bytes;
+				}
+			});
+		}
+		result.remainingBytes = totalBytes;
+	}
 
-  /** lstat that answers only for regular files; ENOENT (a concurrent housekeeper) is not an error. */
-  private async lstatRegularFile(path: string, result: HousekeepingResult): Promise<StoreStats | undefined> {
-    try {
-      const stats = await this.fs.lstat(path);
-      return stats.isFile() ? stats : undefined;
-    } catch (error) {
-      if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot stat ${path}: ${describeError(error)}`);
-      return undefined;
-    }
-  }
+	/** lstat that answers only for regular files; ENOENT (a concurrent housekeeper) is not an error. */
+	private async lstatRegularFile(path: string, result: HousekeepingResult): Promise<StoreStats | undefined> {
+		try {
+			const stats = await this.fs.lstat(path);
+			return stats.isFile() ? stats : undefined;
+		} catch (error) {
+			if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot stat ${path}: ${describeError(error)}`);
+			return undefined;
+		}
+	}
 
-  /** True when this call removed the file (ENOENT: someone else did, not counted, not an error). */
-  private async removeFile(path: string, result: HousekeepingResult): Promise<boolean> {
-    try {
-      await this.fs.unlink(path);
-      return true;
-    } catch (error) {
-      if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot remove ${path}: ${describeError(error)}`);
-      return false;
-    }
-  }
+	/** True when this call removed the file (ENOENT: someone else did, not counted, not an error). */
+	private async removeFile(path: string, result: HousekeepingResult): Promise<boolean> {
+		try {
+			await this.fs.unlink(path);
+			return true;
+		} catch (error) {
+			if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot remove ${path}: ${describeError(error)}`);
+			return false;
+		}
+	}
 
-  /**
+	/**
    * The .json first, so readers see "unknown" before the text disappears. Counted by whoever
    * removed the .json, so two housekeepers racing over one entry count it once between them.
    */
-  private async removeEntry(txtPath: string, jsonPath: string, result: HousekeepingResult): Promise<boolean> {
-    const removedJson = await this.removeFile(jsonPath, result);
-    await this.removeFile(txtPath, result);
-    return removedJson;
-  }
+	private async removeEntry(txtPath: string, jsonPath: string, result: HousekeepingResult): Promise<boolean> {
+		const removedJson = await this.removeFile(jsonPath, result);
+		await this.removeFile(txtPath, result);
+		return removedJson;
+	}
 }
 
 interface LiveEntry {
-  id: string;
-  txtPath: string;
-  jsonPath: string;
-  createdMs: number;
-  bytes: number;
-  isCurrentSession: boolean;
+	id: string;
+	txtPath: string;
+	jsonPath: string;
+	createdMs: number;
+	bytes: number;
+	isCurrentSession: boolean;
 }
 
 function compareForEviction(a: LiveEntry, b: LiveEntry): number {
-  if (a.isCurrentSession !== b.isCurrentSession) return a.isCurrentSession ? 1 : -1;
-  if (a.createdMs !== b.createdMs) return a.createdMs - b.createdMs;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+	if (a.isCurrentSession !== b.isCurrentSession) return a.isCurrentSession ? 1 : -1;
+	if (a.createdMs !== b.createdMs) return a.createdMs - b.createdMs;
+	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 class TempEntryWriter implements EntryWriter {
-  private handle: StoreFileHandle | undefined;
-  private tempPath: string | undefined;
-  private state: "open" | "committing" | "committed" | "failed" | "aborted" = "open";
-  private failure: StoreError | undefined;
-  private queue: Promise<void> = Promise.resolve();
-  private written = 0;
-  private newlines = 0;
-  private lastByte = -1;
+	private handle: StoreFileHandle | undefined;
+	private tempPath: string | undefined;
+	private state: "open" | "committing" | "committed" | "failed" | "aborted" = "open";
+	private failure: StoreError | undefined;
+	private queue: Promise<void> = Promise.resolve();
+	private written = 0;
+	private newlines = 0;
+	private lastByte = -1;
 
-  constructor(
-    private readonly fs: StoreFs,
-    private readonly prefix: string,
-    private readonly id: string,
-    handle: StoreFileHandle,
-    tempPath: string,
-  ) {
-    this.handle = handle;
-    this.tempPath = tempPath;
-  }
+	constructor(
+		private readonly fs: StoreFs,
+		private readonly prefix: string,
+		private readonly id: string,
+		handle: StoreFileHandle,
+		tempPath: string,
+	) {
+		this.handle = handle;
+		this.tempPath = tempPath;
+	}
 
-  get bytesWritten(): number {
-    return this.written;
-  }
+	get bytesWritten(): number {
+		return this.written;
+	}
 
-  get linesWritten(): number {
-    return this.newlines + (this.written > 0 && this.lastByte !== 0x0a ? 1 : 0);
-  }
+	get linesWritten(): number {
+		return this.newlines + (this.written > 0 && this.lastByte !== 0x0a ? 1 : 0);
+	}
 
-  write(chunk: Uint8Array): Promise<void> {
-    const next = this.queue.then(() => this.writeNow(chunk));
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
+	write(chunk: Uint8Array): Promise<void> {
+		const next = this.queue.then(() => this.writeNow(chunk));
+		this.queue = next.catch(() => undefined);
+		return next;
+	}
 
-  async commit(meta: EntryMeta): Promise<void> {
-    await this.queue;
-    this.assertOpen();
-    this.state = "committing";
-    const fs = this.fs;
-    const txtPath = `${this.prefix}${this.id}.txt`;
-    const jsonPath = `${this.prefix}${this.id}.json`;
-    const commitKey = this.prefix + this.id;
-    let jsonTempPath: string | undefined;
-    let txtRenamed = false;
-    activeCommitPaths.add(commitKey);
-    try {
-      const body = Buffer.from(`${JSON.stringify(this.checkMeta(meta), null, 2)}\n`, "utf8");
-      const handle = this.handle as StoreFileHandle;
-      await handle.sync();
-      this.handle = undefined;
-      await handle.close();
-      // An older entry with this id must not pair its metadata with the new text, even briefly.
-      try {
-        await fs.unlink(jsonPath);
-      } catch (error) {
-        if (readErrorCode(error) !== "ENOENT") throw error;
-      }
-      await fs.rename(this.tempPath as string, txtPath);
-      txtRenamed = true;
-      activeTempPaths.delete(this.tempPath as string);
-      this.tempPath = undefined;
+	async commit(meta: EntryMeta): Promise<void> {
+		await this.queue;
+		this.assertOpen();
+		this.state = "committing";
+		const fs = this.fs;
+		const txtPath = `${this.prefix}${this.id}.txt`;
+		const jsonPath = `${this.prefix}${this.id}.json`;
+		const commitKey = this.prefix + this.id;
+		let jsonTempPath: string | undefined;
+		let txtRenamed = false;
+		activeCommitPaths.add(commitKey);
+		try {
+			const body = Buffer.from(`${JSON.stringify(this.checkMeta(meta), null, 2)}\n`, "utf8");
+			const handle = this.handle as StoreFileHandle;
+			await handle.sync();
+			this.handle = undefined;
+			await handle.close();
+			// An older entry with this id must not pair its metadata with the new text, even briefly.
+			try {
+				await fs.unlink(jsonPath);
+			} catch (error) {
+				if (readErrorCode(error) !== "ENOENT") throw error;
+			}
+			await fs.rename(this.tempPath as string, txtPath);
+			txtRenamed = true;
+			activeTempPaths.delete(this.tempPath as string);
+			this.tempPath = undefined;
 
-      const opened = await openTempFile(fs, this.prefix, this.id);
-      jsonTempPath = opened.path;
-      try {
-        await writeFully(opened.handle, body);
-        await opened.handle.sync();
-      } catch (error) {
-        await closeQuietly(opened.handle);
-        throw error;
-      }
-      // close() can report a deferred write error (NFS): on the success path it is not ignored.
-      await opened.handle.close();
-      await fs.rename(jsonTempPath, jsonPath);
-      activeTempPaths.delete(jsonTempPath);
-      jsonTempPath = undefined;
-      this.state = "committed";
-    } catch (error) {
-      this.failure = toStoreError(error);
-      this.state = "failed";
-      if (jsonTempPath !== undefined) {
-        await unlinkQuietly(fs, jsonTempPath);
-        activeTempPaths.delete(jsonTempPath);
-      }
-      // No unpaired entry: the text goes when its metadata could not be written.
-      if (txtRenamed) await unlinkQuietly(fs, txtPath);
-      await this.discardTemp();
-      throw this.failure;
-    } finally {
-      activeCommitPaths.delete(commitKey);
-    }
-  }
+			const opened = await openTempFile(fs, this.prefix, this.id);
+			jsonTempPath = opened.path;
+			try {
+				await writeFully(opened.handle, body);
+				await opened.handle.sync();
+			} catch (error) {
+				await closeQuietly(opened.handle);
+				throw error;
+			}
+			// close() can report a deferred write error (NFS): on the success path it is not ignored.
+			await opened.handle.close();
+			await fs.rename(jsonTempPath, jsonPath);
+			activeTempPaths.delete(jsonTempPath);
+			jsonTempPath = undefined;
+			this.state = "committed";
+		} catch (error) {
+			this.failure = toStoreError(error);
+			this.state = "failed";
+			if (jsonTempPath !== undefined) {
+				await unlinkQuietly(fs, jsonTempPath);
+				activeTempPaths.delete(jsonTempPath);
+			}
+			// No unpaired entry: the text goes when its metadata could not be written.
+			if (txtRenamed) await unlinkQuietly(fs, txtPath);
+			await this.discardTemp();
+			throw this.failure;
+		} finally {
+			activeCommitPaths.delete(commitKey);
+		}
+	}
 
-  async abort(): Promise<void> {
-    try {
-      await this.queue;
-    } catch {
-      // A failed write already cleaned up; nothing to add.
-    }
-    if (this.state === "committed" || this.state === "committing") return;
-    if (this.state === "open") this.state = "aborted";
-    await this.discardTemp();
-  }
+	async abort(): Promise<void> {
+		try {
+			await this.queue;
+		} catch {
+			// A failed write already cleaned up; nothing to add.
+		}
+		if (this.state === "committed" || this.state === "committing") return;
+		if (this.state === "open") this.state = "aborted";
+		await this.discardTemp();
+	}
 
-  private async writeNow(chunk: Uint8Array): Promise<void> {
-    this.assertOpen();
-    if (!(chunk instanceof Uint8Array)) {
-      throw createStoreError("EINVAL", `write expects a Uint8Array chunk, got ${typeof chunk}`);
-    }
-    if (chunk.length === 0) return;
-    try {
-      await writeFully(this.handle as StoreFileHandle, chunk);
-    } catch (error) {
-      this.failure = toStoreError(error);
-      this.state = "failed";
-      await this.discardTemp();
-      throw this.failure;
-    }
-    this.written += chunk.length;
-    for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) this.newlines++;
-    this.lastByte = chunk[chunk.length - 1];
-  }
+	private async writeNow(chunk: Uint8Array): Promise<void> {
+		this.assertOpen();
+		if (!(chunk instanceof Uint8Array)) {
+			throw createStoreError("EINVAL", `write expects a Uint8Array chunk, got ${typeof chunk}`);
+		}
+		if (chunk.length === 0) return;
+		try {
+			await writeFully(this.handle as StoreFileHandle, chunk);
+		} catch (error) {
+			this.failure = toStoreError(error);
+			this.state = "failed";
+			await this.discardTemp();
+			throw this.failure;
+		}
+		this.written += chunk.length;
+		for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) this.newlines++;
+		this.lastByte = chunk[chunk.length - 1];
+	}
 
-  private assertOpen(): void {
-    if (this.state === "open") return;
-    if (this.state === "failed" && this.failure !== undefined) throw this.failure;
-    throw createStoreError("EBADF", `entry ${this.id} is already ${this.state}`);
-  }
+	private assertOpen(): void {
+		if (this.state === "open") return;
+		if (this.state === "failed" && this.failure !== undefined) throw this.failure;
+		throw createStoreError("EBADF", `entry ${this.id} is already ${this.state}`);
+	}
 
-  private checkMeta(meta: EntryMeta): EntryMeta {
-    const clean = parseEntryMeta(meta);
-    if (clean === undefined) throw createStoreError("EINVAL", `invalid metadata for entry ${this.id}`);
-    if (clean.id !== this.id) throw createStoreError("EINVAL", `metadata id ${clean.id} does not match entry ${this.id}`);
-    if (clean.totalBytes !== this.written) {
-      throw createStoreError("EINVAL", `metadata totalBytes ${clean.totalBytes} does not match the ${this.written} bytes written`);
-    }
-    if (clean.totalLines !== this.linesWritten) {
-      throw createStoreError("EINVAL", `metadata totalLines ${clean.totalLines} does not match the ${this.linesWritten} lines written`);
-    }
-    return clean;
-  }
+	private checkMeta(meta: EntryMeta): EntryMeta {
+		const clean = parseEntryMeta(meta);
+		if (clean === undefined) throw createStoreError("EINVAL", `invalid metadata for entry ${this.id}`);
+		if (clean.id !== this.id) throw createStoreError("EINVAL", `metadata id ${clean.id} does not match entry ${this.id}`);
+		if (clean.totalBytes !== this.written) {
+			throw createStoreError("EINVAL", `metadata totalBytes ${clean.totalBytes} does not match the ${this.written} bytes written`);
+		}
+		if (clean.totalLines !== this.linesWritten) {
+			throw createStoreError("EINVAL", `metadata totalLines ${clean.totalLines} does not match the ${this.linesWritten} lines written`);
+		}
+		return clean;
+	}
 
-  private async discardTemp(): Promise<void> {
-    const handle = this.handle;
-    const tempPath = this.tempPath;
-    this.handle = undefined;
-    this.tempPath = undefined;
-    if (handle !== undefined) await closeQuietly(handle);
-    if (tempPath !== undefined) {
-      await unlinkQuietly(this.fs, tempPath);
-      activeTempPaths.delete(tempPath);
-    }
-  }
+	private async discardTemp(): Promise<void> {
+		const handle = this.handle;
+		const tempPath = this.tempPath;
+		this.handle = undefined;
+		this.tempPath = undefined;
+		if (handle !== undefined) await closeQuietly(handle);
+		if (tempPath !== undefined) {
+			await unlinkQuietly(this.fs, tempPath);
+			activeTempPaths.delete(tempPath);
+		}
+	}
 }
 
 /** Opens `.<id>.<pid>.<hex>.tmp` exclusively, never through a symlink, and makes it exactly 0600. */
 async function openTempFile(fs: StoreFs, prefix: string, id: string): Promise<{ handle: StoreFileHandle; path: string }> {
-  const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fs.constants;
-  const path = prefix + createTempName(id);
-  // Marked active before it exists: housekeeping treats a file of this pid that is not marked as abandoned.
-  activeTempPaths.add(path);
-  let handle: StoreFileHandle;
-  try {
-    handle = await fs.open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, DEFAULT_FILE_MODE);
-  } catch (error) {
-    activeTempPaths.delete(path);
-    throw error;
-  }
-  try {
-    // open's mode is filtered by the umask; fchmod makes it exactly 0600 whatever the umask.
-    await handle.chmod(DEFAULT_FILE_MODE);
-  } catch (error) {
-    await closeQuietly(handle);
-    await unlinkQuietly(fs, path);
-    activeTempPaths.delete(path);
-    throw error;
-  }
-  return { handle, path };
+	const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = fs.constants;
+	const path = prefix + createTempName(id);
+	// Marked active before it exists: housekeeping treats a file of this pid that is not marked as abandoned.
+	activeTempPaths.add(path);
+	let handle: StoreFileHandle;
+	try {
+		handle = await fs.open(path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, DEFAULT_FILE_MODE);
+	} catch (error) {
+		activeTempPaths.delete(path);
+		throw error;
+	}
+	try {
+		// open's mode is filtered by the umask; fchmod makes it exactly 0600 whatever the umask.
+		await handle.chmod(DEFAULT_FILE_MODE);
+	} catch (error) {
+		await closeQuietly(handle);
+		await unlinkQuietly(fs, path);
+		activeTempPaths.delete(path);
+		throw error;
+	}
+	return { handle, path };
 }
 
 async function unlinkQuietly(fs: StoreFs, path: string): Promise<void> {
-  try {
-    await fs.unlink(path);
-  } catch {
-    // Best effort: ENOENT means someone else already removed it; anything else we cannot fix here.
-  }
+	try {
+		await fs.unlink(path);
+	} catch {
+		// Best effort: ENOENT means someone else already removed it; anything else we cannot fix here.
+	}
 }
 
 async function writeFully(handle: StoreFileHandle, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, null);
-    if (!(bytesWritten > 0)) throw createStoreError("EIO", "write made no progress");
-    offset += bytesWritten;
-  }
+	let offset = 0;
+	while (offset < bytes.length) {
+		const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, null);
+		if (!(bytesWritten > 0)) throw createStoreError("EIO", "write made no progress");
+		offset += bytesWritten;
+	}
 }
 
 async function closeQuietly(handle: StoreFileHandle): Promise<void> {
-  try {
-    await handle.close();
-  } catch {
-    // Already closed or the descriptor is gone: nothing left to release.
-  }
+	try {
+		await handle.close();
+	} catch {
+		// Already closed or the descriptor is gone: nothing left to release.
+	}
 }
 
 /** `process.kill(pid, 0)`: ESRCH means gone; EPERM means alive but someone else's. */
 function isProcessAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid < 1) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return readErrorCode(error) === "EPERM";
-  }
+	if (!Number.isSafeInteger(pid) || pid < 1) return false;
+	if (pid === process.pid) return true;
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return readErrorCode(error) === "EPERM";
+	}
 }
 
 /** The directories mkdir({recursive}) created, from the first down to `target` (never above the first). */
 function listCreatedDirectories(firstCreated: string | undefined | void, target: string): string[] {
-  if (typeof firstCreated !== "string") return [target];
-  if (firstCreated !== target && !target.startsWith(firstCreated.endsWith(sep) ? firstCreated : firstCreated + sep)) {
-    return [target];
-  }
-  const created: string[] = [];
-  for (let dir = target; ; dir = dirname(dir)) {
-    created.unshift(dir);
-    if (dir === firstCreated || dirname(dir) === dir) break;
-  }
-  return created;
+	if (typeof firstCreated !== "string") return [target];
+	if (firstCreated !== target && !target.startsWith(firstCreated.endsWith(sep) ? firstCreated : firstCreated + sep)) {
+		return [target];
+	}
+	const created: string[] = [];
+	for (let dir = target; ; dir = dirname(dir)) {
+		created.unshift(dir);
+		if (dir === firstCreated || dirname(dir) === dir) break;
+	}
+	return created;
 }
 
 async function runWithConcurrency<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      await task(item);
-    }
-  });
-  await Promise.all(workers);
+	let next = 0;
+	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+		while (next < items.length) {
+			const item = items[next++];
+			await task(item);
+		}
+	});
+	await Promise.all(workers);
 }

@@ -12,7 +12,7 @@ export const DEFAULT_TEMP_PREFIX = "pi-overflow-test-";
 
 /** Creates a fresh directory for this test and removes it when the test ends. */
 export async function createTempDir(t: TestContext, prefix: string = DEFAULT_TEMP_PREFIX): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
+	const dir = await mkdtemp(join(tmpdir(), prefix));
+	t.after(() => rm(dir, { recursive: true, force: true }));
+	return dir;
 }
