@@ -9,6 +9,7 @@ import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } fr
 import { parseTree, getNodeValue, printParseErrorCode, stripComments, type Node, type ParseError } from "jsonc-parser";
 import { findBacktrackingRisk } from "./regex-safety.js";
 import { DEFAULT_SIGNAL_PATTERN } from "./signals.js";
+import { keepStart } from "./text.js";
 
 const MIB_BYTES = 1024 * 1024;
 const GIB_BYTES = 1024 * MIB_BYTES;
@@ -394,12 +395,7 @@ function describeValue(value: unknown): string {
 }
 
 function shortenText(text: string, maxChars: number): string {
-	if (text.length <= maxChars) return text;
-	let end = maxChars - 1;
-	// Do not split a surrogate pair.
-	const code = text.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-	return `${text.slice(0, end)}…`;
+	return text.length <= maxChars ? text : `${keepStart(text, maxChars - 1)}…`;
 }
 
 function describeOffset(text: string, offset: number): string {

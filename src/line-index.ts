@@ -8,6 +8,7 @@
 
 import { open, type FileHandle } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
+import { keepStart } from "./text.js";
 
 /** Lines between two indexed offsets: a lookup reads at most this many lines before the one asked. */
 export const DEFAULT_LINE_INDEX_STRIDE = 4096;
@@ -170,7 +171,7 @@ export async function* readLinesFrom(path: string, startLine: number, options: R
 			chars = 0;
 			lastCode = -1;
 			const partial = total > keepChars;
-			return { lineNumber: lineNumber++, text: partial ? cutChars(text, keepChars) : text, totalChars: total, partial };
+			return { lineNumber: lineNumber++, text: partial ? keepStart(text, keepChars) : text, totalChars: total, partial };
 		};
 
 		for (;;) {
@@ -222,18 +223,10 @@ function wholeLine(buffer: Buffer, start: number, end: number, lineNumber: numbe
 	if (end - start <= keepBytes) {
 		const text = buffer.toString("utf8", start, end);
 		if (text.length <= keepChars) return { lineNumber, text, totalChars: text.length, partial: false };
-		return { lineNumber, text: cutChars(text, keepChars), totalChars: text.length, partial: true };
+		return { lineNumber, text: keepStart(text, keepChars), totalChars: text.length, partial: true };
 	}
 	const totalChars = buffer.toString("utf8", start, end).length;
 	const head = buffer.toString("utf8", start, start + keepBytes);
-	return { lineNumber, text: cutChars(head, keepChars), totalChars, partial: true };
+	return { lineNumber, text: keepStart(head, keepChars), totalChars, partial: true };
 }
 
-/** Cuts at a code point boundary, never splitting a surrogate pair. */
-export function cutChars(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let end = Math.max(0, max);
-	const code = text.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-	return text.slice(0, end);
-}

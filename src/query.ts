@@ -8,10 +8,11 @@
 import { lstat, open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
-import { cutChars, readLinesFrom, type TextLine } from "./line-index.js";
+import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
-import { buildViewFromFile, renderTerminalLine } from "./view.js";
+import { buildViewFromFile, formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
+import { keepStart } from "./text.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -110,7 +111,7 @@ export async function runQuery(params: QueryParams, deps: QueryDependencies, sig
 	else answer = await answerInfo(meta, deps);
 	// Every builder fits its answer; this is the guarantee's last line of defence.
 	if (answer.text.length > deps.config.thresholdChars) {
-		answer = { text: cutChars(answer.text, deps.config.thresholdChars), summary: { ...answer.summary, truncated: true } };
+		answer = { text: keepStart(answer.text, deps.config.thresholdChars), summary: { ...answer.summary, truncated: true } };
 	}
 	return answer;
 }
@@ -145,24 +146,11 @@ async function answerInfo(meta: EntryMeta, deps: QueryDependencies): Promise<Que
 
 function echo(text: string): string {
 	const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
-	return flat.length <= MAX_ECHO_CHARS ? flat : `${cutChars(flat, MAX_ECHO_CHARS - 1)}…`;
+	return flat.length <= MAX_ECHO_CHARS ? flat : `${keepStart(flat, MAX_ECHO_CHARS - 1)}…`;
 }
 
 function plural(count: number, word: string): string {
 	return `${count} ${word}${count === 1 ? "" : "s"}`;
-}
-
-/** Width of line numbers: as the view pads them, so the same line looks the same everywhere. */
-function numberWidth(totalLines: number): number {
-	return Math.max(6, String(totalLines).length);
-}
-
-/** `<number>: <text>` with the view's clipping note (`… [+N chars]`). */
-function formatTextLine(line: TextLine, width: number, maxChars: number): string {
-	const shown = renderTerminalLine(line.text);
-	const hidden = Math.max(0, shown.length - maxChars) + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
-	const text = hidden > 0 ? `${cutChars(shown, maxChars)} … [+${hidden} chars]` : shown;
-	return `${String(line.lineNumber).padStart(width, " ")}: ${text}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -192,18 +180,18 @@ async function answerLines(meta: EntryMeta, range: { start: number; end?: number
 	}
 	const last = Math.min(askedEnd ?? total, total);
 	const path = await locateText(meta, deps);
-	const width = numberWidth(total);
+	const width = lineNumberWidth(total);
 	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
 	const body: string[] = [];
 	let used = 0;
 	let shownLast = start - 1;
 	for await (const line of readLinesFrom(path, start, { keepChars: config.maxLineChars, stride: deps.lineIndexStride })) {
 		if (line.lineNumber > last) break;
-		let formatted = formatTextLine(line, width, config.maxLineChars);
+		let formatted = formatLine(line, width, config.maxLineChars);
 		if (used + formatted.length + 1 > budget) {
 			if (body.length > 0) break;
 			// The first line alone is too long for the answer: clip it harder rather than show nothing.
-			formatted = formatTextLine(line, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
+			formatted = formatLine(line, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
 		}
 		body.push(formatted);
 		used += formatted.length + 1;
@@ -268,7 +256,7 @@ async function answerSearch(meta: EntryMeta, pattern: string, deps: QueryDepende
 
 /** A search answer from the engine's lines: windows merged, gaps marked, fitted into thresholdChars. */
 export function formatSearchAnswer(meta: EntryMeta, pattern: string, result: SearchResult, config: OverflowConfig): QueryAnswer {
-	const width = numberWidth(meta.totalLines);
+	const width = lineNumberWidth(meta.totalLines);
 	const windows = groupWindows(result.lines);
 	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
 	const body: string[] = [];
@@ -394,7 +382,7 @@ function fitSearchLine(line: SearchLine, maxChars: number): SearchLine {
 		const code = text.charCodeAt(start);
 		if (start > 0 && code >= 0xdc00 && code <= 0xdfff) start += 1;
 	}
-	const kept = cutChars(text.slice(start), maxChars);
+	const kept = keepStart(text.slice(start), maxChars);
 	return {
 		...line,
 		text: kept,
@@ -495,7 +483,7 @@ function describeJsonError(error: unknown, text: string): string {
 	}
 	// V8 may quote the text around the error, newlines included: the message stays one line.
 	const reason = message.replace(/ \(line \d+ column \d+\)$/, "").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
-	return `${reason.length > 120 ? `${cutChars(reason, 119)}…` : reason}${where}`;
+	return `${reason.length > 120 ? `${keepStart(reason, 119)}…` : reason}${where}`;
 }
 
 function describeValue(value: unknown): string {
@@ -559,7 +547,7 @@ export function formatJsonBounded(value: unknown, maxChars: number): { text: str
 		total += piece.length;
 		if (kept >= maxChars) return;
 		const room = maxChars - kept;
-		const taken = piece.length <= room ? piece : cutChars(piece, room);
+		const taken = piece.length <= room ? piece : keepStart(piece, room);
 		parts.push(taken);
 		kept += taken.length;
 	};

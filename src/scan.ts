@@ -10,6 +10,7 @@ import { isAscii } from "node:buffer";
 import { isByteSafePattern } from "./regex-safety.js";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
+import { keepEnd, keepStart } from "./text.js";
 
 let defaultAutomaton: KeywordAutomaton | undefined;
 /** Built once per process (about 10 ms), on the first scan that needs it. */
@@ -165,24 +166,6 @@ function detach(text: string): string {
 
 function stripLineEnd(text: string): string {
 	return text.endsWith("\r") ? text.slice(0, -1) : text;
-}
-
-/** Cuts to at most `max` UTF-16 units from the start, never splitting a surrogate pair. */
-function keepStart(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let end = Math.max(0, max);
-	const code = text.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end--;
-	return text.slice(0, end);
-}
-
-/** Cuts to at most `max` UTF-16 units from the end, never splitting a surrogate pair. */
-function keepEnd(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let start = text.length - Math.max(0, max);
-	const code = text.charCodeAt(start);
-	if (code >= 0xdc00 && code <= 0xdfff) start++;
-	return text.slice(start);
 }
 
 /** UTF-16 code units the bytes decode to (exact for valid UTF-8). */

@@ -6,6 +6,7 @@
 
 import { createReadStream } from "node:fs";
 import { LineScanner, renderTerminalLine, type ScannedLine, type ScanOptions, type ScanResult, type SignalLine, scanText } from "./scan.js";
+import { keepEnd, keepStart } from "./text.js";
 
 export { renderTerminalLine };
 
@@ -31,28 +32,15 @@ const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
 const MAX_NOTE_CHARS = 100;
 
-/** Cuts at a code point boundary, never splitting a surrogate pair. */
-function cutChars(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let end = Math.max(0, max);
-	const code = text.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end--;
-	return text.slice(0, end);
-}
-
-/** Keeps the last `max` characters, never splitting a surrogate pair. */
-function cutCharsFromStart(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let start = text.length - Math.max(0, max);
-	const code = text.charCodeAt(start);
-	if (code >= 0xdc00 && code <= 0xdfff) start++;
-	return text.slice(start);
-}
-
 interface Part {
 	lines: ScannedLine[];
 	/** Formatted lines, parallel to `lines`. */
 	formatted: string[];
+}
+
+/** Width of line numbers, so that the same line looks the same in the view and in query answers. */
+export function lineNumberWidth(totalLines: number): number {
+	return Math.max(6, String(totalLines).length);
 }
 
 export interface ViewResult {
@@ -62,11 +50,12 @@ export interface ViewResult {
 	totalBytes: number;
 }
 
-function formatLine(line: ScannedLine, width: number, maxChars: number): string {
+/** `<number>: <text>`, the number padded to `width`, the text clipped to `maxChars` with a note of what was cut. */
+export function formatLine(line: ScannedLine, width: number, maxChars: number): string {
 	// Scanned lines are already rendered; rendering again only matters for hand-made lines.
 	const shown = renderTerminalLine(line.text);
 	const number = String(line.lineNumber).padStart(width, " ");
-	const kept = line.keptEnd ? cutCharsFromStart(shown, maxChars) : cutChars(shown, maxChars);
+	const kept = line.keptEnd ? keepEnd(shown, maxChars) : keepStart(shown, maxChars);
 	// Counted from what is really kept: a cut never splits a surrogate pair, so it may keep one less.
 	const hidden = shown.length - kept.length + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
 	let text = shown;
@@ -121,7 +110,7 @@ function plural(count: number, word: string): string {
 /** Builds the view from a finished scan. */
 export function buildView(scan: ScanResult, options: ViewOptions): string {
 	const { thresholdChars, maxLineChars } = options;
-	const width = Math.max(6, String(scan.totalLines).length);
+	const width = lineNumberWidth(scan.totalLines);
 
 	// Which lines each part may show, before the budget.
 	const tailLines = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
@@ -217,7 +206,7 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 	out.push(...shownTail, footer);
 	const view = out.join("\n");
 	// The budget above makes this unreachable; it stays as the guarantee's last line of defence.
-	return view.length <= thresholdChars ? view : `${cutChars(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
+	return view.length <= thresholdChars ? view : `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
 }
 
 /**
@@ -243,7 +232,7 @@ function fitSpread(formatted: string[], indexes: number[], room: number): number
 }
 
 function oneLine(text: string, max: number): string {
-	return cutChars(text.replace(/\s+/g, " ").trim(), max);
+	return keepStart(text.replace(/\s+/g, " ").trim(), max);
 }
 
 /** Builds the view of a text held in memory (when the store could not keep it). */
