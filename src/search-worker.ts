@@ -40,21 +40,21 @@ export interface SearchWorkerRequest {
 	latin1: boolean;
 }
 
-/** A shown line, as the worker sends it: raw stored text (not rendered), possibly a window of the line. */
-export interface SearchWorkerLine {
-	n: number;
+/** A line to show, as the worker sends it: its raw stored text (or a window of it) and how much of it was left out. */
+export interface SearchLine {
+	lineNumber: number;
 	text: string;
 	hit: boolean;
 	/** Characters of the line left out before / after `text`. */
 	cutBefore: number;
 	cutAfter: number;
-	/** Where the match is in `text` (hit lines), else -1. */
+	/** Position of the match in `text` (hit lines), else -1. */
 	matchStart: number;
 	matchLength: number;
 }
 
 export type SearchWorkerMessage =
-	| { type: "lines"; id: number; lines: SearchWorkerLine[] }
+	| { type: "lines"; id: number; lines: SearchLine[] }
 	| {
 			type: "done";
 			id: number;
@@ -180,7 +180,7 @@ function runSearch(request) {
 	// A context line whose text is already decoded (giant lines go through a UTF-8 decoder).
 	function decodedContextRecord(n, raw) {
 		const text = clipHead(raw);
-		return { n: n, text: text, hit: false, cutBefore: 0, cutAfter: raw.length - text.length, matchStart: -1, matchLength: 0 };
+		return { lineNumber: n, text: text, hit: false, cutBefore: 0, cutAfter: raw.length - text.length, matchStart: -1, matchLength: 0 };
 	}
 
 	// A hit line, shown whole when it fits, else as a window of maxLineChars centred on the match.
@@ -195,14 +195,14 @@ function runSearch(request) {
 			if (start > 0 && isLowSurrogate(raw.charCodeAt(start))) start += 1;
 			if (end < raw.length && isHighSurrogate(raw.charCodeAt(end - 1))) end -= 1;
 		}
-		return { n: n, text: raw.slice(start, end), hit: true, cutBefore: charsBefore + start, cutAfter: charsAfter + raw.length - end,
+		return { lineNumber: n, text: raw.slice(start, end), hit: true, cutBefore: charsBefore + start, cutAfter: charsAfter + raw.length - end,
 			matchStart: matchStart - start, matchLength: Math.max(0, Math.min(matchLength, end - matchStart)) };
 	}
 
 	function emit(record) {
 		batch.push(record);
 		usedChars += record.text.length + LINE_OVERHEAD_CHARS;
-		lastEmitted = record.n;
+		lastEmitted = record.lineNumber;
 	}
 
 	function postBatch() {
@@ -240,7 +240,7 @@ function runSearch(request) {
 			start = begin;
 		}
 		for (; k >= first; k--) {
-			for (const record of prevTail) if (record.n === k) records.push(record);
+			for (const record of prevTail) if (record.lineNumber === k) records.push(record);
 		}
 		for (let index = records.length - 1; index >= 0; index--) emit(records[index]);
 	}

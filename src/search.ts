@@ -14,7 +14,7 @@ import {
 	PROGRESS_STEP_LAST_LINE,
 	PROGRESS_TOTAL_HITS,
 	SEARCH_WORKER_SOURCE,
-	type SearchWorkerLine,
+	type SearchLine,
 	type SearchWorkerMessage,
 	type SearchWorkerRequest,
 } from "./search-worker.js";
@@ -54,18 +54,6 @@ export interface SearchOptions {
 	signal?: AbortSignal;
 }
 
-/** A line to show: its raw stored text (or a window of it) and how much of it was left out. */
-export interface SearchLine {
-	lineNumber: number;
-	text: string;
-	hit: boolean;
-	cutBefore: number;
-	cutAfter: number;
-	/** Position of the match in `text` (hit lines), else -1. */
-	matchStart: number;
-	matchLength: number;
-}
-
 export interface SearchStop {
 	/** The first line not fully searched. */
 	atLine: number;
@@ -91,6 +79,8 @@ export interface SearchResult {
 	linesSearched: number;
 	elapsedMs: number;
 }
+
+export type { SearchLine };
 
 export type CompiledPattern = { regex: RegExp } | { error: string };
 
@@ -258,7 +248,7 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 	const graceMs = options.hardStopGraceMs ?? DEFAULT_HARD_STOP_GRACE_MS;
 
 	return new Promise<SearchResult>((resolve, reject) => {
-		const lines: SearchWorkerLine[] = [];
+		const lines: SearchLine[] = [];
 		let settled = false;
 		let timer: NodeJS.Timeout | undefined;
 
@@ -279,11 +269,10 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 			const totalHits = done ? done.totalHits : requestStarted ? handle.progress[PROGRESS_TOTAL_HITS] : 0;
 			const atLine = done ? done.stoppedAtLine : requestStarted ? handle.progress[PROGRESS_RESUME_LINE] : 1;
 			const stepLastLine = !done && requestStarted ? Math.max(atLine, handle.progress[PROGRESS_STEP_LAST_LINE]) : atLine;
-			const shown = lines.map(toSearchLine);
-			const collectedHits = shown.filter((line) => line.hit).length;
+			const collectedHits = lines.filter((line) => line.hit).length;
 			const collectionStop = done ? done.collectionStop : collectedHits >= options.maxResults ? "maxResults" : null;
 			return {
-				lines: shown,
+				lines,
 				totalHits,
 				collectedHits,
 				collectionStop,
@@ -342,14 +331,3 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 	});
 }
 
-function toSearchLine(line: SearchWorkerLine): SearchLine {
-	return {
-		lineNumber: line.n,
-		text: line.text,
-		hit: line.hit,
-		cutBefore: line.cutBefore,
-		cutAfter: line.cutAfter,
-		matchStart: line.matchStart,
-		matchLength: line.matchLength,
-	};
-}

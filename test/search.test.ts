@@ -284,11 +284,11 @@ describe("time bound and workers", () => {
 				budgetChars: 100000, deadline: Date.now() + 5000, chunkBytes: 1048576, giantLineBytes: 8388608 });
 		`;
 		const { stdout } = await promisify(execFile)(process.execPath, ["-e", driver], { env: { ...process.env, NODE_OPTIONS: "" } });
-		const reply = JSON.parse(stdout) as { done: Extract<SearchWorkerMessage, { type: "done" }>; lines: Array<{ n: number; hit: boolean; text: string }>; execArgv: string[] };
+		const reply = JSON.parse(stdout) as { done: Extract<SearchWorkerMessage, { type: "done" }>; lines: Array<{ lineNumber: number; hit: boolean; text: string }>; execArgv: string[] };
 		assert.ok(!reply.execArgv.some((arg) => arg.includes("tsx") || arg.includes("--import") || arg.includes("--loader")), reply.execArgv.join(" "));
 		assert.equal(reply.done.totalHits, 1);
 		assert.equal(reply.done.linesSearched, 3);
-		assert.deepEqual(reply.lines.map((line) => [line.n, line.hit, line.text]), [[1, false, "one"], [2, true, "two error"], [3, false, "three"]]);
+		assert.deepEqual(reply.lines.map((line) => [line.lineNumber, line.hit, line.text]), [[1, false, "one"], [2, true, "two error"], [3, false, "three"]]);
 	});
 });
 
