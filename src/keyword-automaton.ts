@@ -72,17 +72,6 @@ export function buildKeywordAutomaton(keywords: readonly string[]): KeywordAutom
 	return { delta, accepting: Uint8Array.from(ends) };
 }
 
-/** True when some keyword occurs in the bytes (for tests; the scanner inlines the loop). */
-export function containsKeyword(automaton: KeywordAutomaton, bytes: Uint8Array): boolean {
-	const { delta, accepting } = automaton;
-	let state = 0;
-	for (let i = 0; i < bytes.length; i++) {
-		state = delta[(state << 8) | bytes[i]];
-		if (accepting[state] === 1) return true;
-	}
-	return false;
-}
-
 /**
  * One pass over bytes[from, to), which must end with "\n": counts the lines and collects, for each
  * line holding a keyword, its start offset and its index among the lines of the range (0-based),
