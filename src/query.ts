@@ -12,7 +12,7 @@ import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
 import { buildViewFromFile, formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
-import { keepStart } from "./text.js";
+import { keepStart, plural, sizeOf } from "./text.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -147,10 +147,6 @@ async function answerInfo(meta: EntryMeta, deps: QueryDependencies): Promise<Que
 function echo(text: string): string {
 	const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
 	return flat.length <= MAX_ECHO_CHARS ? flat : `${keepStart(flat, MAX_ECHO_CHARS - 1)}…`;
-}
-
-function plural(count: number, word: string): string {
-	return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,12 +346,6 @@ function groupWindows(lines: readonly SearchLine[]): SearchLine[][] {
 	}
 	if (current.length > 0) windows.push(current);
 	return windows;
-}
-
-function sizeOf(lines: readonly string[]): number {
-	let size = 0;
-	for (const line of lines) size += line.length + 1;
-	return size;
 }
 
 /** What a terminal would show, except that a `\r` inside a hit line is shown (␍) rather than redrawn, so the match stays visible. */

@@ -18,3 +18,15 @@ export function keepEnd(text: string, max: number): string {
 	if (code >= 0xdc00 && code <= 0xdfff) start++;
 	return text.slice(start);
 }
+
+/** "1 line", "2 lines". */
+export function plural(count: number, word: string): string {
+	return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+/** Characters the lines take when joined with "\n" (one newline counted per line). */
+export function sizeOf(lines: readonly string[]): number {
+	let size = 0;
+	for (const line of lines) size += line.length + 1;
+	return size;
+}

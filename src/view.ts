@@ -6,7 +6,7 @@
 
 import { createReadStream } from "node:fs";
 import { LineScanner, renderTerminalLine, type ScannedLine, type ScanOptions, type ScanResult, type SignalLine, scanText } from "./scan.js";
-import { keepEnd, keepStart } from "./text.js";
+import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
 
 export { renderTerminalLine };
 
@@ -65,12 +65,6 @@ export function formatLine(line: ScannedLine, width: number, maxChars: number): 
 	return `${number}: ${text}`;
 }
 
-function sizeOf(lines: string[]): number {
-	let size = 0;
-	for (const line of lines) size += line.length + 1;
-	return size;
-}
-
 /** Takes lines in priority order while they fit in `room`; returns how many were taken. */
 function fitCount(formatted: string[], order: "start" | "end", room: number): number {
 	let used = 0;
@@ -101,10 +95,6 @@ function chooseSignals(candidates: SignalLine[], max: number): SignalLine[] {
 	const chosen = spread(strong, max);
 	const rest = spread(weak, max - chosen.length);
 	return [...chosen, ...rest].sort((a, b) => a.lineNumber - b.lineNumber);
-}
-
-function plural(count: number, word: string): string {
-	return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
 /** Builds the view from a finished scan. */
