@@ -18,7 +18,7 @@ import {
 	sourceEndsWith,
 } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
-import { computeEntryId, type EntryMeta, type EntrySource, type OverflowStore } from "./store.js";
+import { computeEntryId, type EntryMeta, type EntrySource, type EntryWriter, type OverflowStore } from "./store.js";
 import { buildView } from "./view.js";
 
 /** The fields of Pi's tool_result event that the bound stage reads. */
@@ -160,18 +160,38 @@ async function boundLarge(
 	try {
 		if (original.kind === "current" && current.length <= config.thresholdChars) return undefined;
 		const id = computeEntryId(deps.sessionId, event.toolCallId);
+		// One pass over the original feeds both the store and the view; when the store fails, the
+		// pass goes on for the view alone, so the result is bounded without reading anything twice.
 		const scanner = new LineScanner(config);
-		let pumped: PumpResult | undefined;
 		let storeError: string | undefined;
-		let writer: Awaited<ReturnType<OverflowStore["beginEntry"]>> | undefined;
+		let writer: EntryWriter | undefined;
+		const giveUpStore = async (error: unknown) => {
+			storeError = describeError(error);
+			await writer?.abort();
+			writer = undefined;
+		};
 		try {
 			writer = await deps.store.beginEntry(id);
-			const open = writer;
+		} catch (error) {
+			await giveUpStore(error);
+		}
+		let pumped: PumpResult;
+		try {
 			pumped = await pumpCapped(original.source, config.maxEntryBytes, async (chunk) => {
 				scanner.push(chunk);
-				await open.write(chunk);
+				if (!writer) return;
+				try {
+					await writer.write(chunk);
+				} catch (error) {
+					await giveUpStore(error);
+				}
 			});
-			const scan = scanner.end();
+		} catch (error) {
+			await writer?.abort();
+			throw error;
+		}
+		const scan = scanner.end();
+		if (writer) {
 			const meta: EntryMeta = {
 				id,
 				sessionId: deps.sessionId,
@@ -185,16 +205,13 @@ async function boundLarge(
 				source: original.kind,
 				...(original.note ? { sourceNote: original.note } : {}),
 			};
-			await writer.commit(meta);
-			return finish(event, config, current, scan, pumped, id, undefined);
-		} catch (error) {
-			storeError = describeError(error);
-			await writer?.abort();
+			try {
+				await writer.commit(meta);
+			} catch (error) {
+				await giveUpStore(error);
+			}
 		}
-		// Not stored: scan again from the source, without writing, so the view is still bounded.
-		const retry = new LineScanner(config);
-		pumped = await pumpCapped(original.source, config.maxEntryBytes, (chunk) => retry.push(chunk));
-		return finish(event, config, current, retry.end(), pumped, undefined, storeError);
+		return finish(event, config, current, scan, pumped, storeError === undefined ? id : undefined, storeError);
 	} finally {
 		await original.source.close().catch(() => {});
 	}
