@@ -8,6 +8,7 @@ import { ensureStash, joinTextParts, stashOriginal } from "./src/stash.js";
 export default function capture(pi: ExtensionAPI): void {
 	const stash = ensureStash();
 	pi.on("tool_result", (event) => {
-		stashOriginal(stash, { toolCallId: event.toolCallId, toolName: event.toolName, text: joinTextParts(event.content) });
+		// The event object itself is the key stage 2 looks up first: Pi hands it to every handler of this result.
+		stashOriginal(stash, { toolCallId: event.toolCallId, toolName: event.toolName, text: joinTextParts(event.content) }, event);
 	});
 }

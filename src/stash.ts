@@ -1,8 +1,10 @@
 // The stash: a ring of untouched tool-result texts, keyed by toolCallId, shared between the two
 // stages through globalThis[Symbol.for(STASH_KEY)] — Pi loads each extension file in its own module
-// instance, so module identity cannot be relied on, only the global key. Invariants: at most
-// STASH_CAPACITY entries and STASH_MAX_TOTAL_CHARS characters (oldest dropped first), O(1) per
-// operation, no copying or hashing of the text, and checks are structural (no instanceof).
+// instance, so module identity cannot be relied on, only the global key. Pi hands every handler of
+// one result the same event object, so each text is also found by that object: results that share
+// a toolCallId (providers reuse ids, or send none) never take each other's text. Invariants: at most
+// STASH_CAPACITY entries and STASH_MAX_TOTAL_CHARS characters in the ring (oldest dropped first),
+// O(1) per operation, no copying or hashing of the text, and checks are structural (no instanceof).
 
 /** The global key under which both stages find the ring. */
 export const STASH_KEY = "my-pi.pi-overflow.stash.v1";
@@ -16,6 +18,8 @@ export interface StashEntry {
 	toolName: string;
 	/** The untouched text parts of the result, joined with "\n". */
 	text: string;
+	/** Stashed with its event object: only that event takes it (see takeStashed). */
+	keyed?: true;
 }
 
 export interface Stash {
@@ -25,6 +29,8 @@ export interface Stash {
 	/** Insertion-ordered: the first key is the oldest entry. */
 	readonly entries: Map<string, StashEntry>;
 	totalChars: number;
+	/** The same entries by the event object Pi passed (added by newer stage-1 code; may be absent). */
+	byEvent?: WeakMap<object, StashEntry>;
 }
 
 type GlobalWithStash = typeof globalThis & { [key: symbol]: unknown };
@@ -77,7 +83,11 @@ function dropOldest(stash: Stash): void {
  * entry and is kept alone: stage 2 takes it within the same tool_result chain, and dropping it
  * would lose the only uncut copy when a layer between the stages shortens it.
  */
-export function stashOriginal(stash: Stash, entry: StashEntry): void {
+export function stashOriginal(stash: Stash, entry: StashEntry, event?: object): void {
+	if (event !== undefined) {
+		entry.keyed = true;
+		(stash.byEvent ??= new WeakMap()).set(event, entry);
+	}
 	const previous = stash.entries.get(entry.toolCallId);
 	if (previous) {
 		stash.entries.delete(entry.toolCallId);
@@ -93,13 +103,27 @@ export function stashOriginal(stash: Stash, entry: StashEntry): void {
 	stash.totalChars += entry.text.length;
 }
 
-/** Removes and returns the original stashed for a tool call (each original is used once). */
-export function takeStashed(stash: Stash, toolCallId: string): StashEntry | undefined {
+/**
+ * Removes and returns the original stashed for a result (each original is used once): the one
+ * stashed for this very event object, else the latest for its toolCallId unless that one was
+ * stashed for another event object (a result that shares the toolCallId).
+ */
+export function takeStashed(stash: Stash, toolCallId: string, event?: object): StashEntry | undefined {
+	const own = event === undefined ? undefined : stash.byEvent?.get(event);
+	if (own !== undefined) {
+		stash.byEvent?.delete(event as object);
+		if (stash.entries.get(toolCallId) === own) removeEntry(stash, toolCallId, own);
+		return own;
+	}
 	const entry = stash.entries.get(toolCallId);
-	if (!entry) return undefined;
+	if (entry === undefined || entry.keyed) return undefined;
+	removeEntry(stash, toolCallId, entry);
+	return entry;
+}
+
+function removeEntry(stash: Stash, toolCallId: string, entry: StashEntry): void {
 	stash.entries.delete(toolCallId);
 	stash.totalChars -= entry.text.length;
-	return entry;
 }
 
 /** The text parts of a tool result joined with "\n", as both stages measure it. */
