@@ -84,7 +84,7 @@ async function main(): Promise<Record<string, unknown>> {
 			const id = "0123456789ab";
 			const writer = await store.beginEntry(id);
 			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 })) await writer.write(chunk as Buffer);
-			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, originalBytes: writer.bytesWritten, truncated: false, source: "current" });
+			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, storedLines: writer.linesWritten, storedBytes: writer.bytesWritten, truncated: false, source: "current" });
 			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
 			const params =
 				name === "search"

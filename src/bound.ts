@@ -2,23 +2,18 @@
 // recovery marker → patch. Invariants: it never throws (a failure yields a bounded result that
 // says what went wrong); the text the model receives is never longer than thresholdChars; a
 // result that fits and was not cut costs no disk I/O and no hashing; every non-text part and
-// every details field is preserved, and details.overflow is merged in.
+// every details field is preserved, and details.overflow is merged in; a spill path is untrusted
+// (source.ts checks the file, and it must agree with the text the tool produced); line numbers and
+// totals are the output's own, also when the stored copy leaves out the middle.
 
 import type { OverflowConfig } from "./config.js";
-import { LineScanner } from "./scan.js";
-import {
-	type ByteSource,
-	bufferSource,
-	describeError,
-	findFailedBashSpillPath,
-	openSpillFile,
-	outputBeforeNotice,
-	type PumpResult,
-	pumpCapped,
-	sourceEndsWith,
-} from "./source.js";
+import { describeCapNote } from "./gap.js";
+import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
+import { LineScanner, type ScanResult } from "./scan.js";
+import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
-import { computeEntryId, type EntryMeta, type EntrySource, type EntryWriter, type OverflowStore } from "./store.js";
+import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store.js";
+import { describeError, keepStart } from "./text.js";
 import { buildView } from "./view.js";
 
 /** The fields of Pi's tool_result event that the bound stage reads. */
@@ -44,8 +39,10 @@ export interface ToolResultPatch {
 export interface OverflowDetails {
 	/** Absent when the original could not be stored. */
 	id?: string;
+	/** The output's own totals (also when the stored copy left out its middle). */
 	totalLines: number;
 	totalBytes: number;
+	/** The stored copy left out the middle (maxEntryBytes). */
 	truncated: boolean;
 	/** Why the original could not be stored. */
 	storeError?: string;
@@ -58,17 +55,34 @@ export interface BoundDependencies {
 	/** The stage-1 ring; undefined when capture.ts is not loaded. */
 	stash: Stash | undefined;
 	now?: () => number;
+	/** Epoch ms when the tool started (Pi's tool_call event): a spill file must have been written since. */
+	toolStartedAt?: number;
+	/** The user running Pi, who must own a spill file; default process.getuid(). */
+	uid?: number;
+}
+
+/** A spill file a result names, and what it must agree with to be used. */
+interface SpillCandidate {
+	path: string;
+	/** The output the tool showed: the file, decoded, must end with exactly this. */
+	kept: string;
+	/** Pi's line count of the whole output ("of N" in its notice): the file must have N - 1 newlines. */
+	totalLines?: number;
 }
 
 interface ResolvedOriginal {
 	source: ByteSource;
 	kind: EntrySource;
-	/** Why a better source was not used (kept in the metadata). */
+	/** Why a better source was not used (kept in the metadata and shown in the view). */
 	note?: string;
+	/** See SpillCandidate.totalLines. */
+	expectLines?: number;
 }
 
-/** The status line Pi's bash ends a failed result with. */
-const PI_BASH_STATUS = /(?:^|\n)(Command exited with code -?\d+|Command timed out after [\d.]+ seconds|Command aborted)$/;
+/** Longest reason shown for a spill file that was not used. */
+const MAX_NOTE_CHARS = 160;
+/** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
+const MAX_GAP_SIGNAL_CHARS = 16_000;
 
 /** Appended when an earlier layer cut a result that still fits. */
 export function formatRecoveryMarker(id: string, totalLines: number, totalBytes: number): string {
@@ -79,7 +93,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function spillPathOf(event: ToolResultInput): string | undefined {
+function detailsSpillPath(event: ToolResultInput): string | undefined {
 	if (isRecord(event.details) && typeof event.details.fullOutputPath === "string" && event.details.fullOutputPath.length > 0) {
 		return event.details.fullOutputPath;
 	}
@@ -87,65 +101,100 @@ function spillPathOf(event: ToolResultInput): string | undefined {
 }
 
 /**
+ * The spill file a result names, with what the tool showed of it: Pi's bash notice (its kept output
+ * and line count) when the text as the tool produced it ends with one naming this file, else the
+ * whole produced text (a line naming the path dropped). A path read from text is taken only from
+ * Pi's notice on a failed bash command, where Pi threw `details` away.
+ */
+function findSpillCandidate(event: ToolResultInput, produced: string): SpillCandidate | undefined {
+	const detailsPath = detailsSpillPath(event);
+	const notice = event.toolName === "bash" ? parsePiBashNotice(produced) : undefined;
+	if (detailsPath !== undefined) {
+		if (notice !== undefined && notice.path === detailsPath) return { path: detailsPath, kept: notice.kept, totalLines: notice.totalLines };
+		// Pi's verdict on a failed command is not part of the output.
+		const status = event.toolName === "bash" && event.isError ? findPiBashStatus(produced) : undefined;
+		const output = status === undefined ? produced : produced.slice(0, produced.length - status.length).replace(/\n\n$/, "");
+		return { path: detailsPath, kept: withoutPathLine(output, detailsPath) };
+	}
+	if (notice?.status !== undefined && event.isError && isPiBashSpillPath(notice.path)) {
+		return { path: notice.path, kept: notice.kept, totalLines: notice.totalLines };
+	}
+	return undefined;
+}
+
+/** The text without a last line that names `path` (a tool's own "full output: <path>" note). */
+function withoutPathLine(text: string, path: string): string {
+	const trimmed = text.replace(/\n+$/, "");
+	const lineStart = trimmed.lastIndexOf("\n") + 1;
+	if (!trimmed.slice(lineStart).includes(path)) return text;
+	return trimmed.slice(0, lineStart).replace(/\n+$/, "");
+}
+
+/**
  * Handles one tool result. Returns undefined when the result is left as it is.
  */
 export async function boundToolResult(event: ToolResultInput, deps: BoundDependencies): Promise<ToolResultPatch | undefined> {
 	const { config } = deps;
-	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId) : undefined;
+	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId, event) : undefined;
 	if (config.exemptTools.includes(event.toolName) || event.parentToolCallId) return undefined;
 
 	const current = joinTextParts(event.content);
-	const detailsPath = spillPathOf(event);
-	// Where Pi's bash failed, only its own text names the spill file; an earlier layer may have cut
-	// that text, so the untouched original from stage 1 is searched first.
-	const noticeText = stashed !== undefined && stashed.text.length > current.length ? stashed.text : current;
-	const failedBashPath =
-		detailsPath === undefined && event.isError && event.toolName === "bash" && noticeText.length > 0 ? findFailedBashSpillPath(noticeText) : undefined;
+	// The text as the tool produced it (a later layer may have cut or rewritten the current text):
+	// what a spill file must agree with.
+	const produced = stashed?.text ?? current;
+	const spill = findSpillCandidate(event, produced);
 	const stashLonger = stashed !== undefined && stashed.text.length > current.length;
 	// The cheap exit: small, and nothing suggests a longer original.
-	if (current.length <= config.thresholdChars && detailsPath === undefined && failedBashPath === undefined && !stashLonger) {
-		return undefined;
-	}
+	if (current.length <= config.thresholdChars && spill === undefined && !stashLonger) return undefined;
 
 	try {
-		const spill = detailsPath !== undefined ? { path: detailsPath, mustEndWith: undefined } : failedBashPath !== undefined ? { path: failedBashPath, mustEndWith: outputBeforeNotice(noticeText) } : undefined;
-		return await boundLarge(event, deps, current, stashed?.text, spill);
+		return await boundLarge(event, deps, current, stashLonger ? stashed.text : undefined, spill);
 	} catch (error) {
 		// Last line of defence: never let the result through unbounded.
 		return fallbackPatch(event, deps, current, describeError(error));
 	}
 }
 
-/** A spill file to try; a path read from result text must end with the output that text kept. */
-interface SpillCandidate {
-	path: string;
-	mustEndWith: string | undefined;
+function spillChecks(deps: BoundDependencies): SpillChecks {
+	return { uid: deps.uid ?? process.getuid?.(), notBeforeMs: deps.toolStartedAt };
 }
 
-async function resolveOriginal(current: string, stashedText: string | undefined, spill: SpillCandidate | undefined): Promise<ResolvedOriginal> {
+/** The spill file when it passes every check, else the longer stashed original, else the current text. */
+async function resolveOriginal(
+	current: string,
+	stashedText: string | undefined,
+	spill: SpillCandidate | undefined,
+	checks: SpillChecks,
+): Promise<ResolvedOriginal> {
 	let note: string | undefined;
 	if (spill !== undefined) {
-		const opened = await openSpillFile(spill.path);
-		if (opened.ok) {
-			// A spill file no longer than the text the model already has was not cut (Pi writes one
-			// whenever raw output passes 50 KB, even when stripping escapes brought it back under).
-			if (opened.source.size <= Buffer.byteLength(current, "utf8")) {
-				await opened.source.close();
-				note = "spill file is not longer than the result; not used";
-			} else if (spill.mustEndWith === undefined || (await sourceEndsWith(opened.source, spill.mustEndWith))) {
-				return { source: opened.source, kind: "spill-file" };
-			} else {
-				await opened.source.close();
-				note = "spill file named in the output does not match it; not used";
-			}
+		const opened = await openSpillFile(spill.path, checks);
+		if (!opened.ok) {
+			note = `${opened.reason}; not used`;
+		} else if (opened.source.size <= minSourceBytes(spill.kept)) {
+			// No longer than what the tool showed: not a cut original (each U+FFFD may be one invalid byte).
+			await opened.source.close();
+			note = "spill file is not longer than the result; not used";
+		} else if (!(await sourceEndsWith(opened.source, spill.kept))) {
+			await opened.source.close();
+			note = "spill file does not end with the output the tool showed; not used";
 		} else {
-			note = opened.reason;
+			return { source: opened.source, kind: "spill-file", expectLines: spill.totalLines };
 		}
 	}
-	if (stashedText !== undefined && stashedText.length > current.length) {
-		return { source: bufferSource(Buffer.from(stashedText, "utf8")), kind: "stash", note };
-	}
+	return fallbackOriginal(current, stashedText, note);
+}
+
+function fallbackOriginal(current: string, stashedText: string | undefined, note: string | undefined): ResolvedOriginal {
+	if (stashedText !== undefined) return { source: bufferSource(Buffer.from(stashedText, "utf8")), kind: "stash", note };
 	return { source: bufferSource(Buffer.from(current, "utf8")), kind: "current", note };
+}
+
+interface Copied {
+	scan: ScanResult;
+	pumped: PumpResult;
+	/** Set when the store could not keep the original. */
+	storeError?: string;
 }
 
 async function boundLarge(
@@ -156,81 +205,142 @@ async function boundLarge(
 	spill: SpillCandidate | undefined,
 ): Promise<ToolResultPatch | undefined> {
 	const { config } = deps;
-	const original = await resolveOriginal(current, stashedText, spill);
+	let original = await resolveOriginal(current, stashedText, spill, spillChecks(deps));
 	try {
 		if (original.kind === "current" && current.length <= config.thresholdChars) return undefined;
-		const id = computeEntryId(deps.sessionId, event.toolCallId);
-		// One pass over the original feeds both the store and the view; when the store fails, the
-		// pass goes on for the view alone, so the result is bounded without reading anything twice.
-		const scanner = new LineScanner(config);
-		let storeError: string | undefined;
-		let writer: EntryWriter | undefined;
-		const giveUpStore = async (error: unknown) => {
-			storeError = describeError(error);
-			await writer?.abort();
-			writer = undefined;
-		};
+		let id: string | undefined;
+		let idError: string | undefined;
+		try {
+			id = await deps.store.allocateEntryId(deps.sessionId, event.toolCallId);
+		} catch (error) {
+			idError = describeError(error);
+		}
+		const status = event.isError ? findPiBashStatus(current) : undefined;
+		let copied = await copyOriginal(event, deps, original, id, idError, status);
+		if ("newlines" in copied) {
+			// The spill file does not have the lines Pi counted: not this command's output.
+			const note = `spill file has ${copied.newlines + 1} lines where Pi's notice says ${original.expectLines}; not used`;
+			await original.source.close().catch(() => {});
+			original = fallbackOriginal(current, stashedText, note);
+			if (original.kind === "current" && current.length <= config.thresholdChars) return undefined;
+			copied = await copyOriginal(event, deps, original, id, idError, status);
+			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
+		}
+		const storedId = copied.storeError === undefined ? id : undefined;
+		return finish(event, config, current, copied, storedId, original.note, status);
+	} finally {
+		await original.source.close().catch(() => {});
+	}
+}
+
+/**
+ * One pass over the original feeds both the store and the scan; when the store fails, the pass
+ * goes on for the scan alone, so the result is bounded without reading anything twice. Returns the
+ * newline count instead when the original does not have the lines it must have (nothing is kept).
+ */
+async function copyOriginal(
+	event: ToolResultInput,
+	deps: BoundDependencies,
+	original: ResolvedOriginal,
+	id: string | undefined,
+	idError: string | undefined,
+	status: string | undefined,
+): Promise<Copied | { newlines: number }> {
+	const { config } = deps;
+	const scanner = new LineScanner(config);
+	let storeError = idError;
+	let writer: EntryWriter | undefined;
+	const giveUpStore = async (error: unknown) => {
+		storeError = describeError(error);
+		await writer?.abort();
+		writer = undefined;
+	};
+	if (id !== undefined) {
 		try {
 			writer = await deps.store.beginEntry(id);
 		} catch (error) {
 			await giveUpStore(error);
 		}
-		let pumped: PumpResult;
-		try {
-			pumped = await pumpCapped(original.source, config.maxEntryBytes, async (chunk) => {
-				scanner.push(chunk);
+	}
+	let pumped: PumpResult;
+	try {
+		pumped = await pumpCapped(original.source, config.maxEntryBytes, {
+			scan: (chunk) => scanner.push(chunk),
+			store: async (chunk) => {
 				if (!writer) return;
 				try {
 					await writer.write(chunk);
 				} catch (error) {
 					await giveUpStore(error);
 				}
-			});
-		} catch (error) {
-			await writer?.abort();
-			throw error;
-		}
-		const scan = scanner.end();
-		if (writer) {
-			const meta: EntryMeta = {
-				id,
-				sessionId: deps.sessionId,
-				toolCallId: event.toolCallId,
-				toolName: event.toolName,
-				createdAt: new Date(deps.now ? deps.now() : Date.now()).toISOString(),
-				totalLines: scan.totalLines,
-				totalBytes: scan.totalBytes,
-				originalBytes: pumped.originalBytes,
-				truncated: pumped.truncated,
-				source: original.kind,
-				...(original.note ? { sourceNote: original.note } : {}),
-			};
-			try {
-				await writer.commit(meta);
-			} catch (error) {
-				await giveUpStore(error);
-			}
-		}
-		return finish(event, config, current, scan, pumped, storeError === undefined ? id : undefined, storeError);
-	} finally {
-		await original.source.close().catch(() => {});
+			},
+			newlinesSeen: () => scanner.newlines,
+		});
+	} catch (error) {
+		await writer?.abort();
+		throw error;
 	}
+	if (original.expectLines !== undefined && scanner.newlines + 1 !== original.expectLines) {
+		await writer?.abort();
+		return { newlines: scanner.newlines };
+	}
+	const scan = scanner.end();
+	if (writer !== undefined && id !== undefined) {
+		const meta: EntryMeta = {
+			id,
+			sessionId: deps.sessionId,
+			toolCallId: event.toolCallId,
+			toolName: event.toolName,
+			createdAt: new Date(deps.now ? deps.now() : Date.now()).toISOString(),
+			totalLines: scan.totalLines,
+			totalBytes: scan.totalBytes,
+			storedBytes: writer.bytesWritten,
+			storedLines: writer.linesWritten,
+			truncated: pumped.gap !== undefined,
+			...(pumped.gap ? { gap: describeGap(pumped, scan, config) } : {}),
+			source: original.kind,
+			...(original.note ? { sourceNote: original.note } : {}),
+			...(status ? { status } : {}),
+		};
+		try {
+			await writer.commit(meta);
+		} catch (error) {
+			await giveUpStore(error);
+		}
+	}
+	return { scan, pumped, ...(storeError !== undefined ? { storeError } : {}) };
+}
+
+/** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */
+function describeGap(pumped: PumpResult, scan: ScanResult, config: OverflowConfig): EntryGap {
+	const gap = pumped.gap as NonNullable<PumpResult["gap"]>;
+	const signals: GapSignal[] = [];
+	let chars = 0;
+	for (const line of scan.signals) {
+		if (line.lineNumber < gap.markerLine || line.lineNumber >= gap.firstTailLine) continue;
+		const text = keepStart(line.text, config.maxLineChars);
+		if (chars + text.length > MAX_GAP_SIGNAL_CHARS) break;
+		chars += text.length;
+		signals.push({ line: line.lineNumber, text, count: line.count });
+	}
+	return { ...gap, signals };
 }
 
 function finish(
 	event: ToolResultInput,
 	config: OverflowConfig,
 	current: string,
-	scan: ReturnType<LineScanner["end"]>,
-	pumped: PumpResult,
+	copied: Copied,
 	id: string | undefined,
-	storeError: string | undefined,
+	sourceNote: string | undefined,
+	status: string | undefined,
 ): ToolResultPatch {
+	const { scan, pumped, storeError } = copied;
 	const overflow: OverflowDetails = {
 		...(id ? { id } : {}),
 		totalLines: scan.totalLines,
 		totalBytes: scan.totalBytes,
-		truncated: pumped.truncated,
+		truncated: pumped.gap !== undefined,
 		...(storeError ? { storeError } : {}),
 	};
 	if (current.length <= config.thresholdChars) {
@@ -241,21 +351,17 @@ function finish(
 			return { content: appendToLastText(event.content, marker), details: mergeDetails(event.details, overflow) };
 		}
 	}
-	// Pi's verdict on a failed command ("Command exited with code 2") is not part of the stored
-	// output, so the view carries it on its own line above the footer.
-	const status = event.isError ? PI_BASH_STATUS.exec(current.slice(-200))?.[1] : undefined;
-	const statusLine = status ? `[${event.toolName}: ${status}]` : undefined;
 	const view = buildView(scan, {
 		...config,
-		thresholdChars: config.thresholdChars - (statusLine ? statusLine.length + 1 : 0),
 		id,
 		storeError,
 		toolName: event.toolName,
-		truncatedNote: pumped.truncated ? `stored copy capped at ${pumped.storedBytes} of ${pumped.originalBytes} bytes, middle left out` : undefined,
+		truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
+		sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
+		// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
+		statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
 	});
-	const footerAt = view.lastIndexOf("\n");
-	const text = statusLine ? `${view.slice(0, footerAt)}\n${statusLine}${view.slice(footerAt)}` : view;
-	return { content: replaceText(event.content, text), details: mergeDetails(event.details, overflow) };
+	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
 }
 
 /** A bounded result built without the store or the original, when everything else failed. */

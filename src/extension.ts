@@ -37,6 +37,21 @@ function warnOnce(ctx: ExtensionContext | undefined, message: string): void {
 	else process.stderr.write(`${message}\n`);
 }
 
+/** Tool calls whose start time is remembered at once (a call whose result never comes is forgotten). */
+const MAX_TRACKED_TOOL_CALLS = 1024;
+
+/** The pi-overflow ids of the tool results already in a session (details.overflow.id). */
+function findShownIds(entries: readonly unknown[]): string[] {
+	const ids: string[] = [];
+	for (const entry of entries) {
+		const message = (entry as { type?: unknown; message?: { role?: unknown; details?: unknown } }).message;
+		if ((entry as { type?: unknown }).type !== "message" || message?.role !== "toolResult") continue;
+		const overflow = (message.details as { overflow?: { id?: unknown } } | undefined)?.overflow;
+		if (typeof overflow?.id === "string") ids.push(overflow.id);
+	}
+	return ids;
+}
+
 export const MISSING_CAPTURE_WARNING =
 	"pi-overflow: capture.ts is not loaded before the other extensions, so results an earlier extension cut cannot be recovered from memory; load capture.ts first and index.ts last (see the README).";
 
@@ -49,10 +64,15 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		const configWarning = formatConfigProblems(loaded.problems, options.configPath);
 		let startupWarned = false;
 
+		// When each tool call started: a spill file it names must have been written since.
+		const toolStarts = new Map<string, number>();
+
 		pi.on("session_start", (_event, ctx) => {
 			if (configWarning) warnOnce(ctx, configWarning);
 			startupWarned = true;
 			const sessionId = ctx.sessionManager.getSessionId();
+			// A resumed session's ids are never issued again, even when their entries expired.
+			store.rememberEntryIds(findShownIds(ctx.sessionManager.getEntries()));
 			// After session_start returns: start-up never waits for the store.
 			setImmediate(() => {
 				store
@@ -60,6 +80,13 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 					.then((result) => options.onHousekeeping?.(result))
 					.catch(() => {});
 			});
+		});
+
+		pi.on("tool_call", (event) => {
+			// The earliest start wins when a provider reuses a toolCallId: the bound stays safe.
+			if (!toolStarts.has(event.toolCallId)) toolStarts.set(event.toolCallId, (options.now ?? Date.now)());
+			if (toolStarts.size > MAX_TRACKED_TOOL_CALLS) toolStarts.delete(toolStarts.keys().next().value as string);
+			return undefined;
 		});
 
 		pi.on("tool_result", async (event, ctx) => {
@@ -72,12 +99,15 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				if (!stash || (!stash.entries.has(event.toolCallId) && !config.exemptTools.includes(event.toolName))) {
 					warnOnce(ctx, MISSING_CAPTURE_WARNING);
 				}
+				const toolStartedAt = toolStarts.get(event.toolCallId);
+				toolStarts.delete(event.toolCallId);
 				const patch = await boundToolResult(event, {
 					config,
 					store,
 					sessionId: ctx.sessionManager.getSessionId(),
 					stash,
 					now: options.now,
+					toolStartedAt,
 				});
 				if (!patch) return undefined;
 				return { content: patch.content, details: patch.details };

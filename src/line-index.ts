@@ -7,8 +7,7 @@
 // by the read chunk and `keepChars` per yielded line, however long a line is.
 
 import { open, type FileHandle } from "node:fs/promises";
-import { StringDecoder } from "node:string_decoder";
-import { keepStart } from "./text.js";
+import { GIANT_LINE_KEEP_BYTES, PendingLine, type ScannedLine, shapeGiantLine, shapeLine } from "./scan.js";
 
 /** Lines between two indexed offsets: a lookup reads at most this many lines before the one asked. */
 export const DEFAULT_LINE_INDEX_STRIDE = 4096;
@@ -18,22 +17,12 @@ export const DEFAULT_LINE_INDEX_CACHE_ENTRIES = 32;
 export const DEFAULT_LINE_READ_CHUNK_BYTES = 1024 * 1024;
 
 const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
-
-export interface TextLine {
-	/** 1-based, as the bounded view numbers it. */
-	lineNumber: number;
-	/** The line without its ending, at most `keepChars` characters (more only when not `partial`). */
-	text: string;
-	/** Characters (UTF-16 code units) of the whole line. */
-	totalChars: number;
-	/** True when `text` is only the start of the line. */
-	partial: boolean;
-}
 
 export interface ReadLinesOptions {
-	/** Characters kept of each line (the rest is only counted). */
+	/** Characters kept of each line (the rest is only counted): keepCharsFor(maxLineChars), as the scan keeps. */
 	keepChars: number;
+	/** The signal test: a giant line whose end alone signals shows its end, as in the view. */
+	isSignal?: (text: string) => boolean;
 	/** Default DEFAULT_LINE_INDEX_STRIDE. */
 	stride?: number;
 	/** Default DEFAULT_LINE_READ_CHUNK_BYTES. */
@@ -123,55 +112,31 @@ async function seekLine(handle: FileHandle, path: string, lineNumber: number, st
 	return { offset: index.offsets[slot]!, lineNumber: slot * stride + 1 };
 }
 
-/** Characters of a decoded piece to add to a line's kept text. */
-function keepMore(kept: string, piece: string, keepChars: number): string {
-	const room = keepChars + 1 - kept.length;
-	if (room <= 0) return kept;
-	return kept + (piece.length <= room ? piece : piece.slice(0, room));
-}
-
 /**
  * Yields the lines of the file at `path` from line `startLine` on, until the file ends or the
- * caller stops iterating (which closes the file). Seeks through the cached sparse index.
+ * caller stops iterating (which closes the file). Seeks through the cached sparse index. Each line
+ * is shaped as the scan shapes it (shapeLine / shapeGiantLine), so a line reads the same here as in
+ * the view: `\r` redraws resolved and escapes removed before it is clipped.
  */
-export async function* readLinesFrom(path: string, startLine: number, options: ReadLinesOptions): AsyncGenerator<TextLine> {
+export async function* readLinesFrom(path: string, startLine: number, options: ReadLinesOptions): AsyncGenerator<ScannedLine> {
 	const stride = options.stride ?? DEFAULT_LINE_INDEX_STRIDE;
 	const chunkBytes = options.chunkBytes ?? DEFAULT_LINE_READ_CHUNK_BYTES;
 	const keepChars = Math.max(1, options.keepChars);
-	// A UTF-16 code unit never takes more than 3 bytes of UTF-8.
-	const keepBytes = keepChars * 3 + 4;
+	const isSignal = options.isSignal ?? (() => false);
 	const handle = await open(path, "r");
 	try {
 		const start = await seekLine(handle, path, startLine, stride, chunkBytes);
 		const buffer = Buffer.allocUnsafe(chunkBytes);
 		let position = start.offset;
 		let lineNumber = start.lineNumber;
-		// A shown line that began in an earlier chunk: decoded piece by piece, its start kept, its length counted.
-		let decoder: StringDecoder | undefined;
-		let kept = "";
-		let chars = 0;
-		let lastCode = -1;
+		// A shown line that began in an earlier chunk: its ends kept, its length counted.
+		let pending: PendingLine | undefined;
 
-		const addPiece = (piece: string): void => {
-			if (piece.length === 0) return;
-			chars += piece.length;
-			kept = keepMore(kept, piece, keepChars);
-			lastCode = piece.charCodeAt(piece.length - 1);
-		};
-
-		const finishLine = (): TextLine => {
-			let total = chars;
-			let text = kept;
-			if (lastCode === CARRIAGE_RETURN) {
-				total -= 1;
-				if (text.length > total) text = text.slice(0, total);
-			}
-			decoder = undefined;
-			kept = "";
-			chars = 0;
-			lastCode = -1;
-			const partial = total > keepChars;
-			return { lineNumber: lineNumber++, text: partial ? keepStart(text, keepChars) : text, totalChars: total, partial };
+		const finishPending = (): ScannedLine => {
+			const line = pending as PendingLine;
+			pending = undefined;
+			const number = lineNumber++;
+			return line.isGiant ? shapeGiantLine(number, line, keepChars, isSignal)[0] : shapeLine(number, line.whole(), keepChars);
 		};
 
 		for (;;) {
@@ -190,43 +155,25 @@ export async function* readLinesFrom(path: string, startLine: number, options: R
 					continue;
 				}
 				if (end === -1) {
-					if (lineStart < bytesRead) {
-						decoder ??= new StringDecoder("utf8");
-						addPiece(decoder.write(buffer.subarray(lineStart, bytesRead)));
-					}
+					if (lineStart < bytesRead) (pending ??= new PendingLine()).append(buffer.subarray(lineStart, bytesRead));
 					break;
 				}
-				if (decoder !== undefined) {
-					addPiece(decoder.write(buffer.subarray(lineStart, end)));
-					addPiece(decoder.end());
-					yield finishLine();
+				if (pending !== undefined) {
+					pending.append(buffer.subarray(lineStart, end));
+					yield finishPending();
+				} else if (end - lineStart <= GIANT_LINE_KEEP_BYTES) {
+					yield shapeLine(lineNumber++, buffer.toString("utf8", lineStart, end), keepChars);
 				} else {
-					let contentEnd = end;
-					if (contentEnd > lineStart && buffer[contentEnd - 1] === CARRIAGE_RETURN) contentEnd -= 1;
-					yield wholeLine(buffer, lineStart, contentEnd, lineNumber++, keepChars, keepBytes);
+					pending = new PendingLine();
+					pending.append(buffer.subarray(lineStart, end));
+					yield finishPending();
 				}
 				lineStart = end + 1;
 			}
 		}
-		if (decoder !== undefined) {
-			// The last line has no newline; a \r at its end is still dropped, as the view drops it.
-			addPiece(decoder.end());
-			yield finishLine();
-		}
+		// The last line has no newline.
+		if (pending !== undefined) yield finishPending();
 	} finally {
 		await handle.close();
 	}
 }
-
-/** A line that lies whole in the buffer: decode only its start when it is long. */
-function wholeLine(buffer: Buffer, start: number, end: number, lineNumber: number, keepChars: number, keepBytes: number): TextLine {
-	if (end - start <= keepBytes) {
-		const text = buffer.toString("utf8", start, end);
-		if (text.length <= keepChars) return { lineNumber, text, totalChars: text.length, partial: false };
-		return { lineNumber, text: keepStart(text, keepChars), totalChars: text.length, partial: true };
-	}
-	const totalChars = buffer.toString("utf8", start, end).length;
-	const head = buffer.toString("utf8", start, start + keepBytes);
-	return { lineNumber, text: keepStart(head, keepChars), totalChars, partial: true };
-}
-

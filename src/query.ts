@@ -7,11 +7,14 @@
 
 import { lstat, open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
+import { buildEntryView } from "./entry-view.js";
+import { describeLeftOut, toOutputLine, toStoredLine } from "./gap.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
 import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
-import { isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
-import { buildViewFromFile, formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
+import { keepCharsFor, stripAnsi } from "./scan.js";
+import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
+import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
@@ -91,10 +94,10 @@ function expiredError(id: string, config: OverflowConfig): QueryError {
 }
 
 export function describeEntry(meta: EntryMeta): string {
-	const source = meta.source === "spill-file" ? "Pi's bash spill file" : meta.source === "stash" ? "the uncut original (an earlier extension cut the result)" : "the result text";
-	const capped = meta.truncated ? `; capped: the original had ${meta.originalBytes} bytes, its middle is left out` : "";
+	const source = meta.source === "spill-file" ? "the tool's spill file" : meta.source === "stash" ? "the uncut original (an earlier extension cut the result)" : "the result text";
+	const capped = meta.gap ? `; ${describeLeftOut(meta.gap)}` : "";
 	const note = meta.sourceNote ? `; note: ${meta.sourceNote}` : "";
-	return `[pi-overflow id=${meta.id}] ${meta.toolName} output stored ${meta.createdAt}: ${meta.totalLines} lines, ${meta.totalBytes} bytes, from ${source}${capped}${note}`;
+	return `[pi-overflow id=${meta.id}] ${meta.toolName} output stored ${meta.createdAt}: ${plural(meta.totalLines, "line")}, ${meta.totalBytes} bytes, from ${source}${capped}${note}`;
 }
 
 /** Answers one overflow_query call; throws QueryError for anything the model should fix. */
@@ -132,13 +135,8 @@ async function locateText(meta: EntryMeta, deps: QueryDependencies): Promise<str
 async function answerInfo(meta: EntryMeta, deps: QueryDependencies): Promise<QueryAnswer> {
 	const { config } = deps;
 	const about = describeEntry(meta);
-	const view = await buildViewFromFile(await locateText(meta, deps), {
-		...config,
-		thresholdChars: Math.max(200, config.thresholdChars - about.length - 1),
-		id: meta.id,
-		toolName: meta.toolName,
-	});
-	return { text: `${about}\n${view.text}`.slice(0, config.thresholdChars), summary: { selector: "info", truncated: false } };
+	const view = await buildEntryView(meta, await locateText(meta, deps), config, Math.max(200, config.thresholdChars - about.length - 1));
+	return { text: `${about}\n${view}`.slice(0, config.thresholdChars), summary: { selector: "info", truncated: false } };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,25 +176,44 @@ async function answerLines(meta: EntryMeta, range: { start: number; end?: number
 	const path = await locateText(meta, deps);
 	const width = lineNumberWidth(total);
 	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
+	const gap = meta.gap;
+	// Output lines are read from the stored line that holds them; a start in a left-out middle reads from its marker.
+	const storedStart = toStoredLine(gap, start) ?? (gap as EntryGap).markerLine;
 	const body: string[] = [];
 	let used = 0;
+	let shownFirst = 0;
 	let shownLast = start - 1;
-	for await (const line of readLinesFrom(path, start, { keepChars: config.maxLineChars, stride: deps.lineIndexStride })) {
-		if (line.lineNumber > last) break;
-		let formatted = formatLine(line, width, config.maxLineChars);
+	let touchedGap = false;
+	const keepChars = keepCharsFor(config.maxLineChars);
+	const isSignal = (text: string) => config.signalRegex.test(stripAnsi(text));
+	for await (const stored of readLinesFrom(path, storedStart, { keepChars, isSignal, stride: deps.lineIndexStride })) {
+		const lineNumber = toOutputLine(gap, stored.lineNumber);
+		let formatted: string;
+		if (lineNumber === undefined) {
+			// The marker line of a left-out middle: said in words, never shown as an output line.
+			formatted = `  [${describeLeftOut(gap as EntryGap)}]`;
+			touchedGap = true;
+		} else {
+			if (lineNumber > last) break;
+			formatted = formatLine({ ...stored, lineNumber }, width, config.maxLineChars);
+		}
 		if (used + formatted.length + 1 > budget) {
 			if (body.length > 0) break;
 			// The first line alone is too long for the answer: clip it harder rather than show nothing.
-			formatted = formatLine(line, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
+			if (lineNumber !== undefined) formatted = formatLine({ ...stored, lineNumber }, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
 		}
 		body.push(formatted);
 		used += formatted.length + 1;
-		shownLast = line.lineNumber;
+		if (lineNumber !== undefined) {
+			if (shownFirst === 0) shownFirst = lineNumber;
+			shownLast = lineNumber;
+		} else {
+			shownLast = Math.max(shownLast, Math.min(last, (gap as EntryGap).firstTailLine - 1));
+		}
 	}
-	const shownFirst = body.length > 0 ? start : 0;
 	const clamped = askedEnd !== undefined && askedEnd > total ? ` (end ${askedEnd} clamped to the last line)` : "";
 	const header = body.length > 0
-		? `[pi-overflow id=${meta.id}] lines ${shownFirst}–${shownLast} of ${total}${clamped}`
+		? `[pi-overflow id=${meta.id}] lines ${shownFirst === 0 ? start : shownFirst}–${shownLast} of ${total}${clamped}`
 		: `[pi-overflow id=${meta.id}] no lines could be read from line ${start} on (the stored file has fewer lines than its metadata says)`;
 	const notes: string[] = [];
 	const cut = body.length > 0 && shownLast < last;
@@ -207,10 +224,11 @@ async function answerLines(meta: EntryMeta, range: { start: number; end?: number
 	} else if (body.length > 0 && shownLast === total) {
 		notes.push(`[line ${total} is the last line]`);
 	}
+	if (touchedGap) notes.push("[the signal lines of the left-out middle are in the view: overflow_query with only the id]");
 	const text = [header, ...body, ...notes].join("\n");
 	return {
 		text,
-		summary: { selector: "lines", truncated: cut, lines: body.length > 0 ? [shownFirst, shownLast] : undefined, totalLines: total },
+		summary: { selector: "lines", truncated: cut, lines: body.length > 0 ? [shownFirst === 0 ? start : shownFirst, shownLast] : undefined, totalLines: total },
 	};
 }
 
@@ -250,8 +268,32 @@ async function answerSearch(meta: EntryMeta, pattern: string, deps: QueryDepende
 	return formatSearchAnswer(meta, pattern, result, config);
 }
 
+/**
+ * The engine's result in the output's line numbers: lines of a stored copy that left out the
+ * middle are renumbered, and its marker line (ours, not the output's) is dropped.
+ */
+function toOutputResult(result: SearchResult, gap: EntryGap | undefined): SearchResult {
+	if (gap === undefined) return result;
+	let markerHit = false;
+	const lines: SearchLine[] = [];
+	for (const line of result.lines) {
+		const lineNumber = toOutputLine(gap, line.lineNumber);
+		if (lineNumber === undefined) markerHit ||= line.hit;
+		else lines.push({ ...line, lineNumber });
+	}
+	const mapStop = (stored: number) => toOutputLine(gap, stored) ?? gap.firstTailLine;
+	return {
+		...result,
+		lines,
+		totalHits: result.totalHits - (markerHit ? 1 : 0),
+		collectedHits: result.collectedHits - (markerHit ? 1 : 0),
+		stopped: result.stopped && { ...result.stopped, atLine: mapStop(result.stopped.atLine), stepLastLine: mapStop(result.stopped.stepLastLine) },
+	};
+}
+
 /** A search answer from the engine's lines: windows merged, gaps marked, fitted into thresholdChars. */
-export function formatSearchAnswer(meta: EntryMeta, pattern: string, result: SearchResult, config: OverflowConfig): QueryAnswer {
+export function formatSearchAnswer(meta: EntryMeta, pattern: string, storedResult: SearchResult, config: OverflowConfig): QueryAnswer {
+	const result = toOutputResult(storedResult, meta.gap);
 	const width = lineNumberWidth(meta.totalLines);
 	const windows = groupWindows(result.lines);
 	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
@@ -319,6 +361,7 @@ export function formatSearchAnswer(meta: EntryMeta, pattern: string, result: Sea
 				"The pattern is too slow for this text (nested quantifiers such as (a+)+ or (.*)* backtrack catastrophically): use a simpler pattern, e.g. a plain word or an anchored literal]",
 		);
 	}
+	if (meta.gap) notes.push(`[${describeLeftOut(meta.gap)}, so they were not searched; the view shows their signal lines]`);
 	const text = [header, ...body, ...notes].join("\n");
 	return {
 		text,

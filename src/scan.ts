@@ -26,6 +26,16 @@ function countNewlinesIn(text: string, from: number): number {
 	return count;
 }
 
+/**
+ * Newlines in bytes[from, to), without making a string of them (a 1 MiB string per block is garbage
+ * that lets the heap, and RSS, grow by tens of MiB over a large middle). A measured hot loop.
+ */
+function countNewlineBytes(bytes: Uint8Array, from: number, to: number): number {
+	let count = 0;
+	for (let i = from; i < to; i++) if (bytes[i] === NEWLINE) count++;
+	return count;
+}
+
 /** U+2028 or U+2029 (as UTF-8 bytes in a Latin-1 view): line terminators for `^`/`$` only when decoded. */
 function hasUnicodeLineSeparator(raw: string, from: number): boolean {
 	return raw.includes("\xe2\x80\xa8", from) || raw.includes("\xe2\x80\xa9", from);
@@ -203,7 +213,7 @@ function trimIncompleteStart(bytes: Buffer): Buffer {
  * GIANT_LINE_KEEP_BYTES bytes in a growing buffer, and the last ones after those in a ring, so
  * pushing it one byte at a time costs as little as pushing it whole.
  */
-class PendingLine {
+export class PendingLine {
 	private head = Buffer.allocUnsafe(256);
 	private headBytes = 0;
 	private ring: Buffer | undefined;
@@ -299,7 +309,7 @@ export class LineScanner {
 		this.byteSafe = isByteSafePattern(options.signalRegex.source);
 		this.automaton =
 			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i") ? defaultSignalAutomaton() : undefined;
-		this.keepChars = Math.min(GIANT_LINE_KEEP_BYTES, options.maxLineChars * 4 + 1024);
+		this.keepChars = keepCharsFor(options.maxLineChars);
 		const capacity = Math.max(32, options.maxSignalLines * 2);
 		this.strong = new SpreadSample(capacity);
 		this.weak = new SpreadSample(capacity);
@@ -327,6 +337,30 @@ export class LineScanner {
 			start = lastNewline + 1;
 		}
 		if (start < bytes.length) this.pending.append(bytes.subarray(start));
+	}
+
+	/** Lines completed so far: the newlines pushed. */
+	get newlines(): number {
+		return this.lineCount;
+	}
+
+	/**
+	 * Jumps over lines that are not pushed (the left-out middle of a stored copy, when its view is
+	 * built again): the next line pushed is `nextLine`, `bytes` are counted, and `signals` stand for
+	 * the signal lines the first scan found in the lines jumped over.
+	 */
+	skipTo(nextLine: number, bytes: number, signals: readonly { lineNumber: number; text: string; count: number }[]): void {
+		if (this.ended) throw new Error("LineScanner: skip after end");
+		if (!this.pending.isEmpty) this.finishPendingLine();
+		for (const signal of signals) {
+			if (signal.lineNumber <= this.lineCount || signal.lineNumber >= nextLine) continue;
+			this.acceptSignal({ lineNumber: signal.lineNumber, text: signal.text, totalChars: signal.text.length, partial: false });
+			const last = this.recent[this.recent.length - 1];
+			if (last?.line.lineNumber === signal.lineNumber) last.repeats.count = signal.count;
+		}
+		this.lineCount = Math.max(this.lineCount, nextLine - 1);
+		this.byteCount += bytes;
+		this.releaseRecentSignals();
 	}
 
 	end(): ScanResult {
@@ -411,7 +445,7 @@ export class LineScanner {
 			}
 			this.chargeSignalTime(started, firstLine + lines - 1);
 		} else {
-			lines = lineNumber - firstLine + countNewlinesIn(bytes.toString("latin1", start + cursor, end), 0);
+			lines = lineNumber - firstLine + countNewlineBytes(bytes, start + cursor, end);
 		}
 
 		// Tail: the block's last lines replace the oldest ones of the previous tail.
@@ -514,9 +548,7 @@ export class LineScanner {
 	}
 
 	private makeLine(lineNumber: number, raw: string): ScannedLine {
-		const text = renderTerminalLine(stripLineEnd(raw));
-		if (text.length <= this.keepChars) return { lineNumber, text: detach(text), totalChars: text.length, partial: false };
-		return { lineNumber, text: detach(keepStart(text, this.keepChars)), totalChars: text.length, partial: true };
+		return shapeLine(lineNumber, raw, this.keepChars);
 	}
 
 	/** One line that is neither in a block's signal pass nor giant: head, signal, tail. */
@@ -596,37 +628,58 @@ export class LineScanner {
 		this.releaseRecentSignals();
 	}
 
-	/**
-	 * A line too long to hold: only its two ends are looked at. It shows its start — or, for a line
-	 * redrawn with "\r", its last redraws (what a terminal shows), or its end when only the end signals.
-	 */
 	private makeGiantLine(lineNumber: number, pending: PendingLine): [ScannedLine, boolean] {
-		const ends = pending.ends();
-		// The kept ends are cut at arbitrary bytes: drop an escape sequence cut in two at either cut.
-		const start = ends.start.replace(PARTIAL_ESCAPE_AT_END, "");
-		const end = stripLineEnd(ends.end).replace(PARTIAL_ESCAPE_AT_START, "");
-		const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
-		const atStart = this.isSignal(start);
-		const atEnd = !atStart && this.isSignal(end);
-		const redraw = end.indexOf("\r");
-		if (redraw >= 0) {
-			const shown = renderTerminalLine(end.slice(redraw + 1));
-			const text = detach(keepStart(shown, this.keepChars));
-			return [{ lineNumber, text, totalChars: shown.length, partial: text.length < shown.length }, atStart || atEnd];
-		}
-		if (atEnd) {
-			const text = detach(keepEnd(renderTerminalLine(end), this.keepChars));
-			return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, true];
-		}
-		const shownStart = renderTerminalLine(start);
-		if (shownStart.trim() === "") {
-			// Nothing visible in its first 64 KiB (an escape flood): show its end instead.
-			const text = detach(keepEnd(renderTerminalLine(end), this.keepChars));
-			return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, atStart];
-		}
-		const text = detach(keepStart(shownStart, this.keepChars));
-		return [{ lineNumber, text, totalChars, partial: true }, atStart];
+		return shapeGiantLine(lineNumber, pending, this.keepChars, (text) => this.isSignal(text));
 	}
+}
+
+/** Characters kept of a line for a view that clips lines at `maxLineChars` (room for \r redraws and escapes). */
+export function keepCharsFor(maxLineChars: number): number {
+	return Math.min(GIANT_LINE_KEEP_BYTES, maxLineChars * 4 + 1024);
+}
+
+/**
+ * A whole line (with or without its line ending) as the view shows it: what a terminal shows of
+ * it, its start kept up to `keepChars`. The one rendering of a stored line: the scan, the line
+ * reader and the query answers all shape lines here.
+ */
+export function shapeLine(lineNumber: number, raw: string, keepChars: number): ScannedLine {
+	const text = renderTerminalLine(stripLineEnd(raw));
+	if (text.length <= keepChars) return { lineNumber, text: detach(text), totalChars: text.length, partial: false };
+	return { lineNumber, text: detach(keepStart(text, keepChars)), totalChars: text.length, partial: true };
+}
+
+/**
+ * A line too long to hold (more than GIANT_LINE_KEEP_BYTES): only its two ends are looked at. It
+ * shows its start — or, for a line redrawn with "\r", its last redraws (what a terminal shows), or
+ * its end when only the end is a signal. Returns the line and whether it is a signal.
+ */
+export function shapeGiantLine(lineNumber: number, pending: PendingLine, keepChars: number, isSignal: (text: string) => boolean): [ScannedLine, boolean] {
+	const ends = pending.ends();
+	// The kept ends are cut at arbitrary bytes: drop an escape sequence cut in two at either cut.
+	const start = ends.start.replace(PARTIAL_ESCAPE_AT_END, "");
+	const end = stripLineEnd(ends.end).replace(PARTIAL_ESCAPE_AT_START, "");
+	const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
+	const atStart = isSignal(start);
+	const atEnd = !atStart && isSignal(end);
+	const redraw = end.indexOf("\r");
+	if (redraw >= 0) {
+		const shown = renderTerminalLine(end.slice(redraw + 1));
+		const text = detach(keepStart(shown, keepChars));
+		return [{ lineNumber, text, totalChars: shown.length, partial: text.length < shown.length }, atStart || atEnd];
+	}
+	if (atEnd) {
+		const text = detach(keepEnd(renderTerminalLine(end), keepChars));
+		return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, true];
+	}
+	const shownStart = renderTerminalLine(start);
+	if (shownStart.trim() === "") {
+		// Nothing visible in its first 64 KiB (an escape flood): show its end instead.
+		const text = detach(keepEnd(renderTerminalLine(end), keepChars));
+		return [{ lineNumber, text, totalChars, partial: true, keptEnd: true }, atStart];
+	}
+	const text = detach(keepStart(shownStart, keepChars));
+	return [{ lineNumber, text, totalChars, partial: true }, atStart];
 }
 
 /** Scans a whole string (used when the original is only in memory). */

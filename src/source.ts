@@ -1,13 +1,15 @@
-// Where the original of a tool result comes from, and how it is copied. A spill file is opened
-// without following a final symlink and without blocking (a FIFO or device is refused before any
-// read), checked to be a regular file and streamed in fixed chunks: it is never read whole. An
-// original larger than `maxEntryBytes` keeps its head and its tail, cut at line boundaries, with
-// one marker line between them; the part left out is only counted for newlines, never decoded.
+// Where the original of a tool result comes from, and how it is copied. A spill file is untrusted
+// input: it is used only when it is a regular file of the user's own, with one link, written since
+// the tool started and reached without a foreign symlink; it is opened without blocking (a FIFO or
+// device is refused before any read) and streamed in fixed chunks, never read whole. An original
+// larger than `maxEntryBytes` is stored as its head and its tail, cut at line boundaries, with one
+// marker line between them; the scan still reads the middle, so line numbers stay the output's.
 
 import { constants, type promises as fsPromises } from "node:fs";
-import { open } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { basename, dirname, isAbsolute, resolve } from "node:path";
+import { lstat, open } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { dirname, isAbsolute } from "node:path";
+import { describeError } from "./text.js";
 
 /** Bytes read at a time from a spill file. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
@@ -32,8 +34,30 @@ export function bufferSource(bytes: Buffer): ByteSource {
 
 export type OpenSpillResult = { ok: true; source: ByteSource } | { ok: false; reason: string };
 
-/** Opens a spill file for streaming, or says why it cannot be used. Never blocks on a FIFO. */
-export async function openSpillFile(path: string): Promise<OpenSpillResult> {
+/** What a spill file must be to be used (see openSpillFile). */
+export interface SpillChecks {
+	/** The user running Pi: the file must be theirs (undefined where the platform has no uids). */
+	uid?: number;
+	/** Epoch ms when the tool started: the file must have been written since (undefined: not checked). */
+	notBeforeMs?: number;
+}
+
+/**
+ * Slack for `notBeforeMs`: file times lag the clock by a tick, and some file systems keep
+ * them in whole (even two-)seconds.
+ */
+export const SPILL_MTIME_SLACK_MS = 2000;
+
+/**
+ * Opens a spill file for streaming, or says why it cannot be used. A spill path is untrusted (any
+ * tool, or text a command printed, can name one), so the file must be a regular file with one link
+ * (a hard link to another file must not pass), owned by the user running Pi, written since the tool
+ * started, and reached without a symlink: the last component is opened with O_NOFOLLOW, and a
+ * symlink above it is accepted only when root or the user owns it (the system's own, such as
+ * macOS's /var). O_NONBLOCK: a FIFO or device is refused before any read, never waited on.
+ */
+export async function openSpillFile(path: string, checks: SpillChecks = {}): Promise<OpenSpillResult> {
+	if (!isAbsolute(path)) return { ok: false, reason: "spill path is not absolute" };
 	let handle: fsPromises.FileHandle;
 	try {
 		handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -42,9 +66,10 @@ export async function openSpillFile(path: string): Promise<OpenSpillResult> {
 	}
 	try {
 		const stats = await handle.stat();
-		if (!stats.isFile()) {
+		const refused = await refuseSpill(path, stats, checks);
+		if (refused !== undefined) {
 			await handle.close();
-			return { ok: false, reason: `spill file is not a regular file (${fileKind(stats)})` };
+			return { ok: false, reason: refused };
 		}
 		const size = stats.size;
 		return {
@@ -66,7 +91,25 @@ export async function openSpillFile(path: string): Promise<OpenSpillResult> {
 	}
 }
 
-function fileKind(stats: { isDirectory(): boolean; isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string {
+/** Why an opened spill file must not be used, or undefined when it passes every check. */
+async function refuseSpill(path: string, stats: Stats, checks: SpillChecks): Promise<string | undefined> {
+	if (!stats.isFile()) return `spill file is not a regular file (${fileKind(stats)})`;
+	if (checks.uid !== undefined && stats.uid !== checks.uid) return `spill file belongs to uid ${stats.uid}, not to the user running Pi (uid ${checks.uid})`;
+	if (stats.nlink !== 1) return `spill file has ${stats.nlink} hard links`;
+	if (checks.notBeforeMs !== undefined && stats.mtimeMs < checks.notBeforeMs - SPILL_MTIME_SLACK_MS) {
+		return "spill file was last written before the tool ran";
+	}
+	// Every directory above it: a symlink someone else owns could point anywhere.
+	for (let dir = dirname(path); ; dir = dirname(dir)) {
+		const above = await lstat(dir);
+		if (above.isSymbolicLink() && above.uid !== 0 && above.uid !== checks.uid) {
+			return `spill file is reached through ${dir}, a symlink owned by uid ${above.uid}`;
+		}
+		if (dirname(dir) === dir) return undefined;
+	}
+}
+
+function fileKind(stats: Stats): string {
 	if (stats.isDirectory()) return "a directory";
 	if (stats.isFIFO()) return "a FIFO";
 	if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
@@ -74,119 +117,130 @@ function fileKind(stats: { isDirectory(): boolean; isFIFO(): boolean; isCharacte
 	return "not a regular file";
 }
 
-export function describeError(error: unknown): string {
-	const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
-	const message = error instanceof Error ? error.message : String(error);
-	const short = message.replace(/\s+/g, " ").slice(0, 200);
-	return typeof code === "string" && !short.startsWith(code) ? `${code}: ${short}` : short;
-}
-
-// Pi's bash notice when it cut the output, followed by the status line it throws with on failure.
-const PI_BASH_FAILURE_NOTICE =
-	/\[Showing [^\]\n]{1,200}Full output: ([^\]\n]{1,4096})\]\n\n(?:Command exited with code -?\d+|Command timed out after [\d.]+ seconds|Command aborted)$/;
-const PI_BASH_SPILL_NAME = /^pi-bash-[0-9a-f]{1,64}\.log$/;
-/** Only the end of a failed bash result is searched for Pi's notice. */
-const NOTICE_SEARCH_CHARS = 8192;
-
 /**
- * The spill path named in Pi's own notice at the end of a failed bash result (where Pi throws and
- * `details` is lost). Accepted only as `<os tmpdir>/pi-bash-<hex>.log`.
+ * True when the source, decoded as Pi decodes output (UTF-8, each invalid sequence one U+FFFD),
+ * ends with exactly `text`. Reads only the end: the text's UTF-8 length plus a few bytes, which
+ * covers it whatever invalid bytes it came from (one invalid byte decodes to three).
  */
-export function findFailedBashSpillPath(text: string): string | undefined {
-	const end = text.length > NOTICE_SEARCH_CHARS ? text.slice(-NOTICE_SEARCH_CHARS) : text;
-	const match = PI_BASH_FAILURE_NOTICE.exec(end);
-	if (!match) return undefined;
-	const path = match[1];
-	if (!isAbsolute(path) || resolve(path) !== path) return undefined;
-	if (dirname(path) !== resolve(tmpdir()) || !PI_BASH_SPILL_NAME.test(basename(path))) return undefined;
-	return path;
-}
-
-/**
- * The output Pi kept before its notice; a spill file named by the notice must end with it, so a
- * command that merely prints such a notice cannot make pi-overflow read another command's file.
- */
-export function outputBeforeNotice(text: string): string {
-	const at = text.lastIndexOf("\n\n[Showing ");
-	return at >= 0 ? text.slice(0, at) : "";
-}
-
-/** True when the source's last bytes, decoded, end with the given text (compared on its last 256 characters). */
 export async function sourceEndsWith(source: ByteSource, text: string): Promise<boolean> {
-	const expected = text.replace(/\n+$/, "").slice(-256);
-	if (expected.length === 0) return true;
-	const length = Math.min(source.size, 4096);
-	const buffer = Buffer.alloc(length);
+	if (text.length === 0) return true;
+	const length = Math.min(source.size, Buffer.byteLength(text, "utf8") + 8);
+	if (length === 0) return false;
+	const buffer = Buffer.allocUnsafe(length);
 	const read = await source.read(buffer, source.size - length);
-	return buffer.toString("utf8", 0, read).replace(/\n+$/, "").endsWith(expected);
+	return new TextDecoder().decode(buffer.subarray(0, read)).endsWith(text);
+}
+
+/**
+ * The least number of bytes a decoded text can have come from: each U+FFFD may stand for one
+ * invalid byte. A source no longer than this cannot be an uncut original of the text.
+ */
+export function minSourceBytes(text: string): number {
+	let replacements = 0;
+	for (let at = text.indexOf("\ufffd"); at >= 0; at = text.indexOf("\ufffd", at + 1)) replacements++;
+	return Buffer.byteLength(text, "utf8") - 2 * replacements;
+}
+
+/** Where the pump sends the original's bytes. */
+export interface PumpSinks {
+	/** Every byte of the original, in order: the scan sees the whole output, a left-out middle too. */
+	scan(chunk: Buffer): void;
+	/** The stored copy (head, marker line, tail); done with a chunk when its promise resolves (the buffer is reused). */
+	store(chunk: Buffer): void | Promise<void>;
+	/** Newlines the scan has seen so far: the true line numbers around a left-out middle. */
+	newlinesSeen(): number;
+}
+
+/** Where the stored copy left out the original's middle, to map its line numbers to the original's. */
+export interface StoredGap {
+	/** Line number, in the stored copy, of the marker line that stands for the middle. */
+	markerLine: number;
+	/** Line number, in the original, of the stored line right after the marker. */
+	firstTailLine: number;
+	/** Bytes of the original left out. */
+	leftOutBytes: number;
 }
 
 export interface PumpResult {
 	/** Bytes of the original. */
 	originalBytes: number;
-	/** Bytes passed to the sink (the stored copy). */
+	/** Bytes passed to the store sink (the stored copy). */
 	storedBytes: number;
-	/** The middle was left out. */
-	truncated: boolean;
+	/** Set when the middle was left out of the stored copy. */
+	gap?: StoredGap;
 }
 
 /**
- * Streams the source to `sink`, capped at `maxEntryBytes`: beyond it, the head and the tail (about
- * half each, cut at line boundaries) with one marker line between them, counted inside the cap.
- * The sink must be done with a chunk when its promise resolves (the buffer is reused).
+ * Streams the source to the scan and, capped at `maxEntryBytes`, to the store: beyond the cap the
+ * store gets the head and the tail (about half each, cut at line boundaries) with one marker line
+ * between them, counted inside the cap, while the scan still gets every byte (the middle is read
+ * once, for the scan only). Memory: one reused READ_CHUNK_BYTES buffer.
  */
-export async function pumpCapped(
-	source: ByteSource,
-	maxEntryBytes: number,
-	sink: (chunk: Buffer) => void | Promise<void>,
-): Promise<PumpResult> {
+export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
 	const size = source.size;
 	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, size)));
-	const copyRange = async (from: number, to: number): Promise<number> => {
-		let copied = 0;
+	const pumpRange = async (from: number, to: number, store: boolean): Promise<number> => {
+		let pumped = 0;
 		for (let at = from; at < to; ) {
 			const want = Math.min(buffer.length, to - at);
 			const read = await source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
 			if (read <= 0) break;
-			await sink(buffer.subarray(0, read));
+			const chunk = buffer.subarray(0, read);
+			sinks.scan(chunk);
+			if (store) await sinks.store(chunk);
 			at += read;
-			copied += read;
+			pumped += read;
 		}
-		return copied;
+		return pumped;
 	};
 	if (size <= maxEntryBytes) {
-		const storedBytes = await copyRange(0, size);
-		return { originalBytes: size, storedBytes, truncated: false };
+		const storedBytes = await pumpRange(0, size, true);
+		return { originalBytes: size, storedBytes };
 	}
 
-	// The marker is measured at its longest (every count as large as the original) so the copy fits.
-	const markerFor = (leftOutBytes: number, leftOutLines: number, newline: boolean): Buffer =>
-		Buffer.from(
-			`${newline ? "\n" : ""}[pi-overflow: ${leftOutBytes} bytes (${leftOutLines} lines) left out here; the original was ${size} bytes, more than maxEntryBytes=${maxEntryBytes}]\n`,
-		);
-	const half = Math.max(0, Math.floor((maxEntryBytes - markerFor(size, size, true).length) / 2));
+	// The marker is measured at its longest (every number as large as the original) so the copy fits.
+	const longest = formatGapMarker({ from: size, to: size, bytes: size, size, maxEntryBytes, newline: true });
+	const half = Math.max(0, Math.floor((maxEntryBytes - Buffer.byteLength(longest)) / 2));
 	const headEnd = await findCut(source, half, "back");
 	const tailStart = await findCut(source, size - half, "forward");
-	let leftOutLines = 0;
-	for (let at = headEnd; at < tailStart; ) {
-		const want = Math.min(buffer.length, tailStart - at);
-		const read = await source.read(buffer.subarray(0, want), at);
-		if (read <= 0) break;
-		for (let nl = buffer.indexOf(0x0a, 0); nl >= 0 && nl < read; nl = buffer.indexOf(0x0a, nl + 1)) leftOutLines++;
-		at += read;
-	}
-	let stored = await copyRange(0, headEnd);
-	const marker = markerFor(tailStart - headEnd, leftOutLines, stored > 0 && !(await endsWithNewline(source, headEnd)));
-	await sink(marker);
+	let stored = await pumpRange(0, headEnd, true);
+	const headNewlines = sinks.newlinesSeen();
+	const headEndsInLine = stored > 0 && !(await isLineStart(source, headEnd));
+	await pumpRange(headEnd, tailStart, false);
+	const firstTailLine = sinks.newlinesSeen() + 1;
+	const markerLine = headNewlines + (headEndsInLine ? 2 : 1);
+	const marker = Buffer.from(
+		formatGapMarker({
+			// The lines left out whole (a line cut by a cut is kept in part).
+			from: markerLine,
+			to: firstTailLine - 1,
+			bytes: tailStart - headEnd,
+			size,
+			maxEntryBytes,
+			newline: headEndsInLine,
+		}),
+	);
+	await sinks.store(marker);
 	stored += marker.length;
-	stored += await copyRange(tailStart, size);
-	return { originalBytes: size, storedBytes: stored, truncated: true };
+	stored += await pumpRange(tailStart, size, true);
+	return {
+		originalBytes: size,
+		storedBytes: stored,
+		gap: { markerLine, firstTailLine, leftOutBytes: tailStart - headEnd },
+	};
 }
 
-async function endsWithNewline(source: ByteSource, end: number): Promise<boolean> {
-	if (end <= 0) return true;
+/** The one line that stands for a left-out middle in a stored copy (after a "\n" when the head ends inside a line). */
+function formatGapMarker(gap: { from: number; to: number; bytes: number; size: number; maxEntryBytes: number; newline: boolean }): string {
+	const lines = gap.to >= gap.from ? `lines ${gap.from}-${gap.to}` : `part of line ${gap.from - 1}`;
+	return `${gap.newline ? "\n" : ""}[pi-overflow: ${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}]\n`;
+}
+
+/** True when a line starts at `position` (the byte before it is a newline, or it is the start). */
+async function isLineStart(source: ByteSource, position: number): Promise<boolean> {
+	if (position <= 0) return true;
 	const one = Buffer.alloc(1);
-	await source.read(one, end - 1);
+	await source.read(one, position - 1);
 	return one[0] === 0x0a;
 }
 

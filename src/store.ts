@@ -42,17 +42,43 @@ export interface EntryMeta {
 	toolName: string;
 	/** ISO time the entry was stored. */
 	createdAt: string;
-	/** Lines of the stored text (as `wc -l`, plus 1 when the last line has no final newline). */
+	/** Lines of the output (as `wc -l`, plus 1 when the last line has no final newline): the true total. */
 	totalLines: number;
-	/** Bytes of the stored text. */
+	/** Bytes of the output. */
 	totalBytes: number;
-	/** Bytes of the original before capping. */
-	originalBytes: number;
-	/** The stored copy had its middle left out (maxEntryBytes). */
+	/** Bytes of the stored copy: totalBytes, unless the middle was left out (`gap`). */
+	storedBytes: number;
+	/** Lines of the stored copy, counted like totalLines. */
+	storedLines: number;
+	/** The stored copy had its middle left out (maxEntryBytes); same as `gap` being set. */
 	truncated: boolean;
+	/** Where the middle was left out, to map stored line numbers to the output's. */
+	gap?: EntryGap;
 	source: EntrySource;
 	/** E.g. why the spill file was not usable. */
 	sourceNote?: string;
+	/** Pi's verdict on a failed command ("Command exited with code 2"), shown under the view. */
+	status?: string;
+}
+
+/** A left-out middle (see StoredGap in source.ts), with the signal lines the scan found in it. */
+export interface EntryGap {
+	/** Stored line number of the marker line that stands for the middle. */
+	markerLine: number;
+	/** Output line number of the stored line right after the marker. */
+	firstTailLine: number;
+	leftOutBytes: number;
+	/** Signal lines found in the left-out middle (they can be shown, never read back), bounded. */
+	signals: GapSignal[];
+}
+
+export interface GapSignal {
+	/** Output line number. */
+	line: number;
+	/** As shown in the view (clipped). */
+	text: string;
+	/** Lines that carried this text. */
+	count: number;
 }
 
 /** The part of fs.Stats the store reads. */
@@ -87,6 +113,8 @@ export interface StoreFs {
 	mkdir(path: string, options: { recursive?: boolean; mode?: number }): Promise<string | undefined | void>;
 	chmod(path: string, mode: number): Promise<void>;
 	rename(from: string, to: string): Promise<void>;
+	/** Fails with EEXIST when `to` exists: how commit places a file without ever replacing one. */
+	link(from: string, to: string): Promise<void>;
 	unlink(path: string): Promise<void>;
 	/** Names with their types, like fs.promises.readdir(path, { withFileTypes: true }). */
 	readdir(path: string): Promise<StoreDirent[]>;
@@ -140,6 +168,7 @@ export const NODE_STORE_FS: StoreFs = {
 	mkdir: (path, options) => callFs<string | undefined>((done) => nodeFs.mkdir(path, options, done)),
 	chmod: (path, mode) => callFs<void>((done) => nodeFs.chmod(path, mode, (error) => done(error, undefined))),
 	rename: (from, to) => callFs<void>((done) => nodeFs.rename(from, to, (error) => done(error, undefined))),
+	link: (from, to) => callFs<void>((done) => nodeFs.link(from, to, (error) => done(error, undefined))),
 	unlink: (path) => callFs<void>((done) => nodeFs.unlink(path, (error) => done(error, undefined))),
 	readdir: (path) => callFs<StoreDirent[]>((done) => nodeFs.readdir(path, { withFileTypes: true }, done)),
 	readSmallTextFiles: (paths, maxBytes) => readSmallTextFilesInSlices(paths, maxBytes),
@@ -223,7 +252,7 @@ export interface EntryWriter {
 	write(chunk: Uint8Array): Promise<void>;
 	/**
    * fsync + close + rename to <id>.txt, then writes <id>.json the same way. `meta.id` must be the
-   * writer's id and `meta.totalBytes`/`meta.totalLines` must describe what was written (else EINVAL).
+   * writer's id and `meta.storedBytes`/`meta.storedLines` must describe what was written (else EINVAL).
    * On failure nothing of the entry is left behind and the error (with its `code`) is rethrown.
    */
 	commit(meta: EntryMeta): Promise<void>;
@@ -231,7 +260,7 @@ export interface EntryWriter {
 	abort(): Promise<void>;
 	/** Bytes written so far. */
 	readonly bytesWritten: number;
-	/** Lines written so far, counted like EntryMeta.totalLines. */
+	/** Lines written so far, counted like EntryMeta.storedLines. */
 	readonly linesWritten: number;
 }
 
@@ -240,9 +269,38 @@ export interface StoreError extends Error {
 	code: string;
 }
 
-/** sha1(sessionId + "\0" + toolCallId), first 12 hex characters. */
-export function computeEntryId(sessionId: string, toolCallId: string): string {
-	return createHash("sha1").update(`${sessionId}\0${toolCallId}`, "utf8").digest("hex").slice(0, 12);
+/**
+ * sha1(sessionId + "\0" + toolCallId), first 12 hex characters: the id of the first result of a
+ * tool call. A later result with the same toolCallId (providers reuse ids, or send none) gets
+ * attempt n ≥ 1: sha1(sessionId + "\0" + toolCallId + "\0" + n).
+ */
+export function computeEntryId(sessionId: string, toolCallId: string, attempt = 0): string {
+	const key = attempt === 0 ? `${sessionId}\0${toolCallId}` : `${sessionId}\0${toolCallId}\0${attempt}`;
+	return createHash("sha1").update(key, "utf8").digest("hex").slice(0, 12);
+}
+
+/** Ids tried before allocateEntryId gives up (a collision of twelve hex digits a thousand times over). */
+const MAX_ID_ATTEMPTS = 1000;
+/** Ids remembered as issued by this process; the oldest are forgotten beyond this. */
+const MAX_ISSUED_IDS = 200_000;
+const ISSUED_IDS_KEY = Symbol.for("my-pi.pi-overflow.issued-ids.v1");
+
+/** Every id this process issued or saw in its sessions, across module instances (/reload). */
+function findIssuedIds(): Set<string> {
+	const holder = globalThis as typeof globalThis & { [ISSUED_IDS_KEY]?: unknown };
+	const existing = holder[ISSUED_IDS_KEY];
+	if (existing instanceof Set) return existing as Set<string>;
+	const created = new Set<string>();
+	holder[ISSUED_IDS_KEY] = created;
+	return created;
+}
+
+function rememberIssuedId(issued: Set<string>, id: string): void {
+	issued.add(id);
+	if (issued.size > MAX_ISSUED_IDS) {
+		const oldest = issued.values().next();
+		if (!oldest.done) issued.delete(oldest.value);
+	}
 }
 
 /** True for exactly 12 lowercase hex characters: the only text a store path is ever formed from. */
@@ -255,7 +313,7 @@ export function resolveStoreRoot(agentDir: string): string {
 	return join(agentDir, "my-pi", "pi-overflow");
 }
 
-/** Lines as EntryMeta.totalLines counts them: newlines, plus 1 for a last line without one. */
+/** Lines as EntryMeta.storedLines counts them: newlines, plus 1 for a last line without one. */
 export function countTextLines(bytes: Uint8Array): number {
 	let lines = 0;
 	for (let index = bytes.indexOf(0x0a); index !== -1; index = bytes.indexOf(0x0a, index + 1)) lines++;
@@ -263,24 +321,52 @@ export function countTextLines(bytes: Uint8Array): number {
 	return lines;
 }
 
-/** Validates untrusted JSON as EntryMeta; returns a clean copy or undefined. */
+/**
+ * Validates untrusted JSON as EntryMeta; returns a clean copy or undefined. Entries written before
+ * the stored copy had its own counts (no storedBytes) describe the stored copy in totalLines/totalBytes.
+ */
 export function parseEntryMeta(value: unknown): EntryMeta | undefined {
-	if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-	const record = value as Record<string, unknown>;
-	const { id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, originalBytes, truncated, source, sourceNote } = record;
+	if (!isRecord(value)) return undefined;
+	const { id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, truncated, source, sourceNote, status } = value;
+	const storedBytes = value.storedBytes ?? totalBytes;
+	const storedLines = value.storedLines ?? totalLines;
 	if (!isEntryId(id)) return undefined;
 	if (typeof sessionId !== "string" || typeof toolCallId !== "string" || typeof toolName !== "string") return undefined;
 	if (typeof createdAt !== "string" || Number.isNaN(Date.parse(createdAt))) return undefined;
-	if (!isCount(totalLines) || !isCount(totalBytes) || !isCount(originalBytes)) return undefined;
+	if (!isCount(totalLines) || !isCount(totalBytes) || !isCount(storedBytes) || !isCount(storedLines)) return undefined;
 	if (typeof truncated !== "boolean") return undefined;
 	if (typeof source !== "string" || !ENTRY_SOURCES.includes(source as EntrySource)) return undefined;
 	if (sourceNote !== undefined && typeof sourceNote !== "string") return undefined;
+	if (status !== undefined && typeof status !== "string") return undefined;
+	const gap = value.gap === undefined ? undefined : parseGap(value.gap, storedLines, totalLines);
+	if (gap === null || (gap !== undefined) !== (truncated && value.storedBytes !== undefined)) return undefined;
 	const meta: EntryMeta = {
-		id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, originalBytes, truncated,
+		id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, storedBytes, storedLines, truncated,
 		source: source as EntrySource,
 	};
+	if (gap !== undefined) meta.gap = gap;
 	if (sourceNote !== undefined) meta.sourceNote = sourceNote;
+	if (status !== undefined) meta.status = status;
 	return meta;
+}
+
+/** A gap that maps stored lines into 1..totalLines, or null. */
+function parseGap(value: unknown, storedLines: number, totalLines: number): EntryGap | null {
+	if (!isRecord(value)) return null;
+	const { markerLine, firstTailLine, leftOutBytes, signals } = value;
+	if (!isCount(markerLine) || markerLine < 1 || markerLine > storedLines) return null;
+	if (!isCount(firstTailLine) || firstTailLine < markerLine - 1 || firstTailLine > totalLines + 1) return null;
+	if (!isCount(leftOutBytes) || !Array.isArray(signals)) return null;
+	const clean: GapSignal[] = [];
+	for (const signal of signals) {
+		if (!isRecord(signal) || !isCount(signal.line) || typeof signal.text !== "string" || !isCount(signal.count)) return null;
+		clean.push({ line: signal.line, text: signal.text, count: signal.count });
+	}
+	return { markerLine, firstTailLine, leftOutBytes, signals: clean };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function parseMetaText(text: string, expectedId: string): EntryMeta | undefined {
@@ -439,6 +525,42 @@ export class OverflowStore {
 		return new TempEntryWriter(this.fs, this.prefix, id, opened.handle, opened.path);
 	}
 
+	/**
+	 * The id for a new entry of this tool call: computeEntryId's first attempt whose id this process
+	 * never issued (nor saw in a session: rememberEntryIds) and that names no file in the store, so an
+	 * id shown once never comes to answer with another result's content, even after its entry expired.
+	 */
+	async allocateEntryId(sessionId: string, toolCallId: string): Promise<string> {
+		const issued = findIssuedIds();
+		for (let attempt = 0; attempt < MAX_ID_ATTEMPTS; attempt++) {
+			const id = computeEntryId(sessionId, toolCallId, attempt);
+			if (issued.has(id)) continue;
+			// Reserved before the disk is asked, so a parallel result with the same toolCallId moves on.
+			rememberIssuedId(issued, id);
+			if (await this.namesNoFile(id)) return id;
+		}
+		throw createStoreError("EEXIST", `no free entry id for tool call ${JSON.stringify(toolCallId).slice(0, 60)} after ${MAX_ID_ATTEMPTS} attempts`);
+	}
+
+	/** Ids a session already showed (a resumed session's results): never issued again. */
+	rememberEntryIds(ids: Iterable<string>): void {
+		const issued = findIssuedIds();
+		for (const id of ids) if (isEntryId(id)) rememberIssuedId(issued, id);
+	}
+
+	/** True when neither file of the id exists; a store that cannot be read fails with its error's code. */
+	private async namesNoFile(id: string): Promise<boolean> {
+		for (const path of [`${this.prefix}${id}.txt`, `${this.prefix}${id}.json`]) {
+			try {
+				await this.fs.lstat(path);
+				return false;
+			} catch (error) {
+				if (readErrorCode(error) !== "ENOENT") throw toStoreError(error);
+			}
+		}
+		return true;
+	}
+
 	/** Metadata of a complete entry; undefined for a bad id, an unknown id, or an unreadable/invalid .json. Never throws. */
 	async readMeta(id: string): Promise<EntryMeta | undefined> {
 		if (!isEntryId(id)) return undefined;
@@ -576,8 +698,8 @@ export class OverflowStore {
 				entries.push({
 					...entry,
 					createdMs,
-					// The text's size is its totalBytes: commit() refuses metadata that says otherwise.
-					bytes: meta.totalBytes + Buffer.byteLength(content, "utf8"),
+					// The text's size is its storedBytes: commit() refuses metadata that says otherwise.
+					bytes: meta.storedBytes + Buffer.byteLength(content, "utf8"),
 					isCurrentSession: currentSessionId !== undefined && meta.sessionId === currentSessionId,
 				});
 			});
@@ -720,13 +842,8 @@ class TempEntryWriter implements EntryWriter {
 			await handle.sync();
 			this.handle = undefined;
 			await handle.close();
-			// An older entry with this id must not pair its metadata with the new text, even briefly.
-			try {
-				await fs.unlink(jsonPath);
-			} catch (error) {
-				if (readErrorCode(error) !== "ENOENT") throw error;
-			}
-			await fs.rename(this.tempPath as string, txtPath);
+			// Never replaces an entry: an id answers with one result's content only (placeNew fails with EEXIST).
+			await placeNew(fs, this.tempPath as string, txtPath);
 			txtRenamed = true;
 			activeTempPaths.delete(this.tempPath as string);
 			this.tempPath = undefined;
@@ -742,7 +859,7 @@ class TempEntryWriter implements EntryWriter {
 			}
 			// close() can report a deferred write error (NFS): on the success path it is not ignored.
 			await opened.handle.close();
-			await fs.rename(jsonTempPath, jsonPath);
+			await placeNew(fs, jsonTempPath, jsonPath);
 			activeTempPaths.delete(jsonTempPath);
 			jsonTempPath = undefined;
 			this.state = "committed";
@@ -802,11 +919,11 @@ class TempEntryWriter implements EntryWriter {
 		const clean = parseEntryMeta(meta);
 		if (clean === undefined) throw createStoreError("EINVAL", `invalid metadata for entry ${this.id}`);
 		if (clean.id !== this.id) throw createStoreError("EINVAL", `metadata id ${clean.id} does not match entry ${this.id}`);
-		if (clean.totalBytes !== this.written) {
-			throw createStoreError("EINVAL", `metadata totalBytes ${clean.totalBytes} does not match the ${this.written} bytes written`);
+		if (clean.storedBytes !== this.written) {
+			throw createStoreError("EINVAL", `metadata storedBytes ${clean.storedBytes} does not match the ${this.written} bytes written`);
 		}
-		if (clean.totalLines !== this.linesWritten) {
-			throw createStoreError("EINVAL", `metadata totalLines ${clean.totalLines} does not match the ${this.linesWritten} lines written`);
+		if (clean.storedLines !== this.linesWritten) {
+			throw createStoreError("EINVAL", `metadata storedLines ${clean.storedLines} does not match the ${this.linesWritten} lines written`);
 		}
 		return clean;
 	}
@@ -855,6 +972,29 @@ async function unlinkQuietly(fs: StoreFs, path: string): Promise<void> {
 	} catch {
 		// Best effort: ENOENT means someone else already removed it; anything else we cannot fix here.
 	}
+}
+
+/**
+ * Moves a finished temp file to its final name, failing with EEXIST instead of replacing a file
+ * there: link(2) then unlink the temp name. Where hard links are not supported, an lstat that
+ * finds nothing and then rename(2) (racy only against another writer of the same id).
+ */
+async function placeNew(fs: StoreFs, tempPath: string, finalPath: string): Promise<void> {
+	try {
+		await fs.link(tempPath, finalPath);
+	} catch (error) {
+		const code = readErrorCode(error);
+		if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
+		try {
+			await fs.lstat(finalPath);
+		} catch (missing) {
+			if (readErrorCode(missing) !== "ENOENT") throw missing;
+			await fs.rename(tempPath, finalPath);
+			return;
+		}
+		throw createStoreError("EEXIST", `${finalPath} already exists`);
+	}
+	await unlinkQuietly(fs, tempPath);
 }
 
 async function writeFully(handle: StoreFileHandle, bytes: Uint8Array): Promise<void> {

@@ -1,5 +1,5 @@
 // Cutting text by UTF-16 length without ever splitting a surrogate pair (an emoji is kept whole
-// or left out whole). Pure; shared by the scan, the view, the line reader and the query answers.
+// or left out whole), and the small text helpers every module shares. Pure.
 
 /** At most `max` UTF-16 units from the start. */
 export function keepStart(text: string, max: number): string {
@@ -29,4 +29,12 @@ export function sizeOf(lines: readonly string[]): number {
 	let size = 0;
 	for (const line of lines) size += line.length + 1;
 	return size;
+}
+
+/** One short line for an error: its `code` (when Node gave one) and its message, at most 200 characters. */
+export function describeError(error: unknown): string {
+	const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+	const message = error instanceof Error ? error.message : String(error);
+	const short = message.replace(/\s+/g, " ").slice(0, 200);
+	return typeof code === "string" && !short.startsWith(code) ? `${code}: ${short}` : short;
 }

@@ -21,6 +21,10 @@ export interface ViewOptions extends ScanOptions {
 	storeError?: string;
 	/** Set when the stored copy had its middle left out (maxEntryBytes). */
 	truncatedNote?: string;
+	/** Why a better source of the output was not used (e.g. a spill file that failed its checks): a line under the header. */
+	sourceNote?: string;
+	/** A line above the footer, e.g. Pi's verdict on a failed command: `[bash: Command exited with code 2]`. */
+	statusLine?: string;
 }
 
 /** Share of the line budget each part may claim before the others; unused room flows on. */
@@ -30,7 +34,7 @@ const HEAD_SHARE = 0.2;
 /** Longest tool name, store error and capping note repeated in the header, in characters. */
 const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
-const MAX_NOTE_CHARS = 100;
+const MAX_NOTE_CHARS = 160;
 
 interface Part {
 	lines: ScannedLine[];
@@ -146,7 +150,10 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
 	const noticeReserve =
 		gapNotice(Math.max(1, scan.totalLines), head.lines.length, signals.lines.length, tail.lines.length).length + tailNotice(tail.lines.length).length + 2;
-	const budget = thresholdChars - header.length - footer.length - 2 - noticeReserve;
+	const noteLine = options.sourceNote ? `[pi-overflow: ${oneLine(options.sourceNote, MAX_NOTE_CHARS)}]` : undefined;
+	const statusLine = options.statusLine ? oneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
+	const extras = (noteLine ? noteLine.length + 1 : 0) + (statusLine ? statusLine.length + 1 : 0);
+	const budget = thresholdChars - header.length - footer.length - 2 - noticeReserve - extras;
 
 	// The last line is always shown: when it alone is too long, it is clipped harder.
 	const last = tail.formatted.length - 1;
@@ -187,13 +194,17 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 	const droppedSignals = signals.formatted.length - signalCount;
 	const droppedTail = tail.formatted.length - tailCount;
 
-	const out: string[] = [headerFor(signalCount), ...shownHead];
+	const out: string[] = [headerFor(signalCount)];
+	if (noteLine) out.push(noteLine);
+	out.push(...shownHead);
 	const firstTail = tailCount > 0 ? tail.lines[tail.lines.length - tailCount].lineNumber : scan.totalLines + 1;
 	const lastHead = headCount > 0 ? head.lines[headCount - 1].lineNumber : 0;
 	const omitted = firstTail - lastHead - 1;
 	if (omitted > 0) out.push(gapNotice(omitted, droppedHead, droppedSignals, droppedTail));
 	if (shownSignals.length > 0) out.push(...shownSignals, tailNotice(tailCount));
-	out.push(...shownTail, footer);
+	out.push(...shownTail);
+	if (statusLine) out.push(statusLine);
+	out.push(footer);
 	const view = out.join("\n");
 	// The budget above makes this unreachable; it stays as the guarantee's last line of defence.
 	return view.length <= thresholdChars ? view : `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);

@@ -28,7 +28,7 @@ async function deps(t: Parameters<typeof createTempDir>[0], options: { fs?: Stor
 }
 
 /** A file system that fails the named operation with the given code while `armed` is true. */
-function faultyFs(operation: "write" | "sync" | "rename" | "open" | "mkdir" | "readdir", code: string): StoreFs & { armed: boolean; calls: number } {
+function faultyFs(operation: "write" | "sync" | "link" | "open" | "mkdir" | "readdir", code: string): StoreFs & { armed: boolean; calls: number } {
 	const fail = () => Object.assign(new Error(`${code}: injected ${operation} failure`), { code });
 	const fs: StoreFs & { armed: boolean; calls: number } = {
 		...NODE_STORE_FS,
@@ -44,10 +44,10 @@ function faultyFs(operation: "write" | "sync" | "rename" | "open" | "mkdir" | "r
 				sync: () => (fs.armed && operation === "sync" ? Promise.reject(fail()) : handle.sync()),
 			};
 		},
-		async rename(from, to) {
+		async link(from, to) {
 			fs.calls++;
-			if (fs.armed && operation === "rename") throw fail();
-			return NODE_STORE_FS.rename(from, to);
+			if (fs.armed && operation === "link") throw fail();
+			return NODE_STORE_FS.link(from, to);
 		},
 		async mkdir(path, options) {
 			fs.calls++;
@@ -107,12 +107,15 @@ test("a long result is replaced by a bounded view; details are merged and other 
 	assert.equal(readFileSync(join(d.root, `${details.overflow.id}.txt`), "utf8"), big);
 });
 
-test("the same input gives the same view twice", async (t) => {
+test("the same input gives the same view twice, under a new id for the second result of a reused toolCallId", async (t) => {
 	const d = await deps(t);
 	const big = numberedLog(30000, { 100: "panic: boom", 20000: "error: again" });
-	const first = textOf(await boundToolResult(textEvent(big), d));
-	const second = textOf(await boundToolResult(textEvent(big), d));
-	assert.equal(first, second);
+	const first = await boundToolResult(textEvent(big), d);
+	const second = await boundToolResult(textEvent(big), d);
+	const firstId = (first?.details as { overflow: { id: string } }).overflow.id;
+	const secondId = (second?.details as { overflow: { id: string } }).overflow.id;
+	assert.notEqual(firstId, secondId);
+	assert.equal(textOf(first).replaceAll(firstId, "ID"), textOf(second).replaceAll(secondId, "ID"));
 });
 
 test("a non-object details value is kept as it is", async (t) => {
@@ -147,7 +150,7 @@ test("a result that fits only without the marker line is replaced by the view", 
 for (const [operation, code] of [
 	["write", "ENOSPC"],
 	["sync", "EIO"],
-	["rename", "EACCES"],
+	["link", "EACCES"],
 	["open", "EACCES"],
 	["mkdir", "EACCES"],
 ] as const) {
@@ -187,20 +190,22 @@ test("a spill file larger than maxEntryBytes is stored as head + marker + tail w
 	const full = numberedLog(100000, { 3: "ERROR at the start", 99999: "FATAL at the end" });
 	writeFileSync(spill, full);
 	const patch = await boundToolResult(textEvent(full.slice(-50000), { details: { fullOutputPath: spill } }), d);
-	const overflow = (patch?.details as { overflow: { id: string; truncated: boolean; totalBytes: number } }).overflow;
+	const overflow = (patch?.details as { overflow: { id: string; truncated: boolean; totalBytes: number; totalLines: number } }).overflow;
 	assert.equal(overflow.truncated, true);
 	const stored = readFileSync(join(d.root, `${overflow.id}.txt`), "utf8");
 	assert.ok(Buffer.byteLength(stored) <= 1024 * 1024);
-	assert.equal(overflow.totalBytes, Buffer.byteLength(stored));
+	assert.equal(overflow.totalBytes, Buffer.byteLength(full), "the output's own total, not the stored copy's");
+	assert.equal(overflow.totalLines, 100000);
 	assert.ok(stored.startsWith(full.slice(0, 1000)));
 	assert.ok(stored.endsWith(full.slice(-1000)));
-	assert.equal(stored.match(/^\[pi-overflow: \d+ bytes \(\d+ lines\) left out here/gm)?.length, 1);
+	assert.equal(stored.match(/^\[pi-overflow: lines \d+-\d+ \(\d+ bytes\) left out of the stored copy/gm)?.length, 1);
 	const view = textOf(patch);
-	assert.match(view, /capped/);
-	assert.match(view, /FATAL at the end/);
+	assert.match(view, /the stored copy leaves out lines \d+–\d+/);
+	assert.match(view, / 99999: FATAL at the end/, "true line numbers in the tail");
 	const meta = JSON.parse(readFileSync(join(d.root, `${overflow.id}.json`), "utf8"));
 	assert.equal(meta.truncated, true);
-	assert.equal(meta.originalBytes, Buffer.byteLength(full));
+	assert.equal(meta.totalBytes, Buffer.byteLength(full));
+	assert.equal(meta.storedBytes, Buffer.byteLength(stored));
 });
 
 test("a spill path that is a FIFO is never opened for reading: the stashed original is used and the reason recorded", async (t) => {
@@ -230,7 +235,7 @@ test("a failed bash result that merely prints Pi's notice cannot make pi-overflo
 	assert.doesNotMatch(readFileSync(join(d.root, `${id}.txt`), "utf8"), /secret output/);
 	const meta = JSON.parse(readFileSync(join(d.root, `${id}.json`), "utf8"));
 	assert.equal(meta.source, "current");
-	assert.match(meta.sourceNote, /does not match/);
+	assert.match(meta.sourceNote, /does not end with the output the tool showed/);
 });
 
 test("a failed bash result bounded from its spill file still tells the model the exit status", async (t) => {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { clearLineIndexCache, describeLineIndex, readLinesFrom, type TextLine } from "../src/line-index.js";
+import { clearLineIndexCache, describeLineIndex, readLinesFrom } from "../src/line-index.js";
+import { type ScannedLine, shapeLine } from "../src/scan.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 /** Lines as the store counts them: split on \n, \r before it dropped, no line after a final \n. */
@@ -13,16 +14,13 @@ function splitLines(text: string): string[] {
 	return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
 }
 
-function expectedLine(line: string, lineNumber: number, keepChars: number): TextLine {
-	if (line.length <= keepChars) return { lineNumber, text: line, totalChars: line.length, partial: false };
-	let end = keepChars;
-	const code = line.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-	return { lineNumber, text: line.slice(0, end), totalChars: line.length, partial: true };
+/** What the scan shows of a line (the one rendering of a stored line): the reader must give the same. */
+function expectedLine(line: string, lineNumber: number, keepChars: number): ScannedLine {
+	return shapeLine(lineNumber, line, keepChars);
 }
 
-async function readAll(path: string, start: number, options: Parameters<typeof readLinesFrom>[2], limit = Infinity): Promise<TextLine[]> {
-	const lines: TextLine[] = [];
+async function readAll(path: string, start: number, options: Parameters<typeof readLinesFrom>[2], limit = Infinity): Promise<ScannedLine[]> {
+	const lines: ScannedLine[] = [];
 	for await (const line of readLinesFrom(path, start, options)) {
 		lines.push(line);
 		if (lines.length >= limit) break;

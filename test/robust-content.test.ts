@@ -17,6 +17,7 @@ import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { READ_CHUNK_BYTES } from "../src/source.js";
 import type { Stash } from "../src/stash.js";
 import { type EntryMeta, OverflowStore } from "../src/store.js";
+import { keepEnd } from "../src/text.js";
 import { buildMixedOutput, HOSTILE_INVALID_UTF8, HOSTILE_MIXED_LINES } from "./fixtures/ext/robust-tools.js";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT, resultText, runPi } from "./helpers/pi.js";
 import { countEditorLines, parseShownLines } from "./helpers/robust-common.js";
@@ -32,6 +33,8 @@ interface Bounded {
 	view: string;
 	id: string;
 	stored: Buffer;
+	/** The whole output, whose line numbers the view shows. */
+	original: Buffer;
 	meta: EntryMeta;
 	overflow: { id?: string; totalLines: number; totalBytes: number; truncated: boolean };
 	ms: number;
@@ -56,12 +59,15 @@ async function bound(t: Parameters<typeof createTempDir>[0], name: string, optio
 	const config = { ...createDefaultConfig(), ...options.config };
 	const store = new OverflowStore({ root });
 	let details: unknown;
+	let text = options.text;
 	if (options.spill) {
 		const path = join(dir, "pi-bash-0123abcd.log");
 		writeFileSync(path, options.spill);
 		details = { fullOutputPath: path };
+		// What the tool shows of its spill file: its decoded end, as long as the text the case asked for.
+		text = keepEnd(new TextDecoder().decode(options.spill), options.text.length);
 	}
-	const event: ToolResultInput = { toolName: "bash", toolCallId: "call-hostile", content: [{ type: "text", text: options.text }], details, isError: false };
+	const event: ToolResultInput = { toolName: "bash", toolCallId: "call-hostile", content: [{ type: "text", text }], details, isError: false };
 	const started = performance.now();
 	const patch = await boundToolResult(event, { config, store, sessionId: "robust-content", stash: emptyStash() });
 	const ms = performance.now() - started;
@@ -76,12 +82,15 @@ async function bound(t: Parameters<typeof createTempDir>[0], name: string, optio
 	const stored = readFileSync(join(root, `${overflow.id}.txt`));
 	const meta = await store.readMeta(overflow.id);
 	assert.ok(meta, "the metadata reads back");
-	assert.equal(overflow.totalBytes, stored.length);
-	assert.equal(meta.totalBytes, stored.length);
-	const lines = countEditorLines(stored);
+	const original = options.spill ?? Buffer.from(options.text, "utf8");
+	assert.equal(overflow.totalBytes, original.length, "the output's own size");
+	assert.equal(meta.totalBytes, original.length);
+	assert.equal(meta.storedBytes, stored.length);
+	const lines = countEditorLines(original);
 	assert.equal(overflow.totalLines, lines, "totalLines counts lines as an editor does");
 	assert.equal(meta.totalLines, lines);
-	return { patch, view, id: overflow.id, stored, meta, overflow, ms };
+	assert.equal(meta.storedLines, countEditorLines(stored));
+	return { patch, view, id: overflow.id, stored, original, meta, overflow, ms };
 }
 
 /** The stored text split into editor lines (a final newline does not start another line). */
@@ -105,8 +114,9 @@ function renderPlain(line: Buffer): string {
  * Every numbered line of the view is the stored line with that number, as `render` shows it
  * (whole, or clipped with a note of how much was cut); numbers rise; the last line is shown.
  */
+/** Every shown line is the output's line of that number (the stored copy may leave out the middle). */
 function assertShownLinesTrue(result: Bounded, render: (line: Buffer) => string = renderPlain): number {
-	const lines = splitEditorLines(result.stored);
+	const lines = splitEditorLines(result.original);
 	const shown = [...parseShownLines(result.view)];
 	assert.ok(shown.length > 0, "the view shows lines");
 	let previous = 0;
@@ -243,7 +253,7 @@ test("a single 50 MB line of 2-byte characters over maxEntryBytes keeps its head
 	const original = Buffer.from(text);
 	assert.ok(result.stored.subarray(0, 4096).equals(original.subarray(0, 4096)), "head kept");
 	assert.ok(result.stored.subarray(-4096).equals(original.subarray(-4096)), "tail kept");
-	assert.match(result.stored.toString("utf8"), /\n\[pi-overflow: \d+ bytes \(0 lines\) left out here; the original was 50000002 bytes/);
+	assert.match(result.stored.toString("utf8"), /\n\[pi-overflow: part of line 1 \(\d+ bytes\) left out of the stored copy; the output was 50000002 bytes/);
 	assertNoReplacementCharacter(result);
 	assertShownLinesTrue(result);
 });

@@ -5,31 +5,32 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
-import {
-	type ByteSource,
-	bufferSource,
-	findFailedBashSpillPath,
-	openSpillFile,
-	outputBeforeNotice,
-	type PumpResult,
-	pumpCapped,
-	sourceEndsWith,
-} from "../src/source.js";
+import { parsePiBashNotice } from "../src/pi-bash.js";
+import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, sourceEndsWith } from "../src/source.js";
 import { createTempDir } from "./helpers/tmp.js";
 
-const MARKER_LINE = /^\[pi-overflow: (\d+) bytes \((\d+) lines\) left out here; the original was (\d+) bytes, more than maxEntryBytes=(\d+)\]$/;
+const MARKER_LINE = /^\[pi-overflow: (?:lines (\d+)-(\d+)|part of line (\d+)) \((\d+) bytes\) left out of the stored copy; the output was (\d+) bytes, more than maxEntryBytes=(\d+)\]$/;
 
-async function pumpToBuffer(source: ByteSource, maxEntryBytes: number): Promise<{ out: Buffer; result: PumpResult }> {
+/** Pumps into a buffer (the stored copy) and a second one (what the scan saw), counting newlines as a scanner would. */
+async function pumpToBuffer(source: ByteSource, maxEntryBytes: number): Promise<{ out: Buffer; scanned: Buffer; result: PumpResult }> {
 	const chunks: Buffer[] = [];
-	// The pump reuses its buffer once the sink returns: keep a copy.
-	const result = await pumpCapped(source, maxEntryBytes, (chunk) => {
-		chunks.push(Buffer.from(chunk));
+	const scanned: Buffer[] = [];
+	let newlines = 0;
+	// The pump reuses its buffer once the sinks return: keep copies.
+	const result = await pumpCapped(source, maxEntryBytes, {
+		scan(chunk) {
+			scanned.push(Buffer.from(chunk));
+			newlines += countNewlines(chunk);
+		},
+		store(chunk) {
+			chunks.push(Buffer.from(chunk));
+		},
+		newlinesSeen: () => newlines,
 	});
-	return { out: Buffer.concat(chunks), result };
+	return { out: Buffer.concat(chunks), scanned: Buffer.concat(scanned), result };
 }
 
 function countNewlines(bytes: Buffer): number {
@@ -65,10 +66,20 @@ function assertCappedCopy(original: Buffer, out: Buffer, maxEntryBytes: number):
 	assert.ok(original.subarray(0, head.length).equals(head), "the head is the original's first bytes");
 	assert.ok(original.subarray(original.length - tail.length).equals(tail), "the tail is the original's last bytes");
 	const leftOut = original.subarray(head.length, original.length - tail.length);
-	assert.equal(Number(marker[1]), leftOut.length, "the marker counts the bytes left out");
-	assert.equal(Number(marker[2]), countNewlines(leftOut), "the marker counts the lines left out");
-	assert.equal(Number(marker[3]), original.length);
-	assert.equal(Number(marker[4]), maxEntryBytes);
+	// The output's own line numbers: the first line left out (in part) and the last.
+	// The output's own numbers of the lines left out whole (a line the cut goes through is kept in part).
+	const firstLeftOut = countNewlines(head) + (markerAfterNewline ? 2 : 1);
+	const lastLeftOut = countNewlines(original.subarray(0, original.length - tail.length));
+	if (marker[1] !== undefined) {
+		assert.equal(Number(marker[1]), firstLeftOut, "the marker names the first line left out");
+		assert.equal(Number(marker[2]), lastLeftOut, "the marker names the last line left out");
+	} else {
+		assert.equal(Number(marker[3]), firstLeftOut - 1);
+		assert.ok(lastLeftOut < firstLeftOut, "no line was left out whole");
+	}
+	assert.equal(Number(marker[4]), leftOut.length, "the marker counts the bytes left out");
+	assert.equal(Number(marker[5]), original.length);
+	assert.equal(Number(marker[6]), maxEntryBytes);
 	return { head, tail, leftOutBytes: leftOut.length, leftOutLines: countNewlines(leftOut), markerAfterNewline };
 }
 
@@ -88,20 +99,27 @@ describe("pumpCapped", () => {
 	test("copies an original at or below the cap byte for byte", async () => {
 		const original = Buffer.concat([makeLines(2000), Buffer.from([0xff, 0xfe, 0x00, 0xc3])]);
 		for (const cap of [original.length, original.length + 1, original.length * 10]) {
-			const { out, result } = await pumpToBuffer(bufferSource(original), cap);
+			const { out, scanned, result } = await pumpToBuffer(bufferSource(original), cap);
 			assert.ok(out.equals(original));
-			assert.deepEqual(result, { originalBytes: original.length, storedBytes: original.length, truncated: false });
+			assert.ok(scanned.equals(original));
+			assert.deepEqual(result, { originalBytes: original.length, storedBytes: original.length });
 		}
 		const empty = await pumpToBuffer(bufferSource(Buffer.alloc(0)), 1000);
-		assert.deepEqual(empty.result, { originalBytes: 0, storedBytes: 0, truncated: false });
+		assert.deepEqual(empty.result, { originalBytes: 0, storedBytes: 0 });
 	});
 
 	test("keeps the head and the tail, cut at line boundaries, with one marker counted inside the cap", async () => {
 		const original = makeLines(20_000);
 		for (const cap of [original.length - 1, 100_000, 20_001, 4_096, 1_000]) {
-			const { out, result } = await pumpToBuffer(bufferSource(original), cap);
-			assert.deepEqual(result, { originalBytes: original.length, storedBytes: out.length, truncated: true });
+			const { out, scanned, result } = await pumpToBuffer(bufferSource(original), cap);
+			assert.ok(scanned.equals(original), "the scan sees every byte, the middle too");
 			const copy = assertCappedCopy(original, out, cap);
+			const headLines = countNewlines(copy.head);
+			assert.deepEqual(result, {
+				originalBytes: original.length,
+				storedBytes: out.length,
+				gap: { markerLine: headLines + 1, firstTailLine: headLines + copy.leftOutLines + 1, leftOutBytes: copy.leftOutBytes },
+			});
 			assert.equal(copy.markerAfterNewline, false);
 			assert.equal(copy.head.at(-1), 0x0a, "the head ends with a whole line");
 			assert.equal(original[original.length - copy.tail.length - 1], 0x0a, "the tail starts with a whole line");
@@ -134,7 +152,7 @@ describe("pumpCapped", () => {
 		assert.equal(copy.head.toString(), "head line\n".repeat(copy.head.length / 10));
 		assert.equal(copy.tail.toString(), "tail line\n".repeat(copy.tail.length / 10));
 		assert.equal(copy.leftOutLines, 2000 - copy.head.length / 10 + 1 + 2000 - copy.tail.length / 10);
-		assert.ok(bytesRead < original.length + 4 * 65_537 + 16, `read ${bytesRead} bytes of ${original.length}`);
+		assert.ok(bytesRead < original.length + 4 * 65_537 + 16, `read ${bytesRead} bytes of ${original.length}: the middle only once`);
 	});
 
 	test("cuts a single giant line without newlines at a UTF-8 character boundary", async () => {
@@ -238,86 +256,46 @@ describe("openSpillFile", () => {
 	});
 });
 
-describe("findFailedBashSpillPath", () => {
-	const spill = join(tmpdir(), "pi-bash-0123456789abcdef.log");
-	const notices = [
-		`[Showing lines 1001-3000 of 3000. Full output: ${spill}]`,
-		`[Showing lines 2501-3000 of 3000 (50.0KB limit). Full output: ${spill}]`,
-		`[Showing last 50.0KB of line 1 (line is 1.2MB). Full output: ${spill}]`,
-	];
-	const statuses = [
-		"Command exited with code 3",
-		"Command exited with code 127",
-		"Command exited with code -1",
-		"Command timed out after 5 seconds",
-		"Command timed out after 0.5 seconds",
-		"Command aborted",
-	];
+describe("sourceEndsWith and minSourceBytes", () => {
+	test("matches a source's exact end, decoded as Pi decodes it, and refuses a different end", async () => {
+		const source = bufferSource(Buffer.from(`${"é".repeat(3000)}\nthe end\n`));
+		assert.equal(await sourceEndsWith(source, "the end\n"), true);
+		assert.equal(await sourceEndsWith(source, `${"é".repeat(200)}\nthe end\n`), true);
+		assert.equal(await sourceEndsWith(source, "the end"), false, "the end is exact: a missing final newline is a different end");
+		assert.equal(await sourceEndsWith(source, "another end\n"), false);
+		assert.equal(await sourceEndsWith(source, ""), true);
+		assert.equal(await sourceEndsWith(bufferSource(Buffer.alloc(0)), "x"), false);
+	});
 
-	test("accepts each of Pi's notices followed by each failure status", () => {
-		for (const notice of notices) {
-			for (const status of statuses) {
-				assert.equal(findFailedBashSpillPath(`line 1\nline 2\n\n${notice}\n\n${status}`), spill, `${notice} / ${status}`);
-			}
+	test("compares invalid UTF-8 as Pi shows it: one U+FFFD per invalid sequence", async () => {
+		const raw = Buffer.concat([Buffer.from("ok\n"), Buffer.alloc(40_000, 0xff), Buffer.from("\nend")]);
+		const shown = new TextDecoder().decode(raw).slice(-20_000);
+		assert.equal(await sourceEndsWith(bufferSource(raw), shown), true);
+		assert.ok(raw.length > minSourceBytes(shown), "40 KB of invalid bytes are longer than their 20 000 shown characters could be");
+		assert.ok(Buffer.byteLength(shown) > raw.length, "while their UTF-8 re-encoding is longer than the original");
+	});
+
+	test("refuses a spill file from another command that ends differently", async (t) => {
+		const dir = await createTempDir(t);
+		await mkdir(join(dir, "d"));
+		const path = join(dir, "d", "other.log");
+		await writeFile(path, "secret output of another command\n");
+		const opened = await openSpillFile(path);
+		assert.ok(opened.ok);
+		try {
+			assert.equal(await sourceEndsWith(opened.source, "what this command printed\n"), false);
+		} finally {
+			await opened.source.close();
 		}
 	});
 
-	test("accepts the notice at the end of a long text, and when no output precedes it", () => {
-		assert.equal(findFailedBashSpillPath(`${"x\n".repeat(100_000)}\n${notices[0]}\n\nCommand aborted`), spill);
-		assert.equal(findFailedBashSpillPath(`\n\n${notices[2]}\n\nCommand exited with code 1`), spill);
-	});
-
-	test("rejects a notice that is not at the very end", () => {
-		assert.equal(findFailedBashSpillPath(`out\n\n${notices[0]}\n\nCommand exited with code 3\n`), undefined);
-		assert.equal(findFailedBashSpillPath(`out\n\n${notices[0]}\n\nCommand exited with code 3\nmore output`), undefined);
-		assert.equal(findFailedBashSpillPath(`out\n\n${notices[0]}\n\nmore output\n\nCommand exited with code 3`), undefined);
-		assert.equal(findFailedBashSpillPath(`out\n\n${notices[0]}`), undefined, "a successful command keeps its path in details");
-		assert.equal(findFailedBashSpillPath(`out\n\n${notices[0]}\nCommand exited with code 3`), undefined);
-		assert.equal(findFailedBashSpillPath(`out\n\n${notices[0]}\n\nCommand exited with code three`), undefined);
-	});
-
-	test("rejects paths outside the OS temp directory, other names, relative paths and .. tricks", () => {
-		const dir = tmpdir();
-		const rejected = [
-			"/var/tmp/pi-bash-0123456789abcdef.log",
-			"/home/user/pi-bash-0123456789abcdef.log",
-			join(dir, "sub", "pi-bash-0123456789abcdef.log"),
-			join(dir, "pi-output-0123456789abcdef.log"),
-			join(dir, "pi-bash-0123456789abcdeg.log"),
-			join(dir, "pi-bash-.log"),
-			join(dir, "pi-bash-0123456789ABCDEF.log"),
-			join(dir, "pi-bash-0123456789abcdef.log.txt"),
-			join(dir, ".pi-bash-0123456789abcdef.log"),
-			`${join(dir, "pi-bash-0123456789abcdef.log")} `,
-			"pi-bash-0123456789abcdef.log",
-			"tmp/pi-bash-0123456789abcdef.log",
-			`./pi-bash-0123456789abcdef.log`,
-			`${dir}/../${basename(dir)}/pi-bash-0123456789abcdef.log`,
-			`${dir}/sub/../pi-bash-0123456789abcdef.log`,
-			`${dir}/./pi-bash-0123456789abcdef.log`,
-			`${dir}//pi-bash-0123456789abcdef.log`,
-			`/${dir}/pi-bash-0123456789abcdef.log`,
-			`${dir}/pi-bash-${"a".repeat(65)}.log`,
-		];
-		for (const path of rejected) {
-			const text = `out\n\n[Showing lines 1-2 of 3. Full output: ${path}]\n\nCommand exited with code 1`;
-			assert.equal(findFailedBashSpillPath(text), undefined, path);
-		}
-	});
-
-	test("answers at once on a huge text without a notice and on a notice with a huge path", () => {
-		const started = performance.now();
-		assert.equal(findFailedBashSpillPath(`[Showing ${"[Showing lines ".repeat(1_000_000)}`), undefined);
-		assert.equal(findFailedBashSpillPath(`out\n\n[Showing lines 1-2 of 3. Full output: /tmp/${"a".repeat(100_000)}]\n\nCommand aborted`), undefined);
-		assert.ok(performance.now() - started < 500);
-	});
-
-	test("finds the spill file of Pi's real bash tool when the command fails, times out or is aborted", async (t) => {
+	test("agrees with Pi's real bash tool when the command fails, times out or is aborted", async (t) => {
 		const tool = createBashToolDefinition(process.cwd());
 		const cases: Array<{ command: string; timeout?: number; abortAfterMs?: number; status: RegExp }> = [
 			{ command: "seq 1 3000; exit 3", status: /Command exited with code 3$/ },
 			{ command: "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done; exit 2", status: /Command exited with code 2$/ },
 			{ command: "head -c 80000 /dev/zero | tr '\\0' x; exit 1", status: /Command exited with code 1$/ },
+			{ command: "head -c 80000 /dev/zero | tr '\\0' x; echo; exit 1", status: /Command exited with code 1$/ },
 			{ command: "seq 1 3000; sleep 10", timeout: 1, status: /Command timed out after 1 seconds$/ },
 			{ command: "seq 1 3000; sleep 10", abortAfterMs: 500, status: /Command aborted$/ },
 		];
@@ -335,54 +313,20 @@ describe("findFailedBashSpillPath", () => {
 				clearTimeout(timer);
 			}
 			assert.match(message, status);
-			const path = findFailedBashSpillPath(message);
-			assert.ok(path, `a spill path in: ${message.slice(-300)}`);
-			t.after(() => rm(path, { force: true }));
+			const notice = parsePiBashNotice(message);
+			assert.ok(notice, `Pi's notice in: ${message.slice(-300)}`);
+			t.after(() => rm(notice.path, { force: true }));
 			forms.add(/\[Showing (lines \S+ of \d+(?: \(\S+ limit\))?|last)/.exec(message)?.[1].replace(/[\d-]+/g, "N") ?? "?");
-			const opened = await openSpillFile(path);
-			assert.ok(opened.ok);
+			const opened = await openSpillFile(notice.path, { uid: process.getuid?.(), notBeforeMs: Date.now() - 60_000 });
+			assert.ok(opened.ok, opened.ok ? "" : opened.reason);
 			try {
-				assert.equal(await sourceEndsWith(opened.source, outputBeforeNotice(message)), true, "the spill file ends with the output Pi kept");
+				assert.equal(await sourceEndsWith(opened.source, notice.kept), true, "the spill file ends with exactly the output Pi kept");
 			} finally {
 				await opened.source.close();
 			}
-			const full = await readFile(path);
-			assert.ok(full.length > 0);
+			const full = await readFile(notice.path);
+			assert.equal(countNewlines(full) + 1, notice.totalLines, "Pi's line count is the file's newlines + 1");
 		}
 		assert.deepEqual([...forms].sort(), ["last", "lines N of N", "lines N of N (N.NKB limit)"]);
-	});
-});
-
-describe("outputBeforeNotice and sourceEndsWith", () => {
-	test("takes the output Pi kept before its notice", () => {
-		assert.equal(outputBeforeNotice("a\nb\n\n[Showing lines 1-2 of 9. Full output: /tmp/pi-bash-ab.log]\n\nCommand aborted"), "a\nb");
-		assert.equal(outputBeforeNotice("no notice here"), "");
-		assert.equal(
-			outputBeforeNotice("fake\n\n[Showing lines 1-1 of 1. Full output: /x]\nreal\n\n[Showing lines 1-2 of 9. Full output: /tmp/pi-bash-ab.log]\n\nCommand aborted"),
-			"fake\n\n[Showing lines 1-1 of 1. Full output: /x]\nreal",
-		);
-	});
-
-	test("matches a source's end regardless of trailing newlines, and refuses a different end", async () => {
-		const source = bufferSource(Buffer.from(`${"é".repeat(3000)}\nthe end\n\n`));
-		assert.equal(await sourceEndsWith(source, "the end"), true);
-		assert.equal(await sourceEndsWith(source, `${"é".repeat(200)}\nthe end\n`), true);
-		assert.equal(await sourceEndsWith(source, "another end"), false);
-		assert.equal(await sourceEndsWith(source, ""), true);
-		assert.equal(await sourceEndsWith(bufferSource(Buffer.alloc(0)), "x"), false);
-	});
-
-	test("refuses a spill file from another command that ends differently", async (t) => {
-		const dir = await createTempDir(t);
-		await mkdir(join(dir, "d"));
-		const path = join(dir, "d", "other.log");
-		await writeFile(path, "secret output of another command\n");
-		const opened = await openSpillFile(path);
-		assert.ok(opened.ok);
-		try {
-			assert.equal(await sourceEndsWith(opened.source, "what this command printed"), false);
-		} finally {
-			await opened.source.close();
-		}
 	});
 });

@@ -40,6 +40,7 @@ interface Faults {
 	write?: (path: string, callIndex: number) => string | undefined;
 	sync?: (path: string) => string | undefined;
 	rename?: (from: string, to: string) => string | undefined;
+	link?: (from: string, to: string) => string | undefined;
 	readdir?: (path: string) => string | undefined;
 	mkdir?: (path: string) => string | undefined;
 	unlink?: (path: string) => string | undefined;
@@ -78,6 +79,11 @@ function injectFaults(faults: Faults): StoreFs {
 			if (code !== undefined) throw createErrnoError(code);
 			return base.rename(from, to);
 		},
+		async link(from, to) {
+			const code = faults.link?.(from, to);
+			if (code !== undefined) throw createErrnoError(code);
+			return base.link(from, to);
+		},
 		async readdir(path) {
 			const code = faults.readdir?.(path);
 			if (code !== undefined) throw createErrnoError(code);
@@ -109,7 +115,8 @@ function buildMeta(id: string, bytes: Uint8Array, overrides: Partial<EntryMeta> 
 		createdAt: new Date(NOW).toISOString(),
 		totalLines: countTextLines(bytes),
 		totalBytes: bytes.length,
-		originalBytes: bytes.length,
+		storedLines: countTextLines(bytes),
+		storedBytes: bytes.length,
 		truncated: false,
 		source: "current",
 		...overrides,
@@ -386,14 +393,19 @@ const commitFailures: { name: string; code: string; createFaults: () => Faults }
 	},
 	{ name: "EIO on fsync of the text", code: "EIO", createFaults: () => ({ sync: (path) => (isTempName(path) ? "EIO" : undefined) }) },
 	{
-		name: "EACCES on the rename of the text",
+		name: "EACCES on placing the text",
 		code: "EACCES",
-		createFaults: () => ({ rename: (_from, to) => (to.endsWith(".txt") ? "EACCES" : undefined) }),
+		createFaults: () => ({ link: (_from, to) => (to.endsWith(".txt") ? "EACCES" : undefined) }),
 	},
 	{
-		name: "EIO on the rename of the metadata",
+		name: "EIO on placing the metadata",
 		code: "EIO",
-		createFaults: () => ({ rename: (_from, to) => (to.endsWith(".json") ? "EIO" : undefined) }),
+		createFaults: () => ({ link: (_from, to) => (to.endsWith(".json") ? "EIO" : undefined) }),
+	},
+	{
+		name: "EIO on the rename of the metadata where hard links are not supported",
+		code: "EIO",
+		createFaults: () => ({ link: () => "EPERM", rename: (_from, to) => (to.endsWith(".json") ? "EIO" : undefined) }),
 	},
 	{
 		name: "ENOSPC on the write of the metadata",
@@ -444,7 +456,7 @@ test("rejects metadata that does not describe what was written and leaves nothin
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
 	const id = computeEntryId("session-a", "call-1");
 	const bytes = Buffer.from("one\ntwo\n");
-	for (const overrides of [{ totalBytes: 3 }, { totalLines: 3 }, { id: "0123456789ab" }, { source: "disk" as never }]) {
+	for (const overrides of [{ storedBytes: 3 }, { storedLines: 3 }, { id: "0123456789ab" }, { source: "disk" as never }, { truncated: true }]) {
 		const writer = await store.beginEntry(id);
 		await writer.write(bytes);
 		await assert.rejects(writer.commit(buildMeta(id, bytes, overrides)), (error: NodeJS.ErrnoException) => error.code === "EINVAL");
@@ -473,14 +485,35 @@ test("aborting removes the temp file, and aborting after commit keeps the entry"
 	assert.equal((await listNames(store.root)).length, 4);
 });
 
-test("replaces an entry written again under the same id", async (t) => {
+test("never replaces an entry: a second commit under the same id fails with EEXIST and leaves the first intact", async (t) => {
+	const dir = await createTempDir(t);
+	for (const fs of [NODE_STORE_FS, injectFaults({ link: () => "EPERM" })]) {
+		const store = new OverflowStore({ root: join(dir, `store-${fs === NODE_STORE_FS ? "link" : "rename"}`), fs, now: () => NOW });
+		const first = await storeEntry(store, { toolCallId: "call-1", text: "old\n" });
+		const writer = await store.beginEntry(first.id);
+		const bytes = Buffer.from("new and longer\nsecond\n");
+		await writer.write(bytes);
+		await assert.rejects(writer.commit(buildMeta(first.id, bytes)), (error: NodeJS.ErrnoException) => error.code === "EEXIST");
+		await assertEntryReadsBack(store, first);
+		assert.equal((await listNames(store.root)).length, 2);
+	}
+});
+
+test("allocates the first id of a tool call, then a new one for each later result with the same toolCallId", async (t) => {
 	const dir = await createTempDir(t);
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
-	await storeEntry(store, { toolCallId: "call-1", text: "old\n" });
-	const entry = await storeEntry(store, { toolCallId: "call-1", text: "new and longer\nsecond\n" });
-	await assertEntryReadsBack(store, entry);
-	assert.equal((await store.readMeta(entry.id))?.totalLines, 2);
-	assert.equal((await listNames(store.root)).length, 2);
+	const toolCallId = `call-${process.pid}-${Date.now()}`;
+	const first = await store.allocateEntryId("session-a", toolCallId);
+	assert.equal(first, computeEntryId("session-a", toolCallId));
+	const parallel = await Promise.all([1, 2, 3].map(() => store.allocateEntryId("session-a", toolCallId)));
+	assert.equal(new Set([first, ...parallel]).size, 4, "no two results share an id");
+	// An id the session already showed (a resumed session) is never issued again, nor one whose file exists.
+	const reused = `reused-${process.pid}-${Date.now()}`;
+	store.rememberEntryIds([computeEntryId("session-a", reused)]);
+	assert.equal(await store.allocateEntryId("session-a", reused), computeEntryId("session-a", reused, 1));
+	const onDisk = `on-disk-${process.pid}-${Date.now()}`;
+	await storeEntry(store, { toolCallId: onDisk });
+	assert.equal(await store.allocateEntryId("session-a", onDisk), computeEntryId("session-a", onDisk, 1));
 });
 
 // ---- readMeta ----

@@ -77,7 +77,8 @@ export function buildEntryMeta(id: string, content: Uint8Array, sessionId: strin
 		createdAt: new Date(createdMs).toISOString(),
 		totalLines: countTextLines(content),
 		totalBytes: content.length,
-		originalBytes: content.length,
+		storedLines: countTextLines(content),
+		storedBytes: content.length,
 		truncated: false,
 		source: "current",
 	};

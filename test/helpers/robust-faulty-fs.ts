@@ -22,9 +22,8 @@ export type FaultStep =
 	| "sync-meta"
 	| "close-text"
 	| "close-meta"
-	| "unlink-old-meta"
-	| "rename-text"
-	| "rename-meta"
+	| "link-text"
+	| "link-meta"
 	| "readdir"
 	| "unlink"
 	| "read-meta-files";
@@ -44,9 +43,8 @@ export const ENTRY_FAULT_STEPS: readonly FaultStep[] = [
 	"sync-meta",
 	"close-text",
 	"close-meta",
-	"unlink-old-meta",
-	"rename-text",
-	"rename-meta",
+	"link-text",
+	"link-meta",
 ];
 
 export const FAULT_CODES = ["ENOSPC", "EACCES", "EIO"] as const;
@@ -69,14 +67,14 @@ export function createFaultyFs(step: FaultStep, code: string, base: StoreFs = NO
 	let opens = 0;
 	let writes = 0;
 	let unlinks = 0;
-	let renames = 0;
+	let links = 0;
 	const fs: FaultyFs = {
 		...base,
 		armed: true,
 		fired: 0,
 		arm() {
 			fs.armed = true;
-			opens = writes = unlinks = renames = 0;
+			opens = writes = unlinks = links = 0;
 		},
 		disarm() {
 			fs.armed = false;
@@ -99,14 +97,14 @@ export function createFaultyFs(step: FaultStep, code: string, base: StoreFs = NO
 			const handle = await base.open(path, flags, mode);
 			return wrapHandle(handle, index === 1 ? "text" : index === 2 ? "meta" : "other");
 		},
-		async rename(from, to) {
-			const index = fs.armed ? ++renames : 0;
-			if (shouldFail("rename-text", index === 1) || shouldFail("rename-meta", index === 2)) throw fail();
-			return base.rename(from, to);
+		async link(from, to) {
+			const index = fs.armed ? ++links : 0;
+			if (shouldFail("link-text", index === 1) || shouldFail("link-meta", index === 2)) throw fail();
+			return base.link(from, to);
 		},
 		async unlink(path) {
-			const index = fs.armed ? ++unlinks : 0;
-			if (shouldFail("unlink-old-meta", index === 1) || shouldFail("unlink")) throw fail();
+			if (fs.armed) ++unlinks;
+			if (shouldFail("unlink")) throw fail();
 			return base.unlink(path);
 		},
 		async readdir(path) {

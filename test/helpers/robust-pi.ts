@@ -37,7 +37,7 @@ export function createFakeContext(sessionId: string, notices: string[]): unknown
 	return {
 		hasUI: true,
 		ui: { notify: (message: string) => notices.push(message) },
-		sessionManager: { getSessionId: () => sessionId },
+		sessionManager: { getSessionId: () => sessionId, getEntries: () => [] },
 	};
 }
 

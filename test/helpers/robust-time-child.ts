@@ -1,5 +1,6 @@
 // Child of test/robust-time.test.ts: bounds one huge spill file and prints time and peak memory.
-import { openSync, readSync, closeSync, statSync } from "node:fs";
+import { openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { boundToolResult } from "../../src/bound.js";
 import { createDefaultConfig } from "../../src/config.js";
 import { OverflowStore } from "../../src/store.js";
@@ -18,6 +19,7 @@ const patch = await boundToolResult(
 );
 const ms = performance.now() - started;
 const view = patch?.content.map((part) => (part.type === "text" ? part.text : "")).join("\n") ?? "";
-const overflow = (patch?.details as { overflow: { totalBytes: number; truncated: boolean } }).overflow;
+const overflow = (patch?.details as { overflow: { id: string; totalBytes: number; truncated: boolean } }).overflow;
+const { storedBytes } = JSON.parse(readFileSync(join(root, `${overflow.id}.json`), "utf8")) as { storedBytes: number };
 const rssGrowthMiB = Math.round(((process.resourceUsage().maxRSS * 1024 - before) / 1024 / 1024) * 10) / 10;
-process.stdout.write(`${JSON.stringify({ ms, rssGrowthMiB, viewChars: view.length, storedBytes: overflow.totalBytes, truncated: overflow.truncated, shown: view.split("\n") })}\n`);
+process.stdout.write(`${JSON.stringify({ ms, rssGrowthMiB, viewChars: view.length, storedBytes, truncated: overflow.truncated, shown: view.split("\n") })}\n`);

@@ -15,7 +15,8 @@ export async function writeStoreEntry(store: OverflowStore, id: string, text: st
 		createdAt: "2025-01-01T00:00:00.000Z",
 		totalLines: writer.linesWritten,
 		totalBytes: writer.bytesWritten,
-		originalBytes: writer.bytesWritten,
+		storedLines: writer.linesWritten,
+		storedBytes: writer.bytesWritten,
 		truncated: false,
 		source: "current",
 	};
