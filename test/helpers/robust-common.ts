@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { countTextLines, type EntryMeta, type OverflowStore } from "../../src/store.js";
+import { type CommitResult, countTextLines, type EntryMeta, type OverflowStore } from "../../src/store.js";
 
 /** `npm run test:stress` sets STRESS=1: heavier counts, same assertions. */
 export const STRESS = process.env.STRESS === "1";
@@ -83,12 +83,12 @@ export function buildEntryMeta(id: string, content: Uint8Array, sessionId: strin
 	};
 }
 
-/** Writes `content` as one entry, in chunks of `chunkBytes`. */
-export async function writeEntry(store: OverflowStore, meta: EntryMeta, content: Buffer, chunkBytes: number): Promise<void> {
+/** Writes `content` as one entry, in chunks of `chunkBytes`; returns what the commit did for the quota. */
+export async function writeEntry(store: OverflowStore, meta: EntryMeta, content: Buffer, chunkBytes: number): Promise<CommitResult> {
 	const writer = await store.beginEntry(meta.id);
 	try {
 		for (let offset = 0; offset < content.length; offset += chunkBytes) await writer.write(content.subarray(offset, offset + chunkBytes));
-		await writer.commit(meta);
+		return await writer.commit(meta);
 	} catch (error) {
 		await writer.abort();
 		throw error;
