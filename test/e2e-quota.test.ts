@@ -5,11 +5,12 @@
 // overflow_query.
 
 import assert from "node:assert/strict";
-import { lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, type FauxResponseStep, fauxToolCall } from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, resultText, runPi, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
+import { summarizeStore } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const MIB = 1024 * 1024;
@@ -18,14 +19,13 @@ const RESULTS = 12;
 /** big_log lines of ~67 bytes: about 0.5 MB per result. */
 const LINES_PER_RESULT = 7_500;
 const NEWEST_MARKER = "ERROR newest result of the stream";
-const ENTRY_NAME = /^([0-9a-f]{12})\.(txt|json)$/;
 
 interface StoreSnapshot {
 	/** After this many results were delivered. */
 	delivered: number;
 	ids: Set<string>;
 	bytes: number;
-	/** Names that are not complete entries (temp files, half entries). */
+	/** Temp files, half entries and other names. */
 	stray: string[];
 }
 
@@ -34,21 +34,7 @@ function storeDir(agentDir: string): string {
 }
 
 function takeSnapshot(dir: string, delivered: number): StoreSnapshot {
-	const halves = new Map<string, number>();
-	const stray: string[] = [];
-	let bytes = 0;
-	for (const name of readdirSync(dir)) {
-		bytes += lstatSync(join(dir, name)).size;
-		const match = ENTRY_NAME.exec(name);
-		if (match) halves.set(match[1], (halves.get(match[1]) ?? 0) + 1);
-		else stray.push(name);
-	}
-	const ids = new Set<string>();
-	for (const [id, count] of halves) {
-		if (count === 2) ids.add(id);
-		else stray.push(id);
-	}
-	return { delivered, ids, bytes, stray };
+	return { delivered, ...summarizeStore(dir) };
 }
 
 /** An entry another session left behind, written as the store writes one. */

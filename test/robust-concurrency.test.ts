@@ -11,7 +11,6 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { computeEntryId, DEFAULT_QUOTA_LOW_WATER_RATIO, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
@@ -25,6 +24,7 @@ import {
 	HELPERS_DIR,
 	listStore,
 	pickCount,
+	sumEntryBytes,
 	writeEntry,
 } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
@@ -106,8 +106,31 @@ function sumOf(reports: WorkerReport[], pick: (report: WorkerReport) => number):
 	return reports.reduce((sum, report) => sum + pick(report), 0);
 }
 
-function storeBytes(root: string, ids: readonly string[]): number {
-	return ids.reduce((sum, id) => sum + lstatSync(join(root, `${id}.txt`)).size + lstatSync(join(root, `${id}.json`)).size, 0);
+interface QuotaOutcome {
+	written: string[];
+	survivors: string[];
+	evicted: number;
+	bytes: number;
+	seconds: number;
+}
+
+/**
+ * After a run under the small quota: no half entry or temp file, every survivor was committed, every
+ * committed entry survives or was evicted and counted once, survivors verify, the store fits.
+ */
+async function assertQuotaAccounting(root: string, reports: WorkerReport[]): Promise<QuotaOutcome> {
+	const written = reports.flatMap((report) => report.written);
+	const listing = listStore(root);
+	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
+	const survivors = listing.complete;
+	for (const id of survivors) assert.ok(written.includes(id), `survivor ${id} was committed by a worker`);
+	const evicted = sumOf(reports, (r) => r.removedForQuota);
+	assert.equal(survivors.length + evicted, written.length, "every committed entry either survives or was evicted for quota, and counted once");
+	const verifier = new OverflowStore({ root });
+	for (const id of survivors) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
+	const bytes = sumEntryBytes(root, survivors);
+	assert.ok(bytes <= SMALL_QUOTA_BYTES, `the store ends within quota: ${bytes} of ${SMALL_QUOTA_BYTES} bytes`);
+	return { written, survivors, evicted, bytes, seconds: Math.max(...reports.map((report) => report.elapsedMs)) / 1000 };
 }
 
 test(`${WORKERS} processes writing, reading and housekeeping one store under an unreachable quota lose and corrupt nothing`, async (t) => {
@@ -126,7 +149,7 @@ test(`${WORKERS} processes writing, reading and housekeeping one store under an 
 	const verifier = new OverflowStore({ root });
 	for (const id of written) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
 	t.diagnostic(
-		`concurrency, unreachable quota: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries (${(storeBytes(root, written) / 1e6).toFixed(1)} MB) committed, ` +
+		`concurrency, unreachable quota: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries (${(sumEntryBytes(root, written) / 1e6).toFixed(1)} MB) committed, ` +
 			`${sumOf(reports, (r) => r.reads)} reads (${sumOf(reports, (r) => r.verified)} verified), ${sumOf(reports, (r) => r.housekeeps)} housekeeping passes; ` +
 			`0 exceptions, 0 corrupt, 0 lost`,
 	);
@@ -136,18 +159,7 @@ test(`${WORKERS} processes under a ${SMALL_QUOTA_BYTES / 1024 / 1024} MB quota e
 	const root = join(await createTempDir(t), "store");
 	const reports = await runWorkers(root, "quota", QUOTA_MAX_ENTRIES, SMALL_QUOTA_BYTES);
 	assertNoWorkerFailed(reports);
-	const written = reports.flatMap((report) => report.written);
-	const seconds = Math.max(...reports.map((report) => report.elapsedMs)) / 1000;
-	const listing = listStore(root);
-	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
-	const survivors = listing.complete;
-	for (const id of survivors) assert.ok(written.includes(id), `survivor ${id} was committed by a worker`);
-	const evicted = sumOf(reports, (r) => r.removedForQuota);
-	assert.equal(survivors.length + evicted, written.length, "every committed entry either survives or was evicted for quota, and counted once");
-	const verifier = new OverflowStore({ root });
-	for (const id of survivors) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
-	const bytes = storeBytes(root, survivors);
-	assert.ok(bytes <= SMALL_QUOTA_BYTES, `the store ends within quota: ${bytes} of ${SMALL_QUOTA_BYTES} bytes`);
+	const { written, survivors, evicted, bytes, seconds } = await assertQuotaAccounting(root, reports);
 	t.diagnostic(
 		`concurrency, ${SMALL_QUOTA_BYTES / 1024 / 1024} MB quota: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries committed, ${evicted} evicted for quota, ` +
 			`${survivors.length} survive (${(bytes / 1e6).toFixed(2)} MB); ${sumOf(reports, (r) => r.reads)} reads, ${sumOf(reports, (r) => r.verified)} verified, ` +
@@ -159,19 +171,9 @@ test(`${WORKERS} processes whose commits enforce a ${SMALL_QUOTA_BYTES / 1024 / 
 	const root = join(await createTempDir(t), "store");
 	const reports = await runWorkers(root, "commit", QUOTA_MAX_ENTRIES, SMALL_QUOTA_BYTES, "commit");
 	assertNoWorkerFailed(reports);
-	const written = reports.flatMap((report) => report.written);
-	const seconds = Math.max(...reports.map((report) => report.elapsedMs)) / 1000;
-	const listing = listStore(root);
-	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
-	const survivors = listing.complete;
-	const evicted = sumOf(reports, (r) => r.removedForQuota);
+	const { written, survivors, evicted, bytes, seconds } = await assertQuotaAccounting(root, reports);
 	const byCommits = sumOf(reports, (r) => r.removedByCommits);
-	assert.equal(survivors.length + evicted, written.length, "every committed entry either survives or was evicted, and counted once");
 	assert.ok(byCommits > 0, "the commits evicted");
-	const verifier = new OverflowStore({ root });
-	for (const id of survivors) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
-	const bytes = storeBytes(root, survivors);
-	assert.ok(bytes <= SMALL_QUOTA_BYTES, `the store ends within quota: ${bytes} of ${SMALL_QUOTA_BYTES} bytes`);
 	// A process does not know what the others wrote since their last scan: less than the band
 	// below the quota plus the entry that crossed it, each (and one more entry being committed).
 	const band = SMALL_QUOTA_BYTES * (1 - DEFAULT_QUOTA_LOW_WATER_RATIO);

@@ -4,7 +4,7 @@
 // test has its own mkdtemp directory; entry ages come from createdAt, never from the wall clock.
 
 import assert from "node:assert/strict";
-import { lstat, readdir } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -17,13 +17,13 @@ import {
 	OverflowStore,
 	type StoreFs,
 } from "../src/store.js";
+import { measureLiveStore, summarizeStore } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const NOW = Date.parse("2025-06-01T12:00:00.000Z");
 const MINUTE_MS = 60 * 1000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
-const ENTRY_NAME = /^([0-9a-f]{12})\.(txt|json)$/;
 
 interface Committed {
 	id: string;
@@ -49,31 +49,6 @@ async function commitEntry(store: OverflowStore, sessionId: string, toolCallId: 
 		source: "current",
 	});
 	return { id, result };
-}
-
-interface Listing {
-	ids: Set<string>;
-	bytes: number;
-	/** Names that are not halves of a complete entry. */
-	stray: string[];
-}
-
-async function listEntries(root: string): Promise<Listing> {
-	const halves = new Map<string, number>();
-	const stray: string[] = [];
-	let bytes = 0;
-	for (const name of await readdir(root)) {
-		bytes += (await lstat(join(root, name))).size;
-		const match = ENTRY_NAME.exec(name);
-		if (match) halves.set(match[1], (halves.get(match[1]) ?? 0) + 1);
-		else stray.push(name);
-	}
-	const ids = new Set<string>();
-	for (const [id, count] of halves) {
-		if (count === 2) ids.add(id);
-		else stray.push(`${id} (half)`);
-	}
-	return { ids, bytes, stray };
 }
 
 /** NODE_STORE_FS counting the calls that only a scan or an eviction makes. */
@@ -105,20 +80,20 @@ test("a commit over the quota evicts other sessions' entries first, even younger
 	// 4 × ~20.3 kB + 40 kB: over the quota; down to 90 kB takes both of the other session's entries.
 	const big = await commitEntry(store, "mine", "m3", 40_000, NOW);
 	assert.deepEqual(big.result, { removedForQuota: 2, errors: [] });
-	let listing = await listEntries(root);
+	let listing = summarizeStore(root);
 	assert.deepEqual([...listing.ids].sort(), [mineOld.id, mineLess.id, big.id].sort(), "the other session's entries went, the younger one too");
 	assert.ok(listing.bytes <= quota * DEFAULT_QUOTA_LOW_WATER_RATIO, `down to the low-water mark: ${listing.bytes} bytes`);
 
 	// Only this session's entries are left: the oldest goes.
 	const next = await commitEntry(store, "mine", "m4", 20_000, NOW + MINUTE_MS);
 	assert.deepEqual(next.result, { removedForQuota: 1, errors: [] });
-	listing = await listEntries(root);
+	listing = summarizeStore(root);
 	assert.deepEqual([...listing.ids].sort(), [mineLess.id, big.id, next.id].sort());
 
 	// An entry that alone fills the quota: everything else goes, it stays.
 	const huge = await commitEntry(store, "mine", "m5", quota - 500, NOW + 2 * MINUTE_MS);
 	assert.deepEqual(huge.result, { removedForQuota: 3, errors: [] });
-	listing = await listEntries(root);
+	listing = summarizeStore(root);
 	assert.deepEqual([...listing.ids], [huge.id]);
 	assert.ok(listing.bytes <= quota);
 	assert.deepEqual(listing.stray, []);
@@ -131,7 +106,7 @@ test("an entry larger than the quota on its own is kept, and everything else goe
 	const first = await commitEntry(store, "s", "a", 10_000, NOW);
 	const tooBig = await commitEntry(store, "s", "b", 60_000, NOW + 1);
 	assert.deepEqual(tooBig.result, { removedForQuota: 1, errors: [] });
-	assert.deepEqual([...(await listEntries(root)).ids], [tooBig.id]);
+	assert.deepEqual([...summarizeStore(root).ids], [tooBig.id]);
 	assert.equal(await store.readMeta(first.id), undefined);
 });
 
@@ -150,7 +125,7 @@ test("commits within the quota after housekeeping list no directory, read no met
 	// The only unlinks are each commit's own removal of an older .json with its id (ENOENT).
 	assert.equal(calls.unlinks.length - unlinksBefore, 30);
 	assert.ok(calls.unlinks.slice(unlinksBefore).every((path) => path.endsWith(".json")));
-	assert.equal((await listEntries(root)).ids.size, 50);
+	assert.equal(summarizeStore(root).ids.size, 50);
 });
 
 test("a steady stream of writes scans once per tenth of the quota written, and keeps the store within it (hysteresis)", async (t) => {
@@ -170,7 +145,7 @@ test("a steady stream of writes scans once per tenth of the quota written, and k
 		assert.deepEqual(result.errors, []);
 		evicted += result.removedForQuota;
 		if (calls.readdir > before) scansAt.push(i);
-		const listing = await listEntries(root);
+		const listing = summarizeStore(root);
 		assert.ok(listing.bytes <= quota, `after commit ${i}: ${listing.bytes} bytes, over the ${quota}-byte quota`);
 		if (i === 0) entryBytes = (await lstat(join(root, `${id}.txt`))).size + (await lstat(join(root, `${id}.json`))).size;
 	}
@@ -182,7 +157,7 @@ test("a steady stream of writes scans once per tenth of the quota written, and k
 	for (let k = 1; k < scansAt.length; k++) assert.ok(scansAt[k] - scansAt[k - 1] >= gap - 1, expected);
 	t.diagnostic(expected);
 	assert.ok(evicted > 0, "the stream filled the store");
-	const listing = await listEntries(root);
+	const listing = summarizeStore(root);
 	assert.equal(listing.ids.size + evicted, count, "every entry is kept or was counted once as evicted");
 	for (let i = count - 50; i < count; i++) assert.ok(listing.ids.has(computeEntryId("mine", `stream-${i}`)), `recent entry ${i} is kept`);
 });
@@ -235,7 +210,7 @@ test("a commit while housekeeping is still scanning waits for its picture instea
 	assert.deepEqual(committed.result.errors, []);
 	assert.equal(readdirCalls, 1, "one listing between them");
 	assert.ok(committed.result.removedForQuota > 0, "the commit evicted from housekeeping's picture");
-	const listing = await listEntries(root);
+	const listing = summarizeStore(root);
 	assert.ok(listing.ids.has(committed.id), "housekeeping left the entry being committed alone");
 	assert.ok(listing.bytes <= 60_000, `${listing.bytes} bytes`);
 });
@@ -250,16 +225,16 @@ test("another process's entries are seen once this process has written a tenth o
 	await theirs.housekeep({ ...HOUSEKEEPING, maxStoreBytes: quota, currentSessionId: "theirs" });
 	const theirIds: string[] = [];
 	for (let i = 0; i < 8; i++) theirIds.push((await commitEntry(theirs, "theirs", `t-${i}`, 20_000, NOW + i)).id);
-	assert.ok((await listEntries(root)).bytes <= quota * DEFAULT_QUOTA_LOW_WATER_RATIO, "their entries alone fit");
+	assert.ok(summarizeStore(root).bytes <= quota * DEFAULT_QUOTA_LOW_WATER_RATIO, "their entries alone fit");
 
 	// Under a tenth of the quota written: this process does not look (it knows of none of theirs).
 	const first = await commitEntry(mine, "mine", "m-0", 12_000, NOW + 100);
 	assert.deepEqual(first.result, { removedForQuota: 0, errors: [] });
-	assert.ok((await listEntries(root)).bytes <= quota);
+	assert.ok(summarizeStore(root).bytes <= quota);
 	// Past a tenth: it scans, finds the store above the low-water mark, and their oldest goes first.
 	const second = await commitEntry(mine, "mine", "m-1", 12_000, NOW + 101);
 	assert.deepEqual(second.result, { removedForQuota: 1, errors: [] });
-	const listing = await listEntries(root);
+	const listing = summarizeStore(root);
 	assert.ok(listing.bytes <= quota * DEFAULT_QUOTA_LOW_WATER_RATIO, `after the scan: ${listing.bytes} bytes`);
 	assert.deepEqual([...listing.ids].sort(), [first.id, second.id, ...theirIds.slice(1)].sort());
 });
@@ -269,7 +244,7 @@ test("two commits that cannot both fit: the later pass keeps its own entry and e
 	const store = new OverflowStore({ root, now: () => NOW, maxStoreBytes: 100_000 });
 	await store.housekeep({ ...HOUSEKEEPING, maxStoreBytes: 100_000 });
 	const [a, b] = await Promise.all([commitEntry(store, "s", "a", 60_000, NOW), commitEntry(store, "s", "b", 60_000, NOW + 1)]);
-	const listing = await listEntries(root);
+	const listing = summarizeStore(root);
 	assert.equal(listing.ids.size, 1, "one of them fits");
 	assert.ok(listing.bytes <= 100_000);
 	const [survivor, other] = listing.ids.has(a.id) ? [a, b] : [b, a];
@@ -292,14 +267,14 @@ test("two stores writing and evicting at once count each eviction once, leave no
 		const committed: Committed[] = [];
 		for (let i = 0; i < 25; i++) {
 			committed.push(await commitEntry(store, `s${n}`, `c-${i}`, 7_000 + ((i + n) % 5) * 1_000, NOW + i));
-			peakBytes = Math.max(peakBytes, (await listEntries(root).catch(() => ({ bytes: 0 }))).bytes);
+			peakBytes = Math.max(peakBytes, measureLiveStore(root));
 		}
 		return committed;
 	});
 	const results = (await Promise.all(streams)).flat();
 	for (const { result } of results) assert.deepEqual(result.errors, []);
 	const evicted = results.reduce((sum, { result }) => sum + result.removedForQuota, 0);
-	const listing = await listEntries(root);
+	const listing = summarizeStore(root);
 	assert.deepEqual(listing.stray, [], "no half entry or temp file");
 	assert.equal(listing.ids.size + evicted, 12 + 50, "kept + evicted = written, each eviction counted once");
 	for (const id of listing.ids) assert.ok((await stores[0].readMeta(id)) !== undefined, `${id} reads back`);
@@ -338,14 +313,14 @@ test("a store directory that cannot be listed: nothing is evicted and the commit
 	const fresh = await commitEntry(store, "mine", "fresh", 30_000, NOW);
 	assert.equal(fresh.result.removedForQuota, 0);
 	assert.match(fresh.result.errors.join("\n"), /cannot list .*EIO/);
-	assert.deepEqual([...(await listEntries(root)).ids].sort(), [old.id, fresh.id].sort());
+	assert.deepEqual([...summarizeStore(root).ids].sort(), [old.id, fresh.id].sort());
 });
 
 test("without maxStoreBytes a commit never evicts; a bad maxStoreBytes is refused by name", async (t) => {
 	const root = join(await createTempDir(t), "store");
 	const store = new OverflowStore({ root, now: () => NOW });
 	for (let i = 0; i < 5; i++) assert.deepEqual((await commitEntry(store, "s", `c${i}`, 30_000, NOW + i)).result, { removedForQuota: 0, errors: [] });
-	assert.equal((await listEntries(root)).ids.size, 5);
+	assert.equal(summarizeStore(root).ids.size, 5);
 	for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, "512" as unknown as number]) {
 		assert.throws(() => new OverflowStore({ root, now: () => NOW, maxStoreBytes: bad }), (error: NodeJS.ErrnoException) => error.code === "EINVAL" && /maxStoreBytes/.test(error.message));
 	}

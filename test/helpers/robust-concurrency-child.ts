@@ -8,10 +8,9 @@
 // recorded in the report rather than crashing the loop.
 
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync, writeSync } from "node:fs";
 import { computeEntryId, OverflowStore } from "../../src/store.js";
-import { buildEntryMeta, CONCURRENCY_PROFILE, ENTRY_NAME, entrySizeFor, generateEntryContent, writeEntry } from "./robust-common.js";
+import { buildEntryMeta, CONCURRENCY_PROFILE, ENTRY_NAME, entrySizeFor, generateEntryContent, measureLiveStore, writeEntry } from "./robust-common.js";
 
 export interface WorkerReport {
 	sessionId: string;
@@ -85,23 +84,6 @@ async function readAndVerify(id: string): Promise<void> {
 	else report.verified++;
 }
 
-/** Bytes of the complete entries now; files that vanish while they are measured do not count. */
-function measureStore(): number {
-	const sizes = new Map<string, number[]>();
-	for (const name of readdirSync(root)) {
-		const match = ENTRY_NAME.exec(name);
-		if (match === null) continue;
-		try {
-			sizes.set(match[1], [...(sizes.get(match[1]) ?? []), lstatSync(join(root, name)).size]);
-		} catch (error) {
-			if ((error as { code?: string }).code !== "ENOENT") throw error;
-		}
-	}
-	let bytes = 0;
-	for (const halves of sizes.values()) if (halves.length === 2) bytes += halves[0] + halves[1];
-	return bytes;
-}
-
 async function housekeep(): Promise<void> {
 	const result = await store.housekeep({ retentionMs: RETENTION_MS, maxStoreBytes, currentSessionId: sessionId });
 	report.housekeeps++;
@@ -130,7 +112,7 @@ for (let n = 0; n < maxEntries && Date.now() - started < durationMs; n++) {
 		report.removedForQuota += committed.removedForQuota;
 		report.removedByCommits += committed.removedForQuota;
 		report.commitErrors.push(...committed.errors);
-		if (quotaAtCommit) report.peakBytesAfterCommit = Math.max(report.peakBytesAfterCommit, measureStore());
+		if (quotaAtCommit) report.peakBytesAfterCommit = Math.max(report.peakBytesAfterCommit, measureLiveStore(root));
 		const listed = readdirSync(root)
 			.map((name) => ENTRY_NAME.exec(name))
 			.filter((match): match is RegExpExecArray => match !== null && match[2] === "json")
