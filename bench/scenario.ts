@@ -135,6 +135,62 @@ async function main(): Promise<Record<string, unknown>> {
 			const ms = performance.now() - started;
 			return { ms, rssBefore: before, perResultUs: (ms * 1000) / count, fsCalls: counter.calls, count };
 		}
+		if (name === "quota") {
+			// A store of `entries` older 10 kB entries of another session, then `results` results of
+			// ~40 kB through the bound stage, one after another. With quota "on" the store starts at 95%
+			// of its quota, so the stream crosses it and then a tenth of it again and again; "off" is the
+			// same stream with no quota at commit (the result path as it was). Each result is timed on its
+			// own; one whose commit listed the directory ran a quota pass.
+			const entries = Number(args.entries ?? 2000);
+			const results = Number(args.results ?? 300);
+			const root = join(scratch, "store");
+			mkdirSync(root, { recursive: true, mode: 0o700 });
+			const created = new Date(Date.now() - 86_400_000).toISOString();
+			let seededBytes = 0;
+			for (let i = 0; i < entries; i++) {
+				const id = i.toString(16).padStart(12, "0");
+				const meta = JSON.stringify({ id, sessionId: "other", toolCallId: `c${i}`, toolName: "bash", createdAt: created, totalLines: 1, totalBytes: 10_000, originalBytes: 10_000, truncated: false, source: "current" });
+				writeFileSync(join(root, `${id}.txt`), `${"x".repeat(9_999)}\n`, { mode: 0o600 });
+				writeFileSync(join(root, `${id}.json`), meta, { mode: 0o600 });
+				seededBytes += 10_000 + Buffer.byteLength(meta);
+			}
+			const calls = { readdir: 0, jsonUnlinks: 0 };
+			const fs: StoreFs = {
+				...NODE_STORE_FS,
+				readdir: (path) => (calls.readdir++, NODE_STORE_FS.readdir(path)),
+				unlink: (path) => (path.endsWith(".json") && calls.jsonUnlinks++, NODE_STORE_FS.unlink(path)),
+			};
+			const maxStoreBytes = args.quota === "on" ? Math.ceil(seededBytes / 0.95) : undefined;
+			const store = new OverflowStore({ root, fs, maxStoreBytes });
+			// As at session_start: the scan that seeds the store's picture.
+			await store.housekeep({ retentionMs: 7 * 86_400_000, maxStoreBytes: maxStoreBytes ?? 2 ** 40, currentSessionId: "bench" });
+			const text = Array.from({ length: 750 }, (_, i) => `[${String(i).padStart(6, "0")}] INFO worker-${i % 8}: processed batch ${i} in ${(i * 37) % 1000} ms`).join("\n");
+			const within: number[] = [];
+			const passes: number[] = [];
+			const scansBefore = calls.readdir;
+			const unlinksBefore = calls.jsonUnlinks;
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			for (let i = 0; i < results; i++) {
+				const scans = calls.readdir;
+				const resultStarted = performance.now();
+				const patch = await boundToolResult(
+					{ toolName: "bash", toolCallId: `call-${i}`, content: [{ type: "text", text }], isError: false },
+					{ config, store, sessionId: "bench", stash: undefined },
+				);
+				const resultMs = performance.now() - resultStarted;
+				if (!(patch?.details as { overflow?: { id?: string } })?.overflow?.id) throw new Error(`result ${i} was not stored`);
+				(calls.readdir > scans ? passes : within).push(resultMs);
+			}
+			const ms = performance.now() - started;
+			const median = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
+			// Each commit unlinks its own older .json (absent); the rest are evictions.
+			const evicted = calls.jsonUnlinks - unlinksBefore - results;
+			// One pass where the stream crosses the quota, then one per tenth of the quota written.
+			const maxPasses = maxStoreBytes === undefined ? 0 : 1 + Math.ceil((results * (text.length + 400)) / (maxStoreBytes * 0.1));
+			return { ms, rssBefore: before, meanMs: ms / results, withinMs: median(within), passMs: median(passes), passes: passes.length, maxPasses, scans: calls.readdir - scansBefore, evicted };
+		}
 		if (name === "housekeep") {
 			const entries = Number(args.entries ?? 10_000);
 			const root = join(scratch, "my-pi", "pi-overflow");

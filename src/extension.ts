@@ -60,7 +60,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		const loaded: ConfigResult =
 			options.config ?? (options.configPath ? loadConfig(options.configPath) : { config: createDefaultConfig(), problems: [] });
 		const config: OverflowConfig = loaded.config;
-		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now });
+		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now, maxStoreBytes: config.maxStoreBytes });
 		const configWarning = formatConfigProblems(loaded.problems, options.configPath);
 		let startupWarned = false;
 

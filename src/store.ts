@@ -2,8 +2,9 @@
 // Invariant: a `<id>.json` under its final name means the entry is complete — `<id>.txt` is renamed
 // into place first, the .json last, each written to a 0600 temp file in the same directory, fsynced,
 // then renamed; any failure removes what it wrote. The directory is 0700 and is never reached
-// through a symlink; housekeeping only ever deletes regular files whose names match the store's
-// patterns, never recurses, and never throws.
+// through a symlink; housekeeping and quota eviction only ever delete regular files whose names
+// match the store's patterns, never recurse, and never throw. With a quota (StoreOptions.maxStoreBytes)
+// a commit resolves only once the store, as this process knows it, is back within the quota.
 
 import { createHash, randomBytes } from "node:crypto";
 import * as nodeFs from "node:fs";
@@ -25,6 +26,12 @@ export const DEFAULT_MAX_META_BYTES = 64 * 1024;
 export const DEFAULT_META_BATCH_FILES = 1024;
 /** Files NODE_STORE_FS reads synchronously before it yields to the event loop (about a millisecond). */
 export const DEFAULT_READ_SLICE_FILES = 128;
+/**
+ * A commit that finds the store past its quota evicts down to this share of it (hysteresis). The
+ * band above it, a tenth of the quota, is also how much a process writes between two directory
+ * scans at most, so what it does not know of other processes' writes stays that small.
+ */
+export const DEFAULT_QUOTA_LOW_WATER_RATIO = 0.9;
 
 const ENTRY_ID_PATTERN = /^[0-9a-f]{12}$/;
 const ENTRY_FILE_PATTERN = /^([0-9a-f]{12})\.(txt|json)$/;
@@ -225,6 +232,11 @@ export interface StoreOptions {
 	fs?: StoreFs;
 	/** Clock in ms since the epoch; default Date.now. */
 	now?: () => number;
+	/**
+	 * Quota in bytes (.txt + .json of every entry), enforced by every commit: default none (only
+	 * housekeeping's). The committed entry's session is the current one for eviction order.
+	 */
+	maxStoreBytes?: number;
 }
 
 export interface HousekeepingOptions {
@@ -247,6 +259,14 @@ export interface HousekeepingResult {
 	errors: string[];
 }
 
+/** What a commit did for the quota (StoreOptions.maxStoreBytes) once the entry was in place. */
+export interface CommitResult {
+	/** Entries evicted: other sessions' first, then this session's, oldest first; never this one. */
+	removedForQuota: number;
+	/** One line per problem met while evicting; the entry is committed all the same. */
+	errors: string[];
+}
+
 export interface EntryWriter {
 	/** Appends to the temp file (partial writes handled). On failure the temp file is already removed. */
 	write(chunk: Uint8Array): Promise<void>;
@@ -254,8 +274,9 @@ export interface EntryWriter {
    * fsync + close + rename to <id>.txt, then writes <id>.json the same way. `meta.id` must be the
    * writer's id and `meta.storedBytes`/`meta.storedLines` must describe what was written (else EINVAL).
    * On failure nothing of the entry is left behind and the error (with its `code`) is rethrown.
+   * With a quota, evicts before it resolves when the store is over it (never throws for that).
    */
-	commit(meta: EntryMeta): Promise<void>;
+	commit(meta: EntryMeta): Promise<CommitResult>;
 	/** Closes and removes the temp file(s); safe after a failed write/commit, never throws. No-op after commit. */
 	abort(): Promise<void>;
 	/** Bytes written so far. */
@@ -446,15 +467,27 @@ export class OverflowStore {
 	private readonly prefix: string;
 	private readonly fs: StoreFs;
 	private readonly now: () => number;
+	private readonly maxStoreBytes: number | undefined;
+	/** The complete entries as this instance knows them (kept only with a quota). */
+	private readonly picture = new EntryPicture();
+	/** Quota passes run one at a time; a pass never rejects. */
+	private quotaQueue: Promise<void> = Promise.resolve();
+	/** The housekeeping under way: a first commit waits for its scan instead of scanning too. */
+	private housekeeping: Promise<void> | undefined;
 
 	constructor(options: StoreOptions) {
 		if (typeof options?.root !== "string" || options.root.length === 0) {
 			throw createStoreError("EINVAL", `store root must be a non-empty path, got ${JSON.stringify(options?.root)}`);
 		}
+		const maxStoreBytes = options.maxStoreBytes;
+		if (maxStoreBytes !== undefined && !(typeof maxStoreBytes === "number" && Number.isFinite(maxStoreBytes) && maxStoreBytes >= 0)) {
+			throw createStoreError("EINVAL", `maxStoreBytes must be a non-negative number of bytes, got ${String(maxStoreBytes)}`);
+		}
 		this.root = resolve(options.root);
 		this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
 		this.fs = options.fs ?? NODE_STORE_FS;
 		this.now = options.now ?? Date.now;
+		this.maxStoreBytes = maxStoreBytes;
 	}
 
 	/** Absolute path of <id>.txt; throws (code EINVAL) on anything but a valid id. */
@@ -522,7 +555,7 @@ export class OverflowStore {
 				throw toStoreError(retryError);
 			});
 		}
-		return new TempEntryWriter(this.fs, this.prefix, id, opened.handle, opened.path);
+		return new TempEntryWriter(this.fs, this.prefix, id, opened.handle, opened.path, (meta, bytes) => this.keepWithinQuota(meta, bytes));
 	}
 
 	/**
@@ -577,11 +610,12 @@ export class OverflowStore {
 		const result: HousekeepingResult = {
 			removedExpired: 0, removedForQuota: 0, removedTemp: 0, removedOrphans: 0, remainingBytes: 0, errors: [],
 		};
-		try {
-			await this.runHousekeeping(options, result);
-		} catch (error) {
+		const run = this.runHousekeeping(options, result).catch((error: unknown) => {
 			result.errors.push(`housekeeping stopped: ${describeError(error)}`);
-		}
+		});
+		this.housekeeping = run;
+		await run;
+		if (this.housekeeping === run) this.housekeeping = undefined;
 		return result;
 	}
 
@@ -596,6 +630,7 @@ export class OverflowStore {
 
 	private async runHousekeeping(options: HousekeepingOptions, result: HousekeepingResult): Promise<void> {
 		const now = this.now();
+		const pictureSeq = this.picture.seq;
 		const retentionMs = options?.retentionMs;
 		const maxStoreBytes = options?.maxStoreBytes;
 		const currentSessionId = options?.currentSessionId;
@@ -604,38 +639,9 @@ export class OverflowStore {
 		if (!checkRetention) result.errors.push(`retentionMs must be a positive number, got ${String(retentionMs)}; expiry skipped`);
 		if (!checkQuota) result.errors.push(`maxStoreBytes must be a non-negative number, got ${String(maxStoreBytes)}; quota skipped`);
 
-		// The directory itself: never read through a symlink, never create it just to find it empty.
-		const rootStats = await this.lstatOrUndefined(this.root);
-		if (rootStats === undefined) return;
-		if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) {
-			result.errors.push(`store directory ${this.root} is not a plain directory; housekeeping skipped`);
-			return;
-		}
-
-		let dirents: StoreDirent[];
-		try {
-			dirents = await this.fs.readdir(this.root);
-		} catch (error) {
-			if (readErrorCode(error) !== "ENOENT") result.errors.push(`cannot list ${this.root}: ${describeError(error)}`);
-			return;
-		}
-
-		// Only regular files with our names are candidates: symlinks, directories, sockets and every
-		// other name are never looked at again (readdir's types spare an lstat per file).
-		const temps: { path: string; pid: number }[] = [];
-		const halves = new Map<string, number>(); // id -> HAS_TXT | HAS_JSON
-		for (const dirent of dirents) {
-			if (!dirent.isFile()) continue;
-			const name = dirent.name;
-			if (name.endsWith(".tmp")) {
-				const temp = TEMP_FILE_PATTERN.exec(name);
-				if (temp !== null) temps.push({ path: this.prefix + name, pid: Number(temp[2]) });
-				continue;
-			}
-			const entry = ENTRY_FILE_PATTERN.exec(name);
-			if (entry === null) continue;
-			halves.set(entry[1], (halves.get(entry[1]) ?? 0) | (entry[2] === "txt" ? HAS_TXT : HAS_JSON));
-		}
+		const dirents = await this.listRoot("housekeeping", result);
+		if (dirents === undefined) return;
+		const { temps, halves } = classifyStoreNames(dirents, this.prefix);
 
 		// 1. Stale temp files: a dead writer, or older than an hour.
 		const pidAlive = new Map<number, boolean>();
@@ -654,12 +660,12 @@ export class OverflowStore {
 		});
 
 		// 2. Half entries (a .txt without its .json or the reverse) older than the orphan age.
-		const complete: { id: string; txtPath: string; jsonPath: string }[] = [];
+		const complete: EntryPaths[] = [];
 		const halfPaths: string[] = [];
 		const prefix = this.prefix;
 		for (const [id, has] of halves) {
-			if (activeCommitPaths.size > 0 && activeCommitPaths.has(prefix + id)) continue;
-			if (has === (HAS_TXT | HAS_JSON)) complete.push({ id, txtPath: `${prefix}${id}.txt`, jsonPath: `${prefix}${id}.json` });
+			if (this.isCommitting(id)) continue;
+			if (has === (HAS_TXT | HAS_JSON)) complete.push(this.pathsOf(id));
 			else halfPaths.push(`${prefix}${id}.${has === HAS_TXT ? "txt" : "json"}`);
 		}
 		await runWithConcurrency(halfPaths, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (path) => {
@@ -671,39 +677,11 @@ export class OverflowStore {
 
 		// 3. Complete entries: createdAt from the metadata; expired ones go.
 		const entries: LiveEntry[] = [];
-		const expired: { txtPath: string; jsonPath: string }[] = [];
-		const invalid: { id: string; txtPath: string; jsonPath: string }[] = [];
-		for (let start = 0; start < complete.length; start += DEFAULT_META_BATCH_FILES) {
-			const batch = complete.slice(start, start + DEFAULT_META_BATCH_FILES);
-			const contents = await this.fs.readSmallTextFiles(batch.map((entry) => entry.jsonPath), DEFAULT_MAX_META_BYTES);
-			batch.forEach((entry, index) => {
-				const content = contents[index];
-				if (typeof content !== "string") {
-					const code = readErrorCode(content);
-					// ENOENT: a concurrent housekeeper removed it. EFBIG: not ours, judged below. Else: leave it alone.
-					if (code === "EFBIG") invalid.push(entry);
-					else if (code !== "ENOENT") result.errors.push(`cannot read ${entry.jsonPath}: ${describeError(content)}`);
-					return;
-				}
-				const meta = parseMetaText(content, entry.id);
-				if (meta === undefined) {
-					invalid.push(entry);
-					return;
-				}
-				const createdMs = Date.parse(meta.createdAt);
-				if (checkRetention && now - createdMs > retentionMs) {
-					expired.push(entry);
-					return;
-				}
-				entries.push({
-					...entry,
-					createdMs,
-					// The text's size is its storedBytes: commit() refuses metadata that says otherwise.
-					bytes: meta.storedBytes + Buffer.byteLength(content, "utf8"),
-					isCurrentSession: currentSessionId !== undefined && meta.sessionId === currentSessionId,
-				});
-			});
-		}
+		const expired: EntryPaths[] = [];
+		const invalid = await this.readEntryMetas(complete, result, (entry, known) => {
+			if (checkRetention && now - known.createdMs > retentionMs) expired.push(entry);
+			else entries.push({ ...entry, ...known });
+		});
 		await runWithConcurrency(expired, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
 			if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) result.removedExpired++;
 		});
@@ -718,21 +696,15 @@ export class OverflowStore {
 				if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) result.removedOrphans++;
 				return;
 			}
-			entries.push({ ...entry, createdMs: jsonStats.mtimeMs, bytes: (txtStats?.size ?? 0) + jsonStats.size, isCurrentSession: false });
+			entries.push({ ...entry, createdMs: jsonStats.mtimeMs, bytes: (txtStats?.size ?? 0) + jsonStats.size, sessionId: undefined });
 		});
 
 		// 4. Quota: whole entries, other sessions' first, oldest first within each group.
 		let totalBytes = entries.reduce((sum, entry) => sum + entry.bytes, 0);
+		const victims = new Set<LiveEntry>();
 		if (checkQuota && totalBytes > maxStoreBytes) {
-			entries.sort(compareForEviction);
-			const victims: LiveEntry[] = [];
-			let planned = totalBytes;
-			for (const entry of entries) {
-				if (planned <= maxStoreBytes) break;
-				victims.push(entry);
-				planned -= entry.bytes;
-			}
-			await runWithConcurrency(victims, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
+			for (const victim of selectVictims(entries, totalBytes, maxStoreBytes, currentSessionId)) victims.add(victim);
+			await runWithConcurrency([...victims], DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
 				if (await this.removeEntry(entry.txtPath, entry.jsonPath, result)) {
 					result.removedForQuota++;
 					totalBytes -= entry.bytes;
@@ -740,10 +712,169 @@ export class OverflowStore {
 			});
 		}
 		result.remainingBytes = totalBytes;
+		// What is left is the picture the commits' quota starts from.
+		if (this.maxStoreBytes !== undefined) {
+			this.picture.replace(
+				entries.filter((entry) => !victims.has(entry)),
+				pictureSeq,
+				(id) => this.isCommitting(id),
+			);
+		}
+	}
+
+	/**
+	 * After a commit (its entry still marked as committing): when the store as this instance knows
+	 * it fits the quota and that knowledge is fresh enough, that is all — no I/O. Otherwise a quota
+	 * pass runs before the commit resolves. Passes run one at a time, so a queued one may find room
+	 * already; each protects the entries still waiting for theirs, so of two that cannot both fit,
+	 * the later stays.
+	 */
+	private async keepWithinQuota(meta: EntryMeta, bytes: number): Promise<CommitResult> {
+		const result: CommitResult = { removedForQuota: 0, errors: [] };
+		const quota = this.maxStoreBytes;
+		if (quota === undefined) return result;
+		this.picture.add({ id: meta.id, bytes, createdMs: Date.parse(meta.createdAt), sessionId: meta.sessionId });
+		if (!this.needsQuotaPass(quota)) return result;
+		const scansBefore = this.picture.scans;
+		const pass = this.quotaQueue.then(async () => {
+			await this.runQuotaPass(quota, meta.sessionId, scansBefore, result);
+			// Its own pass over, the entry is no longer the one just written: the next pass may evict it.
+			activeCommitPaths.delete(this.prefix + meta.id);
+		});
+		this.quotaQueue = pass;
+		await pass;
+		return result;
+	}
+
+	/**
+	 * Over the quota as far as this instance knows, or its picture is stale: never scanned, or this
+	 * instance has written more than the band below the quota since its last scan.
+	 */
+	private needsQuotaPass(quota: number): boolean {
+		const picture = this.picture;
+		return !picture.scanned || picture.totalBytes > quota || picture.bytesSinceScan > quota - lowWaterOf(quota);
+	}
+
+	/**
+	 * Rescans the directory (the picture misses what other processes wrote or removed) unless a scan
+	 * ended since the commit was counted, then evicts down to the low-water mark, so the next pass
+	 * is a band of writes away: other sessions' entries first, then this session's, oldest first;
+	 * never an entry being committed in this process. Never rejects.
+	 */
+	private async runQuotaPass(quota: number, sessionId: string, scansBefore: number, result: CommitResult): Promise<void> {
+		try {
+			if (!this.picture.scanned && this.housekeeping !== undefined) await this.housekeeping;
+			if (!this.needsQuotaPass(quota)) return;
+			if (this.picture.scans === scansBefore && !(await this.scanForQuota(result))) return;
+			const targetBytes = lowWaterOf(quota);
+			if (this.picture.totalBytes <= targetBytes) return;
+			const candidates = this.picture.list().filter((entry) => !this.isCommitting(entry.id));
+			const victims = selectVictims(candidates, this.picture.totalBytes, targetBytes, sessionId);
+			await runWithConcurrency(victims, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (victim) => {
+				const { txtPath, jsonPath } = this.pathsOf(victim.id);
+				if (await this.removeEntry(txtPath, jsonPath, result)) result.removedForQuota++;
+				// Forgotten even when it could not be removed (that is reported): a failing disk must not
+				// make every later commit rescan; the next scan finds it again.
+				this.picture.delete(victim.id);
+			});
+		} catch (error) {
+			result.errors.push(`quota pass stopped: ${describeError(error)}`);
+		}
+	}
+
+	/**
+	 * Brings the picture up to date: one readdir; metadata is read only for entries it does not know.
+	 * False when the directory cannot be listed (nothing is evicted then).
+	 */
+	private async scanForQuota(result: CommitResult): Promise<boolean> {
+		const pictureSeq = this.picture.seq;
+		const dirents = await this.listRoot("quota pass", result);
+		if (dirents === undefined) return false;
+		const found: KnownEntry[] = [];
+		const unknown: EntryPaths[] = [];
+		for (const [id, has] of classifyStoreNames(dirents, this.prefix).halves) {
+			// Entries being committed count too (another store instance's are in no picture here).
+			if (has !== (HAS_TXT | HAS_JSON)) continue;
+			const known = this.picture.get(id);
+			if (known !== undefined) found.push(known);
+			else unknown.push(this.pathsOf(id));
+		}
+		// Metadata that is not ours is left to housekeeping (it removes it once old): not counted here.
+		await this.readEntryMetas(unknown, result, (_entry, known) => found.push(known));
+		this.picture.replace(found, pictureSeq, (id) => this.isCommitting(id));
+		return true;
+	}
+
+	/**
+	 * The store directory's entries, never read through a symlink: none when it does not exist
+	 * (it is not created just to find it empty); undefined (reported) when it cannot be listed.
+	 */
+	private async listRoot(task: string, result: { errors: string[] }): Promise<StoreDirent[] | undefined> {
+		const rootStats = await this.lstatOrUndefined(this.root);
+		if (rootStats === undefined) return [];
+		if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) {
+			result.errors.push(`store directory ${this.root} is not a plain directory; ${task} skipped`);
+			return undefined;
+		}
+		try {
+			return await this.fs.readdir(this.root);
+		} catch (error) {
+			if (readErrorCode(error) === "ENOENT") return [];
+			result.errors.push(`cannot list ${this.root}: ${describeError(error)}`);
+			return undefined;
+		}
+	}
+
+	/**
+	 * Reads complete entries' metadata in batches (bounded memory) and hands each valid one on with
+	 * its size (.txt + .json). Returns the entries whose metadata is not ours (invalid or too large).
+	 */
+	private async readEntryMetas(
+		complete: readonly EntryPaths[],
+		result: { errors: string[] },
+		onEntry: (entry: EntryPaths, known: KnownEntry) => void,
+	): Promise<EntryPaths[]> {
+		const invalid: EntryPaths[] = [];
+		for (let start = 0; start < complete.length; start += DEFAULT_META_BATCH_FILES) {
+			const batch = complete.slice(start, start + DEFAULT_META_BATCH_FILES);
+			const contents = await this.fs.readSmallTextFiles(batch.map((entry) => entry.jsonPath), DEFAULT_MAX_META_BYTES);
+			batch.forEach((entry, index) => {
+				const content = contents[index];
+				if (typeof content !== "string") {
+					const code = readErrorCode(content);
+					// ENOENT: a concurrent housekeeper removed it. EFBIG: not ours, judged by the caller. Else: leave it alone.
+					if (code === "EFBIG") invalid.push(entry);
+					else if (code !== "ENOENT") result.errors.push(`cannot read ${entry.jsonPath}: ${describeError(content)}`);
+					return;
+				}
+				const meta = parseMetaText(content, entry.id);
+				if (meta === undefined) {
+					invalid.push(entry);
+					return;
+				}
+				onEntry(entry, {
+					id: entry.id,
+					createdMs: Date.parse(meta.createdAt),
+					// The text's size is its storedBytes: commit() refuses metadata that says otherwise.
+					bytes: meta.storedBytes + Buffer.byteLength(content, "utf8"),
+					sessionId: meta.sessionId,
+				});
+			});
+		}
+		return invalid;
+	}
+
+	private pathsOf(id: string): EntryPaths {
+		return { id, txtPath: `${this.prefix}${id}.txt`, jsonPath: `${this.prefix}${id}.json` };
+	}
+
+	/** True while this process commits the entry (its quota pass included). */
+	private isCommitting(id: string): boolean {
+		return activeCommitPaths.size > 0 && activeCommitPaths.has(this.prefix + id);
 	}
 
 	/** lstat that answers only for regular files; ENOENT (a concurrent housekeeper) is not an error. */
-	private async lstatRegularFile(path: string, result: HousekeepingResult): Promise<StoreStats | undefined> {
+	private async lstatRegularFile(path: string, result: { errors: string[] }): Promise<StoreStats | undefined> {
 		try {
 			const stats = await this.fs.lstat(path);
 			return stats.isFile() ? stats : undefined;
@@ -754,7 +885,7 @@ export class OverflowStore {
 	}
 
 	/** True when this call removed the file (ENOENT: someone else did, not counted, not an error). */
-	private async removeFile(path: string, result: HousekeepingResult): Promise<boolean> {
+	private async removeFile(path: string, result: { errors: string[] }): Promise<boolean> {
 		try {
 			await this.fs.unlink(path);
 			return true;
@@ -768,26 +899,135 @@ export class OverflowStore {
    * The .json first, so readers see "unknown" before the text disappears. Counted by whoever
    * removed the .json, so two housekeepers racing over one entry count it once between them.
    */
-	private async removeEntry(txtPath: string, jsonPath: string, result: HousekeepingResult): Promise<boolean> {
+	private async removeEntry(txtPath: string, jsonPath: string, result: { errors: string[] }): Promise<boolean> {
 		const removedJson = await this.removeFile(jsonPath, result);
 		await this.removeFile(txtPath, result);
 		return removedJson;
 	}
 }
 
-interface LiveEntry {
+interface EntryPaths {
 	id: string;
 	txtPath: string;
 	jsonPath: string;
-	createdMs: number;
-	bytes: number;
-	isCurrentSession: boolean;
 }
 
-function compareForEviction(a: LiveEntry, b: LiveEntry): number {
-	if (a.isCurrentSession !== b.isCurrentSession) return a.isCurrentSession ? 1 : -1;
-	if (a.createdMs !== b.createdMs) return a.createdMs - b.createdMs;
-	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+/** What eviction needs to know of a complete entry. */
+interface KnownEntry {
+	id: string;
+	createdMs: number;
+	/** .txt + .json. */
+	bytes: number;
+	/** undefined when the metadata is not readable (never the current session's). */
+	sessionId: string | undefined;
+}
+
+type LiveEntry = EntryPaths & KnownEntry;
+
+/** Our temp files, and which halves of each entry are present; other names and non-regular files are left out. */
+function classifyStoreNames(dirents: readonly StoreDirent[], prefix: string): { temps: { path: string; pid: number }[]; halves: Map<string, number> } {
+	// readdir's types spare an lstat per file: symlinks, directories and sockets are never looked at again.
+	const temps: { path: string; pid: number }[] = [];
+	const halves = new Map<string, number>(); // id -> HAS_TXT | HAS_JSON
+	for (const dirent of dirents) {
+		if (!dirent.isFile()) continue;
+		const name = dirent.name;
+		if (name.endsWith(".tmp")) {
+			const temp = TEMP_FILE_PATTERN.exec(name);
+			if (temp !== null) temps.push({ path: prefix + name, pid: Number(temp[2]) });
+			continue;
+		}
+		const entry = ENTRY_FILE_PATTERN.exec(name);
+		if (entry === null) continue;
+		halves.set(entry[1], (halves.get(entry[1]) ?? 0) | (entry[2] === "txt" ? HAS_TXT : HAS_JSON));
+	}
+	return { temps, halves };
+}
+
+/** The quota's low-water mark: what a quota pass evicts down to. */
+function lowWaterOf(quota: number): number {
+	return Math.floor(quota * DEFAULT_QUOTA_LOW_WATER_RATIO);
+}
+
+/**
+ * The entries to evict until `totalBytes` is at most `targetBytes`: other sessions' first, then
+ * the current session's, oldest first within each (ties by id, so every process agrees).
+ */
+function selectVictims<T extends KnownEntry>(entries: readonly T[], totalBytes: number, targetBytes: number, currentSessionId: string | undefined): T[] {
+	const isCurrent = (entry: KnownEntry) => currentSessionId !== undefined && entry.sessionId === currentSessionId;
+	const ordered = [...entries].sort((a, b) => {
+		if (isCurrent(a) !== isCurrent(b)) return isCurrent(a) ? 1 : -1;
+		if (a.createdMs !== b.createdMs) return a.createdMs - b.createdMs;
+		return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+	});
+	const victims: T[] = [];
+	let planned = totalBytes;
+	for (const entry of ordered) {
+		if (planned <= targetBytes) break;
+		victims.push(entry);
+		planned -= entry.bytes;
+	}
+	return victims;
+}
+
+/**
+ * One store instance's picture of the complete entries, for the quota at commit time: seeded by
+ * housekeeping, kept by its own commits and evictions, refreshed by a scan when it may be stale
+ * (other processes write and evict too). `seq` numbers what commits taught it, so a scan never
+ * forgets a commit that landed after the scan began.
+ */
+class EntryPicture {
+	/** Scans (housekeeping's or a quota pass's) that have replaced the picture so far. */
+	scans = 0;
+	/** False until housekeeping or a quota pass has listed the directory. */
+	scanned = false;
+	totalBytes = 0;
+	/** Bytes added by commits since the last scan began. */
+	bytesSinceScan = 0;
+	/** The number of the last add. */
+	seq = 0;
+	private entries = new Map<string, KnownEntry & { seq: number }>();
+
+	get(id: string): KnownEntry | undefined {
+		return this.entries.get(id);
+	}
+
+	list(): KnownEntry[] {
+		return [...this.entries.values()];
+	}
+
+	add(entry: KnownEntry): void {
+		this.delete(entry.id);
+		this.entries.set(entry.id, { ...entry, seq: ++this.seq });
+		this.totalBytes += entry.bytes;
+		this.bytesSinceScan += entry.bytes;
+	}
+
+	delete(id: string): void {
+		const known = this.entries.get(id);
+		if (known === undefined) return;
+		this.entries.delete(id);
+		this.totalBytes -= known.bytes;
+	}
+
+	/**
+	 * What a scan that began at `startSeq` found. Kept from before: what commits added since then,
+	 * and entries still being committed (housekeeping leaves those out).
+	 */
+	replace(found: readonly KnownEntry[], startSeq: number, isCommitting: (id: string) => boolean): void {
+		const next = new Map<string, KnownEntry & { seq: number }>();
+		for (const entry of found) next.set(entry.id, { id: entry.id, createdMs: entry.createdMs, bytes: entry.bytes, sessionId: entry.sessionId, seq: 0 });
+		this.bytesSinceScan = 0;
+		for (const [id, known] of this.entries) {
+			if (known.seq > startSeq) this.bytesSinceScan += known.bytes;
+			if (known.seq > startSeq || isCommitting(id)) next.set(id, known);
+		}
+		this.entries = next;
+		this.totalBytes = 0;
+		for (const known of next.values()) this.totalBytes += known.bytes;
+		this.scanned = true;
+		this.scans++;
+	}
 }
 
 class TempEntryWriter implements EntryWriter {
@@ -806,6 +1046,8 @@ class TempEntryWriter implements EntryWriter {
 		private readonly id: string,
 		handle: StoreFileHandle,
 		tempPath: string,
+		/** The store's quota pass; never rejects. */
+		private readonly onCommitted: (meta: EntryMeta, bytes: number) => Promise<CommitResult>,
 	) {
 		this.handle = handle;
 		this.tempPath = tempPath;
@@ -825,19 +1067,31 @@ class TempEntryWriter implements EntryWriter {
 		return next;
 	}
 
-	async commit(meta: EntryMeta): Promise<void> {
+	async commit(meta: EntryMeta): Promise<CommitResult> {
 		await this.queue;
 		this.assertOpen();
 		this.state = "committing";
+		const commitKey = this.prefix + this.id;
+		// Held through the quota pass too: housekeeping and eviction leave the entry just written alone.
+		activeCommitPaths.add(commitKey);
+		try {
+			const placed = await this.place(meta);
+			return await this.onCommitted(placed.meta, placed.bytes);
+		} finally {
+			activeCommitPaths.delete(commitKey);
+		}
+	}
+
+	/** The commit's file work: the .txt renamed into place, then the .json. Returns the clean metadata and the entry's bytes. */
+	private async place(meta: EntryMeta): Promise<{ meta: EntryMeta; bytes: number }> {
 		const fs = this.fs;
 		const txtPath = `${this.prefix}${this.id}.txt`;
 		const jsonPath = `${this.prefix}${this.id}.json`;
-		const commitKey = this.prefix + this.id;
 		let jsonTempPath: string | undefined;
 		let txtRenamed = false;
-		activeCommitPaths.add(commitKey);
 		try {
-			const body = Buffer.from(`${JSON.stringify(this.checkMeta(meta), null, 2)}\n`, "utf8");
+			const clean = this.checkMeta(meta);
+			const body = Buffer.from(`${JSON.stringify(clean, null, 2)}\n`, "utf8");
 			const handle = this.handle as StoreFileHandle;
 			await handle.sync();
 			this.handle = undefined;
@@ -863,6 +1117,7 @@ class TempEntryWriter implements EntryWriter {
 			activeTempPaths.delete(jsonTempPath);
 			jsonTempPath = undefined;
 			this.state = "committed";
+			return { meta: clean, bytes: this.written + body.length };
 		} catch (error) {
 			this.failure = toStoreError(error);
 			this.state = "failed";
@@ -874,8 +1129,6 @@ class TempEntryWriter implements EntryWriter {
 			if (txtRenamed) await unlinkQuietly(fs, txtPath);
 			await this.discardTemp();
 			throw this.failure;
-		} finally {
-			activeCommitPaths.delete(commitKey);
 		}
 	}
 

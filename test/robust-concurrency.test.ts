@@ -4,14 +4,16 @@
 // phases: with a quota no workload reaches, every entry ever committed must survive; with a quota
 // of a few MB, an entry may only disappear through an eviction that some housekeeping pass counted
 // (committed = surviving + counted evictions, nothing expired, orphaned or uncounted), and the
-// store must end within quota because every worker's last action is housekeeping.
+// store must end within quota because every worker's last action is housekeeping. A third phase
+// leaves the quota to the commits, as Pi does (housekeeping only at start and end): the same
+// accounting, and right after each commit the store is within the quota plus what the other
+// processes may have written since their last scan (a tenth of the quota and an entry or two each).
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { computeEntryId, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { computeEntryId, DEFAULT_QUOTA_LOW_WATER_RATIO, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
 import type { WorkerReport } from "./helpers/robust-concurrency-child.js";
 import {
 	assertEntryVerifies,
@@ -22,6 +24,7 @@ import {
 	HELPERS_DIR,
 	listStore,
 	pickCount,
+	sumEntryBytes,
 	writeEntry,
 } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
@@ -43,10 +46,13 @@ interface Worker {
 	report: Promise<WorkerReport>;
 }
 
-function startWorker(root: string, sessionId: string, maxEntries: number, maxStoreBytes: number): Worker {
+/** Where the quota is enforced: by each worker's housekeeping after every entry, or by its commits. */
+type QuotaMode = "housekeeping" | "commit";
+
+function startWorker(root: string, sessionId: string, maxEntries: number, maxStoreBytes: number, mode: QuotaMode): Worker {
 	const child = spawn(
 		process.execPath,
-		["--import", "tsx", CHILD_SCRIPT, root, sessionId, String(DURATION_MS), String(maxEntries), String(maxStoreBytes)],
+		["--import", "tsx", CHILD_SCRIPT, root, sessionId, String(DURATION_MS), String(maxEntries), String(maxStoreBytes), mode],
 		{ stdio: ["pipe", "pipe", "pipe"] },
 	);
 	let stdout = "";
@@ -73,8 +79,8 @@ function startWorker(root: string, sessionId: string, maxEntries: number, maxSto
 }
 
 /** Starts all workers, lets them go at once, and collects their reports. */
-async function runWorkers(root: string, label: string, maxEntries: number, maxStoreBytes: number): Promise<WorkerReport[]> {
-	const workers = Array.from({ length: WORKERS }, (_, index) => startWorker(root, `${label}-worker-${index}`, maxEntries, maxStoreBytes));
+async function runWorkers(root: string, label: string, maxEntries: number, maxStoreBytes: number, mode: QuotaMode = "housekeeping"): Promise<WorkerReport[]> {
+	const workers = Array.from({ length: WORKERS }, (_, index) => startWorker(root, `${label}-worker-${index}`, maxEntries, maxStoreBytes, mode));
 	try {
 		await Promise.all(workers.map((worker) => worker.ready));
 	} catch (error) {
@@ -89,6 +95,7 @@ function assertNoWorkerFailed(reports: WorkerReport[]): void {
 	for (const report of reports) {
 		assert.deepEqual(report.exceptions, [], `${report.sessionId}: no exception`);
 		assert.deepEqual(report.housekeepErrors, [], `${report.sessionId}: housekeeping reported no error`);
+		assert.deepEqual(report.commitErrors, [], `${report.sessionId}: no commit reported a quota problem`);
 		assert.deepEqual(report.corrupt, [], `${report.sessionId}: every entry read back matched what was written`);
 		assert.equal(report.removedExpired + report.removedOrphans + report.removedTemp, 0, `${report.sessionId}: nothing within retention removed`);
 		assert.ok(report.written.length > 0 && report.verified > 0, `${report.sessionId}: did some work`);
@@ -99,8 +106,31 @@ function sumOf(reports: WorkerReport[], pick: (report: WorkerReport) => number):
 	return reports.reduce((sum, report) => sum + pick(report), 0);
 }
 
-function storeBytes(root: string, ids: readonly string[]): number {
-	return ids.reduce((sum, id) => sum + lstatSync(join(root, `${id}.txt`)).size + lstatSync(join(root, `${id}.json`)).size, 0);
+interface QuotaOutcome {
+	written: string[];
+	survivors: string[];
+	evicted: number;
+	bytes: number;
+	seconds: number;
+}
+
+/**
+ * After a run under the small quota: no half entry or temp file, every survivor was committed, every
+ * committed entry survives or was evicted and counted once, survivors verify, the store fits.
+ */
+async function assertQuotaAccounting(root: string, reports: WorkerReport[]): Promise<QuotaOutcome> {
+	const written = reports.flatMap((report) => report.written);
+	const listing = listStore(root);
+	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
+	const survivors = listing.complete;
+	for (const id of survivors) assert.ok(written.includes(id), `survivor ${id} was committed by a worker`);
+	const evicted = sumOf(reports, (r) => r.removedForQuota);
+	assert.equal(survivors.length + evicted, written.length, "every committed entry either survives or was evicted for quota, and counted once");
+	const verifier = new OverflowStore({ root });
+	for (const id of survivors) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
+	const bytes = sumEntryBytes(root, survivors);
+	assert.ok(bytes <= SMALL_QUOTA_BYTES, `the store ends within quota: ${bytes} of ${SMALL_QUOTA_BYTES} bytes`);
+	return { written, survivors, evicted, bytes, seconds: Math.max(...reports.map((report) => report.elapsedMs)) / 1000 };
 }
 
 test(`${WORKERS} processes writing, reading and housekeeping one store under an unreachable quota lose and corrupt nothing`, async (t) => {
@@ -119,7 +149,7 @@ test(`${WORKERS} processes writing, reading and housekeeping one store under an 
 	const verifier = new OverflowStore({ root });
 	for (const id of written) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
 	t.diagnostic(
-		`concurrency, unreachable quota: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries (${(storeBytes(root, written) / 1e6).toFixed(1)} MB) committed, ` +
+		`concurrency, unreachable quota: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries (${(sumEntryBytes(root, written) / 1e6).toFixed(1)} MB) committed, ` +
 			`${sumOf(reports, (r) => r.reads)} reads (${sumOf(reports, (r) => r.verified)} verified), ${sumOf(reports, (r) => r.housekeeps)} housekeeping passes; ` +
 			`0 exceptions, 0 corrupt, 0 lost`,
 	);
@@ -129,22 +159,31 @@ test(`${WORKERS} processes under a ${SMALL_QUOTA_BYTES / 1024 / 1024} MB quota e
 	const root = join(await createTempDir(t), "store");
 	const reports = await runWorkers(root, "quota", QUOTA_MAX_ENTRIES, SMALL_QUOTA_BYTES);
 	assertNoWorkerFailed(reports);
-	const written = reports.flatMap((report) => report.written);
-	const seconds = Math.max(...reports.map((report) => report.elapsedMs)) / 1000;
-	const listing = listStore(root);
-	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
-	const survivors = listing.complete;
-	for (const id of survivors) assert.ok(written.includes(id), `survivor ${id} was committed by a worker`);
-	const evicted = sumOf(reports, (r) => r.removedForQuota);
-	assert.equal(survivors.length + evicted, written.length, "every committed entry either survives or was evicted for quota, and counted once");
-	const verifier = new OverflowStore({ root });
-	for (const id of survivors) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
-	const bytes = storeBytes(root, survivors);
-	assert.ok(bytes <= SMALL_QUOTA_BYTES, `the store ends within quota: ${bytes} of ${SMALL_QUOTA_BYTES} bytes`);
+	const { written, survivors, evicted, bytes, seconds } = await assertQuotaAccounting(root, reports);
 	t.diagnostic(
 		`concurrency, ${SMALL_QUOTA_BYTES / 1024 / 1024} MB quota: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries committed, ${evicted} evicted for quota, ` +
 			`${survivors.length} survive (${(bytes / 1e6).toFixed(2)} MB); ${sumOf(reports, (r) => r.reads)} reads, ${sumOf(reports, (r) => r.verified)} verified, ` +
 			`${sumOf(reports, (r) => r.vanishedBeforeMeta + r.vanishedAfterMeta)} found evicted mid-read; 0 exceptions, 0 corrupt`,
+	);
+});
+
+test(`${WORKERS} processes whose commits enforce a ${SMALL_QUOTA_BYTES / 1024 / 1024} MB quota count every eviction once and stay near the quota after each commit`, async (t) => {
+	const root = join(await createTempDir(t), "store");
+	const reports = await runWorkers(root, "commit", QUOTA_MAX_ENTRIES, SMALL_QUOTA_BYTES, "commit");
+	assertNoWorkerFailed(reports);
+	const { written, survivors, evicted, bytes, seconds } = await assertQuotaAccounting(root, reports);
+	const byCommits = sumOf(reports, (r) => r.removedByCommits);
+	assert.ok(byCommits > 0, "the commits evicted");
+	// A process does not know what the others wrote since their last scan: less than the band
+	// below the quota plus the entry that crossed it, each (and one more entry being committed).
+	const band = SMALL_QUOTA_BYTES * (1 - DEFAULT_QUOTA_LOW_WATER_RATIO);
+	const largestEntry = CONCURRENCY_PROFILE.largeMax + 1024;
+	const bound = SMALL_QUOTA_BYTES + WORKERS * (band + 2 * largestEntry);
+	const peak = Math.max(...reports.map((r) => r.peakBytesAfterCommit));
+	assert.ok(peak <= bound, `right after a commit the store held ${peak} bytes; at most ${bound} expected`);
+	t.diagnostic(
+		`concurrency, quota at commit: ${WORKERS} processes for ${seconds.toFixed(1)} s, ${written.length} entries committed, ${evicted} evicted (${byCommits} by commits), ` +
+			`${survivors.length} survive (${(bytes / 1e6).toFixed(2)} MB); largest store seen after a commit ${(peak / 1e6).toFixed(2)} MB (quota ${(SMALL_QUOTA_BYTES / 1e6).toFixed(2)} MB)`,
 	);
 });
 

@@ -4,10 +4,10 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { countTextLines, type EntryMeta, type OverflowStore } from "../../src/store.js";
+import { type CommitResult, countTextLines, type EntryMeta, type OverflowStore } from "../../src/store.js";
 
 /** `npm run test:stress` sets STRESS=1: heavier counts, same assertions. */
 export const STRESS = process.env.STRESS === "1";
@@ -84,12 +84,12 @@ export function buildEntryMeta(id: string, content: Uint8Array, sessionId: strin
 	};
 }
 
-/** Writes `content` as one entry, in chunks of `chunkBytes`. */
-export async function writeEntry(store: OverflowStore, meta: EntryMeta, content: Buffer, chunkBytes: number): Promise<void> {
+/** Writes `content` as one entry, in chunks of `chunkBytes`; returns what the commit did for the quota. */
+export async function writeEntry(store: OverflowStore, meta: EntryMeta, content: Buffer, chunkBytes: number): Promise<CommitResult> {
 	const writer = await store.beginEntry(meta.id);
 	try {
 		for (let offset = 0; offset < content.length; offset += chunkBytes) await writer.write(content.subarray(offset, offset + chunkBytes));
-		await writer.commit(meta);
+		return await writer.commit(meta);
 	} catch (error) {
 		await writer.abort();
 		throw error;
@@ -144,6 +144,29 @@ export function listStore(root: string): StoreListing {
 		else listing.metaOnly.push(id);
 	}
 	return listing;
+}
+
+/** Bytes (.txt + .json) of the given complete entries. */
+export function sumEntryBytes(root: string, ids: readonly string[]): number {
+	return ids.reduce((sum, id) => sum + lstatSync(join(root, `${id}.txt`)).size + lstatSync(join(root, `${id}.json`)).size, 0);
+}
+
+/** Bytes of the complete entries of a store others are writing and evicting: measured again when one vanishes meanwhile. */
+export function measureLiveStore(root: string): number {
+	for (;;) {
+		try {
+			return summarizeStore(root).bytes;
+		} catch (error) {
+			if ((error as { code?: string }).code !== "ENOENT") throw error;
+		}
+	}
+}
+
+/** A quiet store's complete entries, their bytes, and every name that is not part of one. */
+export function summarizeStore(root: string): { ids: Set<string>; bytes: number; stray: string[] } {
+	const listing = listStore(root);
+	const stray = [...listing.textOnly, ...listing.metaOnly, ...listing.temps.map((temp) => temp.name), ...listing.other];
+	return { ids: new Set(listing.complete), bytes: sumEntryBytes(root, listing.complete), stray };
 }
 
 /** Asserts the entry's metadata is valid and its text is exactly the content derived from its id. */

@@ -1,15 +1,16 @@
 // Child process of test/robust-concurrency.test.ts: one of several "Pi processes" sharing a store.
-// Usage: node --import tsx robust-concurrency-child.ts <root> <sessionId> <durationMs> <maxEntries> <maxStoreBytes>
+// Usage: node --import tsx robust-concurrency-child.ts <root> <sessionId> <durationMs> <maxEntries> <maxStoreBytes> [commit]
 // Prints `ready`, waits for a line on stdin (all workers start together), then loops until the
 // duration or the entry count is reached: write one entry, read three (its own and others',
-// readMeta + the .txt verified byte for byte), run housekeeping. Its last action is always a
-// housekeeping pass. Prints one JSON line, the WorkerReport, and exits 0; anything thrown is
+// readMeta + the .txt verified byte for byte), run housekeeping. With `commit` the store enforces
+// the quota itself at every commit and housekeeping runs only at the start and the end (as in Pi);
+// the store's size is sampled after each commit. Its last action is always a housekeeping pass. Prints one JSON line, the WorkerReport, and exits 0; anything thrown is
 // recorded in the report rather than crashing the loop.
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeSync } from "node:fs";
 import { computeEntryId, OverflowStore } from "../../src/store.js";
-import { buildEntryMeta, CONCURRENCY_PROFILE, ENTRY_NAME, entrySizeFor, generateEntryContent, writeEntry } from "./robust-common.js";
+import { buildEntryMeta, CONCURRENCY_PROFILE, ENTRY_NAME, entrySizeFor, generateEntryContent, measureLiveStore, writeEntry } from "./robust-common.js";
 
 export interface WorkerReport {
 	sessionId: string;
@@ -25,30 +26,38 @@ export interface WorkerReport {
 	/** Ids whose metadata or text did not match what was written. */
 	corrupt: string[];
 	housekeeps: number;
+	/** Evictions counted by housekeeping and, in `commit` mode, by commits. */
 	removedForQuota: number;
+	/** Evictions counted by commits alone (`commit` mode). */
+	removedByCommits: number;
+	/** Largest store size (complete entries, .txt + .json) seen right after one of its commits. */
+	peakBytesAfterCommit: number;
 	removedExpired: number;
 	removedOrphans: number;
 	removedTemp: number;
 	housekeepErrors: string[];
+	/** Problems commits met while evicting for the quota (`commit` mode). */
+	commitErrors: string[];
 	exceptions: string[];
 	elapsedMs: number;
 }
 
-const [root, sessionId, durationText, maxEntriesText, maxStoreBytesText] = process.argv.slice(2);
+const [root, sessionId, durationText, maxEntriesText, maxStoreBytesText, mode] = process.argv.slice(2);
 const durationMs = Number(durationText);
 const maxEntries = Number(maxEntriesText);
 const maxStoreBytes = Number(maxStoreBytesText);
+const quotaAtCommit = mode === "commit";
 const RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const CHUNK_BYTES = 64 * 1024;
 
 const report: WorkerReport = {
 	sessionId, written: [], reads: 0, verified: 0, vanishedBeforeMeta: 0, vanishedAfterMeta: 0, corrupt: [],
-	housekeeps: 0, removedForQuota: 0, removedExpired: 0, removedOrphans: 0, removedTemp: 0, housekeepErrors: [], exceptions: [], elapsedMs: 0,
+	housekeeps: 0, removedForQuota: 0, removedByCommits: 0, peakBytesAfterCommit: 0, removedExpired: 0, removedOrphans: 0, removedTemp: 0, housekeepErrors: [], commitErrors: [], exceptions: [], elapsedMs: 0,
 };
 process.on("uncaughtException", (error) => report.exceptions.push(`uncaught: ${error.stack ?? error}`));
 process.on("unhandledRejection", (error) => report.exceptions.push(`unhandled rejection: ${(error as Error)?.stack ?? error}`));
 
-const store = new OverflowStore({ root });
+const store = new OverflowStore(quotaAtCommit ? { root, maxStoreBytes } : { root });
 let randomState = Number.parseInt(createHash("sha1").update(sessionId).digest("hex").slice(0, 8), 16) || 1;
 function pick<T>(items: readonly T[]): T {
 	randomState = (Math.imul(randomState, 1664525) + 1013904223) >>> 0;
@@ -92,13 +101,18 @@ await new Promise<void>((resolve) => process.stdin.once("data", () => resolve())
 // An open stdin would keep this process alive after its report.
 process.stdin.destroy();
 const started = Date.now();
+if (quotaAtCommit) await housekeep(); // as session_start does
 for (let n = 0; n < maxEntries && Date.now() - started < durationMs; n++) {
 	try {
 		const toolCallId = `call-${n}`;
 		const id = computeEntryId(sessionId, toolCallId);
 		const content = generateEntryContent(id, entrySizeFor(id, CONCURRENCY_PROFILE));
-		await writeEntry(store, buildEntryMeta(id, content, sessionId, toolCallId, Date.now()), content, CHUNK_BYTES);
+		const committed = await writeEntry(store, buildEntryMeta(id, content, sessionId, toolCallId, Date.now()), content, CHUNK_BYTES);
 		report.written.push(id);
+		report.removedForQuota += committed.removedForQuota;
+		report.removedByCommits += committed.removedForQuota;
+		report.commitErrors.push(...committed.errors);
+		if (quotaAtCommit) report.peakBytesAfterCommit = Math.max(report.peakBytesAfterCommit, measureLiveStore(root));
 		const listed = readdirSync(root)
 			.map((name) => ENTRY_NAME.exec(name))
 			.filter((match): match is RegExpExecArray => match !== null && match[2] === "json")
@@ -108,7 +122,7 @@ for (let n = 0; n < maxEntries && Date.now() - started < durationMs; n++) {
 			await readAndVerify(pick(listed));
 			await readAndVerify(pick(listed));
 		}
-		await housekeep();
+		if (!quotaAtCommit) await housekeep();
 	} catch (error) {
 		report.exceptions.push((error as Error)?.stack ?? String(error));
 	}
