@@ -1,13 +1,19 @@
-// `npm run recall`: how many decisive lines of the real toolchain outputs (test/fixtures/real/)
-// survive, and at what size, in pi-overflow's bounded view at the default settings — against the
-// baseline measured in the same run: Pi's own bash cut (truncateTail: the last 2000 lines or the
-// last 50 KB, whichever is hit first, whole lines counted from the end, plus its one-line notice).
-// Also how many non-decisive lines the signal pattern matches (its precision). Not a test.
+// `npm run recall`: how many decisive lines of real toolchain outputs survive, and at what size,
+// in pi-overflow's bounded view at the default settings — against the baseline measured in the
+// same run: Pi's own bash cut (truncateTail: the last 2000 lines or the last 50 KB, whichever is
+// hit first, whole lines counted from the end, plus its one-line notice). Three sets, reported
+// apart: test/fixtures/real/, and the unseen corpus's tuning and held-out halves
+// (test/fixtures/unseen/split.json). `--set real|tuning|heldout` measures one set. Not a test.
+// The held-out half is reported as counts only (never line contents): do not tune on it.
 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config.js";
 import { buildViewFromFile } from "../src/view.js";
 import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, type RealFixture, stripAnsi, withoutLineEnd } from "../test/fixtures/real/fixtures.js";
+import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
+
+/** A shown line within this many lines of a decisive line counts as its context (precision). */
+const CONTEXT_RADIUS_LINES = 5;
 
 interface Row {
 	name: string;
@@ -20,9 +26,23 @@ interface Row {
 	piChars: number;
 	/** Non-decisive lines the signal pattern matches. */
 	otherMatches: number;
+	/** Lines the view shows outside the head and tail sections (its signal lines). */
+	signalShown: number;
+	/** Of those, the ones that are decisive or within CONTEXT_RADIUS_LINES of a decisive line. */
+	signalNear: number;
 	/** Decisive lines the view does not show, with the reason. */
 	missed: string[];
 }
+
+interface MeasuredSet {
+	title: string;
+	rows: Row[];
+	/** Print which lines were missed (never for the held-out half). */
+	showContents: boolean;
+}
+
+const SETS = ["real", "tuning", "heldout"] as const;
+type SetName = (typeof SETS)[number];
 
 const config = DEFAULT_CONFIG;
 
@@ -48,6 +68,24 @@ function explainMiss(fixture: RealFixture, line: DecisiveLine, shownText: string
 	return "a signal line, not chosen (maxSignalLines, spreading or budget)";
 }
 
+/**
+ * Precision of the shown signal lines: the shown line numbers outside the head section (lines
+ * 1..headLines) and the tail section (the last tailLines lines), and how many of them lie within
+ * CONTEXT_RADIUS_LINES of a decisive line (a decisive line itself included).
+ */
+function countSignalPrecision(fixture: RealFixture, shownNumbers: Iterable<number>): { shown: number; near: number } {
+	const decisive = fixture.decisive.map((line) => line.lineNumber);
+	const tailStart = fixture.lines.length - config.tailLines;
+	let shown = 0;
+	let near = 0;
+	for (const number of shownNumbers) {
+		if (number <= config.headLines || number > tailStart) continue;
+		shown++;
+		if (decisive.some((line) => Math.abs(line - number) <= CONTEXT_RADIUS_LINES)) near++;
+	}
+	return { shown, near };
+}
+
 async function measure(fixture: RealFixture): Promise<Row> {
 	const view = await buildViewFromFile(fixture.path, {
 		thresholdChars: config.thresholdChars,
@@ -71,6 +109,7 @@ async function measure(fixture: RealFixture): Promise<Row> {
 	fixture.lines.forEach((raw, index) => {
 		if (!decisive.has(index + 1) && config.signalRegex.test(stripAnsi(withoutLineEnd(raw)))) otherMatches++;
 	});
+	const precision = countSignalPrecision(fixture, shown.keys());
 	return {
 		name: fixture.name,
 		lines: fixture.lines.length,
@@ -81,6 +120,8 @@ async function measure(fixture: RealFixture): Promise<Row> {
 		piKept: fixture.decisive.filter((line) => line.lineNumber >= pi.firstKeptLine).length,
 		piChars: pi.chars,
 		otherMatches,
+		signalShown: precision.shown,
+		signalNear: precision.near,
 		missed,
 	};
 }
@@ -89,47 +130,105 @@ function percent(part: number, whole: number): string {
 	return whole === 0 ? "-" : `${Math.round((100 * part) / whole)}%`;
 }
 
-const rows: Row[] = [];
-for (const fixture of loadRealFixtures()) rows.push(await measure(fixture));
-
-const total: Row = {
-	name: "TOTAL",
-	lines: 0,
-	bytes: 0,
-	decisive: 0,
-	viewKept: 0,
-	viewChars: 0,
-	piKept: 0,
-	piChars: 0,
-	otherMatches: 0,
-	missed: [],
-};
-for (const row of rows) {
-	for (const key of ["lines", "bytes", "decisive", "viewKept", "viewChars", "piKept", "piChars", "otherMatches"] as const) total[key] += row[key];
-	total.missed.push(...row.missed);
+function sumRows(rows: Row[]): Row {
+	const total: Row = {
+		name: "TOTAL",
+		lines: 0,
+		bytes: 0,
+		decisive: 0,
+		viewKept: 0,
+		viewChars: 0,
+		piKept: 0,
+		piChars: 0,
+		otherMatches: 0,
+		signalShown: 0,
+		signalNear: 0,
+		missed: [],
+	};
+	for (const row of rows) {
+		for (const key of ["lines", "bytes", "decisive", "viewKept", "viewChars", "piKept", "piChars", "otherMatches", "signalShown", "signalNear"] as const) total[key] += row[key];
+		total.missed.push(...row.missed);
+	}
+	return total;
 }
 
-const header = ["fixture", "lines", "bytes", "decisive", "view kept", "view chars", "pi-cut kept", "pi-cut chars", "other matches"];
-const table = [...rows, total].map((row) => [
-	row.name,
-	String(row.lines),
-	String(row.bytes),
-	String(row.decisive),
-	`${row.viewKept} (${percent(row.viewKept, row.decisive)})`,
-	String(row.viewChars),
-	`${row.piKept} (${percent(row.piKept, row.decisive)})`,
-	String(row.piChars),
-	String(row.otherMatches),
-]);
-const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column].length)));
-const format = (cells: string[]): string => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join("  ");
+/** Right-aligned columns, the first left-aligned. */
+function formatTable(header: string[], table: string[][]): string[] {
+	const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column].length)));
+	const format = (cells: string[]): string => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join("  ");
+	return [format(header), ...table.map(format)];
+}
 
-console.log(`recall on ${rows.length} real toolchain outputs — pi-overflow's view (thresholdChars ${config.thresholdChars}, head ${config.headLines}, tail ${config.tailLines}, signals ${config.maxSignalLines}) vs Pi's bash cut (last ${DEFAULT_MAX_LINES} lines / ${formatSize(DEFAULT_MAX_BYTES)})`);
-console.log(format(header));
-for (const cells of table) console.log(format(cells));
+function printSet(set: MeasuredSet): void {
+	const total = sumRows(set.rows);
+	console.log(`\n== ${set.title}: ${set.rows.length} outputs ==`);
+	const header = ["fixture", "lines", "bytes", "decisive", "view kept", "view chars", "signal shown", "near decisive", "pi-cut kept", "pi-cut chars", "other matches"];
+	const table = [...set.rows, total].map((row) => [
+		row.name,
+		String(row.lines),
+		String(row.bytes),
+		String(row.decisive),
+		`${row.viewKept} (${percent(row.viewKept, row.decisive)})`,
+		String(row.viewChars),
+		String(row.signalShown),
+		`${row.signalNear} (${percent(row.signalNear, row.signalShown)})`,
+		`${row.piKept} (${percent(row.piKept, row.decisive)})`,
+		String(row.piChars),
+		String(row.otherMatches),
+	]);
+	for (const line of formatTable(header, table)) console.log(line);
+	if (!set.showContents) {
+		console.log(`(held-out: counts only; ${total.decisive - total.viewKept} decisive lines missed — do not look at them while tuning)`);
+		return;
+	}
+	if (total.missed.length === 0) console.log("the view shows every decisive line");
+	else for (const line of total.missed) console.log(`MISSED ${line}`);
+}
+
+function summarise(set: MeasuredSet): string[] {
+	const total = sumRows(set.rows);
+	const served = set.rows.filter((row) => row.viewKept === row.decisive).length;
+	const meanChars = set.rows.length === 0 ? 0 : Math.round(total.viewChars / set.rows.length);
+	return [
+		set.title,
+		String(set.rows.length),
+		`${total.viewKept}/${total.decisive} (${percent(total.viewKept, total.decisive)})`,
+		`${served}/${set.rows.length} (${percent(served, set.rows.length)})`,
+		String(meanChars),
+		`${total.signalNear}/${total.signalShown} (${percent(total.signalNear, total.signalShown)})`,
+		`${total.piKept}/${total.decisive} (${percent(total.piKept, total.decisive)})`,
+		String(set.rows.length === 0 ? 0 : Math.round(total.piChars / set.rows.length)),
+	];
+}
+
+function parseSets(argv: string[]): SetName[] {
+	const index = argv.indexOf("--set");
+	if (index < 0) return [...SETS];
+	const value = argv[index + 1];
+	if (!SETS.includes(value as SetName)) throw new Error(`--set must be one of ${SETS.join(", ")}; got ${JSON.stringify(value ?? null)}`);
+	return [value as SetName];
+}
+
+async function measureSet(name: SetName): Promise<MeasuredSet> {
+	const fixtures = name === "real" ? loadRealFixtures() : loadUnseenFixtures(name);
+	const rows: Row[] = [];
+	for (const fixture of fixtures) rows.push(await measure(fixture));
+	const title = name === "real" ? "real/" : name === "tuning" ? "unseen tuning" : "unseen held-out";
+	return { title, rows, showContents: name !== "heldout" };
+}
+
+const measured: MeasuredSet[] = [];
+for (const name of parseSets(process.argv.slice(2))) measured.push(await measureSet(name));
+
 console.log(
-	`decisive lines kept: view ${percent(total.viewKept, total.decisive)} in ${total.viewChars} chars, Pi's cut ${percent(total.piKept, total.decisive)} in ${total.piChars} chars (view/Pi size ${(total.viewChars / total.piChars).toFixed(2)})`,
+	`recall — pi-overflow's view (thresholdChars ${config.thresholdChars}, head ${config.headLines}, tail ${config.tailLines}, signals ${config.maxSignalLines}) vs Pi's bash cut (last ${DEFAULT_MAX_LINES} lines / ${formatSize(DEFAULT_MAX_BYTES)})`,
+);
+console.log(
+	`precision: of the lines the view shows outside its head (lines 1-${config.headLines}) and tail (the last ${config.tailLines} lines), the share that are decisive or within ${CONTEXT_RADIUS_LINES} lines of a decisive line`,
 );
 console.log("other matches: non-decisive lines the signal pattern matches (compiler warnings are weak signals the view shows last)");
-if (total.missed.length === 0) console.log("the view shows every decisive line");
-else for (const line of total.missed) console.log(`MISSED ${line}`);
+for (const set of measured) printSet(set);
+
+console.log("\n== summary ==");
+const summaryHeader = ["set", "outputs", "decisive kept", "fully served", "mean view chars", "precision", "pi-cut kept", "pi-cut mean chars"];
+for (const line of formatTable(summaryHeader, measured.map(summarise))) console.log(line);

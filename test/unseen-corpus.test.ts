@@ -1,0 +1,87 @@
+// The unseen corpus (test/fixtures/unseen/) is well formed: every decisive line is the line at its
+// number in its log, every log has a generator and a place in split.json, both halves hold
+// outputs, and no toolchain has outputs in both halves. It says nothing about what the view keeps
+// of these outputs: `npm run recall` measures that, and the held-out half is not tuned on.
+
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { loadRealFixtures } from "./fixtures/real/fixtures.js";
+import { loadUnseenFixtures, loadUnseenSplit, UNSEEN_FIXTURES_DIR } from "./fixtures/unseen/fixtures.js";
+
+/** An unseen output is well over the default threshold (24 000 chars): at least twice it. */
+const MIN_OUTPUT_CHARS = 50_000;
+
+const split = loadUnseenSplit();
+const fixtures = loadUnseenFixtures();
+
+/** NAME and TOOLCHAIN as each generator declares them. */
+function readGenerators(): Map<string, string> {
+	const genDir = join(UNSEEN_FIXTURES_DIR, "gen");
+	const declared = new Map<string, string>();
+	for (const file of readdirSync(genDir).filter((name) => /^gen-.*\.sh$/.test(name))) {
+		const text = readFileSync(join(genDir, file), "utf8");
+		const name = /^NAME=([\w.-]+)$/m.exec(text)?.[1];
+		const toolchain = /^TOOLCHAIN=([\w.-]+)$/m.exec(text)?.[1];
+		assert.ok(name && toolchain, `${file} declares NAME= and TOOLCHAIN=`);
+		declared.set(name, toolchain);
+	}
+	return declared;
+}
+
+describe("the unseen corpus", () => {
+	test("has at least 24 outputs from at least 20 toolchains", () => {
+		assert.ok(fixtures.length >= 24, `${fixtures.length} outputs`);
+		assert.ok(new Set(fixtures.map((fixture) => fixture.toolchain)).size >= 20, "toolchains");
+	});
+
+	test("shares no output name with test/fixtures/real/", () => {
+		const real = new Set(loadRealFixtures().map((fixture) => fixture.name));
+		assert.deepEqual(
+			fixtures.filter((fixture) => real.has(fixture.name)).map((fixture) => fixture.name),
+			[],
+		);
+	});
+
+	for (const fixture of fixtures) {
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => {
+			assert.ok(fixture.decisive.length > 0, "at least one decisive line");
+			assert.ok(fixture.text.length >= MIN_OUTPUT_CHARS, `${fixture.text.length} chars`);
+			let previous = 0;
+			for (const line of fixture.decisive) {
+				assert.ok(line.lineNumber > previous, `line ${line.lineNumber} after ${previous}`);
+				assert.ok(line.lineNumber <= fixture.lines.length, `line ${line.lineNumber} of ${fixture.lines.length}`);
+				assert.equal(fixture.lines[line.lineNumber - 1], line.raw, `${fixture.name}:${line.lineNumber}`);
+				previous = line.lineNumber;
+			}
+		});
+	}
+
+	test("every output has a generator, and split.json names each with its generator's toolchain", () => {
+		const declared = readGenerators();
+		assert.deepEqual([...declared.keys()].sort(), fixtures.map((fixture) => fixture.name));
+		assert.deepEqual(Object.keys(split.fixtures).sort(), fixtures.map((fixture) => fixture.name));
+		for (const fixture of fixtures) {
+			assert.equal(fixture.toolchain, declared.get(fixture.name), `${fixture.name}: toolchain`);
+			assert.equal(fixture.set, split.toolchains[fixture.toolchain], `${fixture.name}: its half is its toolchain's`);
+		}
+	});
+
+	test("both halves hold outputs, and no toolchain is in both", () => {
+		const halves = new Map<string, Set<string>>();
+		for (const fixture of fixtures) {
+			const sets = halves.get(fixture.toolchain) ?? new Set<string>();
+			sets.add(fixture.set);
+			halves.set(fixture.toolchain, sets);
+		}
+		assert.deepEqual(
+			[...halves].filter(([, sets]) => sets.size > 1).map(([toolchain]) => toolchain),
+			[],
+		);
+		const tuning = fixtures.filter((fixture) => fixture.set === "tuning").length;
+		const heldout = fixtures.filter((fixture) => fixture.set === "heldout").length;
+		assert.ok(tuning > 0 && heldout > 0, `tuning ${tuning}, heldout ${heldout}`);
+		assert.ok(Math.abs(tuning - heldout) <= 2, `tuning ${tuning}, heldout ${heldout}: roughly half each`);
+	});
+});
