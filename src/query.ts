@@ -9,7 +9,7 @@ import { lstat, open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
 import { readLinesFrom } from "./line-index.js";
-import { compileSearchPattern, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
+import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
 import { buildViewFromFile, formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
@@ -290,7 +290,9 @@ export function formatSearchAnswer(meta: EntryMeta, pattern: string, result: Sea
 	const echoed = `/${echo(pattern)}/i`;
 	let header: string;
 	if (result.totalHits === 0) {
-		header = stopped
+		header = stopped?.cause === "wait"
+			? `[pi-overflow id=${meta.id}] search ${echoed}: not run; no search worker came free (see below)`
+			: stopped
 			? `[pi-overflow id=${meta.id}] search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
 			: `[pi-overflow id=${meta.id}] search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
 	} else {
@@ -308,7 +310,12 @@ export function formatSearchAnswer(meta: EntryMeta, pattern: string, result: Sea
 	} else if (notShown > 0) {
 		notes.push(`[${plural(result.totalHits, "hit line")} found but none could be shown; narrow the pattern]`);
 	}
-	if (stopped) {
+	if (stopped?.cause === "wait") {
+		notes.push(
+			`[search not started: all ${MAX_SEARCH_WORKERS} search workers stayed busy with other searches for ${Math.round(result.waitedMs)} ms, the longest a search waits; ` +
+				"nothing was searched, which says nothing about the pattern: ask again once the other searches have answered, or run fewer at once]",
+		);
+	} else if (stopped) {
 		const how = !stopped.terminated
 			? "the time ran out between regex steps"
 			: stopped.stepLastLine > stopped.atLine

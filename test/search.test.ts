@@ -5,7 +5,16 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { PROGRESS_SLOTS, SEARCH_WORKER_SOURCE, type SearchWorkerMessage } from "../src/search-worker.js";
-import { disposeSearchWorkers, prewarmSearchWorker, readSearchWorkerStats, searchFile, type SearchLine, type SearchOptions } from "../src/search.js";
+import {
+	disposeSearchWorkers,
+	MAX_SEARCH_WORKERS,
+	prewarmSearchWorker,
+	readSearchWorkerStats,
+	searchFile,
+	type SearchLine,
+	type SearchOptions,
+	type SearchResult,
+} from "../src/search.js";
 import { createTempDir } from "./helpers/tmp.js";
 import { createRandom } from "./helpers/random.js";
 
@@ -276,19 +285,159 @@ describe("time bound and workers", () => {
 			const progress = new SharedArrayBuffer(${PROGRESS_SLOTS * 8});
 			const worker = new Worker(readFileSync(${JSON.stringify(sourcePath)}, "utf8"), { eval: true, workerData: { port: port2, progress }, transferList: [port2] });
 			const lines = [];
+			let started;
 			port1.on("message", (message) => {
-				if (message.type === "lines") lines.push(...message.lines);
-				else { console.log(JSON.stringify({ done: message, lines, execArgv: process.execArgv })); worker.terminate(); port1.close(); }
+				if (message.type === "started") started = message;
+				else if (message.type === "lines") lines.push(...message.lines);
+				else { console.log(JSON.stringify({ started, done: message, lines, execArgv: process.execArgv })); worker.terminate(); port1.close(); }
 			});
 			port1.postMessage({ type: "search", id: 7, path: ${JSON.stringify(textPath)}, pattern: "ERROR", contextLines: 1, maxResults: 10, maxLineChars: 100,
-				budgetChars: 100000, deadline: Date.now() + 5000, chunkBytes: 1048576, giantLineBytes: 8388608 });
+				budgetChars: 100000, timeoutMs: 5000, chunkBytes: 1048576, giantLineBytes: 8388608 });
 		`;
 		const { stdout } = await promisify(execFile)(process.execPath, ["-e", driver], { env: { ...process.env, NODE_OPTIONS: "" } });
-		const reply = JSON.parse(stdout) as { done: Extract<SearchWorkerMessage, { type: "done" }>; lines: Array<{ lineNumber: number; hit: boolean; text: string }>; execArgv: string[] };
+		const reply = JSON.parse(stdout) as {
+			started: Extract<SearchWorkerMessage, { type: "started" }>;
+			done: Extract<SearchWorkerMessage, { type: "done" }>;
+			lines: Array<{ lineNumber: number; hit: boolean; text: string }>;
+			execArgv: string[];
+		};
 		assert.ok(!reply.execArgv.some((arg) => arg.includes("tsx") || arg.includes("--import") || arg.includes("--loader")), reply.execArgv.join(" "));
+		assert.equal(reply.started.id, 7, "the worker says when it begins the request");
 		assert.equal(reply.done.totalHits, 1);
 		assert.equal(reply.done.linesSearched, 3);
 		assert.deepEqual(reply.lines.map((line) => [line.lineNumber, line.hit, line.text]), [[1, false, "one"], [2, true, "two error"], [3, false, "three"]]);
+	});
+});
+
+describe("waiting for a worker", () => {
+	// Line 1 holds the word; every other line makes (a+)+$ run for ever.
+	const needleThenRunaway = `needle\n${`${"a".repeat(40)}!\n`.repeat(2000)}`;
+	const runaway: SearchOptions = { ...BASE_OPTIONS, pattern: "(a+)+$", hardStopGraceMs: 50 };
+
+	test("a search that waited behind runaway searches still gets its whole time once it runs, and finds a word on line 1", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "queued.txt");
+		await writeFile(path, needleThenRunaway);
+		await disposeSearchWorkers();
+		const slow = Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 500 }));
+		const queued = searchFile(path, { ...BASE_OPTIONS, pattern: "needle", timeoutMs: 500 });
+		const [needle, ...stopped] = await Promise.all([queued, ...slow]);
+		for (const result of stopped) assert.equal(result.stopped?.cause, "time", "the runaway searches ran out of their own time");
+		assert.equal(needle.stopped, null, `the queued search was reported stopped: ${JSON.stringify(needle.stopped)}`);
+		assert.deepEqual(needle.lines.filter((line) => line.hit).map((line) => line.lineNumber), [1]);
+		assert.equal(needle.totalHits, 1);
+		assert.equal(needle.linesSearched, 2001);
+		// The runaway searches hold every worker for 500 ms after they begin, which is after this one was asked.
+		assert.ok(needle.waitedMs >= 500, `it waited ${needle.waitedMs} ms for a worker`);
+	});
+
+	test("a search that no worker begins within maxWaitMs answers that it did not run, while the others still run", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "wait-limit.txt");
+		await writeFile(path, needleThenRunaway);
+		await disposeSearchWorkers();
+		let othersEnded = false;
+		const others = Promise.all(Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error)));
+		void others.then(() => (othersEnded = true));
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle", timeoutMs: 500, maxWaitMs: 100 });
+		assert.equal(othersEnded, false, "answered while every worker was still busy");
+		assert.deepEqual(result.stopped, { cause: "wait", atLine: 1, elapsedMs: 0, terminated: false, stepLastLine: 1 });
+		assert.deepEqual([result.lines, result.totalHits, result.linesSearched], [[], 0, 0]);
+		assert.ok(result.waitedMs >= 100, `waited ${result.waitedMs} ms`);
+		assert.equal(readSearchWorkerStats().busy, MAX_SEARCH_WORKERS, "the runaway searches keep their workers");
+		await disposeSearchWorkers();
+		for (const outcome of await others) assert.equal((outcome as Error).name, "SearchEngineError");
+		assert.equal((await searchFile(path, { ...BASE_OPTIONS, pattern: "needle" })).totalHits, 1, "a later search runs");
+	});
+
+	test("a search aborted while it waits leaves the line at once; shutting down fails the searches still waiting", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "wait-abort.txt");
+		await writeFile(path, needleThenRunaway);
+		await disposeSearchWorkers();
+		let othersEnded = false;
+		const others = Promise.all(Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error)));
+		void others.then(() => (othersEnded = true));
+		const controller = new AbortController();
+		const aborted = searchFile(path, { ...BASE_OPTIONS, pattern: "needle", signal: controller.signal });
+		const waiting = searchFile(path, { ...BASE_OPTIONS, pattern: "needle" });
+		controller.abort();
+		await assert.rejects(aborted, { name: "AbortError" });
+		assert.equal(othersEnded, false, "the abort did not wait for a worker");
+		const waitingFails = assert.rejects(waiting, { name: "SearchEngineError" });
+		await disposeSearchWorkers();
+		await waitingFails;
+		for (const outcome of await others) assert.equal((outcome as Error).name, "SearchEngineError");
+		assert.deepEqual(readSearchWorkerStats().busy, 0);
+	});
+});
+
+describe("a search that searched every line is complete", () => {
+	/** Lines 1, 60 and the last hold the word; the text ends with a newline. */
+	function buildText(lineCount: number, longLines: boolean): string {
+		const lines = Array.from({ length: lineCount }, (_, index) => {
+			const filler = longLines && index % 3 === 0 ? "z".repeat(300) : `line ${index + 1}`;
+			return index === 0 || index === 59 || index === lineCount - 1 ? `${filler} needle` : filler;
+		});
+		return `${lines.join("\n")}\n`;
+	}
+
+	test("wherever the deadline passes, the search either stops at a line it has not searched or reports every line (virtual clock: 1 ms a line)", async (t) => {
+		const dir = await createTempDir(t);
+		const lineCount = 120;
+		const variants = [
+			{ name: "windows, one chunk", pattern: "needle", chunkBytes: 1 << 20, longLines: false },
+			{ name: "windows, 64-byte chunks", pattern: "needle", chunkBytes: 64, longLines: false },
+			{ name: "line by line (lookbehind)", pattern: "(?<=e)edle", chunkBytes: 256, longLines: false },
+			{ name: "giant lines", pattern: "needle", chunkBytes: 64, longLines: true },
+		];
+		let runs = 0;
+		for (const variant of variants) {
+			const path = join(dir, `${variant.name.replace(/\W+/g, "-")}.txt`);
+			const text = buildText(lineCount, variant.longLines);
+			await writeFile(path, text);
+			const hitLines = splitLines(text).flatMap((line, index) => (line.includes("needle") ? [index + 1] : []));
+			for (let timeoutMs = 0; timeoutMs <= lineCount + 2; timeoutMs++) {
+				const result: SearchResult = await searchFile(path, {
+					...BASE_OPTIONS,
+					pattern: variant.pattern,
+					timeoutMs,
+					virtualMsPerLine: 1,
+					chunkBytes: variant.chunkBytes,
+					giantLineBytes: 64,
+					hardStopGraceMs: 60_000,
+				});
+				runs++;
+				const label = `${variant.name}, deadline after ${timeoutMs} lines: ${JSON.stringify(result.stopped)}`;
+				if (timeoutMs >= lineCount || result.stopped === null) {
+					assert.equal(result.stopped, null, label);
+					assert.equal(result.linesSearched, lineCount, label);
+					assert.equal(result.totalHits, hitLines.length, label);
+					continue;
+				}
+				const { atLine } = result.stopped;
+				assert.ok(atLine >= 1 && atLine <= lineCount, `stopped at a line of the file: ${label}`);
+				assert.ok(atLine - 1 >= timeoutMs, `stopped only once the time was up: ${label}`);
+				assert.equal(result.linesSearched, atLine - 1, label);
+				assert.equal(result.totalHits, hitLines.filter((line) => line < atLine).length, label);
+			}
+		}
+		t.diagnostic(`${runs} searches, each stopped inside the file or complete`);
+	});
+
+	test("a search that searched every line is complete when its answer comes after the hard stop", async (t) => {
+		const dir = await createTempDir(t);
+		const path = join(dir, "late-answer.txt");
+		await writeFile(path, "one\ntwo needle\nthree\n");
+		await disposeSearchWorkers();
+		// The worker's own clock never runs out (1e-9 ms a line); it searches 3 lines, then holds its
+		// answer far past the hard stop (1 s + 0 ms grace), which then terminates it.
+		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle", timeoutMs: 1000, hardStopGraceMs: 0, virtualMsPerLine: 1e-9, holdBeforeDoneMs: 30_000 });
+		assert.deepEqual(readSearchWorkerStats(), { started: readSearchWorkerStats().started, idle: 0, busy: 0 }, "the hard stop terminated the worker");
+		assert.equal(result.stopped, null, JSON.stringify(result.stopped));
+		assert.equal(result.linesSearched, 3);
+		assert.equal(result.totalHits, 1);
+		assert.deepEqual(result.lines.map((line) => [line.lineNumber, line.hit]), [[1, false], [2, true], [3, false]]);
 	});
 });
 
