@@ -33,7 +33,7 @@ export interface QueryDependencies {
 	config: OverflowConfig;
 	store: OverflowStore;
 	/** Engine settings for tests (small chunks, a short grace); production uses the defaults. */
-	searchTuning?: Pick<SearchOptions, "chunkBytes" | "giantLineBytes" | "hardStopGraceMs">;
+	searchTuning?: Pick<SearchOptions, "chunkBytes" | "giantLineBytes" | "hardStopGraceMs" | "virtualMsPerLine">;
 	/** Lines between indexed offsets (default DEFAULT_LINE_INDEX_STRIDE); tests make it small. */
 	lineIndexStride?: number;
 }
