@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
 
 const MIB = 1024 * 1024;
@@ -176,6 +177,31 @@ async function main(): Promise<void> {
 				});
 			}
 			rmSync(spill, { force: true });
+		}
+
+		// The default signal pattern on lines built to make it backtrack, against grep -P with the same pattern on the same line.
+		let worst: { name: string; ms: number; grepMs: number } | undefined;
+		let slowerThanGrep = 0;
+		const pathological = buildPathologicalLines();
+		for (const line of pathological) {
+			const file = join(dir, "pathological-line.txt");
+			writeFileSync(file, `${line.text}\n`);
+			const grepLine = timeCommand("grep", ["-c", "-i", "-P", DEFAULT_SIGNAL_PATTERN, file]);
+			const ours = runScenario("signal-line", { line: line.name });
+			if (ours.ms > grepLine) slowerThanGrep++;
+			if (worst === undefined || ours.ms > worst.ms) worst = { name: line.name, ms: ours.ms, grepMs: grepLine };
+		}
+		if (worst !== undefined) {
+			rows.push({
+				name: `default signalPattern, 1 MiB lines built to backtrack (worst: "${worst.name}")`,
+				ours_ms: round(worst.ms),
+				baseline: "grep -c -i -P, same pattern, same line",
+				baseline_ms: round(worst.grepMs),
+				ratio: round(worst.grepMs / worst.ms),
+				target: "every line: ratio ≥ 1",
+				met: slowerThanGrep === 0,
+				note: `${slowerThanGrep} of ${pathological.length} lines slower than grep -P; best of 3 per line after a warm-up run`,
+			});
 		}
 
 		const small = runScenario("small", { count: 100_000 });

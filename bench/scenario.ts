@@ -13,6 +13,7 @@ import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
 import { runQuery } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { buildViewFromFile } from "../src/view.js";
+import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -110,6 +111,20 @@ async function main(): Promise<Record<string, unknown>> {
 			}
 			await disposeSearchWorkers();
 			return { ms, secondMs, rssBefore: before, answerChars: answer.text.length, summary: answer.summary };
+		}
+		if (name === "signal-line") {
+			// The default signal pattern over one 1 MiB line built to make it backtrack: best of 3 after a warm-up run.
+			const line = buildPathologicalLines().find((candidate) => candidate.name === args.line);
+			if (line === undefined) throw new Error(`unknown line ${String(args.line)}`);
+			const before = rssNow();
+			const matched = config.signalRegex.test(line.text);
+			let best = Number.POSITIVE_INFINITY;
+			for (let run = 0; run < 3; run++) {
+				const started = performance.now();
+				config.signalRegex.test(line.text);
+				best = Math.min(best, performance.now() - started);
+			}
+			return { ms: best, rssBefore: before, matched };
 		}
 		if (name === "small" || name === "small-baseline") {
 			const count = Number(args.count ?? 100_000);

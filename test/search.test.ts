@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -187,20 +187,18 @@ describe("giant lines", () => {
 describe("time bound and workers", () => {
 	const catastrophic = `${Array.from({ length: 20 }, (_, index) => `ok ${index + 1}`).join("\n")}\n${Array.from({ length: 3000 }, () => `${"a".repeat(36)}!`).join("\n")}\n`;
 
+	// How long the answer takes is measured by `npm run bench` (catastrophic regex row).
 	test("terminates a runaway regex step at the deadline and keeps the main thread responsive", async (t) => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "runaway.txt");
 		await writeFile(path, catastrophic);
-		let ticks = 0;
-		const interval = setInterval(() => ticks++, 5);
-		const began = performance.now();
+		// Timers set when the search begins fire while it runs: the regex never holds the main thread.
+		const fired: string[] = [];
+		setImmediate(() => fired.push("immediate"));
+		setTimeout(() => fired.push("timeout"), 1);
 		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 1\\d$|(a+)+$", timeoutMs: 400 });
-		const elapsed = performance.now() - began;
-		clearInterval(interval);
-		t.diagnostic(`runaway search answered after ${elapsed.toFixed(0)} ms (timeout 400 ms), ${ticks} timer ticks meanwhile`);
-		assert.ok(elapsed < 400 + 1000);
-		assert.ok(ticks >= 20, `${ticks} ticks`);
-		assert.equal(result.stopped?.terminated, true);
+		assert.deepEqual(fired.sort(), ["immediate", "timeout"], "the main thread ran its timers during the search");
+		assert.equal(result.stopped?.terminated, true, "the runaway step was terminated, not waited for");
 		assert.equal(result.stopped?.atLine, 20);
 		assert.deepEqual(result.lines.filter((line) => line.hit).map((line) => line.lineNumber), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
 		assert.equal(result.totalHits, 10);
@@ -210,13 +208,18 @@ describe("time bound and workers", () => {
 	test("stops between regex steps when time runs out, saying where", async (t) => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "slow.txt");
-		// Each line is slow (quadratic backtracking) but finishes: the worker stops by itself.
-		await writeFile(path, Array.from({ length: 200_000 }, () => "a".repeat(300)).join("\n"));
-		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "(?=a)a{200}b", timeoutMs: 200 });
-		assert.ok(result.stopped !== null);
-		assert.equal(result.stopped.terminated, false);
-		assert.ok(result.stopped.atLine > 1 && result.stopped.atLine < 200_000, String(result.stopped.atLine));
-		assert.equal(result.linesSearched, result.stopped.atLine - 1);
+		// On a virtual clock (1 ms a line, deadline after 500 lines) the worker stops by itself between
+		// steps, however loaded the machine; real time plays no part (60 s grace before a hard stop).
+		await writeFile(path, Array.from({ length: 20_000 }, () => "a".repeat(300)).join("\n"));
+		for (const pattern of ["(?=a)a{200}b", "a{200}b"]) {
+			const result = await searchFile(path, { ...BASE_OPTIONS, pattern, timeoutMs: 500, virtualMsPerLine: 1, hardStopGraceMs: 60_000 });
+			const label = `/${pattern}/: ${JSON.stringify(result.stopped)}`;
+			assert.ok(result.stopped !== null, label);
+			assert.equal(result.stopped.cause, "time", label);
+			assert.equal(result.stopped.terminated, false, `stopped by the worker itself, not terminated: ${label}`);
+			assert.ok(result.stopped.atLine > 500 && result.stopped.atLine < 20_000, `stopped once 500 lines were searched, before the end: ${label}`);
+			assert.equal(result.linesSearched, result.stopped.atLine - 1, label);
+		}
 	});
 
 	test("reuses a warm worker and replaces a terminated one", async (t) => {
@@ -225,22 +228,15 @@ describe("time bound and workers", () => {
 		await writeFile(path, catastrophic);
 		await searchFile(path, { ...BASE_OPTIONS, pattern: "ok" });
 		const started = readSearchWorkerStats().started;
-		const times: number[] = [];
 		for (let round = 0; round < 5; round++) {
-			const began = performance.now();
 			const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" });
-			times.push(performance.now() - began);
 			assert.equal(result.totalHits, 1);
 		}
 		assert.equal(readSearchWorkerStats().started, started, "no new worker for sequential searches");
 		await disposeSearchWorkers();
 		assert.equal(readSearchWorkerStats().idle, 0);
-		let began = performance.now();
 		await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" });
-		const coldMs = performance.now() - began;
-		t.diagnostic(`search of a 115 KB file: cold (worker start) ${coldMs.toFixed(1)} ms, warm median ${times.sort((a, b) => a - b)[2]!.toFixed(2)} ms`);
 		await searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 100 });
-		began = performance.now();
 		const after = await searchFile(path, { ...BASE_OPTIONS, pattern: "^ok 7$" });
 		assert.equal(after.totalHits, 1);
 		assert.equal(readSearchWorkerStats().started, started + 2, "a fresh worker after the terminated one");
@@ -267,9 +263,9 @@ describe("time bound and workers", () => {
 		await writeFile(path, catastrophic);
 		const controller = new AbortController();
 		setTimeout(() => controller.abort(), 50);
-		const began = performance.now();
-		await assert.rejects(searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 5000, signal: controller.signal }), { name: "AbortError" });
-		assert.ok(performance.now() - began < 1000);
+		// Without the abort this search would resolve (stopped) after its 60 s.
+		await assert.rejects(searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 60_000, signal: controller.signal }), { name: "AbortError" });
+		assert.equal(readSearchWorkerStats().busy, 0, "the worker was let go");
 	});
 
 	test("runs the worker source in a plain node process, without tsx", async (t) => {
@@ -441,8 +437,9 @@ describe("a search that searched every line is complete", () => {
 	});
 });
 
-describe("speed", () => {
-	test("searches a 32 MiB file about as fast as grep -n -i -E -C2", async (t) => {
+describe("a large file", () => {
+	// How fast, against grep -n -i -E -C2 on the same entry, is measured by `npm run bench`.
+	test("counts and shows the hits of a 32 MiB file exactly", async (t) => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "big.txt");
 		const words = ["compiling module", "info: request served in 12ms", "debug: cache hit for key", "warning: deprecated API used", "GET /api/v1/items 200"];
@@ -454,34 +451,16 @@ describe("speed", () => {
 			size += line.length + 1;
 		}
 		await writeFile(path, `${parts.join("\n")}\n`);
-		const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-		let grepAvailable = true;
-		try {
-			execFileSync("grep", ["--version"], { stdio: "ignore" });
-		} catch {
-			grepAvailable = false;
-		}
-		const report: string[] = [];
+		const hitLines = Math.floor(parts.length / 997);
 		for (const pattern of ["error", "fail(ed|ure)", "zzzz-not-there"]) {
-			const ours: number[] = [];
-			const theirs: number[] = [];
-			let hits = 0;
-			for (let round = 0; round < 5; round++) {
-				let began = performance.now();
-				const result = await searchFile(path, { ...BASE_OPTIONS, pattern, budgetChars: 24_000 });
-				ours.push(performance.now() - began);
-				hits = result.totalHits;
-				if (!grepAvailable) continue;
-				began = performance.now();
-				await promisify(execFile)("grep", ["-n", "-i", "-E", "-C2", pattern, path], { maxBuffer: 1 << 28 }).catch(() => undefined);
-				theirs.push(performance.now() - began);
-			}
-			assert.equal(hits, pattern === "zzzz-not-there" ? 0 : Math.floor(parts.length / 997));
-			const ratio = grepAvailable ? ` vs grep ${median(theirs).toFixed(1)} ms (ratio ${(median(ours) / median(theirs)).toFixed(2)})` : "";
-			report.push(`/${pattern}/: ${median(ours).toFixed(1)} ms${ratio}`);
-			assert.ok(median(ours) < 2000, `${pattern}: ${median(ours)} ms`);
+			const result = await searchFile(path, { ...BASE_OPTIONS, pattern, budgetChars: 24_000, hardStopGraceMs: 60_000, timeoutMs: 60_000 });
+			assert.equal(result.stopped, null, pattern);
+			assert.equal(result.linesSearched, parts.length, pattern);
+			assert.equal(result.totalHits, pattern === "zzzz-not-there" ? 0 : hitLines, pattern);
+			const shown = result.lines.filter((line) => line.hit).map((line) => line.lineNumber);
+			if (pattern !== "zzzz-not-there") assert.deepEqual(shown, Array.from({ length: shown.length }, (_, index) => 997 * (index + 1)), pattern);
 		}
-		t.diagnostic(`search of ${size} bytes, ${parts.length} lines (median of 5): ${report.join("; ")}`);
+		t.diagnostic(`searched ${size} bytes, ${parts.length} lines, ${hitLines} hit lines`);
 	});
 });
 
@@ -490,12 +469,12 @@ describe("shutdown", () => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "shutdown.txt");
 		await writeFile(path, `${"a".repeat(40)}!\n`.repeat(100));
-		const running = searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 10_000 });
+		// Without the shutdown this search would resolve (stopped) after its 60 s.
+		const running = searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 60_000 });
+		const fails = assert.rejects(running, { name: "SearchEngineError" });
 		await new Promise((resolve) => setTimeout(resolve, 100));
-		const began = performance.now();
 		await disposeSearchWorkers();
-		await assert.rejects(running, { name: "SearchEngineError" });
-		assert.ok(performance.now() - began < 1000);
+		await fails;
 		assert.deepEqual(readSearchWorkerStats().busy, 0);
 		const after = await searchFile(path, { ...BASE_OPTIONS, pattern: "!$" });
 		assert.equal(after.totalHits, 100);
