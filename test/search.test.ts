@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { after, describe, type TestContext, test } from "node:test";
 import { promisify } from "node:util";
 import { PROGRESS_SLOTS, SEARCH_WORKER_SOURCE, type SearchWorkerMessage } from "../src/search-worker.js";
 import {
@@ -310,6 +310,18 @@ describe("waiting for a worker", () => {
 	const needleThenRunaway = `needle\n${`${"a".repeat(40)}!\n`.repeat(2000)}`;
 	const runaway: SearchOptions = { ...BASE_OPTIONS, pattern: "(a+)+$", hardStopGraceMs: 50 };
 
+	/** Fresh workers all busy with runaway searches of 60 s; `ended` turns true once they end (only disposeSearchWorkers ends them). */
+	async function occupyEveryWorker(t: TestContext, name: string): Promise<{ path: string; others: Promise<unknown[]>; ended: () => boolean }> {
+		const dir = await createTempDir(t);
+		const path = join(dir, name);
+		await writeFile(path, needleThenRunaway);
+		await disposeSearchWorkers();
+		let ended = false;
+		const others = Promise.all(Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error)));
+		void others.then(() => (ended = true));
+		return { path, others, ended: () => ended };
+	}
+
 	test("a search that waited behind runaway searches still gets its whole time once it runs, and finds a word on line 1", async (t) => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "queued.txt");
@@ -328,15 +340,9 @@ describe("waiting for a worker", () => {
 	});
 
 	test("a search that no worker begins within maxWaitMs answers that it did not run, while the others still run", async (t) => {
-		const dir = await createTempDir(t);
-		const path = join(dir, "wait-limit.txt");
-		await writeFile(path, needleThenRunaway);
-		await disposeSearchWorkers();
-		let othersEnded = false;
-		const others = Promise.all(Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error)));
-		void others.then(() => (othersEnded = true));
+		const { path, others, ended } = await occupyEveryWorker(t, "wait-limit.txt");
 		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle", timeoutMs: 500, maxWaitMs: 100 });
-		assert.equal(othersEnded, false, "answered while every worker was still busy");
+		assert.equal(ended(), false, "answered while every worker was still busy");
 		assert.deepEqual(result.stopped, { cause: "wait", atLine: 1, elapsedMs: 0, terminated: false, stepLastLine: 1 });
 		assert.deepEqual([result.lines, result.totalHits, result.linesSearched], [[], 0, 0]);
 		assert.ok(result.waitedMs >= 100, `waited ${result.waitedMs} ms`);
@@ -347,19 +353,13 @@ describe("waiting for a worker", () => {
 	});
 
 	test("a search aborted while it waits leaves the line at once; shutting down fails the searches still waiting", async (t) => {
-		const dir = await createTempDir(t);
-		const path = join(dir, "wait-abort.txt");
-		await writeFile(path, needleThenRunaway);
-		await disposeSearchWorkers();
-		let othersEnded = false;
-		const others = Promise.all(Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error)));
-		void others.then(() => (othersEnded = true));
+		const { path, others, ended } = await occupyEveryWorker(t, "wait-abort.txt");
 		const controller = new AbortController();
 		const aborted = searchFile(path, { ...BASE_OPTIONS, pattern: "needle", signal: controller.signal });
 		const waiting = searchFile(path, { ...BASE_OPTIONS, pattern: "needle" });
 		controller.abort();
 		await assert.rejects(aborted, { name: "AbortError" });
-		assert.equal(othersEnded, false, "the abort did not wait for a worker");
+		assert.equal(ended(), false, "the abort did not wait for a worker");
 		const waitingFails = assert.rejects(waiting, { name: "SearchEngineError" });
 		await disposeSearchWorkers();
 		await waitingFails;
