@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
 
 const MIB = 1024 * 1024;
@@ -211,6 +212,17 @@ async function main(): Promise<void> {
 					met: Number(lines.secondMs) <= 20,
 					note: "later calls seek through the sparse index",
 				});
+				const queued = runScenario("queued", { timeoutMs: 2000 });
+				rows.push({
+					name: "3 searches for a word on line 1 behind 6 runaway (a+)+$ searches, all at once",
+					ours_ms: round(queued.ms),
+					baseline: "searchTimeoutMs",
+					baseline_ms: 2000,
+					ratio: round(2000 / queued.ms),
+					target: "all 3 complete, ≤ 1.5 × searchTimeoutMs (one round of runaway searches ahead)",
+					met: queued.complete === 3 && queued.ms <= 3000,
+					note: `${queued.complete} of 3 searched the whole entry; the runaway ones ended after ${round(Number(queued.runawayMs))} ms`,
+				});
 				const evil = join(dir, "evil.txt");
 				writeFileSync(evil, `${"a".repeat(40)}!\n`.repeat(100_000));
 				const catastrophic = runScenario("catastrophic", { entry: evil, timeoutMs: 2000 });
@@ -227,6 +239,61 @@ async function main(): Promise<void> {
 			}
 			rmSync(spill, { force: true });
 		}
+
+		// The default signal pattern on lines built to make it backtrack, against grep -P with the same pattern on the same line.
+		let worst: { name: string; ms: number; grepMs: number } | undefined;
+		let slowerThanGrep = 0;
+		const pathological = buildPathologicalLines();
+		for (const line of pathological) {
+			const file = join(dir, "pathological-line.txt");
+			writeFileSync(file, `${line.text}\n`);
+			const grepLine = timeCommand("grep", ["-c", "-i", "-P", DEFAULT_SIGNAL_PATTERN, file]);
+			const ours = runScenario("signal-line", { line: line.name });
+			if (ours.ms > grepLine) slowerThanGrep++;
+			if (worst === undefined || ours.ms > worst.ms) worst = { name: line.name, ms: ours.ms, grepMs: grepLine };
+		}
+		if (worst !== undefined) {
+			rows.push({
+				name: `default signalPattern, 1 MiB lines built to backtrack (worst: "${worst.name}")`,
+				ours_ms: round(worst.ms),
+				baseline: "grep -c -i -P, same pattern, same line",
+				baseline_ms: round(worst.grepMs),
+				ratio: round(worst.grepMs / worst.ms),
+				target: "every line: ratio ≥ 1",
+				met: slowerThanGrep === 0,
+				note: `${slowerThanGrep} of ${pathological.length} lines slower than grep -P; best of 3 per line after a warm-up run`,
+			});
+		}
+
+		// Every line a signal candidate: the slowest case of test/robust-content.test.ts, from a spill file.
+		const distinct = join(dir, "distinct-errors.log");
+		writeFileSync(distinct, Array.from({ length: 1_000_000 }, (_, i) => `error: failure number ${i + 1}`).join("\n"));
+		const grepDistinct = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, distinct]);
+		const boundDistinct = runScenario("bound", { spill: distinct });
+		rows.push({
+			name: "bound stage, 1 000 000 distinct error lines (every line a signal)",
+			ours_ms: round(boundDistinct.ms),
+			baseline: "grep -c -i -E",
+			baseline_ms: round(grepDistinct),
+			ratio: round(grepDistinct / boundDistinct.ms),
+			peak_rss_growth_mib: growth(boundDistinct),
+			target: "ratio ≥ 0.7, RSS growth ≤ 64 MiB",
+			met: grepDistinct / boundDistinct.ms >= 0.7 && growth(boundDistinct) <= 64,
+			note: `view ${boundDistinct.viewChars} chars`,
+		});
+		rmSync(distinct, { force: true });
+
+		const redraws = runScenario("render-redraws", {});
+		rows.push({
+			name: "one line redrawn 60 000 times by \\r (renderTerminalLine)",
+			ours_ms: round(redraws.ms),
+			baseline: "String.split at each \\r",
+			baseline_ms: round(Number(redraws.splitMs)),
+			ratio: round(Number(redraws.splitMs) / redraws.ms),
+			target: "ratio ≥ 0.1 (linear: at most 10× a split)",
+			met: Number(redraws.splitMs) / redraws.ms >= 0.1,
+			note: "best of 5 after a warm-up run, in one process",
+		});
 
 		const small = runScenario("small", { count: 100_000 });
 		const noop = runScenario("small-baseline", { count: 100_000 });

@@ -12,7 +12,8 @@ import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
 import { runQuery } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { buildViewFromFile } from "../src/view.js";
+import { buildViewFromFile, renderTerminalLine } from "../src/view.js";
+import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -78,6 +79,47 @@ async function main(): Promise<Record<string, unknown>> {
 			const view = await buildViewFromFile(String(args.entry), { ...config, signalRegex, id: "0123456789ab", toolName: "bash" });
 			return { ms: performance.now() - started, rssBefore: before, viewChars: view.text.length, lines: view.totalLines };
 		}
+		if (name === "queued") {
+			// Six (a+)+$ searches and three searches for the word on line 1, all at once (issue 8, item 9):
+			// how long until the word searches answer, and whether each searched the whole entry.
+			const store = new OverflowStore({ root: join(scratch, "store") });
+			const id = "0123456789ab";
+			const text = `needle\n${`${"a".repeat(40)}!\n`.repeat(5000)}`;
+			const writer = await store.beginEntry(id);
+			await writer.write(Buffer.from(text));
+			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, storedLines: writer.linesWritten, storedBytes: writer.bytesWritten, truncated: false, source: "current" });
+			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
+			const before = rssNow();
+			const started = performance.now();
+			const runaway = Array.from({ length: 6 }, () => runQuery({ id, search: "(a+)+$" }, { config: queryConfig, store }));
+			const words = Array.from({ length: 3 }, () => runQuery({ id, search: "needle" }, { config: queryConfig, store }).then((answer) => ({ answer, ms: performance.now() - started })));
+			const answered = await Promise.all(words);
+			await Promise.all(runaway);
+			const runawayMs = performance.now() - started;
+			await disposeSearchWorkers();
+			return {
+				ms: Math.max(...answered.map((word) => word.ms)),
+				runawayMs,
+				rssBefore: before,
+				complete: answered.filter(({ answer }) => answer.summary.timedOut === false && answer.summary.hits === 1).length,
+			};
+		}
+		if (name === "render-redraws") {
+			// One line of 60 000 "x" redrawn 60 000 times by "\ry": renderTerminalLine against splitting it at each \r.
+			const line = `${"x".repeat(60_000)}${"\ry".repeat(60_000)}`;
+			const best = (run: () => unknown): number => {
+				run();
+				let fastest = Number.POSITIVE_INFINITY;
+				for (let i = 0; i < 5; i++) {
+					const started = performance.now();
+					run();
+					fastest = Math.min(fastest, performance.now() - started);
+				}
+				return fastest;
+			};
+			const before = rssNow();
+			return { ms: best(() => renderTerminalLine(line)), splitMs: best(() => line.split("\r").length), rssBefore: before };
+		}
 		if (name === "search" || name === "lines-end" || name === "catastrophic") {
 			// Store the entry (not timed), then time one query in this fresh process.
 			const store = new OverflowStore({ root: join(scratch, "store") });
@@ -110,6 +152,20 @@ async function main(): Promise<Record<string, unknown>> {
 			}
 			await disposeSearchWorkers();
 			return { ms, secondMs, rssBefore: before, answerChars: answer.text.length, summary: answer.summary };
+		}
+		if (name === "signal-line") {
+			// The default signal pattern over one 1 MiB line built to make it backtrack: best of 3 after a warm-up run.
+			const line = buildPathologicalLines().find((candidate) => candidate.name === args.line);
+			if (line === undefined) throw new Error(`unknown line ${String(args.line)}`);
+			const before = rssNow();
+			const matched = config.signalRegex.test(line.text);
+			let best = Number.POSITIVE_INFINITY;
+			for (let run = 0; run < 3; run++) {
+				const started = performance.now();
+				config.signalRegex.test(line.text);
+				best = Math.min(best, performance.now() - started);
+			}
+			return { ms: best, rssBefore: before, matched };
 		}
 		if (name === "small" || name === "small-baseline") {
 			const count = Number(args.count ?? 100_000);

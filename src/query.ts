@@ -11,7 +11,7 @@ import { buildEntryView } from "./entry-view.js";
 import { describeLeftOut, toOutputLine, toStoredLine } from "./gap.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
 import { readLinesFrom } from "./line-index.js";
-import { compileSearchPattern, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
+import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { keepCharsFor, stripAnsi } from "./scan.js";
 import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
@@ -36,7 +36,7 @@ export interface QueryDependencies {
 	config: OverflowConfig;
 	store: OverflowStore;
 	/** Engine settings for tests (small chunks, a short grace); production uses the defaults. */
-	searchTuning?: Pick<SearchOptions, "chunkBytes" | "giantLineBytes" | "hardStopGraceMs">;
+	searchTuning?: Pick<SearchOptions, "chunkBytes" | "giantLineBytes" | "hardStopGraceMs" | "virtualMsPerLine">;
 	/** Lines between indexed offsets (default DEFAULT_LINE_INDEX_STRIDE); tests make it small. */
 	lineIndexStride?: number;
 }
@@ -332,7 +332,9 @@ export function formatSearchAnswer(meta: EntryMeta, pattern: string, storedResul
 	const echoed = `/${echo(pattern)}/i`;
 	let header: string;
 	if (result.totalHits === 0) {
-		header = stopped
+		header = stopped?.cause === "wait"
+			? `[pi-overflow id=${meta.id}] search ${echoed}: not run; no search worker came free (see below)`
+			: stopped
 			? `[pi-overflow id=${meta.id}] search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
 			: `[pi-overflow id=${meta.id}] search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
 	} else {
@@ -350,7 +352,12 @@ export function formatSearchAnswer(meta: EntryMeta, pattern: string, storedResul
 	} else if (notShown > 0) {
 		notes.push(`[${plural(result.totalHits, "hit line")} found but none could be shown; narrow the pattern]`);
 	}
-	if (stopped) {
+	if (stopped?.cause === "wait") {
+		notes.push(
+			`[search not started: all ${MAX_SEARCH_WORKERS} search workers stayed busy with other searches for ${Math.round(result.waitedMs)} ms, the longest a search waits; ` +
+				"nothing was searched, which says nothing about the pattern: ask again once the other searches have answered, or run fewer at once]",
+		);
+	} else if (stopped) {
 		const how = !stopped.terminated
 			? "the time ran out between regex steps"
 			: stopped.stepLastLine > stopped.atLine

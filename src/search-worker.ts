@@ -6,7 +6,8 @@
 // Invariant: the worker streams the file in chunks of whole lines (memory bounded by chunkBytes,
 // giantLineBytes and the collected lines), reports every batch of shown lines as soon as it is
 // final, and keeps `progress` (a SharedArrayBuffer) current, so the main thread can terminate it in
-// the middle of a runaway regex step and still answer with what was found.
+// the middle of a runaway regex step and still answer with what was found. A search's clock starts
+// when the worker begins it, and a search that has searched every line is complete.
 
 /** Slots of the shared progress array (Float64Array over workerData.progress). */
 export const PROGRESS_REQUEST_ID = 0;
@@ -16,7 +17,11 @@ export const PROGRESS_RESUME_LINE = 1;
 export const PROGRESS_TOTAL_HITS = 2;
 /** The last line the current regex step covers (the end of its window). */
 export const PROGRESS_STEP_LAST_LINE = 3;
-export const PROGRESS_SLOTS = 4;
+/** 1 once every line was searched and every shown line posted (the done message may still be on its way). */
+export const PROGRESS_COMPLETE = 4;
+/** Why collecting stopped: 0 it did not, 1 maxResults, 2 the character budget. */
+export const PROGRESS_COLLECTION_STOP = 5;
+export const PROGRESS_SLOTS = 6;
 
 /** One request, posted on the worker's port. */
 export interface SearchWorkerRequest {
@@ -29,8 +34,11 @@ export interface SearchWorkerRequest {
 	maxLineChars: number;
 	/** Stop collecting lines once their text passes this many characters (keep counting). */
 	budgetChars: number;
-	/** Date.now() value after which the worker stops by itself between regex steps. */
-	deadline: number;
+	/**
+	 * Longest the search may run, in ms, counted from when the worker begins it (time spent waiting
+	 * for the worker is not counted); past it the worker stops by itself between regex steps.
+	 */
+	timeoutMs: number;
 	chunkBytes: number;
 	giantLineBytes: number;
 	/**
@@ -38,6 +46,10 @@ export interface SearchWorkerRequest {
 	 * searched as Latin-1 (no decoding; one-byte strings) and only shown lines are decoded.
 	 */
 	latin1: boolean;
+	/** Tests only: the deadline follows a virtual clock on which each searched line takes this many ms. */
+	virtualMsPerLine?: number;
+	/** Tests only: the worker pauses this long after searching the last line, before it answers. */
+	holdBeforeDoneMs?: number;
 }
 
 /** A line to show, as the worker sends it: its raw stored text (or a window of it) and how much of it was left out. */
@@ -54,6 +66,8 @@ export interface SearchLine {
 }
 
 export type SearchWorkerMessage =
+	/** Posted first, when the worker begins the request: the search's clock starts at `startedAt` (Date.now()). */
+	| { type: "started"; id: number; startedAt: number }
 	| { type: "lines"; id: number; lines: SearchLine[] }
 	| {
 			type: "done";
@@ -77,7 +91,7 @@ const { StringDecoder } = require("node:string_decoder");
 
 const port = workerData.port;
 // Slots: 0 request id, 1 first line not fully searched, 2 hit lines counted, 3 last line of the
-// running regex step (PROGRESS_* in search-worker.ts).
+// running regex step, 4 every line searched, 5 why collecting stopped (PROGRESS_* in search-worker.ts).
 const progress = new Float64Array(workerData.progress);
 // Date.now() is read once per this many regex steps (it costs more than a short step).
 const DEADLINE_CHECK_STEPS = 256;
@@ -90,15 +104,29 @@ const WINDOW_CHARS = 16384;
 const LINE_OVERHEAD_CHARS = 12;
 
 port.on("message", (request) => {
+	// The search's clock starts here, when it begins to run, not when it was asked for.
+	const startedAt = Date.now();
+	resetProgress(request.id);
+	port.postMessage({ type: "started", id: request.id, startedAt: startedAt });
 	let reply;
 	try {
-		reply = runSearch(request);
+		reply = runSearch(request, startedAt);
 	} catch (error) {
 		reply = { type: "done", id: request.id, totalHits: 0, collectedHits: 0, collectionStop: null, stoppedAtLine: 0, linesSearched: 0,
 			error: String((error && error.message) || error) };
 	}
 	port.postMessage(reply);
 });
+
+// The request id last: the main thread reads the other slots as this request's once it sees the id.
+function resetProgress(id) {
+	progress[1] = 1;
+	progress[2] = 0;
+	progress[3] = 1;
+	progress[4] = 0;
+	progress[5] = 0;
+	progress[0] = id;
+}
 
 // A pattern without escapes and with "[^" read as "[", to look for anchors and lookarounds.
 function barePattern(pattern) {
@@ -125,24 +153,20 @@ function isLowSurrogate(code) {
 	return code >= 0xdc00 && code <= 0xdfff;
 }
 
-function runSearch(request) {
+function runSearch(request, startedAt) {
 	const id = request.id;
 	const contextLines = request.contextLines;
 	const maxResults = request.maxResults;
 	const maxLineChars = request.maxLineChars;
 	const budgetChars = request.budgetChars;
-	const deadline = request.deadline;
+	const virtualMsPerLine = request.virtualMsPerLine > 0 ? request.virtualMsPerLine : 0;
+	const deadline = (virtualMsPerLine > 0 ? 0 : startedAt) + request.timeoutMs;
 	const chunkBytes = request.chunkBytes;
 	const giantLineBytes = request.giantLineBytes;
 	const chunkRegex = new RegExp(request.pattern, "gim");
 	const lineRegex = new RegExp(request.pattern, "i");
 	const needsConfirm = hasAnchors(request.pattern);
 	const lineByLine = hasLookaround(request.pattern);
-
-	progress[0] = id;
-	progress[1] = 1;
-	progress[2] = 0;
-	progress[3] = 1;
 
 	let totalHits = 0;
 	let collectedHits = 0;
@@ -157,8 +181,11 @@ function runSearch(request) {
 	let steps = 0;
 	let stoppedAtLine = 0;
 
-	function deadlinePassed() {
-		return Date.now() >= deadline;
+	// firstOpenLine: the first line not yet fully searched (on the virtual clock of tests, the lines
+	// before it are the time spent).
+	function deadlinePassed(firstOpenLine) {
+		const now = virtualMsPerLine > 0 ? (firstOpenLine - 1) * virtualMsPerLine : Date.now();
+		return now >= deadline;
 	}
 
 	function clipHead(raw) {
@@ -248,6 +275,7 @@ function runSearch(request) {
 	function stopCollecting(reason) {
 		collecting = false;
 		collectionStop = reason;
+		progress[5] = reason === "maxResults" ? 1 : 2;
 	}
 
 	// A confirmed hit on line n (text[lineStart, contentEnd) is its content).
@@ -298,7 +326,7 @@ function runSearch(request) {
 		let line = textBase;
 		for (; pos < text.length; line++) {
 			steps += 1;
-			if (steps % DEADLINE_CHECK_STEPS === 0 && deadlinePassed()) {
+			if (steps % DEADLINE_CHECK_STEPS === 0 && deadlinePassed(line)) {
 				stoppedAtLine = line;
 				return -1;
 			}
@@ -321,7 +349,7 @@ function runSearch(request) {
 		let windowStart = 0;
 		let windowLine = textBase;
 		while (windowStart < text.length) {
-			if (deadlinePassed()) {
+			if (deadlinePassed(windowLine)) {
 				stoppedAtLine = windowLine;
 				return -1;
 			}
@@ -337,7 +365,7 @@ function runSearch(request) {
 			chunkRegex.lastIndex = 0;
 			for (;;) {
 				steps += 1;
-				if (steps % DEADLINE_CHECK_STEPS === 0 && deadlinePassed()) {
+				if (steps % DEADLINE_CHECK_STEPS === 0 && deadlinePassed(line)) {
 					stoppedAtLine = line;
 					return -1;
 				}
@@ -413,7 +441,8 @@ function runSearch(request) {
 		let head = null;
 		let hit = null;
 		for (;;) {
-			if (deadlinePassed()) {
+			// An empty read only ends the line (every byte of it was searched): no reason to stop there.
+			if (length > 0 && deadlinePassed(n)) {
 				stoppedAtLine = n;
 				return -1;
 			}
@@ -477,10 +506,6 @@ function runSearch(request) {
 	try {
 		let carry = 0;
 		for (;;) {
-			if (deadlinePassed()) {
-				stoppedAtLine = base;
-				break;
-			}
 			progress[1] = base;
 			progress[3] = base;
 			if (buffer.length < carry + chunkBytes) {
@@ -491,6 +516,12 @@ function runSearch(request) {
 			const count = readInto(carry);
 			const total = carry + count;
 			if (total === 0) break;
+			// Checked once there is something left to search: a search that has searched every line is
+			// complete, even when the deadline passed on its last line.
+			if (deadlinePassed(base)) {
+				stoppedAtLine = base;
+				break;
+			}
 			const end = count === 0 ? total : buffer.lastIndexOf(10, total - 1) + 1;
 			if (end === 0) {
 				if (total < giantLineBytes) {
@@ -516,6 +547,12 @@ function runSearch(request) {
 		fs.closeSync(fd);
 	}
 	postBatch();
+	if (stoppedAtLine === 0) {
+		// After the last batch was posted: a main thread that sees this also receives every line.
+		progress[1] = base;
+		progress[4] = 1;
+		if (request.holdBeforeDoneMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, request.holdBeforeDoneMs);
+	}
 	return { type: "done", id: id, totalHits: totalHits, collectedHits: collectedHits, collectionStop: collectionStop,
 		stoppedAtLine: stoppedAtLine, linesSearched: stoppedAtLine > 0 ? stoppedAtLine - 1 : base - 1 };
 }

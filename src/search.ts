@@ -1,13 +1,18 @@
 // The regex search over a stored file, run in a worker thread so that a runaway pattern such as
 // `(a+)+$` can never block Pi: one regex step cannot be interrupted in JavaScript, but a worker can
-// be terminated. Invariants: searchFile answers within timeoutMs + DEFAULT_HARD_STOP_GRACE_MS (plus
-// the few ms termination takes) with every line the worker had reported; the main thread never runs
-// the model's regex over the file; workers are kept warm between queries (at most
+// be terminated. Invariants: a search's timeoutMs counts from when its worker begins it; waiting for
+// a worker (at most MAX_SEARCH_WORKERS run at once, the rest queue in order) is bounded separately
+// by maxWaitMs and never reported as the pattern's slowness; so searchFile answers within maxWaitMs
+// + timeoutMs + DEFAULT_HARD_STOP_GRACE_MS (plus the few ms termination takes) with every line the
+// worker had reported, and a search that searched every line is complete; the main thread never
+// runs the model's regex over the file; workers are kept warm between queries (at most
 // MAX_IDLE_SEARCH_WORKERS idle), replaced after a termination, and never keep the process alive.
 
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import { isByteSafePattern } from "./regex-safety.js";
 import {
+	PROGRESS_COLLECTION_STOP,
+	PROGRESS_COMPLETE,
 	PROGRESS_REQUEST_ID,
 	PROGRESS_RESUME_LINE,
 	PROGRESS_SLOTS,
@@ -27,8 +32,12 @@ export const DEFAULT_GIANT_LINE_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_HARD_STOP_GRACE_MS = 100;
 /** Warm workers kept between searches. */
 export const MAX_IDLE_SEARCH_WORKERS = 1;
-/** Searches running at once; more wait for a worker. */
+/** Searches running at once; more wait for a worker, in the order they were asked for. */
 export const MAX_SEARCH_WORKERS = 4;
+/** Shortest wait for a worker a search accepts before it gives up without running (covers a worker's start on a loaded machine). */
+export const DEFAULT_MIN_WAIT_MS = 5_000;
+/** Longest wait for a worker, in multiples of the search's timeoutMs, when that is more than DEFAULT_MIN_WAIT_MS. */
+export const DEFAULT_WAIT_TIMEOUTS = 3;
 /** Old-generation heap of one worker: its chunks are small, so this only catches a runaway. */
 export const SEARCH_WORKER_HEAP_MB = 256;
 
@@ -40,8 +49,14 @@ export interface SearchOptions {
 	maxResults: number;
 	/** Longest part of a line sent back (hit lines: a window around the match). */
 	maxLineChars: number;
-	/** Wall-clock limit for the whole search, in ms. */
+	/** Longest the search may run, in ms, counted from when its worker begins it. */
 	timeoutMs: number;
+	/**
+	 * Longest the search may wait for a worker (and for the worker to begin it), in ms; past it the
+	 * search answers without having run (stopped.cause "wait"). Default
+	 * max(DEFAULT_MIN_WAIT_MS, DEFAULT_WAIT_TIMEOUTS × timeoutMs).
+	 */
+	maxWaitMs?: number;
 	/** Stop collecting lines once their text passes this many characters (hits are still counted). */
 	budgetChars: number;
 	/** Default DEFAULT_SEARCH_CHUNK_BYTES (tests make it small). */
@@ -50,13 +65,23 @@ export interface SearchOptions {
 	giantLineBytes?: number;
 	/** Default DEFAULT_HARD_STOP_GRACE_MS. */
 	hardStopGraceMs?: number;
-	/** Aborting terminates the worker; searchFile then rejects. */
+	/** Aborting terminates the worker (or leaves the queue); searchFile then rejects. */
 	signal?: AbortSignal;
+	/** Tests only: the worker's deadline follows a virtual clock on which each searched line takes this many ms. */
+	virtualMsPerLine?: number;
+	/** Tests only: the worker pauses this long after searching the last line, before it answers. */
+	holdBeforeDoneMs?: number;
 }
 
 export interface SearchStop {
+	/**
+	 * "time": timeoutMs ran out while the search ran. "wait": every worker stayed busy with other
+	 * searches for maxWaitMs, so the search never started (atLine 1; it says nothing about the pattern).
+	 */
+	cause: "time" | "wait";
 	/** The first line not fully searched. */
 	atLine: number;
+	/** How long the search ran (0 when it never started). */
 	elapsedMs: number;
 	/** True when a single regex step was still running and the worker was terminated. */
 	terminated: boolean;
@@ -77,7 +102,10 @@ export interface SearchResult {
 	stopped: SearchStop | null;
 	/** Lines searched (the file's line count when not stopped). */
 	linesSearched: number;
+	/** How long the search ran, from when its worker began it. */
 	elapsedMs: number;
+	/** How long it waited for a worker before that (or before it gave up, when stopped.cause is "wait"). */
+	waitedMs: number;
 }
 
 export type { SearchLine };
@@ -109,6 +137,11 @@ interface PendingSearch {
 	onFailure(error: Error): void;
 }
 
+interface WorkerWaiter {
+	grant(handle: SearchWorker): void;
+	fail(error: Error): void;
+}
+
 interface SearchWorker {
 	worker: Worker;
 	port: MessagePort;
@@ -119,7 +152,7 @@ interface SearchWorker {
 
 const idleWorkers: SearchWorker[] = [];
 const busyWorkers = new Set<SearchWorker>();
-const waiting: Array<() => void> = [];
+const waiting: WorkerWaiter[] = [];
 let nextRequestId = 1;
 let workersStarted = 0;
 
@@ -161,30 +194,89 @@ function startWorker(): SearchWorker {
 	return handle;
 }
 
-async function acquireWorker(): Promise<SearchWorker> {
-	for (;;) {
-		const idle = idleWorkers.pop();
-		if (idle !== undefined && !idle.dead) {
-			busyWorkers.add(idle);
-			return idle;
-		}
-		if (busyWorkers.size < MAX_SEARCH_WORKERS) {
-			const handle = startWorker();
-			busyWorkers.add(handle);
-			return handle;
-		}
-		await new Promise<void>((resolve) => waiting.push(resolve));
-	}
+function createAbortError(): Error {
+	const error = new Error("overflow_query: the search was aborted");
+	error.name = "AbortError";
+	return error;
 }
 
+/** A worker for a new search now (an idle one, or a fresh one while fewer than MAX_SEARCH_WORKERS are busy), unless others wait first. */
+function takeWorker(): SearchWorker | undefined {
+	if (waiting.length > 0) return undefined;
+	for (let idle = idleWorkers.pop(); idle !== undefined; idle = idleWorkers.pop()) {
+		if (idle.dead) continue;
+		busyWorkers.add(idle);
+		return idle;
+	}
+	if (busyWorkers.size >= MAX_SEARCH_WORKERS) return undefined;
+	const handle = startWorker();
+	busyWorkers.add(handle);
+	return handle;
+}
+
+/**
+ * A worker for this search, waiting in line when all are busy; undefined when none came free before
+ * `waitEnd` (Date.now() value). Rejects with an AbortError when `signal` aborts while it waits.
+ */
+function acquireWorker(waitEnd: number, signal: AbortSignal | undefined): Promise<SearchWorker | undefined> {
+	if (signal?.aborted) return Promise.reject(createAbortError());
+	let ready: SearchWorker | undefined;
+	try {
+		ready = takeWorker();
+	} catch (error) {
+		return Promise.reject(error);
+	}
+	if (ready !== undefined) return Promise.resolve(ready);
+	return new Promise<SearchWorker | undefined>((resolve, reject) => {
+		const leave = (): void => {
+			clearTimeout(timer);
+			signal?.removeEventListener("abort", onAbort);
+			const index = waiting.indexOf(waiter);
+			if (index !== -1) waiting.splice(index, 1);
+		};
+		const waiter: WorkerWaiter = {
+			grant: (handle) => {
+				leave();
+				resolve(handle);
+			},
+			fail: (error) => {
+				leave();
+				reject(error);
+			},
+		};
+		const onAbort = (): void => {
+			leave();
+			reject(createAbortError());
+		};
+		const timer = setTimeout(() => {
+			leave();
+			resolve(undefined);
+		}, Math.max(0, waitEnd - Date.now()));
+		signal?.addEventListener("abort", onAbort, { once: true });
+		waiting.push(waiter);
+	});
+}
+
+/** Hands the worker (or a fresh one, when it was terminated) to the first search waiting, else keeps it idle or retires it. */
 function releaseWorker(handle: SearchWorker): void {
 	busyWorkers.delete(handle);
 	handle.pending = undefined;
+	for (let next = waiting.shift(); next !== undefined; next = waiting.shift()) {
+		let successor: SearchWorker;
+		try {
+			successor = handle.dead ? startWorker() : handle;
+		} catch (error) {
+			next.fail(error instanceof Error ? error : new Error(String(error)));
+			continue;
+		}
+		busyWorkers.add(successor);
+		next.grant(successor);
+		return;
+	}
 	if (!handle.dead) {
 		if (idleWorkers.length < MAX_IDLE_SEARCH_WORKERS) idleWorkers.push(handle);
 		else retireWorker(handle);
 	}
-	waiting.shift()?.();
 }
 
 function retireWorker(handle: SearchWorker): Promise<void> {
@@ -197,10 +289,12 @@ function retireWorker(handle: SearchWorker): Promise<void> {
 }
 
 /**
- * Terminates every search worker; a search still running fails with a SearchEngineError. Call on
- * session_shutdown (and at the end of tests); a later search starts a fresh worker.
+ * Terminates every search worker; a search still running or waiting for a worker fails with a
+ * SearchEngineError. Call on session_shutdown (and at the end of tests); a later search starts a
+ * fresh worker.
  */
 export async function disposeSearchWorkers(): Promise<void> {
+	for (const waiter of waiting.splice(0)) waiter.fail(new Error("the search workers were shut down"));
 	const all = [...idleWorkers, ...busyWorkers];
 	idleWorkers.length = 0;
 	await Promise.all(all.map((handle) => retireWorker(handle)));
@@ -216,20 +310,38 @@ export function prewarmSearchWorker(): void {
 	}
 }
 
+/** The answer of a search that waited `waitedMs` for a worker and never ran. */
+function createNotStartedResult(waitedMs: number): SearchResult {
+	return {
+		lines: [],
+		totalHits: 0,
+		collectedHits: 0,
+		collectionStop: null,
+		stopped: { cause: "wait", atLine: 1, elapsedMs: 0, terminated: false, stepLastLine: 1 },
+		linesSearched: 0,
+		elapsedMs: 0,
+		waitedMs,
+	};
+}
+
 /**
  * Searches the file at `path` (a regular file) line by line, as grep -n -i -E -C would, in a worker.
- * Resolves with the hits so far when the time runs out; rejects with a SearchEngineError when the
- * worker cannot run, and with an AbortError-named Error when `signal` aborts.
+ * Resolves with the hits so far when the time runs out, and without hits (stopped.cause "wait") when
+ * no worker began it within maxWaitMs; rejects with a SearchEngineError when the worker cannot run,
+ * and with an AbortError-named Error when `signal` aborts.
  */
 export async function searchFile(path: string, options: SearchOptions): Promise<SearchResult> {
-	const started = performance.now();
-	const deadline = Date.now() + options.timeoutMs;
-	let handle: SearchWorker;
+	const askedAt = Date.now();
+	const waitEnd = askedAt + (options.maxWaitMs ?? Math.max(DEFAULT_MIN_WAIT_MS, DEFAULT_WAIT_TIMEOUTS * options.timeoutMs));
+	let acquired: SearchWorker | undefined;
 	try {
-		handle = await acquireWorker();
+		acquired = await acquireWorker(waitEnd, options.signal);
 	} catch (error) {
+		if (error instanceof Error && error.name === "AbortError") throw error;
 		throw new SearchEngineError(`could not start the search worker: ${error instanceof Error ? error.message : String(error)}`);
 	}
+	if (acquired === undefined) return createNotStartedResult(Date.now() - askedAt);
+	const handle = acquired;
 	const id = nextRequestId++;
 	const request: SearchWorkerRequest = {
 		type: "search",
@@ -240,10 +352,12 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 		maxResults: options.maxResults,
 		maxLineChars: options.maxLineChars,
 		budgetChars: options.budgetChars,
-		deadline,
+		timeoutMs: options.timeoutMs,
 		chunkBytes: options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES,
 		giantLineBytes: Math.max(options.giantLineBytes ?? DEFAULT_GIANT_LINE_BYTES, options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES),
 		latin1: isByteSafePattern(options.pattern),
+		virtualMsPerLine: options.virtualMsPerLine,
+		holdBeforeDoneMs: options.holdBeforeDoneMs,
 	};
 	const graceMs = options.hardStopGraceMs ?? DEFAULT_HARD_STOP_GRACE_MS;
 
@@ -251,6 +365,8 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 		const lines: SearchLine[] = [];
 		let settled = false;
 		let timer: NodeJS.Timeout | undefined;
+		/** Date.now() when the worker began this search (its "started" message); the search's clock starts there. */
+		let startedAt: number | undefined;
 
 		const finish = (settle: () => void, keepWorker: boolean): void => {
 			if (settled) return;
@@ -262,28 +378,38 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 			settle();
 		};
 
-		const toResult = (done: Extract<SearchWorkerMessage, { type: "done" }> | undefined, terminated: boolean): SearchResult => {
-			const elapsedMs = performance.now() - started;
+		const toResult = (done: Extract<SearchWorkerMessage, { type: "done" }> | undefined, progress: Float64Array, terminated: boolean): SearchResult => {
+			const runStart = startedAt ?? Date.now();
+			const elapsedMs = Date.now() - runStart;
 			// The progress slots belong to this request only once the worker has started it.
-			const requestStarted = handle.progress[PROGRESS_REQUEST_ID] === id;
-			const totalHits = done ? done.totalHits : requestStarted ? handle.progress[PROGRESS_TOTAL_HITS] : 0;
-			const atLine = done ? done.stoppedAtLine : requestStarted ? handle.progress[PROGRESS_RESUME_LINE] : 1;
-			const stepLastLine = !done && requestStarted ? Math.max(atLine, handle.progress[PROGRESS_STEP_LAST_LINE]) : atLine;
+			const requestStarted = progress[PROGRESS_REQUEST_ID] === id;
+			// Every line searched and posted, the done message not yet sent: complete all the same.
+			const complete = done ? done.stoppedAtLine === 0 : requestStarted && progress[PROGRESS_COMPLETE] === 1;
+			const totalHits = done ? done.totalHits : requestStarted ? progress[PROGRESS_TOTAL_HITS] : 0;
+			const atLine = done ? done.stoppedAtLine : requestStarted ? progress[PROGRESS_RESUME_LINE] : 1;
+			const stepLastLine = !done && requestStarted ? Math.max(atLine, progress[PROGRESS_STEP_LAST_LINE]) : atLine;
 			const collectedHits = lines.filter((line) => line.hit).length;
-			const collectionStop = done ? done.collectionStop : collectedHits >= options.maxResults ? "maxResults" : null;
+			const stoppedBy = requestStarted ? progress[PROGRESS_COLLECTION_STOP] : 0;
+			const collectionStop = done ? done.collectionStop : stoppedBy === 2 ? "budget" : stoppedBy === 1 || collectedHits >= options.maxResults ? "maxResults" : null;
 			return {
 				lines,
 				totalHits,
 				collectedHits,
 				collectionStop,
-				stopped: atLine > 0 ? { atLine, elapsedMs, terminated, stepLastLine } : null,
+				stopped: complete ? null : { cause: "time", atLine, elapsedMs, terminated, stepLastLine },
 				linesSearched: done ? done.linesSearched : Math.max(0, atLine - 1),
 				elapsedMs,
+				waitedMs: runStart - askedAt,
 			};
 		};
 
 		const onMessage = (message: SearchWorkerMessage): void => {
 			if (settled || message.id !== id) return;
+			if (message.type === "started") {
+				startedAt = message.startedAt;
+				armTimer(onHardStop, startedAt + options.timeoutMs + graceMs);
+				return;
+			}
 			if (message.type === "lines") {
 				lines.push(...message.lines);
 				return;
@@ -292,28 +418,42 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 				finish(() => reject(new SearchEngineError(`the search failed: ${message.error}`)), true);
 				return;
 			}
-			finish(() => resolve(toResult(message, false)), true);
+			finish(() => resolve(toResult(message, handle.progress, false)), true);
 		};
 
-		// Takes every message the worker posted before it got stuck, then terminates it.
-		const stopWorker = (): boolean => {
+		const armTimer = (onTimer: () => void, at: number): void => {
+			if (timer !== undefined) clearTimeout(timer);
+			timer = setTimeout(onTimer, Math.max(0, at - Date.now()));
+		};
+
+		// Takes every message the worker has posted so far; true while the search is still unsettled.
+		const drainMessages = (): boolean => {
 			for (let next = receiveMessageOnPort(handle.port); next !== undefined && !settled; next = receiveMessageOnPort(handle.port)) {
 				onMessage(next.message as SearchWorkerMessage);
 			}
 			return !settled;
 		};
 
+		// The worker overran its deadline by graceMs (a regex step that does not end): answer with what
+		// it reported, then terminate it. The progress is read before the messages are taken, so every
+		// line it counts has arrived.
 		const onHardStop = (): void => {
-			if (!stopWorker()) return;
-			const result = toResult(undefined, true);
+			const progress = handle.progress.slice();
+			if (!drainMessages()) return;
+			const result = toResult(undefined, progress, true);
 			finish(() => resolve(result), false);
+		};
+
+		// maxWaitMs passed before the worker began the search (a fresh worker still starting): the
+		// search did not run; that is not the pattern's doing.
+		const onWaitLimit = (): void => {
+			if (!drainMessages() || startedAt !== undefined) return;
+			finish(() => resolve(createNotStartedResult(Date.now() - askedAt)), false);
 		};
 
 		const onAbort = (): void => {
 			if (settled) return;
-			const error = new Error("overflow_query: the search was aborted");
-			error.name = "AbortError";
-			finish(() => reject(error), false);
+			finish(() => reject(createAbortError()), false);
 		};
 
 		handle.pending = {
@@ -326,8 +466,7 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 			return;
 		}
 		options.signal?.addEventListener("abort", onAbort, { once: true });
-		timer = setTimeout(onHardStop, Math.max(0, deadline - Date.now()) + graceMs);
+		armTimer(onWaitLimit, waitEnd);
 		handle.port.postMessage(request);
 	});
 }
-

@@ -278,7 +278,8 @@ test("session_start housekeeping removes expired entries and evicts the oldest u
 	entry("aaaaaaaaaaa4", 1 * day, mib); // kept
 	const configured = writeConfiguredIndex(agentDir, JSON.stringify({ maxEntryBytes: mib, maxStoreBytes: 1.5 * mib }));
 	await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, configured], responses: [fauxAssistantMessage("nothing to do")] });
-	const deadline = Date.now() + 5000;
+	// Housekeeping runs after session_start has returned: wait for it (generously; this times nothing).
+	const deadline = Date.now() + 60_000;
 	while (existsSync(join(dir, "aaaaaaaaaaa3.txt")) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 	const names = readdirSync(dir).sort();
 	assert.deepEqual(names, ["aaaaaaaaaaa4.json", "aaaaaaaaaaa4.txt"]);

@@ -162,7 +162,8 @@ describe("lines", () => {
 		assert.deepEqual(numberedLines(answer.text).map(([number, , text]) => [number, text]), [[1, "a"], [2, "b"], [3, ""], [4, "last"]]);
 	});
 
-	test("reads lines at the end of a 32 MiB entry quickly once its index exists", async (t) => {
+	// How fast (first call, then through the index) is measured by `npm run bench`.
+	test("reads lines at the end of a 32 MiB entry, again and again", async (t) => {
 		const deps = await createDeps(t);
 		const parts: string[] = [];
 		let size = 0;
@@ -173,20 +174,12 @@ describe("lines", () => {
 		}
 		const meta = await storeEntry(deps.store, `${parts.join("\n")}\n`);
 		const total = meta.totalLines;
-		let began = performance.now();
-		await query(deps, { id: meta.id, lines: { start: total - 100, end: total } });
-		const firstMs = performance.now() - began;
-		const times: number[] = [];
-		for (let round = 0; round < 5; round++) {
-			began = performance.now();
+		for (let round = 0; round < 6; round++) {
 			const answer = await query(deps, { id: meta.id, lines: { start: total - 300 + round, end: total } });
-			times.push(performance.now() - began);
+			assert.equal(numberedLines(answer.text)[0]![0], total - 300 + round);
 			assert.equal(numberedLines(answer.text).at(-1)![0], total);
 		}
-		times.sort((a, b) => a - b);
-		const median = times[2]!;
-		t.diagnostic(`lines at the end of a ${size}-byte, ${total}-line entry: first call ${firstMs.toFixed(1)} ms (builds the index), then median ${median.toFixed(1)} ms`);
-		assert.ok(median < 100, `median ${median} ms`);
+		t.diagnostic(`lines at the end of a ${size}-byte, ${total}-line entry`);
 	});
 });
 
@@ -276,19 +269,13 @@ describe("search", () => {
 		const okLines = Array.from({ length: 99 }, (_, index) => `ok line ${index + 1}`);
 		const bad = Array.from({ length: 5000 }, () => `${"a".repeat(40)}!`);
 		const meta = await storeEntry(deps.store, `${[...okLines, ...bad].join("\n")}\n`);
-		let ticks = 0;
-		const interval = setInterval(() => ticks++, 10);
-		const began = performance.now();
-		let answer: QueryAnswer;
-		try {
-			answer = await query(deps, { id: meta.id, search: "ok line 9$|(a+)+$" });
-		} finally {
-			clearInterval(interval);
-		}
-		const elapsed = performance.now() - began;
-		t.diagnostic(`catastrophic regex answered in ${elapsed.toFixed(0)} ms (searchTimeoutMs ${timeoutMs}); the main thread ticked ${ticks} times`);
-		assert.ok(elapsed < timeoutMs + 1000, `answered in ${elapsed} ms`);
-		assert.ok(ticks >= 5, `the main thread stayed responsive (${ticks} ticks)`);
+		// Timers set when the query begins fire while it runs: the regex never holds the main thread.
+		// (How long the answer takes is measured by `npm run bench`.)
+		const fired: string[] = [];
+		setImmediate(() => fired.push("immediate"));
+		setTimeout(() => fired.push("timeout"), 1);
+		const answer: QueryAnswer = await query(deps, { id: meta.id, search: "ok line 9$|(a+)+$" });
+		assert.deepEqual(fired.sort(), ["immediate", "timeout"], "the main thread ran its timers during the search");
 		const stop = /search stopped after \d+ ms \(searchTimeoutMs=300\) at line 10 of 5099: one regex step over lines 10–(\d+) was still running and was stopped; lines 1–9 were searched/.exec(answer.text);
 		assert.ok(stop, answer.text);
 		assert.ok(Number(stop[1]) >= 100 && Number(stop[1]) < 1000, "the step's lines include the first runaway line, 100");

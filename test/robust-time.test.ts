@@ -1,5 +1,6 @@
-// Time bounds on the tool-result path (issue 5): a 500 MB spill file is bounded within seconds,
-// with the middle only counted for newlines and the stored copy capped at maxEntryBytes.
+// Bounds on the tool-result path (issue 5): a 500 MB spill file is bounded in a process of its own
+// with bounded memory, the middle only counted for newlines and the stored copy capped at
+// maxEntryBytes. How long it takes is measured by `npm run bench -- --large` (1 GB spill file row).
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -10,10 +11,7 @@ import { fileURLToPath } from "node:url";
 import { createTempDir } from "./helpers/tmp.js";
 
 const SPILL_BYTES = 500 * 1024 * 1024;
-/** The stated bound for one huge result (README, Guarantees); measured ≈ 0.5–1 s on 2 cores. */
-const BOUND_MS = 10_000;
-
-test("a 500 MB spill file is bounded within the stated time and memory, in a process of its own", async (t) => {
+test("a 500 MB spill file is bounded within the stated memory, in a process of its own", async (t) => {
 	const dir = await createTempDir(t);
 	const spill = join(dir, "pi-bash-0123456789abcdef.log");
 	// Realistic lines, one error near the start and one at the very end; written in 1 MiB blocks.
@@ -30,7 +28,6 @@ test("a 500 MB spill file is bounded within the stated time and memory, in a pro
 	assert.equal(run.status, 0, run.stderr);
 	const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { ms: number; rssGrowthMiB: number; viewChars: number; storedBytes: number; truncated: boolean; shown: string[] };
 	t.diagnostic(`500 MB spill file: ${Math.round(result.ms)} ms, peak RSS growth ${result.rssGrowthMiB} MiB`);
-	assert.ok(result.ms < BOUND_MS, `${result.ms} ms`);
 	assert.ok(result.rssGrowthMiB <= 64, `${result.rssGrowthMiB} MiB`);
 	assert.ok(result.viewChars <= 24_000);
 	assert.ok(result.storedBytes <= 32 * 1024 * 1024);

@@ -243,15 +243,13 @@ describe("giant lines", () => {
 		assert.equal(scan.tail[0].text, "downloading 100% done");
 	});
 
-	test("scans a 50 MB line without a newline in bounded time", () => {
+	// How long this takes is measured by `npm run bench` (bound stage rows: their logs hold lines of several MB).
+	test("scans a 50 MB line without a newline, counting all of it", () => {
 		const line = Buffer.alloc(50 * 1000 * 1000, "x");
-		const started = performance.now();
 		const scan = scanInChunks(line, 1 * MIB);
-		const elapsed = performance.now() - started;
 		assert.equal(scan.totalLines, 1);
 		assert.equal(scan.totalBytes, line.length);
 		assert.equal(scan.tail[0].totalChars, line.length);
-		assert.ok(elapsed < 5000, `took ${elapsed} ms`);
 	});
 });
 
@@ -344,12 +342,10 @@ describe("renderTerminalLine", () => {
 		assert.equal(renderTerminalLine("a\tb\x00c\x07"), "a\tb\ufffdc\ufffd");
 	});
 
-	test("is linear on a line with many redraws", () => {
+	// How long this takes, against splitting the same line at each \r, is measured by `npm run bench`.
+	test("resolves a line with many redraws", () => {
 		const line = `${"x".repeat(60_000)}${"\ry".repeat(60_000)}`;
-		const started = performance.now();
-		const shown = renderTerminalLine(line);
-		assert.equal(shown, `y${"x".repeat(59_999)}`);
-		assert.ok(performance.now() - started < 1000);
+		assert.equal(renderTerminalLine(line), `y${"x".repeat(59_999)}`);
 	});
 
 	test("stripAnsi keeps the lines of a block in place", () => {
@@ -357,8 +353,9 @@ describe("renderTerminalLine", () => {
 	});
 });
 
-describe("performance", () => {
-	test("scans a 32 MiB log with the default signal pattern in a few seconds", () => {
+describe("a large log", () => {
+	// How fast, against grep on the same log, is measured by `npm run bench` (view build, 32 MiB entry).
+	test("scans a 32 MiB log with the default signal pattern, counting every line", () => {
 		const lines: string[] = [];
 		let size = 0;
 		for (let i = 0; size < 32 * MIB; i++) {
@@ -372,12 +369,8 @@ describe("performance", () => {
 			size += line.length + 1;
 		}
 		const bytes = Buffer.from(`${lines.join("\n")}\n`);
-		const started = performance.now();
 		const scan = scanInChunks(bytes, 1 * MIB);
-		const elapsed = performance.now() - started;
-		console.log(`# scanned ${(bytes.length / MIB).toFixed(1)} MiB (${scan.totalLines} lines) in ${elapsed.toFixed(0)} ms`);
 		assert.equal(scan.totalLines, lines.length);
 		assert.ok(scan.signals.length > 0);
-		assert.ok(elapsed < 5000, `took ${elapsed} ms`);
 	});
 });
