@@ -5,9 +5,12 @@
 // clipped, a line longer than GIANT_LINE_KEEP_BYTES keeps only its two ends (whatever the chunking),
 // and signal candidates are decimated. Runs of ordinary lines are scanned as one block (one regex
 // pass, newlines counted with indexOf); only the lines that are kept get decoded on their own.
+// A configured signalPattern never runs on more than SIGNAL_WINDOW_CHARS characters at once (pieces
+// of whole lines, windows of a longer line), and the time budget is checked between those runs and
+// charged for every line, head and tail included, so the search stops within the budget plus one run.
 
 import { isAscii } from "node:buffer";
-import { isByteSafePattern } from "./regex-safety.js";
+import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "./regex-safety.js";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
 import { keepEnd, keepStart } from "./text.js";
@@ -39,6 +42,16 @@ export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
  * are still complete, and the view says where the search stopped.
  */
 export const SIGNAL_SCAN_BUDGET_MS = 2000;
+/**
+ * Most characters a configured signalPattern runs on at once (regex-safety.ts bounds the cost of
+ * that); a longer line is tested in overlapping windows of this size. The default pattern, trusted
+ * and linear, always sees whole lines.
+ */
+export const SIGNAL_WINDOW_CHARS = PATTERN_WINDOW_CHARS;
+/** Characters a window (after a line's first) sees before its first start position: for `^`, `\b` and lookbehinds. */
+const SIGNAL_WINDOW_CONTEXT_CHARS = 128;
+/** How far each window moves on; a match of up to this many characters lies whole in one window. */
+export const SIGNAL_WINDOW_STEP_CHARS = (SIGNAL_WINDOW_CHARS - SIGNAL_WINDOW_CONTEXT_CHARS) / 2;
 /** Distinct signal texts remembered for deduplication. */
 const MAX_DISTINCT_SIGNALS = 10_000;
 /** Characters of a signal line used as its deduplication key. */
@@ -70,6 +83,8 @@ export interface ScanOptions {
 	maxLineChars: number;
 	/** Tested on each line (ANSI escapes removed); compiled again internally with the flags the scan needs. */
 	signalRegex: RegExp;
+	/** The clock the signal search budget is measured with, in milliseconds. Default performance.now. */
+	now?: () => number;
 }
 
 export interface ScannedLine {
@@ -102,7 +117,10 @@ export interface ScanResult {
 	signals: SignalLine[];
 	/** Lines that matched the signal pattern in all (repeats, head and tail included). */
 	signalMatches: number;
-	/** Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up. */
+	/**
+	 * Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up:
+	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
+	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };
 }
 
@@ -273,6 +291,11 @@ export class LineScanner {
 	private readonly byteSafe: boolean;
 	/** Cheap first pass for the default pattern (DEFAULT_SIGNAL_PREFILTER_KEYWORDS), else undefined. */
 	private readonly automaton: KeywordAutomaton | undefined;
+	/** A configured pattern: run on at most SIGNAL_WINDOW_CHARS characters at once (see testInWindows). */
+	private readonly windowed: boolean;
+	/** For windows of a long line (global, so that a window's first characters can be context only). */
+	private readonly windowRegex: RegExp;
+	private readonly now: () => number;
 	private readonly keepChars: number;
 	private lineCount = 0;
 	private byteCount = 0;
@@ -288,6 +311,8 @@ export class LineScanner {
 	private readonly weak: SpreadSample<Candidate>;
 	private signalMatches = 0;
 	private signalMs = 0;
+	/** When signal time was last charged (or its clock started). */
+	private signalClock = 0;
 	private signalStopped: { atLine: number; afterMs: number } | undefined;
 	private ended = false;
 
@@ -299,6 +324,9 @@ export class LineScanner {
 		this.byteSafe = isByteSafePattern(options.signalRegex.source);
 		this.automaton =
 			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i") ? defaultSignalAutomaton() : undefined;
+		this.windowed = options.signalRegex.source !== DEFAULT_SIGNAL_PATTERN;
+		this.windowRegex = new RegExp(options.signalRegex.source, `${flags}gm`);
+		this.now = options.now ?? (() => performance.now());
 		this.keepChars = Math.min(GIANT_LINE_KEEP_BYTES, options.maxLineChars * 4 + 1024);
 		const capacity = Math.max(32, options.maxSignalLines * 2);
 		this.strong = new SpreadSample(capacity);
@@ -334,6 +362,8 @@ export class LineScanner {
 			if (!this.pending.isEmpty) this.finishPendingLine();
 			this.ended = true;
 		}
+		// Stopped after the last line is not stopped: every line was searched.
+		const stopped = this.signalStopped && this.signalStopped.atLine <= this.lineCount ? this.signalStopped : undefined;
 		const signals = [...this.strong.values(), ...this.weak.values()]
 			.map(({ line, repeats }): SignalLine => ({ ...line, count: repeats.count }))
 			.sort((a, b) => a.lineNumber - b.lineNumber);
@@ -344,20 +374,22 @@ export class LineScanner {
 			tail: this.tail,
 			signals,
 			signalMatches: this.signalMatches,
-			...(this.signalStopped ? { signalSearchStopped: this.signalStopped } : {}),
+			...(stopped ? { signalSearchStopped: stopped } : {}),
 		};
 	}
 
 	/**
-	 * Whole lines (each ending in "\n"): runs of ordinary lines go to scanBlock, a giant line goes
-	 * through PendingLine, exactly as when it arrives in pieces, so chunking never changes the result.
+	 * Whole lines (each ending in "\n"): runs of ordinary lines go to scanBlock, a long line (giant,
+	 * or longer than a window for a configured pattern) goes through PendingLine, exactly as when it
+	 * arrives in pieces, so chunking never changes the result.
 	 */
 	private scanWholeLines(bytes: Buffer, start: number, end: number): void {
+		const longLineBytes = this.windowed ? SIGNAL_WINDOW_CHARS : GIANT_LINE_KEEP_BYTES;
 		let blockStart = start;
 		let at = start;
 		while (at < end) {
-			// Every line starting in [at, newline] ends by that newline, so none of them is giant.
-			const newline = bytes.lastIndexOf(NEWLINE, Math.min(end - 1, at + GIANT_LINE_KEEP_BYTES));
+			// Every line starting in [at, newline] ends by that newline, so none of them is long.
+			const newline = bytes.lastIndexOf(NEWLINE, Math.min(end - 1, at + longLineBytes));
 			if (newline >= at) {
 				at = newline + 1;
 				continue;
@@ -394,7 +426,7 @@ export class LineScanner {
 
 		let lines: number;
 		if (this.options.maxSignalLines > 0 && !this.signalStopped && cursor < length) {
-			const started = performance.now();
+			this.startSignalClock();
 			if (this.automaton) {
 				// The default pattern: one automaton pass over the bytes finds candidates and counts lines.
 				lines = lineNumber - firstLine + this.findCandidatesByAutomaton(bytes, start, cursor, end, lineNumber);
@@ -404,12 +436,12 @@ export class LineScanner {
 				if (!raw.includes("\x1b", cursor) && (this.byteSafe ? !hasUnicodeLineSeparator(raw, cursor) : isAscii(bytes.subarray(start + cursor, end)))) {
 					// Pure ASCII, or a pattern that matches alike in both views (isByteSafePattern), and no
 					// escapes: the Latin-1 view finds exactly the lines the decoded text would.
-					this.findCandidates(this.blockRegex, raw, decode, cursor, lineNumber);
+					this.searchInPieces(raw, cursor, lineNumber, (piece, from, fromLine) => this.findCandidates(this.blockRegex, piece, decode, from, fromLine));
 				} else {
-					this.findSignals(decode(cursor, length), 0, lineNumber);
+					this.searchInPieces(decode(cursor, length), 0, lineNumber, (piece, from, fromLine) => this.findSignals(piece, from, fromLine));
 				}
 			}
-			this.chargeSignalTime(started, firstLine + lines - 1);
+			this.chargeSignalTime(firstLine + lines);
 		} else {
 			lines = lineNumber - firstLine + countNewlinesIn(bytes.toString("latin1", start + cursor, end), 0);
 		}
@@ -443,6 +475,34 @@ export class LineScanner {
 			if (this.isSignal(stripLineEnd(text))) this.acceptSignal(this.makeLine(fromLine + found[k + 1], text));
 		}
 		return lines;
+	}
+
+	/**
+	 * Runs `search` over the whole lines of `text` from `from` on: for the default pattern in one go,
+	 * for a configured one in pieces of whole lines of at most SIGNAL_WINDOW_CHARS characters (no line
+	 * is longer here, see scanWholeLines), charging the time after each piece. A piece is `text` cut
+	 * after its last line, so offsets, and what a lookbehind sees, stay as they are.
+	 */
+	private searchInPieces(text: string, from: number, fromLine: number, search: (piece: string, from: number, fromLine: number) => void): void {
+		if (!this.windowed) {
+			search(text, from, fromLine);
+			return;
+		}
+		let pieceStart = from;
+		let pieceLine = fromLine;
+		while (pieceStart < text.length && !this.signalStopped) {
+			let pieceEnd = pieceStart;
+			let lines = 0;
+			for (let next = text.indexOf("\n", pieceEnd) + 1; next > 0 && (lines === 0 || next - pieceStart <= SIGNAL_WINDOW_CHARS); next = text.indexOf("\n", next) + 1) {
+				pieceEnd = next;
+				lines++;
+			}
+			if (lines === 0) pieceEnd = text.length;
+			search(text.slice(0, pieceEnd), pieceStart, pieceLine);
+			pieceStart = pieceEnd;
+			pieceLine += lines;
+			this.chargeSignalTime(pieceLine);
+		}
 	}
 
 	/**
@@ -507,10 +567,51 @@ export class LineScanner {
 		return this.options.maxSignalLines > 0 && !this.signalStopped && this.lineRegex.test(stripAnsi(line));
 	}
 
-	/** Adds the time of one signal pass; past the budget, signal lines are no longer looked for. */
-	private chargeSignalTime(started: number, lastLine: number): void {
-		this.signalMs += performance.now() - started;
-		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS) this.signalStopped = { atLine: lastLine, afterMs: Math.round(this.signalMs) };
+	/**
+	 * A line tested on its own (in the head, arriving in pieces, or one end of a giant line), timed
+	 * and charged like a block. `done` is false while more of the line is still to be tested.
+	 */
+	private isSignalLine(line: string, lineNumber: number, done = true): boolean {
+		if (this.options.maxSignalLines === 0 || this.signalStopped) return false;
+		this.startSignalClock();
+		const text = stripAnsi(line);
+		const found = this.windowed && text.length > SIGNAL_WINDOW_CHARS ? this.testInWindows(text, lineNumber) : this.lineRegex.test(text);
+		this.chargeSignalTime(done ? lineNumber + 1 : lineNumber);
+		return found;
+	}
+
+	/**
+	 * A configured pattern on a line longer than SIGNAL_WINDOW_CHARS: window by window, each of that
+	 * many characters, moving on by SIGNAL_WINDOW_STEP_CHARS, so a match up to that long lies whole in
+	 * one window. A window after the first starts searching SIGNAL_WINDOW_CONTEXT_CHARS in, so `^`,
+	 * `\b` and lookbehinds see the line before it; at a window's end, `$`, `\b` and lookaheads see the
+	 * end of the window. The budget is checked between windows.
+	 */
+	private testInWindows(text: string, lineNumber: number): boolean {
+		const regex = this.windowRegex;
+		for (let start = 0; ; start += SIGNAL_WINDOW_STEP_CHARS) {
+			const from = start === 0 ? 0 : start - SIGNAL_WINDOW_CONTEXT_CHARS;
+			const to = Math.min(text.length, from + SIGNAL_WINDOW_CHARS);
+			regex.lastIndex = start - from;
+			if (regex.exec(text.slice(from, to)) !== null) return true;
+			if (to === text.length || !this.chargeSignalTime(lineNumber)) return false;
+		}
+	}
+
+	private startSignalClock(): void {
+		this.signalClock = this.now();
+	}
+
+	/**
+	 * Adds the time since the signal clock was started or last charged; past the budget, signal lines
+	 * are no longer looked for from `atLine` on (the first line not fully searched). False once stopped.
+	 */
+	private chargeSignalTime(atLine: number): boolean {
+		const now = this.now();
+		this.signalMs += now - this.signalClock;
+		this.signalClock = now;
+		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS && !this.signalStopped) this.signalStopped = { atLine, afterMs: Math.round(this.signalMs) };
+		return !this.signalStopped;
 	}
 
 	private makeLine(lineNumber: number, raw: string): ScannedLine {
@@ -522,7 +623,7 @@ export class LineScanner {
 	/** One line that is neither in a block's signal pass nor giant: head, signal, tail. */
 	private acceptLine(lineNumber: number, raw: string, toTail: boolean): void {
 		const line = this.makeLine(lineNumber, raw);
-		this.placeLine(line, this.isSignal(stripLineEnd(raw)), toTail);
+		this.placeLine(line, this.isSignalLine(stripLineEnd(raw), lineNumber), toTail);
 	}
 
 	private placeLine(line: ScannedLine, isSignal: boolean, toTail: boolean): void {
@@ -606,8 +707,8 @@ export class LineScanner {
 		const start = ends.start.replace(PARTIAL_ESCAPE_AT_END, "");
 		const end = stripLineEnd(ends.end).replace(PARTIAL_ESCAPE_AT_START, "");
 		const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
-		const atStart = this.isSignal(start);
-		const atEnd = !atStart && this.isSignal(end);
+		const atStart = this.isSignalLine(start, lineNumber, false);
+		const atEnd = !atStart && this.isSignalLine(end, lineNumber);
 		const redraw = end.indexOf("\r");
 		if (redraw >= 0) {
 			const shown = renderTerminalLine(end.slice(redraw + 1));
