@@ -6,13 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import capture from "../capture.js";
 import { boundToolResult } from "../src/bound.js";
-import { createDefaultConfig } from "../src/config.js";
+import { createDefaultConfig, parseConfig } from "../src/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
 import { runQuery } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { buildViewFromFile } from "../src/view.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view.js";
 import { createReadStream } from "node:fs";
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -77,6 +77,29 @@ async function main(): Promise<Record<string, unknown>> {
 			const started = performance.now();
 			const view = await buildViewFromFile(String(args.entry), { ...config, signalRegex, id: "0123456789ab", toolName: "bash" });
 			return { ms: performance.now() - started, rssBefore: before, viewChars: view.text.length, lines: view.totalLines };
+		}
+		if (name === "signal-pattern") {
+			// A configured signalPattern as config accepts it (or falls back from it) on `lines` lines of
+			// `chars` times "a": the view as bound.ts builds it from memory.
+			const configured = parseConfig(JSON.stringify({ signalPattern: String(args.pattern) }));
+			const text = `${"a".repeat(Number(args.chars))}\n`.repeat(Number(args.lines));
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			const view = buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
+			const ms = performance.now() - started;
+			const stopped = /signal search stopped at line (\d+) of \d+ after (\d+) ms/.exec(view.text);
+			return { ms, rssBefore: before, refused: configured.problems[0]?.message, stoppedAtLine: stopped ? Number(stopped[1]) : undefined, signalMs: stopped ? Number(stopped[2]) : undefined };
+		}
+		if (name === "regex-line") {
+			// What a scan did before windows and refusals: the pattern tested on one whole line of "a"s,
+			// compiled to machine code first (V8 interprets a regex's first run), as on a scan's later lines.
+			const regex = new RegExp(String(args.pattern), "im");
+			for (let run = 0; run < 3; run++) regex.test("a".repeat(20));
+			const line = "a".repeat(Number(args.chars));
+			const started = performance.now();
+			regex.test(line);
+			return { ms: performance.now() - started, rssBefore: rssNow() };
 		}
 		if (name === "search" || name === "lines-end" || name === "catastrophic") {
 			// Store the entry (not timed), then time one query in this fresh process.
