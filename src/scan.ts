@@ -436,9 +436,9 @@ export class LineScanner {
 				if (!raw.includes("\x1b", cursor) && (this.byteSafe ? !hasUnicodeLineSeparator(raw, cursor) : isAscii(bytes.subarray(start + cursor, end)))) {
 					// Pure ASCII, or a pattern that matches alike in both views (isByteSafePattern), and no
 					// escapes: the Latin-1 view finds exactly the lines the decoded text would.
-					this.searchInPieces(raw, cursor, lineNumber, (piece, from, fromLine) => this.findCandidates(this.blockRegex, piece, decode, from, fromLine));
+					this.findCandidates(this.blockRegex, raw, decode, cursor, lineNumber);
 				} else {
-					this.searchInPieces(decode(cursor, length), 0, lineNumber, (piece, from, fromLine) => this.findSignals(piece, from, fromLine));
+					this.findSignals(decode(cursor, length), 0, lineNumber);
 				}
 			}
 			this.chargeSignalTime(firstLine + lines);
@@ -478,31 +478,24 @@ export class LineScanner {
 	}
 
 	/**
-	 * Runs `search` over the whole lines of `text` from `from` on: for the default pattern in one go,
-	 * for a configured one in pieces of whole lines of at most SIGNAL_WINDOW_CHARS characters (no line
-	 * is longer here, see scanWholeLines), charging the time after each piece. A piece is `text` cut
-	 * after its last line, so offsets, and what a lookbehind sees, stay as they are.
+	 * The next match of a block pass (`regex` global, its lastIndex at a line start): for the default
+	 * pattern one exec over the rest of `text`; for a configured one, execs over pieces of whole lines
+	 * of at most SIGNAL_WINDOW_CHARS characters (no line is longer here, see scanWholeLines), the time
+	 * charged after each piece. A piece is `text` cut after its last line, so offsets, and what a
+	 * lookbehind sees, stay as they are. `lineAt` gives the line number at an offset, for a stop.
 	 */
-	private searchInPieces(text: string, from: number, fromLine: number, search: (piece: string, from: number, fromLine: number) => void): void {
-		if (!this.windowed) {
-			search(text, from, fromLine);
-			return;
+	private execInPieces(regex: RegExp, text: string, lineAt: (offset: number) => number): RegExpExecArray | null {
+		if (!this.windowed) return regex.exec(text);
+		while (regex.lastIndex < text.length && !this.signalStopped) {
+			const from = regex.lastIndex;
+			const cut = text.lastIndexOf("\n", from + SIGNAL_WINDOW_CHARS - 1);
+			const end = cut >= from ? cut + 1 : text.indexOf("\n", from) + 1 || text.length;
+			const match = regex.exec(text.slice(0, end));
+			if (match) return match;
+			regex.lastIndex = end;
+			if (!this.chargeSignalTime(() => lineAt(end))) break;
 		}
-		let pieceStart = from;
-		let pieceLine = fromLine;
-		while (pieceStart < text.length && !this.signalStopped) {
-			let pieceEnd = pieceStart;
-			let lines = 0;
-			for (let next = text.indexOf("\n", pieceEnd) + 1; next > 0 && (lines === 0 || next - pieceStart <= SIGNAL_WINDOW_CHARS); next = text.indexOf("\n", next) + 1) {
-				pieceEnd = next;
-				lines++;
-			}
-			if (lines === 0) pieceEnd = text.length;
-			search(text.slice(0, pieceEnd), pieceStart, pieceLine);
-			pieceStart = pieceEnd;
-			pieceLine += lines;
-			this.chargeSignalTime(pieceLine);
-		}
+		return null;
 	}
 
 	/**
@@ -512,8 +505,9 @@ export class LineScanner {
 	private findCandidates(regex: RegExp, raw: string, decode: (from: number, to: number) => string, from: number, fromLine: number): void {
 		let countedTo = from;
 		let countedLine = fromLine;
+		const lineAt = (offset: number) => countedLine + countNewlinesIn(raw.slice(0, offset), countedTo);
 		regex.lastIndex = from;
-		for (let match = regex.exec(raw); match !== null; match = regex.exec(raw)) {
+		for (let match = this.execInPieces(regex, raw, lineAt); match !== null; match = this.execInPieces(regex, raw, lineAt)) {
 			for (let at = raw.indexOf("\n", countedTo); at >= 0 && at < match.index; at = raw.indexOf("\n", at + 1)) {
 				countedLine++;
 				countedTo = at + 1;
@@ -541,8 +535,9 @@ export class LineScanner {
 		// The same line in the raw text, whose offsets differ when escapes were removed.
 		let rawTo = from;
 		let rawLine = fromLine;
+		const lineAt = (offset: number) => countedLine + countNewlinesIn(text.slice(0, offset), countedTo);
 		regex.lastIndex = from;
-		for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+		for (let match = this.execInPieces(regex, text, lineAt); match !== null; match = this.execInPieces(regex, text, lineAt)) {
 			for (let at = text.indexOf("\n", countedTo); at >= 0 && at < match.index; at = text.indexOf("\n", at + 1)) {
 				countedLine++;
 				countedTo = at + 1;
@@ -604,13 +599,15 @@ export class LineScanner {
 
 	/**
 	 * Adds the time since the signal clock was started or last charged; past the budget, signal lines
-	 * are no longer looked for from `atLine` on (the first line not fully searched). False once stopped.
+	 * are no longer looked for from `atLine` on (the first line not fully searched; a function when
+	 * it costs something to know). False once stopped.
 	 */
-	private chargeSignalTime(atLine: number): boolean {
+	private chargeSignalTime(atLine: number | (() => number)): boolean {
+		if (this.signalStopped) return false;
 		const now = this.now();
 		this.signalMs += now - this.signalClock;
 		this.signalClock = now;
-		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS && !this.signalStopped) this.signalStopped = { atLine, afterMs: Math.round(this.signalMs) };
+		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS) this.signalStopped = { atLine: typeof atLine === "number" ? atLine : atLine(), afterMs: Math.round(this.signalMs) };
 		return !this.signalStopped;
 	}
 
