@@ -1,10 +1,9 @@
-// A static check for regexes whose backtracking can cost more than a bounded amount per character,
-// used on a configured signalPattern (it runs on every line of every large result, on Pi's main
-// thread, where a running exec cannot be interrupted). src/scan.ts never runs a configured pattern
-// on more than PATTERN_WINDOW_CHARS characters at once; this check refuses what could still try more
-// than MAX_CHOICES_PER_START ways at one start position there, so one exec stays short and the scan's
-// time budget can be checked between execs. Conservative: it may refuse a pattern that would have
-// been fine, never accept one of the shapes listed at findBacktrackingRisk.
+// Static checks of a regex source. findBacktrackingRisk guards a configured signalPattern, which runs
+// on every line of large results on Pi's main thread, where an exec cannot be interrupted: src/scan.ts
+// never runs it on more than PATTERN_WINDOW_CHARS characters at once, and this refuses what could still
+// try more than MAX_CHOICES_PER_START ways at one start position, so each exec stays short and the
+// scan's budget is checked between execs. Conservative: it may refuse a harmless pattern, never accept
+// a shape it lists. isByteSafePattern says when a pattern may run on the Latin-1 view of UTF-8 bytes.
 
 /** Longest text a configured signalPattern is run on at once (src/scan.ts cuts longer lines into windows). */
 export const PATTERN_WINDOW_CHARS = 2048;
