@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
@@ -294,6 +295,37 @@ async function main(): Promise<void> {
 			met: Number(redraws.splitMs) / redraws.ms >= 0.1,
 			note: "best of 5 after a warm-up run, in one process",
 		});
+
+		// A configured signalPattern (issue 8, item 7): the slow pattern config allows, on the issue's
+		// input, against the scan's budget; the issue's cubic patterns, which config now refuses.
+		const slow = runScenario("signal-pattern", { pattern: "\\w+Exception", lines: 24, chars: 40_000 });
+		const slowLine = runScenario("regex-line", { pattern: "\\w+Exception", chars: 40_000 }, 1);
+		rows.push({
+			name: "signalPattern \\w+Exception, 24 lines of 40 000 chars",
+			ours_ms: round(slow.ms),
+			baseline: "whole lines, no check (before): one line × 24",
+			baseline_ms: round(slowLine.ms * 24),
+			ratio: round((slowLine.ms * 24) / slow.ms),
+			peak_rss_growth_mib: growth(slow),
+			target: `≤ budget ${SIGNAL_SCAN_BUDGET_MS} ms + 250 ms`,
+			met: slow.ms <= SIGNAL_SCAN_BUDGET_MS + 250,
+			note: slow.stoppedAtLine === undefined ? "signal search completed" : `signal search stopped at line ${slow.stoppedAtLine} of 24 after ${slow.signalMs} ms`,
+		});
+		for (const pattern of ["a+(?:)a+(?:)a+b", "a+\\Ba+\\Ba+b", "a+b?a+b?a+c", "(a+)\\1*b", "a{1,30000}a{1,30000}b"]) {
+			const refused = runScenario("signal-pattern", { pattern, lines: 24, chars: 800 });
+			const before = runScenario("regex-line", { pattern, chars: 400 }, 1);
+			rows.push({
+				name: `signalPattern ${pattern}, 24 lines of 800 chars`,
+				ours_ms: round(refused.ms),
+				baseline: "the pattern on one 400-char line (before)",
+				baseline_ms: round(before.ms),
+				ratio: round(before.ms / refused.ms),
+				peak_rss_growth_mib: growth(refused),
+				target: "refused by config",
+				met: typeof refused.refused === "string",
+				note: typeof refused.refused === "string" ? "the view uses the default pattern" : "**accepted**",
+			});
+		}
 
 		const small = runScenario("small", { count: 100_000 });
 		const noop = runScenario("small-baseline", { count: 100_000 });

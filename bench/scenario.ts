@@ -6,13 +6,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import capture from "../capture.js";
 import { boundToolResult } from "../src/bound.js";
-import { createDefaultConfig } from "../src/config.js";
+import { createDefaultConfig, parseConfig } from "../src/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
 import { runQuery } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { buildViewFromFile, renderTerminalLine } from "../src/view.js";
+import { buildViewFromFile, buildViewFromText, renderTerminalLine } from "../src/view.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 
@@ -119,6 +119,29 @@ async function main(): Promise<Record<string, unknown>> {
 			};
 			const before = rssNow();
 			return { ms: best(() => renderTerminalLine(line)), splitMs: best(() => line.split("\r").length), rssBefore: before };
+		}
+		if (name === "signal-pattern") {
+			// A configured signalPattern as config accepts it (or falls back from it) on `lines` lines of
+			// `chars` times "a": the view as bound.ts builds it from memory.
+			const configured = parseConfig(JSON.stringify({ signalPattern: String(args.pattern) }));
+			const text = `${"a".repeat(Number(args.chars))}\n`.repeat(Number(args.lines));
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			const view = buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
+			const ms = performance.now() - started;
+			const stopped = /signal search stopped at line (\d+) of \d+ after (\d+) ms/.exec(view.text);
+			return { ms, rssBefore: before, refused: configured.problems[0]?.message, stoppedAtLine: stopped ? Number(stopped[1]) : undefined, signalMs: stopped ? Number(stopped[2]) : undefined };
+		}
+		if (name === "regex-line") {
+			// What a scan did before windows and refusals: the pattern tested on one whole line of "a"s,
+			// compiled to machine code first (V8 interprets a regex's first run), as on a scan's later lines.
+			const regex = new RegExp(String(args.pattern), "im");
+			for (let run = 0; run < 3; run++) regex.test("a".repeat(20));
+			const line = "a".repeat(Number(args.chars));
+			const started = performance.now();
+			regex.test(line);
+			return { ms: performance.now() - started, rssBefore: rssNow() };
 		}
 		if (name === "search" || name === "lines-end" || name === "catastrophic") {
 			// Store the entry (not timed), then time one query in this fresh process.
@@ -241,8 +264,8 @@ async function main(): Promise<Record<string, unknown>> {
 			}
 			const ms = performance.now() - started;
 			const median = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
-			// Each commit unlinks its own older .json (absent); the rest are evictions.
-			const evicted = calls.jsonUnlinks - unlinksBefore - results;
+			// Commits unlink only their temp names; every .json unlinked is an eviction.
+			const evicted = calls.jsonUnlinks - unlinksBefore;
 			// One pass where the stream crosses the quota, then one per tenth of the quota written.
 			const maxPasses = maxStoreBytes === undefined ? 0 : 1 + Math.ceil((results * (text.length + 400)) / (maxStoreBytes * 0.1));
 			return { ms, rssBefore: before, meanMs: ms / results, withinMs: median(within), passMs: median(passes), passes: passes.length, maxPasses, scans: calls.readdir - scansBefore, evicted };
@@ -275,7 +298,7 @@ async function main(): Promise<Record<string, unknown>> {
 				);
 				const start = handlers.get("session_start")?.[0];
 				const before = performance.now();
-				void Promise.resolve(start?.({ type: "session_start", reason: "startup" }, { hasUI: false, sessionManager: { getSessionId: () => "s1" } })).then(() => {
+				void Promise.resolve(start?.({ type: "session_start", reason: "startup" }, { hasUI: false, sessionManager: { getSessionId: () => "s1", getEntries: () => [] } })).then(() => {
 					(globalThis as Record<string, unknown>).__startupMs = performance.now() - before;
 					(globalThis as Record<string, unknown>).__started = before;
 				});

@@ -1,72 +1,558 @@
-// A static check for regexes that can backtrack without bound, used on a configured signalPattern
-// (which runs on every line of every large result, on Pi's main thread, where a runaway exec cannot
-// be interrupted). Pure and conservative: it may refuse a pattern that would have been fine, never
-// the other way round for the shapes it knows — a repeated group that itself repeats or branches
-// (`(a+)+`, `(a|aa)*`, `(\w+\s?)*`), and three or more unbounded quantifiers in a row (`\s*\s*\s*$`),
-// whose cost grows as a power of the line length. The scan's time budget covers what remains.
+// Static checks of a regex source. findBacktrackingRisk guards a configured signalPattern, which runs
+// on every line of large results on Pi's main thread, where an exec cannot be interrupted: src/scan.ts
+// never runs it on more than PATTERN_WINDOW_CHARS characters at once, and this refuses what could still
+// try more than MAX_CHOICES_PER_START ways at one start position, so each exec stays short and the
+// scan's budget is checked between execs. Conservative: it may refuse a harmless pattern, never accept
+// a shape it lists. isByteSafePattern says when a pattern may run on the Latin-1 view of UTF-8 bytes.
 
-/** Why the pattern could backtrack catastrophically, or undefined when none of the known shapes occurs. */
-export function findBacktrackingRisk(source: string): string | undefined {
-	interface Group {
-		/** Holds a quantifier (any, `?` included) or an alternation. */
-		repeatsOrBranches: boolean;
-		/** Unbounded quantifiers in a row at the current position of this group. */
-		run: number;
+/** Longest text a configured signalPattern is run on at once (src/scan.ts cuts longer lines into windows). */
+export const PATTERN_WINDOW_CHARS = 2048;
+/**
+ * Most ways a pattern may try to match at one start position: one unbounded quantifier over a
+ * window (`\w+Exception`: time quadratic in the window, linear in the line), times 2.
+ */
+export const MAX_CHOICES_PER_START = 2 * PATTERN_WINDOW_CHARS;
+/** Deepest nesting of groups checked; a deeper pattern is refused. */
+const MAX_GROUP_DEPTH = 100;
+/** Longest piece of the pattern quoted in a message. */
+const MAX_QUOTE_CHARS = 24;
+
+/**
+ * Characters as bits: 0–127 ASCII; then three stand for all other characters: the non-ASCII spaces
+ * `\s` matches, U+2028/U+2029 (line terminators), and every other non-ASCII character.
+ */
+type CharSet = bigint;
+const NONE: CharSet = 0n;
+const NON_ASCII_OTHER: CharSet = 1n << 128n;
+const NON_ASCII_SPACES: CharSet = 1n << 129n;
+const LINE_SEPARATORS: CharSet = 1n << 130n;
+const NON_ASCII: CharSet = NON_ASCII_OTHER | NON_ASCII_SPACES | LINE_SEPARATORS;
+const ANY: CharSet = (1n << 131n) - 1n;
+const ASCII: CharSet = (1n << 128n) - 1n;
+/** What `\s` matches beyond ASCII (besides U+2028/U+2029). */
+const UNICODE_SPACES = /^[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff]$/;
+
+/** The set with each ASCII letter's other case added (signal patterns are compiled with the `i` flag). */
+function foldCase(set: CharSet): CharSet {
+	let folded = set;
+	for (let upper = 65; upper <= 90; upper++) {
+		const pair = (1n << BigInt(upper)) | (1n << BigInt(upper + 32));
+		if ((set & pair) !== NONE) folded |= pair;
 	}
-	const stack: Group[] = [{ repeatsOrBranches: false, run: 0 }];
-	let i = 0;
-	const top = () => stack[stack.length - 1];
+	return folded;
+}
 
-	while (i < source.length) {
+function rangeSet(from: number, to: number): CharSet {
+	let set = NONE;
+	for (let code = from; code <= Math.min(to, 127); code++) set |= 1n << BigInt(code);
+	if (from === to && from >= 128) {
+		if (from === 0x2028 || from === 0x2029) return LINE_SEPARATORS;
+		return UNICODE_SPACES.test(String.fromCharCode(from)) ? NON_ASCII_SPACES : NON_ASCII_OTHER;
+	}
+	if (to >= 128) set |= NON_ASCII;
+	return foldCase(set);
+}
+
+const charSet = (code: number): CharSet => rangeSet(code, code);
+const DIGITS = rangeSet(48, 57);
+const WORD = DIGITS | rangeSet(65, 90) | rangeSet(97, 122) | charSet(95);
+const SPACES = rangeSet(9, 13) | charSet(32) | NON_ASCII_SPACES | LINE_SEPARATORS;
+const LINE_TERMINATORS = charSet(10) | charSet(13) | LINE_SEPARATORS;
+const DOT = ANY & ~LINE_TERMINATORS;
+const CLASS_ESCAPES: Record<string, CharSet> = {
+	d: DIGITS,
+	D: ANY & ~DIGITS,
+	w: WORD,
+	W: ANY & ~WORD,
+	s: SPACES,
+	S: ANY & ~SPACES,
+};
+const CONTROL_ESCAPES: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13 };
+
+type RegexNode =
+	| { kind: "chars"; set: CharSet }
+	/** `^`, `$`, `\b`, `\B`: zero width. */
+	| { kind: "assert"; text: string }
+	| { kind: "look"; body: RegexNode; behind: boolean; text: string }
+	| { kind: "group"; body: RegexNode }
+	| { kind: "seq"; items: RegexNode[] }
+	| { kind: "alt"; options: RegexNode[] }
+	| { kind: "repeat"; body: RegexNode; min: number; max: number; text: string }
+	| { kind: "backref"; ref: number | string; text: string };
+
+interface ParsedPattern {
+	root: RegexNode;
+	/** Capturing groups by number and by name. */
+	groups: Map<number | string, RegexNode>;
+}
+
+/** Capturing groups in the source, whether any is named (which makes `\k<name>` a backreference), and how deep groups nest. */
+function scanGroups(source: string): { count: number; named: boolean; depth: number } {
+	let count = 0;
+	let named = false;
+	let depth = 0;
+	let open = 0;
+	for (let i = 0; i < source.length; i++) {
 		const char = source[i];
-		let atomEnd = i + 1;
-		let groupRisky = false;
-		if (char === "\\") {
-			atomEnd = i + 2;
-			// \1 backreferences and \k<name> are atoms; a following quantifier applies to them.
-		} else if (char === "[") {
-			let j = i + 1;
-			if (source[j] === "^") j++;
-			if (source[j] === "]") j++;
-			for (; j < source.length && source[j] !== "]"; j++) if (source[j] === "\\") j++;
-			atomEnd = j + 1;
-		} else if (char === "(") {
-			stack.push({ repeatsOrBranches: false, run: 0 });
-			i += source.startsWith("(?<=", i) || source.startsWith("(?<!", i) ? 4 : source.startsWith("(?", i) ? (source[i + 2] === "<" ? source.indexOf(">", i) + 1 - i : 3) : 1;
-			continue;
-		} else if (char === ")") {
-			const closed = stack.length > 1 ? stack.pop() : undefined;
-			groupRisky = closed?.repeatsOrBranches ?? false;
-			// What repeats inside a group also repeats inside every group around it.
-			if (groupRisky) top().repeatsOrBranches = true;
-			atomEnd = i + 1;
-		} else if (char === "|") {
-			top().repeatsOrBranches = true;
-			top().run = 0;
-			i++;
-			continue;
+		if (char === "\\") i++;
+		else if (char === "[") {
+			for (i++; i < source.length && source[i] !== "]"; i++) if (source[i] === "\\") i++;
+		} else if (char === ")") open = Math.max(0, open - 1);
+		else if (char === "(") {
+			depth = Math.max(depth, ++open);
+			if (source[i + 1] !== "?" || (source[i + 2] === "<" && source[i + 3] !== "=" && source[i + 3] !== "!")) {
+				count++;
+				if (source[i + 1] === "?") named = true;
+			}
 		}
-		// A quantifier after the atom?
-		const quantifier = /^(?:[*+?]|\{(\d+)(,(\d*))?\})\??/.exec(source.slice(atomEnd, atomEnd + 24));
-		if (!quantifier) {
-			top().run = 0;
-			i = atomEnd;
-			continue;
+	}
+	return { count, named, depth };
+}
+
+/**
+ * Parses a JavaScript regex source (no `u` flag, Annex B syntax, as config compiles it) into nodes.
+ * Never throws: what it does not recognise becomes a character that can be anything.
+ */
+function parsePattern(source: string): ParsedPattern {
+	const { count: groupCount, named } = scanGroups(source);
+	const groups = new Map<number | string, RegexNode>();
+	let at = 0;
+	let opened = 0;
+
+	const parseAlternatives = (): RegexNode => {
+		const options = [parseSequence()];
+		while (source[at] === "|") {
+			at++;
+			options.push(parseSequence());
 		}
-		const text = quantifier[0];
-		const max = text[0] === "*" || text[0] === "+" ? Infinity : text[0] === "?" ? 1 : quantifier[2] === undefined ? Number(quantifier[1]) : quantifier[3] === "" ? Infinity : Number(quantifier[3]);
-		const repeats = max > 1;
-		if (repeats && groupRisky) {
-			return `a repeated group that itself repeats or branches (${source.slice(Math.max(0, i - 30), atomEnd + text.length)}) can backtrack without bound`;
+		return options.length === 1 ? options[0] : { kind: "alt", options };
+	};
+
+	const parseSequence = (): RegexNode => {
+		const items: RegexNode[] = [];
+		while (at < source.length && source[at] !== "|" && source[at] !== ")") {
+			const start = at;
+			items.push(parseQuantifier(parseAtom(), start));
 		}
-		top().repeatsOrBranches = true; // even `?` is a branch: `(a?){30}a{30}` is exponential
-		if (max === Infinity) {
-			top().run++;
-			if (top().run >= 3) return "three or more unbounded quantifiers in a row can take time growing as a power of the line length";
+		return { kind: "seq", items };
+	};
+
+	const parseAtom = (): RegexNode => {
+		const char = source[at];
+		if (char === "(") return parseGroup();
+		if (char === "[") return { kind: "chars", set: parseClass() };
+		at++;
+		if (char === ".") return { kind: "chars", set: DOT };
+		if (char === "^" || char === "$") return { kind: "assert", text: char };
+		if (char === "\\") return parseEscape();
+		return { kind: "chars", set: charSet(char.charCodeAt(0)) };
+	};
+
+	const parseGroup = (): RegexNode => {
+		const start = at;
+		let look: { behind: boolean } | undefined;
+		let index: number | undefined;
+		let name: string | undefined;
+		if (source.startsWith("(?:", at)) at += 3;
+		else if (source.startsWith("(?=", at) || source.startsWith("(?!", at)) {
+			look = { behind: false };
+			at += 3;
+		} else if (source.startsWith("(?<=", at) || source.startsWith("(?<!", at)) {
+			look = { behind: true };
+			at += 4;
+		} else if (source.startsWith("(?<", at)) {
+			const close = source.indexOf(">", at);
+			name = source.slice(at + 3, close < 0 ? source.length : close);
+			index = ++opened;
+			at = close < 0 ? source.length : close + 1;
 		} else {
-			top().run = 0;
+			index = ++opened;
+			at += source[at + 1] === "?" ? 2 : 1;
 		}
-		i = atomEnd + text.length;
+		const body = parseAlternatives();
+		if (source[at] === ")") at++;
+		if (look) return { kind: "look", body, behind: look.behind, text: source.slice(start, at) };
+		const group: RegexNode = { kind: "group", body };
+		if (index !== undefined) groups.set(index, group);
+		if (name !== undefined) groups.set(name, group);
+		return group;
+	};
+
+	/** One character class; `at` is on its "[". Letters are folded; a negated class is taken to match every non-ASCII character. */
+	const parseClass = (): CharSet => {
+		at++;
+		const negated = source[at] === "^";
+		if (negated) at++;
+		let set = NONE;
+		while (at < source.length && source[at] !== "]") {
+			const from = parseClassAtom();
+			if (source[at] === "-" && source[at + 1] !== "]" && at + 1 < source.length && from.code !== undefined) {
+				at++;
+				const to = parseClassAtom();
+				set |= to.code !== undefined && to.code >= from.code ? rangeSet(from.code, to.code) : from.set | to.set | charSet(45);
+			} else {
+				set |= from.set;
+			}
+		}
+		at++;
+		return negated ? (ANY & ~(set & ASCII)) | NON_ASCII : set;
+	};
+
+	const parseClassAtom = (): { set: CharSet; code?: number } => {
+		const char = source[at++];
+		if (char !== "\\") return { set: charSet(char.charCodeAt(0)), code: char.charCodeAt(0) };
+		const escaped = source[at] ?? "\\";
+		if (escaped === "b") {
+			at++;
+			return { set: charSet(8), code: 8 };
+		}
+		if (escaped in CLASS_ESCAPES) {
+			at++;
+			return { set: CLASS_ESCAPES[escaped] };
+		}
+		const code = parseCharacterEscape();
+		return code === undefined ? { set: ANY } : { set: charSet(code), code };
+	};
+
+	/** After a "\": `\b`, a class, a backreference, or one character. */
+	const parseEscape = (): RegexNode => {
+		const escaped = source[at];
+		if (escaped === "b" || escaped === "B") {
+			at++;
+			return { kind: "assert", text: `\\${escaped}` };
+		}
+		if (escaped !== undefined && escaped in CLASS_ESCAPES) {
+			at++;
+			return { kind: "chars", set: CLASS_ESCAPES[escaped] };
+		}
+		const digits = /^[1-9]\d*/.exec(source.slice(at, at + 10))?.[0];
+		if (digits && Number(digits) <= groupCount) {
+			at += digits.length;
+			return { kind: "backref", ref: Number(digits), text: `\\${digits}` };
+		}
+		if (escaped === "k" && named && source[at + 1] === "<") {
+			const close = source.indexOf(">", at);
+			const end = close < 0 ? source.length : close + 1;
+			const text = `\\${source.slice(at, end)}`;
+			const ref = source.slice(at + 2, end - 1);
+			at = end;
+			return { kind: "backref", ref, text };
+		}
+		const code = parseCharacterEscape();
+		return { kind: "chars", set: code === undefined ? ANY : charSet(code) };
+	};
+
+	/** The character an escape stands for (`at` is after the "\"), or undefined for a legacy octal escape. */
+	const parseCharacterEscape = (): number | undefined => {
+		const escaped = source[at];
+		if (escaped === undefined) return 92;
+		if (/\d/.test(escaped)) {
+			while (/\d/.test(source[at] ?? "")) at++;
+			return undefined;
+		}
+		if (escaped in CONTROL_ESCAPES) {
+			at++;
+			return CONTROL_ESCAPES[escaped];
+		}
+		const hex = escaped === "x" ? 2 : escaped === "u" ? 4 : 0;
+		if (hex > 0 && new RegExp(`^[0-9a-f]{${hex}}`, "i").test(source.slice(at + 1, at + 1 + hex))) {
+			at += 1 + hex;
+			return Number.parseInt(source.slice(at - hex, at), 16);
+		}
+		if (escaped === "c") {
+			// `\cX` is a control character; without a letter after it, "\" stands for itself.
+			if (!/[a-z]/i.test(source[at + 1] ?? "")) return 92;
+			at += 2;
+			return source.charCodeAt(at - 1) % 32;
+		}
+		at++;
+		return escaped.charCodeAt(0);
+	};
+
+	const parseQuantifier = (atom: RegexNode, start: number): RegexNode => {
+		const char = source[at];
+		let min: number;
+		let max: number;
+		if (char === "*" || char === "+" || char === "?") {
+			min = char === "+" ? 1 : 0;
+			max = char === "?" ? 1 : Infinity;
+			at++;
+		} else {
+			const braces = char === "{" ? /^\{(\d+)(,(\d*))?\}/.exec(source.slice(at, at + 40)) : null;
+			if (!braces) return atom;
+			min = Number(braces[1]);
+			max = braces[2] === undefined ? min : braces[3] === "" ? Infinity : Number(braces[3]);
+			at += braces[0].length;
+		}
+		if (source[at] === "?") at++;
+		return { kind: "repeat", body: atom, min, max, text: source.slice(start, at) };
+	};
+
+	const items: RegexNode[] = [parseAlternatives()];
+	// A stray ")" (the regex would not compile): skip it and read on, so nothing is left unchecked.
+	while (at < source.length) {
+		at++;
+		items.push(parseAlternatives());
+	}
+	return { root: items.length === 1 ? items[0] : { kind: "seq", items }, groups };
+}
+
+function childrenOf(node: RegexNode): RegexNode[] {
+	switch (node.kind) {
+		case "look":
+		case "group":
+		case "repeat":
+			return [node.body];
+		case "seq":
+			return node.items;
+		case "alt":
+			return node.options;
+		default:
+			return [];
+	}
+}
+
+function containsRepeatOrBranch(node: RegexNode): boolean {
+	if (node.kind === "repeat" || (node.kind === "alt" && node.options.length > 1)) return true;
+	return childrenOf(node).some(containsRepeatOrBranch);
+}
+
+/** The node without the non-capturing or capturing groups that only wrap it. */
+function unwrap(node: RegexNode): RegexNode {
+	let inner = node;
+	while (inner.kind === "group" || (inner.kind === "seq" && inner.items.length === 1)) inner = inner.kind === "group" ? inner.body : inner.items[0];
+	return inner;
+}
+
+/** Every character the node can consume (lookarounds consume none). */
+function charsOf(node: RegexNode, groups: ParsedPattern["groups"], seen = new Set<RegexNode>()): CharSet {
+	if (node.kind === "chars") return node.set;
+	if (node.kind === "look" || node.kind === "assert") return NONE;
+	if (node.kind === "backref") {
+		const group = groups.get(node.ref);
+		if (!group || seen.has(group)) return NONE;
+		seen.add(group);
+		return charsOf(group, groups, seen);
+	}
+	return childrenOf(node).reduce((set, child) => set | charsOf(child, groups, seen), NONE);
+}
+
+/** The shortest and longest text the node can consume. */
+function lengthsOf(node: RegexNode, groups: ParsedPattern["groups"], seen = new Set<RegexNode>()): [number, number] {
+	switch (node.kind) {
+		case "chars":
+			return [1, 1];
+		case "assert":
+		case "look":
+			return [0, 0];
+		case "group":
+			return lengthsOf(node.body, groups, seen);
+		case "backref": {
+			// A group that did not take part matches the empty text.
+			const group = groups.get(node.ref);
+			if (!group || seen.has(group)) return [0, 0];
+			seen.add(group);
+			return [0, lengthsOf(group, groups, seen)[1]];
+		}
+		case "repeat": {
+			const [min, max] = lengthsOf(node.body, groups, seen);
+			return [min * node.min, max === 0 ? 0 : max * node.max];
+		}
+		case "seq":
+			return node.items.reduce<[number, number]>(
+				(sum, item) => {
+					const [min, max] = lengthsOf(item, groups, seen);
+					return [sum[0] + min, sum[1] + max];
+				},
+				[0, 0],
+			);
+		case "alt": {
+			const lengths = node.options.map((option) => lengthsOf(option, groups, seen));
+			return [Math.min(...lengths.map((length) => length[0])), Math.max(...lengths.map((length) => length[1]))];
+		}
+	}
+}
+
+function quote(text: string): string {
+	return `\`${text.length > MAX_QUOTE_CHARS ? `${text.slice(0, MAX_QUOTE_CHARS - 1)}…` : text}\``;
+}
+
+/** A repeated group that itself repeats or branches, or a repeated backreference: exponential or worse. */
+function findNestedRepetition(node: RegexNode): string | undefined {
+	if (node.kind === "repeat" && node.max > 1) {
+		if (unwrap(node.body).kind === "backref") return `a repeated backreference (${quote(node.text)}) can backtrack without bound`;
+		if (containsRepeatOrBranch(node.body)) return `a repeated group that itself repeats or branches (${quote(node.text)}) can backtrack without bound`;
+	}
+	for (const child of childrenOf(node)) {
+		const risk = findNestedRepetition(child);
+		if (risk) return risk;
+	}
+	return undefined;
+}
+
+/**
+ * Quantifiers met so far that can still trade characters with a later one: a chain of them is
+ * tried in `choices` ways at one start position.
+ */
+interface Chain {
+	/** What the chain's last quantifier can match. */
+	last: CharSet;
+	/** Sets of the atoms that must match since that quantifier (each must share a character with it and the next). */
+	between: CharSet[];
+	/** Product of the chain's choices (each quantifier's max − min + 1, at most PATTERN_WINDOW_CHARS). */
+	choices: number;
+	/** No quantifier of the chain can match a line terminator, so an anchored chain starts once per line. */
+	withinLine: boolean;
+	/** The chain's first quantifier, for the message. */
+	first: string;
+}
+
+interface ChainAnalysis {
+	groups: ParsedPattern["groups"];
+	/** The pattern (this top-level alternative) starts with `^`: one start position per line. */
+	anchored: boolean;
+	/** Largest chain seen (what one lookaround costs each time it runs). */
+	maxChoices: number;
+	risk?: string;
+}
+
+/** Most chains followed at once; beyond it, the ones with the fewest choices are dropped. */
+const MAX_CHAINS = 64;
+
+function limitFor(analysis: ChainAnalysis, withinLine: boolean): number {
+	return analysis.anchored && withinLine ? MAX_CHOICES_PER_START * PATTERN_WINDOW_CHARS : MAX_CHOICES_PER_START;
+}
+
+function describeChoices(choices: number): string {
+	return choices >= 1_000_000 ? "millions of" : choices.toLocaleString("en-US");
+}
+
+/** Chains past an atom that must match one of `set`: those that share no character with it end. */
+function consume(chains: Chain[], set: CharSet): Chain[] {
+	return chains.filter((chain) => (chain.last & set) !== NONE).map((chain) => (chain.between.includes(set) ? chain : { ...chain, between: [...chain.between, set] }));
+}
+
+function mergeChains(chains: Chain[]): Chain[] {
+	const byKey = new Map<string, Chain>();
+	for (const chain of chains) {
+		const key = `${chain.last}|${chain.withinLine}|${chain.between.map(String).sort().join(",")}`;
+		const known = byKey.get(key);
+		if (!known || known.choices < chain.choices) byKey.set(key, chain);
+	}
+	const merged = [...byKey.values()];
+	return merged.length <= MAX_CHAINS ? merged : merged.sort((a, b) => b.choices - a.choices).slice(0, MAX_CHAINS);
+}
+
+/** A quantifier (or a backreference of varying length) over `set`: it joins every chain it can trade characters with. */
+function stepQuantifier(chains: Chain[], set: CharSet, min: number, max: number, text: string, atEnd: boolean, analysis: ChainAnalysis): Chain[] {
+	// At the very end of the pattern the first (greedy or lazy) try succeeds: nothing to backtrack into.
+	const choices = atEnd ? 1 : Math.min(max - min + 1, PATTERN_WINDOW_CHARS);
+	const withinLine = (set & LINE_TERMINATORS) === NONE;
+	const joined: Chain[] = [{ last: set, between: [], choices, withinLine, first: text }];
+	for (const chain of chains) {
+		const shared = chain.last & set;
+		if (shared === NONE || chain.between.some((between) => (between & shared) === NONE)) continue;
+		const product = chain.choices * choices;
+		const chainWithinLine = chain.withinLine && withinLine;
+		if (product > limitFor(analysis, chainWithinLine)) {
+			analysis.risk = `${quote(chain.first)} and ${quote(text)} can split the same characters between them (${describeChoices(product)} ways at one position, at most ${MAX_CHOICES_PER_START.toLocaleString("en-US")}), so the time grows as a power of the line length`;
+			return [];
+		}
+		joined.push({ last: set, between: [], choices: product, withinLine: chainWithinLine, first: chain.first });
+	}
+	for (const chain of joined) analysis.maxChoices = Math.max(analysis.maxChoices, chain.choices);
+	return mergeChains([...(min === 0 ? chains : consume(chains, set)), ...joined]);
+}
+
+/** The chains after `node`, given those before it; sets analysis.risk (and returns []) when a chain gets too costly. */
+function followChains(node: RegexNode, chains: Chain[], atEnd: boolean, analysis: ChainAnalysis): Chain[] {
+	switch (node.kind) {
+		case "chars":
+			return consume(chains, node.set);
+		case "assert":
+			return chains;
+		case "group":
+			return followChains(node.body, chains, atEnd, analysis);
+		case "seq": {
+			let current = chains;
+			for (let i = 0; i < node.items.length && !analysis.risk; i++) current = followChains(node.items[i], current, atEnd && i === node.items.length - 1, analysis);
+			return analysis.risk ? [] : current;
+		}
+		case "alt":
+			return mergeChains(node.options.flatMap((option) => followChains(option, chains, atEnd, analysis)));
+		case "look": {
+			// Runs once for each way the chains before it are tried. Lookarounds are atomic, so the end
+			// of a lookahead is an end; a lookbehind is matched backwards, so its end is not.
+			const inner: ChainAnalysis = { groups: analysis.groups, anchored: analysis.anchored, maxChoices: 1 };
+			followChains(node.body, [], !node.behind, inner);
+			if (inner.risk) {
+				analysis.risk = inner.risk;
+				return [];
+			}
+			for (const chain of chains) {
+				const product = chain.choices * inner.maxChoices;
+				if (product > limitFor(analysis, chain.withinLine)) {
+					analysis.risk = `${quote(chain.first)} runs the lookaround ${quote(node.text)}, which scans the line, at each of its choices (${describeChoices(product)} steps at one position), so the time grows as a power of the line length`;
+					return [];
+				}
+			}
+			analysis.maxChoices = Math.max(analysis.maxChoices, inner.maxChoices);
+			return chains;
+		}
+		case "backref": {
+			const group = analysis.groups.get(node.ref);
+			if (!group) return chains;
+			const [min, max] = lengthsOf(node, analysis.groups);
+			const set = charsOf(node, analysis.groups);
+			if (min === max) return min > 0 ? consume(chains, set) : chains;
+			return stepQuantifier(chains, set, min, max, node.text, atEnd, analysis);
+		}
+		case "repeat": {
+			if (node.max === 0) return chains;
+			if (lengthsOf(node.body, analysis.groups)[1] === 0) {
+				// Zero width however often it repeats (`(?:)+`, `(?=a)*`): it only runs its lookarounds.
+				followChains(node.body, chains, false, analysis);
+				return analysis.risk ? [] : chains;
+			}
+			if (containsRepeatOrBranch(node.body)) {
+				// At most once (findNestedRepetition refused more): the body's own quantifiers are the chain's.
+				const through = followChains(node.body, chains, atEnd, analysis);
+				return node.min === 0 ? mergeChains([...chains, ...through]) : through;
+			}
+			const set = charsOf(node.body, analysis.groups);
+			if (node.min === node.max) return lengthsOf(node.body, analysis.groups)[0] > 0 && node.min > 0 ? consume(chains, set) : chains;
+			return stepQuantifier(chains, set, node.min, node.max, node.text, atEnd, analysis);
+		}
+	}
+}
+
+/**
+ * Why the pattern could backtrack beyond the bound the scan relies on, or undefined. Refused:
+ * - a repeated group that itself repeats or branches (`(a+)+`, `(a|aa)*`, `(\w+\s?)*`): exponential;
+ * - a repeated backreference (`(a+)\1*b`);
+ * - quantifiers that can split the same characters between them, whose choices at one start
+ *   position multiply beyond MAX_CHOICES_PER_START: two unbounded ones (`a+a+b`, `\s*\s*$`), also
+ *   when only zero-width atoms (`\b`, `\B`, `^`, `$`, lookarounds, `(?:)`), optional atoms (`x?`,
+ *   `x*`, `x{0,n}`) or atoms both could match (`.*a.*b`) stand between them (`a+(?:)a+b`,
+ *   `a+\Ba+b`, `a+b?a+c`), a large count counted like an unbounded one (`a{1,30000}a{1,30000}b`),
+ *   a backreference of varying length (`(a+)\1b`), a lookaround that scans run at each choice
+ *   (`\w+(?=.*x)`). Time quadratic in the line, cubic or worse.
+ * Allowed: one unbounded quantifier per run (`\w+Exception`: the scan's windows bound it), a
+ * quantifier at the very end (`error.*`), and two on one line after a leading `^` when neither can
+ * match a line terminator (`^.*error.*timeout`: one start per line).
+ */
+export function findBacktrackingRisk(source: string): string | undefined {
+	// The parser and the analysis recurse once per level; no real pattern nests this deep.
+	if (scanGroups(source).depth > MAX_GROUP_DEPTH) return `groups nested more than ${MAX_GROUP_DEPTH} deep are too deep to check`;
+	const { root, groups } = parsePattern(source);
+	const nested = findNestedRepetition(root);
+	if (nested) return nested;
+	const options = root.kind === "alt" ? root.options : [root];
+	for (const option of options) {
+		const first = option.kind === "seq" ? option.items[0] : option;
+		const analysis: ChainAnalysis = { groups, anchored: first?.kind === "assert" && first.text === "^", maxChoices: 1 };
+		followChains(option, [], true, analysis);
+		if (analysis.risk) return analysis.risk;
 	}
 	return undefined;
 }

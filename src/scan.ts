@@ -5,9 +5,12 @@
 // clipped, a line longer than GIANT_LINE_KEEP_BYTES keeps only its two ends (whatever the chunking),
 // and signal candidates are decimated. Runs of ordinary lines are scanned as one block (one regex
 // pass, newlines counted with indexOf); only the lines that are kept get decoded on their own.
+// A configured signalPattern never runs on more than SIGNAL_WINDOW_CHARS characters at once (pieces
+// of whole lines, windows of a longer line), and the time budget is checked between those runs and
+// charged for every line, head and tail included, so the search stops within the budget plus one run.
 
 import { isAscii } from "node:buffer";
-import { isByteSafePattern } from "./regex-safety.js";
+import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "./regex-safety.js";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
 import { keepEnd, keepStart } from "./text.js";
@@ -49,6 +52,16 @@ export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
  * are still complete, and the view says where the search stopped.
  */
 export const SIGNAL_SCAN_BUDGET_MS = 2000;
+/**
+ * Most characters a configured signalPattern runs on at once (regex-safety.ts bounds the cost of
+ * that); a longer line is tested in overlapping windows of this size. The default pattern, trusted
+ * and linear, always sees whole lines.
+ */
+export const SIGNAL_WINDOW_CHARS = PATTERN_WINDOW_CHARS;
+/** Characters a window (after a line's first) sees before its first start position: for `^`, `\b` and lookbehinds. */
+const SIGNAL_WINDOW_CONTEXT_CHARS = 128;
+/** How far each window moves on; a match of up to this many characters lies whole in one window. */
+export const SIGNAL_WINDOW_STEP_CHARS = (SIGNAL_WINDOW_CHARS - SIGNAL_WINDOW_CONTEXT_CHARS) / 2;
 /** Distinct signal texts remembered for deduplication. */
 const MAX_DISTINCT_SIGNALS = 10_000;
 /** Characters of a signal line used as its deduplication key. */
@@ -80,6 +93,8 @@ export interface ScanOptions {
 	maxLineChars: number;
 	/** Tested on each line (ANSI escapes removed); compiled again internally with the flags the scan needs. */
 	signalRegex: RegExp;
+	/** The clock the signal search budget is measured with, in milliseconds. Default performance.now. */
+	now?: () => number;
 }
 
 export interface ScannedLine {
@@ -112,7 +127,10 @@ export interface ScanResult {
 	signals: SignalLine[];
 	/** Lines that matched the signal pattern in all (repeats, head and tail included). */
 	signalMatches: number;
-	/** Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up. */
+	/**
+	 * Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up:
+	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
+	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };
 }
 
@@ -283,6 +301,11 @@ export class LineScanner {
 	private readonly byteSafe: boolean;
 	/** Cheap first pass for the default pattern (DEFAULT_SIGNAL_PREFILTER_KEYWORDS), else undefined. */
 	private readonly automaton: KeywordAutomaton | undefined;
+	/** A configured pattern: run on at most SIGNAL_WINDOW_CHARS characters at once (see testInWindows). */
+	private readonly windowed: boolean;
+	/** For windows of a long line (global, so that a window's first characters can be context only). */
+	private readonly windowRegex: RegExp;
+	private readonly now: () => number;
 	private readonly keepChars: number;
 	private lineCount = 0;
 	private byteCount = 0;
@@ -298,6 +321,8 @@ export class LineScanner {
 	private readonly weak: SpreadSample<Candidate>;
 	private signalMatches = 0;
 	private signalMs = 0;
+	/** When signal time was last charged (or its clock started). */
+	private signalClock = 0;
 	private signalStopped: { atLine: number; afterMs: number } | undefined;
 	private ended = false;
 
@@ -309,6 +334,9 @@ export class LineScanner {
 		this.byteSafe = isByteSafePattern(options.signalRegex.source);
 		this.automaton =
 			options.signalRegex.source === DEFAULT_SIGNAL_PATTERN && options.signalRegex.flags.includes("i") ? defaultSignalAutomaton() : undefined;
+		this.windowed = options.signalRegex.source !== DEFAULT_SIGNAL_PATTERN;
+		this.windowRegex = new RegExp(options.signalRegex.source, `${flags}gm`);
+		this.now = options.now ?? (() => performance.now());
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		const capacity = Math.max(32, options.maxSignalLines * 2);
 		this.strong = new SpreadSample(capacity);
@@ -368,6 +396,8 @@ export class LineScanner {
 			if (!this.pending.isEmpty) this.finishPendingLine();
 			this.ended = true;
 		}
+		// Stopped after the last line is not stopped: every line was searched.
+		const stopped = this.signalStopped && this.signalStopped.atLine <= this.lineCount ? this.signalStopped : undefined;
 		const signals = [...this.strong.values(), ...this.weak.values()]
 			.map(({ line, repeats }): SignalLine => ({ ...line, count: repeats.count }))
 			.sort((a, b) => a.lineNumber - b.lineNumber);
@@ -378,20 +408,22 @@ export class LineScanner {
 			tail: this.tail,
 			signals,
 			signalMatches: this.signalMatches,
-			...(this.signalStopped ? { signalSearchStopped: this.signalStopped } : {}),
+			...(stopped ? { signalSearchStopped: stopped } : {}),
 		};
 	}
 
 	/**
-	 * Whole lines (each ending in "\n"): runs of ordinary lines go to scanBlock, a giant line goes
-	 * through PendingLine, exactly as when it arrives in pieces, so chunking never changes the result.
+	 * Whole lines (each ending in "\n"): runs of ordinary lines go to scanBlock, a long line (giant,
+	 * or longer than a window for a configured pattern) goes through PendingLine, exactly as when it
+	 * arrives in pieces, so chunking never changes the result.
 	 */
 	private scanWholeLines(bytes: Buffer, start: number, end: number): void {
+		const longLineBytes = this.windowed ? SIGNAL_WINDOW_CHARS : GIANT_LINE_KEEP_BYTES;
 		let blockStart = start;
 		let at = start;
 		while (at < end) {
-			// Every line starting in [at, newline] ends by that newline, so none of them is giant.
-			const newline = bytes.lastIndexOf(NEWLINE, Math.min(end - 1, at + GIANT_LINE_KEEP_BYTES));
+			// Every line starting in [at, newline] ends by that newline, so none of them is long.
+			const newline = bytes.lastIndexOf(NEWLINE, Math.min(end - 1, at + longLineBytes));
 			if (newline >= at) {
 				at = newline + 1;
 				continue;
@@ -428,7 +460,7 @@ export class LineScanner {
 
 		let lines: number;
 		if (this.options.maxSignalLines > 0 && !this.signalStopped && cursor < length) {
-			const started = performance.now();
+			this.startSignalClock();
 			if (this.automaton) {
 				// The default pattern: one automaton pass over the bytes finds candidates and counts lines.
 				lines = lineNumber - firstLine + this.findCandidatesByAutomaton(bytes, start, cursor, end, lineNumber);
@@ -443,7 +475,7 @@ export class LineScanner {
 					this.findSignals(decode(cursor, length), 0, lineNumber);
 				}
 			}
-			this.chargeSignalTime(started, firstLine + lines - 1);
+			this.chargeSignalTime(firstLine + lines);
 		} else {
 			lines = lineNumber - firstLine + countNewlineBytes(bytes, start + cursor, end);
 		}
@@ -480,14 +512,36 @@ export class LineScanner {
 	}
 
 	/**
+	 * The next match of a block pass (`regex` global, its lastIndex at a line start): for the default
+	 * pattern one exec over the rest of `text`; for a configured one, execs over pieces of whole lines
+	 * of at most SIGNAL_WINDOW_CHARS characters (no line is longer here, see scanWholeLines), the time
+	 * charged after each piece. A piece is `text` cut after its last line, so offsets, and what a
+	 * lookbehind sees, stay as they are. `lineAt` gives the line number at an offset, for a stop.
+	 */
+	private execInPieces(regex: RegExp, text: string, lineAt: (offset: number) => number): RegExpExecArray | null {
+		if (!this.windowed) return regex.exec(text);
+		while (regex.lastIndex < text.length && !this.signalStopped) {
+			const from = regex.lastIndex;
+			const cut = text.lastIndexOf("\n", from + SIGNAL_WINDOW_CHARS - 1);
+			const end = cut >= from ? cut + 1 : text.indexOf("\n", from) + 1 || text.length;
+			const match = regex.exec(text.slice(0, end));
+			if (match) return match;
+			regex.lastIndex = end;
+			if (!this.chargeSignalTime(() => lineAt(end))) break;
+		}
+		return null;
+	}
+
+	/**
 	 * A pass of `regex` over the Latin-1 view of a block: each hit names a candidate line, which is
 	 * decoded and tested with the full signal pattern; the pass resumes on the next line.
 	 */
 	private findCandidates(regex: RegExp, raw: string, decode: (from: number, to: number) => string, from: number, fromLine: number): void {
 		let countedTo = from;
 		let countedLine = fromLine;
+		const lineAt = (offset: number) => countedLine + countNewlinesIn(raw.slice(0, offset), countedTo);
 		regex.lastIndex = from;
-		for (let match = regex.exec(raw); match !== null; match = regex.exec(raw)) {
+		for (let match = this.execInPieces(regex, raw, lineAt); match !== null; match = this.execInPieces(regex, raw, lineAt)) {
 			for (let at = raw.indexOf("\n", countedTo); at >= 0 && at < match.index; at = raw.indexOf("\n", at + 1)) {
 				countedLine++;
 				countedTo = at + 1;
@@ -515,8 +569,9 @@ export class LineScanner {
 		// The same line in the raw text, whose offsets differ when escapes were removed.
 		let rawTo = from;
 		let rawLine = fromLine;
+		const lineAt = (offset: number) => countedLine + countNewlinesIn(text.slice(0, offset), countedTo);
 		regex.lastIndex = from;
-		for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+		for (let match = this.execInPieces(regex, text, lineAt); match !== null; match = this.execInPieces(regex, text, lineAt)) {
 			for (let at = text.indexOf("\n", countedTo); at >= 0 && at < match.index; at = text.indexOf("\n", at + 1)) {
 				countedLine++;
 				countedTo = at + 1;
@@ -541,10 +596,53 @@ export class LineScanner {
 		return this.options.maxSignalLines > 0 && !this.signalStopped && this.lineRegex.test(stripAnsi(line));
 	}
 
-	/** Adds the time of one signal pass; past the budget, signal lines are no longer looked for. */
-	private chargeSignalTime(started: number, lastLine: number): void {
-		this.signalMs += performance.now() - started;
-		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS) this.signalStopped = { atLine: lastLine, afterMs: Math.round(this.signalMs) };
+	/**
+	 * A line tested on its own (in the head, arriving in pieces, or one end of a giant line), timed
+	 * and charged like a block. `done` is false while more of the line is still to be tested.
+	 */
+	private isSignalLine(line: string, lineNumber: number, done = true): boolean {
+		if (this.options.maxSignalLines === 0 || this.signalStopped) return false;
+		this.startSignalClock();
+		const text = stripAnsi(line);
+		const found = this.windowed && text.length > SIGNAL_WINDOW_CHARS ? this.testInWindows(text, lineNumber) : this.lineRegex.test(text);
+		this.chargeSignalTime(done ? lineNumber + 1 : lineNumber);
+		return found;
+	}
+
+	/**
+	 * A configured pattern on a line longer than SIGNAL_WINDOW_CHARS: window by window, each of that
+	 * many characters, moving on by SIGNAL_WINDOW_STEP_CHARS, so a match up to that long lies whole in
+	 * one window. A window after the first starts searching SIGNAL_WINDOW_CONTEXT_CHARS in, so `^`,
+	 * `\b` and lookbehinds see the line before it; at a window's end, `$`, `\b` and lookaheads see the
+	 * end of the window. The budget is checked between windows.
+	 */
+	private testInWindows(text: string, lineNumber: number): boolean {
+		const regex = this.windowRegex;
+		for (let start = 0; ; start += SIGNAL_WINDOW_STEP_CHARS) {
+			const from = start === 0 ? 0 : start - SIGNAL_WINDOW_CONTEXT_CHARS;
+			const to = Math.min(text.length, from + SIGNAL_WINDOW_CHARS);
+			regex.lastIndex = start - from;
+			if (regex.exec(text.slice(from, to)) !== null) return true;
+			if (to === text.length || !this.chargeSignalTime(lineNumber)) return false;
+		}
+	}
+
+	private startSignalClock(): void {
+		this.signalClock = this.now();
+	}
+
+	/**
+	 * Adds the time since the signal clock was started or last charged; past the budget, signal lines
+	 * are no longer looked for from `atLine` on (the first line not fully searched; a function when
+	 * it costs something to know). False once stopped.
+	 */
+	private chargeSignalTime(atLine: number | (() => number)): boolean {
+		if (this.signalStopped) return false;
+		const now = this.now();
+		this.signalMs += now - this.signalClock;
+		this.signalClock = now;
+		if (this.signalMs > SIGNAL_SCAN_BUDGET_MS) this.signalStopped = { atLine: typeof atLine === "number" ? atLine : atLine(), afterMs: Math.round(this.signalMs) };
+		return !this.signalStopped;
 	}
 
 	private makeLine(lineNumber: number, raw: string): ScannedLine {
@@ -554,7 +652,7 @@ export class LineScanner {
 	/** One line that is neither in a block's signal pass nor giant: head, signal, tail. */
 	private acceptLine(lineNumber: number, raw: string, toTail: boolean): void {
 		const line = this.makeLine(lineNumber, raw);
-		this.placeLine(line, this.isSignal(stripLineEnd(raw)), toTail);
+		this.placeLine(line, this.isSignalLine(stripLineEnd(raw), lineNumber), toTail);
 	}
 
 	private placeLine(line: ScannedLine, isSignal: boolean, toTail: boolean): void {
@@ -629,7 +727,7 @@ export class LineScanner {
 	}
 
 	private makeGiantLine(lineNumber: number, pending: PendingLine): [ScannedLine, boolean] {
-		return shapeGiantLine(lineNumber, pending, this.keepChars, (text) => this.isSignal(text));
+		return shapeGiantLine(lineNumber, pending, this.keepChars, (text, isEnd) => this.isSignalLine(text, lineNumber, isEnd));
 	}
 }
 
@@ -654,14 +752,19 @@ export function shapeLine(lineNumber: number, raw: string, keepChars: number): S
  * shows its start — or, for a line redrawn with "\r", its last redraws (what a terminal shows), or
  * its end when only the end is a signal. Returns the line and whether it is a signal.
  */
-export function shapeGiantLine(lineNumber: number, pending: PendingLine, keepChars: number, isSignal: (text: string) => boolean): [ScannedLine, boolean] {
+export function shapeGiantLine(
+	lineNumber: number,
+	pending: PendingLine,
+	keepChars: number,
+	isSignal: (text: string, isEnd: boolean) => boolean,
+): [ScannedLine, boolean] {
 	const ends = pending.ends();
 	// The kept ends are cut at arbitrary bytes: drop an escape sequence cut in two at either cut.
 	const start = ends.start.replace(PARTIAL_ESCAPE_AT_END, "");
 	const end = stripLineEnd(ends.end).replace(PARTIAL_ESCAPE_AT_START, "");
 	const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
-	const atStart = isSignal(start);
-	const atEnd = !atStart && isSignal(end);
+	const atStart = isSignal(start, false);
+	const atEnd = !atStart && isSignal(end, true);
 	const redraw = end.indexOf("\r");
 	if (redraw >= 0) {
 		const shown = renderTerminalLine(end.slice(redraw + 1));

@@ -128,9 +128,13 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 	const footer = options.id
 		? `[use overflow_query with id=${options.id}: search (regex), lines {start,end}, jsonPath]`
 		: "[pi-overflow: nothing was stored, so overflow_query cannot read more of this output]";
+	// In the header, so that it shows even when no line is omitted.
+	const stopped = scan.signalSearchStopped
+		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
+		: "";
 	const headerFor = (signalCount: number): string => {
 		const truncated = options.truncatedNote ? ` (${oneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
-		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail`;
+		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail${stopped}`;
 	};
 	// The header is measured at its longest so the budget holds whatever is chosen.
 	const header = headerFor(signals.lines.length);
@@ -142,10 +146,7 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 		if (droppedTail > 0) notes.push(`${droppedTail} tail`);
 		const dropped = notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
 		const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
-		const stopped = scan.signalSearchStopped
-			? `; signal search stopped after line ${scan.signalSearchStopped.atLine} (${scan.signalSearchStopped.afterMs} ms: signalPattern too slow)`
-			: "";
-		return `  ... ${plural(omitted, "line")} omitted${found}${stopped}${dropped} ...`;
+		return `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
 	};
 	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
 	const noticeReserve =

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseConfig } from "../src/config.js";
 import { findBacktrackingRisk } from "../src/regex-safety.js";
-import { LineScanner, SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
+import { SIGNAL_SCAN_BUDGET_MS, scanText } from "../src/scan.js";
 import { createDefaultConfig } from "../src/config.js";
-import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals.js";
 import { buildView } from "../src/view.js";
 
 test("the default signal pattern and ordinary patterns have no backtracking risk", () => {
@@ -17,6 +17,72 @@ test("repeated groups that repeat or branch, and stacked unbounded quantifiers, 
 	for (const pattern of ["(a+)+$", "(a|aa)*b", "(\\w+\\s?)*$", "(?:x+)+", "((a+)b)+", "(a|b){2,}", "(?<name>a+)+", "(?:a?){30}a{30}", "\\s*\\s*\\s*$", "(.*a){12}"]) {
 		assert.ok(findBacktrackingRisk(pattern), pattern);
 	}
+});
+
+test("the shapes that froze Pi are refused, each with its reason", () => {
+	const refused: Array<[string, RegExp]> = [
+		// Quantifiers that can split the same characters, with only empty or optional atoms between them.
+		["a+(?:)a+(?:)a+b", /`a\+` and `a\+` can split the same characters/],
+		["a+\\Ba+\\Ba+b", /`a\+` and `a\+` can split the same characters/],
+		["a+b?a+b?a+c", /`a\+` and `a\+` can split the same characters/],
+		// A large bounded count is as bad as an unbounded one.
+		["a{1,30000}a{1,30000}b", /`a\{1,30000\}` and `a\{1,30000\}` can split the same characters .*millions of ways/],
+		["(a+)\\1*b", /a repeated backreference \(`\\1\*`\)/],
+		["(a+)\\1b", /`a\+` and `\\1` can split the same characters/],
+		["(?<n>a+)\\k<n>b", /`a\+` and `\\k<n>` can split/],
+		["\\s*\\s*$", /`\\s\*` and `\\s\*`/],
+		[".*a.*b", /`\.\*` and `\.\*`/],
+		["error.*timeout.*retry", /`\.\*` and `\.\*`/],
+		["\\w+(?=.*x)y", /`\\w\+` runs the lookaround `\(\?=\.\*x\)`/],
+		["^.*a.*b.*c", /`\.\*` and `\.\*`/],
+		["^\\s*\\s*x", /`\\s\*` and `\\s\*`/],
+		["a{1,150}a{1,150}b", /22,500 ways at one position, at most 4,096/],
+		["x(?:)+\\S+\\S+y", /`\\S\+` and `\\S\+`/],
+	];
+	for (const [pattern, reason] of refused) {
+		const risk = findBacktrackingRisk(pattern);
+		assert.ok(risk, `${pattern} is refused`);
+		assert.match(risk, reason, pattern);
+		assert.match(risk, /time grows as a power of the line length|backtrack without bound/, pattern);
+		const { config, problems } = parseConfig(JSON.stringify({ signalPattern: pattern }));
+		assert.equal(config.signalPattern, DEFAULT_SIGNAL_PATTERN, pattern);
+		assert.equal(problems.length, 1);
+		assert.ok(problems[0].message.length <= 400, problems[0].message);
+	}
+});
+
+test("realistic patterns are accepted", () => {
+	const accepted = [
+		"\\b(?:error|fatal|panic)\\b",
+		"^\\s*ERROR\\b.*timeout",
+		"\\w+Exception",
+		"\\w+Exception.*",
+		"error.*timeout",
+		"^.*error.*timeout",
+		"\\S+\\s+\\S+ failed",
+		"\\S+@\\S+",
+		"\\d+\\.\\d+\\.\\d+",
+		"(\\w+)\\s*=\\s*(\\w+) failed",
+		"\\[(?:ERROR|FATAL)\\]\\s+\\S+",
+		"\\b[1-9]\\d* (?:failed|errors?)\\b",
+		"a{1,60}a{1,60}b",
+		...SIGNAL_PATTERN_PARTS.map((part) => part.source),
+	];
+	for (const pattern of accepted) assert.equal(findBacktrackingRisk(pattern), undefined, pattern);
+});
+
+test("never throws, whatever the text, and refuses groups nested too deep to check", async () => {
+	const fc = (await import("fast-check")).default;
+	const regexish = fc.stringMatching(/^[ab\\()[\]{}|*+?^$.,0-9<>=!:kbBdDwWsSuxc-]{0,40}$/);
+	fc.assert(
+		fc.property(fc.oneof(fc.string({ maxLength: 40 }), regexish), (text) => {
+			const risk = findBacktrackingRisk(text);
+			assert.ok(risk === undefined || typeof risk === "string");
+		}),
+		{ numRuns: 20_000 },
+	);
+	assert.match(findBacktrackingRisk(`${"(".repeat(1999)}a${")".repeat(1999)}`) ?? "", /nested more than 100 deep/);
+	assert.equal(findBacktrackingRisk(`${"(?:".repeat(50)}a${")".repeat(50)}`), undefined);
 });
 
 test("a configured catastrophic signalPattern falls back to the default with a problem that says why", () => {
@@ -36,24 +102,27 @@ test("each refused pattern really is slow, and the default is fast, on a line bu
 	assert.ok(performance.now() - fastStarted < slow, "the refused pattern is the slower one");
 });
 
-test("a slow signalPattern stops being applied after the scan budget, and the view says so", () => {
-	// Not catastrophic (config would refuse that), just slow on long lines: a lookahead rescans each line.
-	const slow = /^(?=(?:[^\n]*x){3})/i;
-	const scanner = new LineScanner({ ...createDefaultConfig(), signalRegex: slow });
-	const line = `${"abc ".repeat(2000)}\n`;
-	const block = Buffer.from(line.repeat(250));
-	const started = performance.now();
-	let pushed = 0;
-	while (performance.now() - started < SIGNAL_SCAN_BUDGET_MS + 3000 && pushed < 4000) {
-		scanner.push(block);
-		pushed++;
-	}
-	const scan = scanner.end();
-	const elapsed = performance.now() - started;
-	assert.ok(scan.signalSearchStopped, `stopped (pushed ${pushed} blocks in ${Math.round(elapsed)} ms)`);
-	assert.ok(scan.signalSearchStopped.afterMs >= SIGNAL_SCAN_BUDGET_MS);
-	const view = buildView(scan, { ...createDefaultConfig(), signalRegex: slow, id: "0123456789ab", toolName: "bash" });
-	assert.match(view, /signal search stopped after line \d+ \(\d+ ms: signalPattern too slow\)/);
+test("a slow signalPattern stops being applied after the scan budget, and the view says where and when", () => {
+	// Not refused by config, just slow on long runs of word characters; a fake clock, 5 ms a reading.
+	let clock = 0;
+	const options = { ...createDefaultConfig(), signalRegex: /\w+Exception/i, now: () => (clock += 5) };
+	const scan = scanText(`${"abc ".repeat(2000)}\n${"a".repeat(40_000)}\n`.repeat(200), options);
+	assert.ok(scan.signalSearchStopped, "stopped");
+	assert.ok(scan.signalSearchStopped.afterMs > SIGNAL_SCAN_BUDGET_MS);
+	const view = buildView(scan, { ...options, id: "0123456789ab", toolName: "bash" });
+	const note = `signal search stopped at line ${scan.signalSearchStopped.atLine} of 400 after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`;
+	assert.ok(view.split("\n")[0].includes(note), view.split("\n")[0]);
+});
+
+test("the view says the signal search stopped even when no line is omitted", () => {
+	let clock = 0;
+	const options = { ...createDefaultConfig(), signalRegex: /\w+Exception/i, now: () => (clock += 100) };
+	const scan = scanText(`${"a".repeat(40_000)}\n`.repeat(24), options);
+	const view = buildView(scan, { ...options, id: "0123456789ab", toolName: "bash" });
+	assert.doesNotMatch(view, /omitted/, "every line is shown");
+	const note = /; signal search stopped at line 1 of 24 after (\d+) ms \(signalPattern too slow\)$/.exec(view.split("\n")[0]);
+	assert.ok(note, view.split("\n")[0]);
+	assert.ok(Number(note[1]) > SIGNAL_SCAN_BUDGET_MS && Number(note[1]) <= SIGNAL_SCAN_BUDGET_MS + 100, "within one window's charge of the budget");
 });
 
 test("byte-safe patterns find the same lines in UTF-8 viewed as Latin-1 as in the decoded text", async () => {

@@ -3,7 +3,17 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { GIANT_LINE_KEEP_BYTES, LineScanner, renderTerminalLine, type ScanOptions, type ScanResult, scanText, stripAnsi } from "../src/scan.js";
+import {
+	GIANT_LINE_KEEP_BYTES,
+	LineScanner,
+	renderTerminalLine,
+	SIGNAL_SCAN_BUDGET_MS,
+	SIGNAL_WINDOW_STEP_CHARS,
+	type ScanOptions,
+	type ScanResult,
+	scanText,
+	stripAnsi,
+} from "../src/scan.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
 
 const MIB = 1024 * 1024;
@@ -372,5 +382,123 @@ describe("a large log", () => {
 		const scan = scanInChunks(bytes, 1 * MIB);
 		assert.equal(scan.totalLines, lines.length);
 		assert.ok(scan.signals.length > 0);
+	});
+});
+
+describe("signal search budget and windows (a configured pattern)", () => {
+	/** A fake clock: every reading is `stepMs` later than the one before. */
+	function steppingClock(stepMs: number): () => number {
+		let now = 0;
+		return () => (now += stepMs);
+	}
+	const slowPattern = /\w+Exception/i;
+
+	test("charges head lines to the budget and reports the line where the search stopped", () => {
+		const text = Array.from({ length: 10 }, (_, i) => `line ${i + 1} FooException`).join("\n");
+		const scan = scanText(`${text}\n`, scanOptions({ signalRegex: slowPattern, now: steppingClock(700) }));
+		const stopped = scan.signalSearchStopped;
+		assert.ok(stopped, "the search stopped although every line is in the head");
+		assert.ok(stopped.afterMs > SIGNAL_SCAN_BUDGET_MS && stopped.afterMs <= SIGNAL_SCAN_BUDGET_MS + 700, `stopped within one line's charge: ${stopped.afterMs} ms`);
+		assert.ok(stopped.atLine > 1 && stopped.atLine < 10, `at line ${stopped.atLine}`);
+		assert.equal(scan.signalMatches, stopped.atLine - 1, "the lines before it were searched, none from it on");
+		assert.equal(scan.head.length, 10, "head and tail are complete");
+	});
+
+	test("checks the budget between the windows of one long line, and stops within it", () => {
+		const long = `${"a".repeat(40_000)}FooException`;
+		const options = scanOptions({ headLines: 1, tailLines: 1, signalRegex: slowPattern });
+		const text = `ok\n${long}\nok BarException\nok\n`;
+		const complete = scanText(text, { ...options, now: steppingClock(0) });
+		assert.equal(complete.signalSearchStopped, undefined);
+		assert.deepEqual(
+			complete.signals.map((line) => line.lineNumber),
+			[2, 3],
+			"with time to spare, the windows reach the match at the end of the long line",
+		);
+		const stoppedScan = scanText(text, { ...options, now: steppingClock(100) });
+		const stopped = stoppedScan.signalSearchStopped;
+		assert.ok(stopped, "stopped");
+		assert.equal(stopped.atLine, 2, "inside the long line");
+		assert.ok(stopped.afterMs <= SIGNAL_SCAN_BUDGET_MS + 100, `within one window's charge: ${stopped.afterMs} ms`);
+		assert.deepEqual(stoppedScan.signals, [], "nothing after the stop was searched");
+		assert.equal(stoppedScan.totalLines, 4);
+	});
+
+	test("checks the budget between pieces of a block of ordinary lines", () => {
+		const lines = Array.from({ length: 10_000 }, (_, i) => (i % 100 === 50 ? `step ${i} FooException` : `step ${i} ${"x".repeat(90)}`));
+		const scan = scanText(`${lines.join("\n")}\n`, scanOptions({ headLines: 0, tailLines: 1, signalRegex: slowPattern, now: steppingClock(50) }));
+		const stopped = scan.signalSearchStopped;
+		assert.ok(stopped, "stopped");
+		assert.ok(stopped.afterMs <= SIGNAL_SCAN_BUDGET_MS + 50, `within one piece's charge: ${stopped.afterMs} ms`);
+		assert.ok(stopped.atLine > 1 && stopped.atLine < 10_000, `inside the block: line ${stopped.atLine}`);
+		assert.ok(scan.signals.length > 0);
+		assert.ok(
+			scan.signals.every((line) => line.lineNumber < stopped.atLine),
+			"no signal from the lines not searched",
+		);
+		assert.equal(scan.signalMatches, Math.ceil((stopped.atLine - 1 - 50) / 100), "every line before the stop was searched");
+	});
+
+	test("does not report a search that ended with its last line as stopped", () => {
+		const scan = scanText("a FooException\nb FooException\n", scanOptions({ signalRegex: slowPattern, now: steppingClock(1500) }));
+		assert.equal(scan.signalSearchStopped, undefined);
+		assert.equal(scan.signalMatches, 2);
+	});
+
+	test("finds a match anywhere in a long line, whatever window boundary it straddles", () => {
+		const options = scanOptions({ headLines: 0, tailLines: 1, signalRegex: /\bneedle\b/i });
+		for (let at = 1; at < 5 * SIGNAL_WINDOW_STEP_CHARS; at += 37) {
+			const hit = `${"a ".repeat(at).slice(0, at)} needle ${"b".repeat(6000)}`;
+			const miss = `${"a".repeat(at)}needle ${"b".repeat(6000)}`;
+			const scan = scanText(`ok\n${hit}\n${miss}\nok\n`, options);
+			assert.deepEqual(
+				scan.signals.map((line) => line.lineNumber),
+				[2],
+				`needle at ${at}: found after a space, not after a word character (a window's context)`,
+			);
+		}
+	});
+
+	test("finds any match up to SIGNAL_WINDOW_STEP_CHARS characters long in a long line", () => {
+		const options = scanOptions({ headLines: 0, tailLines: 1, signalRegex: /start\.*end/i });
+		for (const at of [0, 1000, SIGNAL_WINDOW_STEP_CHARS * 3 - 5, 20_000]) {
+			const match = `start${".".repeat(SIGNAL_WINDOW_STEP_CHARS - 8)}end`;
+			const line = `${"x".repeat(at)}${match}${"y".repeat(10_000)}`;
+			assert.equal(scanText(`ok\n${line}\nok\n`, options).signals.length, 1, `match at ${at}`);
+		}
+	});
+
+	test("anchors a configured pattern at the start of a long line only", () => {
+		const options = scanOptions({ headLines: 0, tailLines: 1, signalRegex: /^FAIL/i });
+		const scan = scanText(`ok\nFAIL ${"x".repeat(10_000)}\n${"x".repeat(SIGNAL_WINDOW_STEP_CHARS * 2)}FAIL ${"x".repeat(10_000)}\nok\n`, options);
+		assert.deepEqual(
+			scan.signals.map((line) => line.lineNumber),
+			[2],
+		);
+	});
+
+	test("gives an identical result for a configured pattern whatever the chunking", () => {
+		const parts: string[] = [];
+		for (let i = 0; i < 300; i++) {
+			if (i % 17 === 0) parts.push(`${"w".repeat(3000 + i * 40)} FooException ${i}`);
+			else if (i % 13 === 0) parts.push(`FooException at line ${i} ${"é".repeat(1500)}`);
+			else parts.push(`ordinary ${i} ${"v".repeat(i * 7)}`);
+		}
+		parts.push(`${"z".repeat(100_000)} TailException`);
+		const bytes = Buffer.from(`${parts.join("\n")}\nlast`);
+		// A clock that stands still: on a loaded machine the budget must not end the search halfway.
+		const options = scanOptions({ headLines: 3, tailLines: 3, signalRegex: /\w+Exception/i, now: () => 0 });
+		const whole = scanInChunks(bytes, bytes.length, options);
+		assert.ok(whole.signals.length > 20, `${whole.signals.length} signal lines`);
+		for (const chunk of [1, 7, 2047, 4096, 1 * MIB]) assert.deepEqual(scanInChunks(bytes, chunk, options), whole, `chunk ${chunk}`);
+	});
+
+	test("the default pattern still sees a long line whole, however long its match", () => {
+		const line = `exit code${" ".repeat(3000)}1`;
+		const scan = scanText(`ok\n${line}\nok\n`, scanOptions({ headLines: 0, tailLines: 1 }));
+		assert.deepEqual(
+			scan.signals.map((signal) => signal.lineNumber),
+			[2],
+		);
 	});
 });
