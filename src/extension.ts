@@ -72,7 +72,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			startupWarned = true;
 			const sessionId = ctx.sessionManager.getSessionId();
 			// A resumed session's ids are never issued again, even when their entries expired.
-			store.rememberEntryIds(findShownIds(ctx.sessionManager.getEntries()));
+			if (typeof ctx.sessionManager.getEntries === "function") store.rememberEntryIds(findShownIds(ctx.sessionManager.getEntries()));
 			// After session_start returns: start-up never waits for the store.
 			setImmediate(() => {
 				store
