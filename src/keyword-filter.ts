@@ -19,7 +19,7 @@ export interface KeywordLineFinder {
 
 export interface KeywordLineFinderOptions {
 	/** The compiled module's bytes; default: src/wasm/keyword-filter.wasm, read once per process. */
-	loadWasm?: () => Uint8Array;
+	loadWasm?: () => BufferSource;
 }
 
 /** Bytes handed to the module per call: the text is copied into its memory in windows of whole lines. */
@@ -45,7 +45,7 @@ interface FilterExports {
 /** The default module, compiled once per process (undefined until first needed; null if it failed). */
 let defaultModule: { module: WebAssembly.Module } | { error: string } | undefined;
 
-function compileModule(load: () => Uint8Array): { module: WebAssembly.Module } | { error: string } {
+function compileModule(load: () => BufferSource): { module: WebAssembly.Module } | { error: string } {
 	try {
 		const bytes = load();
 		if (!WebAssembly.validate(bytes)) return { error: "WebAssembly SIMD module does not validate here" };
