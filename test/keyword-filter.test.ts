@@ -123,6 +123,16 @@ test("keywords right at block edges, window edges and range ends are found, in a
 	}
 });
 
+test("line counts stay exact where every block has a newline in the same lane, for thousands of blocks", () => {
+	for (const width of [16, 8, 4, 2, 1]) {
+		const lines = Array.from({ length: 9000 }, (_, i) => (i % 2999 === 1 ? "FAIL".padEnd(width - 1, "!").slice(0, width - 1) : ".".repeat(width - 1)));
+		const bytes = Buffer.from(`${lines.join("\n")}\n`);
+		const found = byFinder(finder, bytes, 0, bytes.length);
+		assert.deepEqual(found, byAutomaton(automaton, bytes, 0, bytes.length), `lines of ${width} bytes`);
+		assert.equal(found.lines, 9000);
+	}
+});
+
 // Text made of keywords (in any case, possibly cut short), noise, UTF-8, CRLF and empty lines, and
 // lines of exactly 15, 16 and 17 bytes, placed at every offset of a block.
 const pieces = (keywords: readonly string[]) =>
