@@ -30,6 +30,8 @@ const MAX_WASM_STATES = 16 * 1024;
 const FINGERPRINT_BYTES = 4;
 const BUCKETS = 16;
 const TABLE_BYTES = 256;
+/** Rounds of moving single keywords between buckets after the greedy placement. */
+const MAX_IMPROVING_PASSES = 4;
 /** Readable bytes the module may load past the end of its input. */
 const INPUT_PADDING_BYTES = 64;
 const PAGE_BYTES = 64 * 1024;
@@ -198,14 +200,38 @@ function fingerprintOf(keyword: string): Fingerprint {
 }
 
 /** Expected share of positions a bucket with this fingerprint union proposes. */
-function proposalRate(print: Fingerprint): number {
-	let rate = 1;
-	for (const { low, high } of print) {
-		let share = 0;
-		for (let h = 0; h < 16; h++) {
-			if (!(high & (1 << h))) continue;
-			for (let l = 0; l < 16; l++) if (low & (1 << l)) share += WEIGHTS[h * 16 + l];
+/** SHARES[high * 512 + half * 256 + mask]: the share of the bytes with that high nibble and a low nibble in `mask` (bits of half 0: 0–7, of half 1: 8–15). */
+const SHARES = (() => {
+	const shares = new Float64Array(16 * 512);
+	for (let high = 0; high < 16; high++) {
+		for (let half = 0; half < 2; half++) {
+			for (let mask = 0; mask < 256; mask++) {
+				let share = 0;
+				for (let bit = 0; bit < 8; bit++) if (mask & (1 << bit)) share += WEIGHTS[high * 16 + half * 8 + bit];
+				shares[high * 512 + half * 256 + mask] = share;
+			}
 		}
+	}
+	return shares;
+})();
+
+/**
+ * Expected share of positions a bucket proposes: the union of its fingerprints (all of `prints`
+ * but the one at `skip`, plus `extra`), each offset taken as independent. 0 for an empty bucket.
+ */
+function proposalRate(prints: readonly Fingerprint[], skip = -1, extra?: Fingerprint): number {
+	if (prints.length - (skip >= 0 ? 1 : 0) + (extra ? 1 : 0) === 0) return 0;
+	let rate = 1;
+	for (let k = 0; k < FINGERPRINT_BYTES; k++) {
+		let low = extra ? extra[k].low : 0;
+		let high = extra ? extra[k].high : 0;
+		for (let i = 0; i < prints.length; i++) {
+			if (i === skip) continue;
+			low |= prints[i][k].low;
+			high |= prints[i][k].high;
+		}
+		let share = 0;
+		for (let h = 0; h < 16; h++) if (high & (1 << h)) share += SHARES[h * 512 + (low & 255)] + SHARES[h * 512 + 256 + (low >> 8)];
 		rate *= share;
 	}
 	return rate;
@@ -216,32 +242,64 @@ function unite(a: Fingerprint, b: Fingerprint): Fingerprint {
 }
 
 /**
- * The module's nibble tables: keywords spread greedily over 16 buckets so that the expected share
- * of proposed positions stays small (least selective keywords first, each where it adds least).
+ * The module's nibble tables: keywords spread over 16 buckets so that the expected share of proposed
+ * positions stays small (greedily, least selective keywords first, each where it adds least; then
+ * single keywords moved between buckets while that lowers the total).
  * Keywords holding "\n" never match (findKeywordLines resets at each newline), so they are left out.
  */
 export function buildFingerprintTables(keywords: readonly string[]): Uint8Array {
 	const prints = [...new Set(keywords.filter((keyword) => keyword.length > 0 && !keyword.includes("\n")))]
 		.map(fingerprintOf)
-		.map((print) => ({ print, rate: proposalRate(print) }))
+		.map((print) => ({ print, rate: proposalRate([print]) }))
 		.sort((a, b) => b.rate - a.rate);
-	const empty = (): Fingerprint => Array.from({ length: FINGERPRINT_BYTES }, () => ({ low: 0, high: 0 }));
-	const buckets = Array.from({ length: BUCKETS }, () => ({ print: empty(), rate: 0, used: false }));
+	const members: Fingerprint[][] = Array.from({ length: BUCKETS }, () => []);
+	const rates = members.map(() => 0);
+	// Greedy: least selective first, each where it adds least.
 	for (const { print } of prints) {
 		let best = 0;
 		let bestCost = Infinity;
-		let bestUnion = print;
-		buckets.forEach((bucket, index) => {
-			const union = bucket.used ? unite(bucket.print, print) : print;
-			const cost = proposalRate(union) - bucket.rate;
+		members.forEach((bucket, index) => {
+			const cost = proposalRate(bucket, -1, print) - rates[index];
 			if (cost < bestCost) {
 				best = index;
 				bestCost = cost;
-				bestUnion = union;
 			}
 		});
-		buckets[best] = { print: bestUnion, rate: proposalRate(bestUnion), used: true };
+		members[best].push(print);
+		rates[best] = proposalRate(members[best]);
 	}
+	// Then single moves between buckets while they lower the total.
+	for (let pass = 0; pass < MAX_IMPROVING_PASSES; pass++) {
+		let moved = false;
+		for (let from = 0; from < BUCKETS; from++) {
+			for (let i = members[from].length - 1; i >= 0; i--) {
+				const print = members[from][i];
+				const rateWithout = proposalRate(members[from], i);
+				let best = from;
+				let bestGain = 1e-12;
+				let bestRate = 0;
+				for (let to = 0; to < BUCKETS; to++) {
+					if (to === from) continue;
+					const rateWith = proposalRate(members[to], -1, print);
+					const gain = rates[from] + rates[to] - rateWithout - rateWith;
+					if (gain > bestGain) {
+						best = to;
+						bestGain = gain;
+						bestRate = rateWith;
+					}
+				}
+				if (best === from) continue;
+				members[from].splice(i, 1);
+				rates[from] = rateWithout;
+				members[best].push(print);
+				rates[best] = bestRate;
+				moved = true;
+			}
+		}
+		if (!moved) break;
+	}
+	const empty: Fingerprint = Array.from({ length: FINGERPRINT_BYTES }, () => ({ low: 0, high: 0 }));
+	const buckets = members.map((bucket) => ({ print: bucket.reduce(unite, empty), used: bucket.length > 0 }));
 	const tables = new Uint8Array(TABLE_BYTES);
 	buckets.forEach((bucket, index) => {
 		if (!bucket.used) return;
