@@ -13,7 +13,7 @@ import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./sig
 import { keepEnd, keepStart } from "./text.js";
 
 let defaultAutomaton: KeywordLineFinder | undefined;
-/** Built once per process (about 10 ms), on the first scan that needs it. */
+/** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on the first scan that needs it. */
 function defaultSignalAutomaton(): KeywordLineFinder {
 	defaultAutomaton ??= createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
 	return defaultAutomaton;
