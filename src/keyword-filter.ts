@@ -32,7 +32,7 @@ const BUCKETS = 16;
 const TABLE_BYTES = 256;
 /** Rounds of moving single keywords between buckets after the greedy placement. */
 const MAX_IMPROVING_PASSES = 4;
-/** Readable bytes the module may load past the end of its input. */
+/** Bytes past the end of the input that the module may read (and zero, to pad its last block). */
 const INPUT_PADDING_BYTES = 64;
 const PAGE_BYTES = 64 * 1024;
 
@@ -44,7 +44,7 @@ interface FilterExports {
 	scan(tables: number, trie: number, start: number, end: number, out: number): number;
 }
 
-/** The default module, compiled once per process (undefined until first needed; null if it failed). */
+/** The default module, compiled once per process (undefined until first needed), or why it could not be. */
 let defaultModule: { module: WebAssembly.Module } | { error: string } | undefined;
 
 function compileModule(load: () => BufferSource): { module: WebAssembly.Module } | { error: string } {
@@ -68,10 +68,18 @@ export function createKeywordLineFinder(keywords: readonly string[], options: Ke
 		: (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
 	const states = automaton.accepting.length;
 	const reason = "error" in compiled ? compiled.error : states > MAX_WASM_STATES ? `${states} automaton states, more than ${MAX_WASM_STATES}` : undefined;
-	if (reason !== undefined || !("module" in compiled)) {
-		return { engine: "js", fallbackReason: reason, findLines: (bytes, from, to, found) => findKeywordLines(automaton, bytes, from, to, found) };
+	const byAutomaton = (why: string | undefined): KeywordLineFinder => ({
+		engine: "js",
+		fallbackReason: why,
+		findLines: (bytes, from, to, found) => findKeywordLines(automaton, bytes, from, to, found),
+	});
+	if (reason !== undefined || !("module" in compiled)) return byAutomaton(reason);
+	try {
+		return createWasmFinder(automaton, keywords, compiled.module);
+	} catch (error) {
+		// Instantiating or growing its memory failed (address space, memory limits).
+		return byAutomaton(`WebAssembly module could not be set up: ${error instanceof Error ? error.message : String(error)}`);
 	}
-	return createWasmFinder(automaton, keywords, compiled.module);
 }
 
 function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string[], module: WebAssembly.Module): KeywordLineFinder {

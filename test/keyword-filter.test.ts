@@ -193,9 +193,13 @@ test("without a loadable WebAssembly module the finder is the automaton, with th
 	});
 	assert.equal(missing.engine, "js");
 	assert.match(missing.fallbackReason ?? "", /could not be loaded: ENOENT/);
+	// A valid module without the expected exports cannot be set up.
+	const empty = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]) });
+	assert.equal(empty.engine, "js");
+	assert.match(empty.fallbackReason ?? "", /could not be set up/);
 	const bytes = readFileSync(join(REAL_FIXTURES_DIR, "jest-failure.log"));
 	const end = bytes.lastIndexOf(0x0a) + 1;
-	for (const fallback of [broken, missing]) assert.deepEqual(byFinder(fallback, bytes, 0, end), byFinder(finder, bytes, 0, end));
+	for (const fallback of [broken, missing, empty]) assert.deepEqual(byFinder(fallback, bytes, 0, end), byFinder(finder, bytes, 0, end));
 });
 
 test("a keyword set too large for the module's memory falls back to the automaton", () => {
