@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
-import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
 
@@ -39,15 +39,22 @@ function median(values: number[]): number {
 }
 
 function timeCommand(command: string, args: string[]): number {
+	return timeCommandWithOutput(command, args).ms;
+}
+
+/** Median time of RUNS fresh processes, with what the last one printed. */
+function timeCommandWithOutput(command: string, args: string[]): { ms: number; stdout: string } {
 	const times: number[] = [];
+	let stdout = "";
 	for (let i = 0; i < RUNS; i++) {
 		const started = performance.now();
 		// stdout is a pipe, not /dev/null: GNU grep stops at the first match when it writes to /dev/null.
 		const result = spawnSync(command, args, { stdio: ["ignore", "pipe", "inherit"] });
 		if (result.error) throw result.error;
 		times.push(performance.now() - started);
+		stdout = result.stdout.toString().trim();
 	}
-	return median(times);
+	return { ms: median(times), stdout };
 }
 
 interface ScenarioResult {
@@ -153,6 +160,38 @@ async function main(): Promise<void> {
 				met: ratio >= 0.7 && growth(ours) <= 64,
 				note: `wc -l ${round(wc)} ms; view ${ours.viewChars} chars`,
 			});
+			if (size >= 100 * MIB) {
+				// The scan alone: lines holding a prefilter keyword (signal candidates) and the line count.
+				const keywordsFile = join(dir, "keywords.txt");
+				writeFileSync(keywordsFile, Buffer.from(`${DEFAULT_SIGNAL_PREFILTER_KEYWORDS.join("\n")}\n`, "latin1"));
+				const grepFixed = timeCommandWithOutput("grep", ["-c", "-i", "-F", "-f", keywordsFile, spill]);
+				const scan = runScenario("scan", { spill });
+				const scanJs = runScenario("scan", { spill, engine: "js" });
+				const sameCount = String(scan.candidates) === grepFixed.stdout;
+				const common = `${scan.engine}; ${scan.candidates} candidate lines (grep -F: ${grepFixed.stdout}${sameCount ? ", same" : ", DIFFERENT"}), ${scan.lines} lines; one-time setup ${round(Number(scan.setupMs))} ms not counted; JavaScript automaton alone: ${round(scanJs.ms)} ms`;
+				rows.push({
+					name: `scan alone (signal candidates + line count), ${label} file`,
+					ours_ms: round(scan.ms),
+					baseline: "grep -c -i -E <7 words>",
+					baseline_ms: round(grep),
+					ratio: round(grep / scan.ms),
+					peak_rss_growth_mib: growth(scan),
+					target: "ratio ≥ 1.0",
+					met: grep / scan.ms >= 1 && sameCount,
+					note: `${common} (ratio ${round(grep / scanJs.ms)})`,
+				});
+				rows.push({
+					name: `scan alone (signal candidates + line count), ${label} file, same keywords as grep -F`,
+					ours_ms: round(scan.ms),
+					baseline: "grep -c -i -F -f <the prefilter keywords>",
+					baseline_ms: round(grepFixed.ms),
+					ratio: round(grepFixed.ms / scan.ms),
+					peak_rss_growth_mib: growth(scan),
+					target: "ratio ≥ 1.0",
+					met: grepFixed.ms / scan.ms >= 1 && sameCount,
+					note: `${common} (ratio ${round(grepFixed.ms / scanJs.ms)})`,
+				});
+			}
 			if (size === 100 * MIB) {
 				// View build alone over a stored 32 MiB entry.
 				const entry = join(dir, "entry-32MiB.txt");

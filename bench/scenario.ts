@@ -15,6 +15,11 @@ import { disposeSearchWorkers } from "../src/search.js";
 import { buildViewFromFile, buildViewFromText, renderTerminalLine } from "../src/view.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+import { buildKeywordAutomaton, findKeywordLines } from "../src/keyword-automaton.js";
+import { createKeywordLineFinder, type KeywordLineFinder } from "../src/keyword-filter.js";
+import { READ_CHUNK_BYTES } from "../src/source.js";
+import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? "{}") as Record<string, unknown>;
@@ -47,6 +52,44 @@ function recordHandlers(install: (pi: never) => void): Map<string, Array<(event:
 	return handlers;
 }
 
+/**
+ * The scan alone: signal candidates (lines holding a prefilter keyword) and the line count of a
+ * file, read into one reused buffer; a line that does not fit grows it. Returns what grep -c gives.
+ */
+async function scanFile(path: string, finder: KeywordLineFinder): Promise<{ lines: number; candidates: number }> {
+	const handle = await open(path, "r");
+	let buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+	let carry = 0;
+	let lines = 0;
+	let candidates = 0;
+	const found: number[] = [];
+	try {
+		for (;;) {
+			if (carry === buffer.length) {
+				const grown = Buffer.allocUnsafe(buffer.length * 2);
+				buffer.copy(grown, 0, 0, carry);
+				buffer = grown;
+			}
+			const { bytesRead } = await handle.read(buffer, carry, buffer.length - carry, null);
+			let filled = carry + bytesRead;
+			// At the end, a last line without "\n" is counted as grep counts it.
+			if (bytesRead === 0 && filled > 0 && buffer[filled - 1] !== 0x0a) buffer[filled++] = 0x0a;
+			const to = filled > 0 ? buffer.lastIndexOf(0x0a, filled - 1) + 1 : 0;
+			if (to > 0) {
+				found.length = 0;
+				lines += finder.findLines(buffer, 0, to, found);
+				candidates += found.length / 2;
+			}
+			if (bytesRead === 0) break;
+			buffer.copy(buffer, 0, to, filled);
+			carry = filled - to;
+		}
+	} finally {
+		await handle.close();
+	}
+	return { lines, candidates };
+}
+
 function countingFs(counter: { calls: number }): StoreFs {
 	const wrap = <T extends (...a: never[]) => unknown>(fn: T): T => ((...a: never[]) => (counter.calls++, fn(...a))) as T;
 	return { ...NODE_STORE_FS, open: wrap(NODE_STORE_FS.open), lstat: wrap(NODE_STORE_FS.lstat), mkdir: wrap(NODE_STORE_FS.mkdir), chmod: wrap(NODE_STORE_FS.chmod), rename: wrap(NODE_STORE_FS.rename), unlink: wrap(NODE_STORE_FS.unlink), readdir: wrap(NODE_STORE_FS.readdir) };
@@ -70,6 +113,22 @@ async function main(): Promise<Record<string, unknown>> {
 			const ms = performance.now() - started;
 			const viewChars = patch?.content.reduce((chars, part) => chars + (part.type === "text" ? part.text.length : 0), 0) ?? 0;
 			return { ms, rssBefore: before, viewChars, stored: (patch?.details as { overflow?: unknown })?.overflow };
+		}
+		if (name === "scan") {
+			globalThis.gc?.();
+			const before = rssNow();
+			const setupStarted = performance.now();
+			let finder: KeywordLineFinder;
+			if (args.engine === "js") {
+				const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+				finder = { engine: "js", findLines: (bytes, from, to, found) => findKeywordLines(automaton, bytes, from, to, found) };
+			} else {
+				finder = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+			}
+			const setupMs = performance.now() - setupStarted;
+			const started = performance.now();
+			const counts = await scanFile(String(args.spill), finder);
+			return { ms: performance.now() - started, setupMs, rssBefore: before, engine: finder.engine, ...counts };
 		}
 		if (name === "view") {
 			globalThis.gc?.();

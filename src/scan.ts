@@ -11,14 +11,14 @@
 
 import { isAscii } from "node:buffer";
 import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "./regex-safety.js";
-import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
+import { createKeywordLineFinder, type KeywordLineFinder } from "./keyword-filter.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
 import { keepEnd, keepStart } from "./text.js";
 
-let defaultAutomaton: KeywordAutomaton | undefined;
-/** Built once per process (about 10 ms), on the first scan that needs it. */
-function defaultSignalAutomaton(): KeywordAutomaton {
-	defaultAutomaton ??= buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+let defaultAutomaton: KeywordLineFinder | undefined;
+/** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on the first scan that needs it. */
+function defaultSignalAutomaton(): KeywordLineFinder {
+	defaultAutomaton ??= createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
 	return defaultAutomaton;
 }
 
@@ -300,7 +300,7 @@ export class LineScanner {
 	/** The signal pattern matches alike in UTF-8 and its Latin-1 view (see isByteSafePattern). */
 	private readonly byteSafe: boolean;
 	/** Cheap first pass for the default pattern (DEFAULT_SIGNAL_PREFILTER_KEYWORDS), else undefined. */
-	private readonly automaton: KeywordAutomaton | undefined;
+	private readonly automaton: KeywordLineFinder | undefined;
 	/** A configured pattern: run on at most SIGNAL_WINDOW_CHARS characters at once (see testInWindows). */
 	private readonly windowed: boolean;
 	/** For windows of a long line (global, so that a window's first characters can be context only). */
@@ -502,7 +502,7 @@ export class LineScanner {
 	 */
 	private findCandidatesByAutomaton(bytes: Buffer, start: number, from: number, end: number, fromLine: number): number {
 		const found: number[] = [];
-		const lines = findKeywordLines(this.automaton as KeywordAutomaton, bytes, start + from, end, found);
+		const lines = (this.automaton as KeywordLineFinder).findLines(bytes, start + from, end, found);
 		for (let k = 0; k < found.length; k += 2) {
 			const lineStart = found[k];
 			const text = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));

@@ -4,8 +4,9 @@
 // its 1-based line number in the stored text; the last line is always shown and the tail is never
 // given up to make room for the head or the signal lines; whatever is dropped to fit is counted.
 
-import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
 import { LineScanner, renderTerminalLine, type ScannedLine, type ScanOptions, type ScanResult, type SignalLine, scanText } from "./scan.js";
+import { READ_CHUNK_BYTES } from "./source.js";
 import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
 
 export { renderTerminalLine };
@@ -246,9 +247,22 @@ function toResult(scan: ScanResult, options: ViewOptions): ViewResult {
 	return { text: buildView(scan, options), totalLines: scan.totalLines, totalBytes: scan.totalBytes };
 }
 
-/** Scans a file as a stream (bounded memory) and builds its view. */
+/**
+ * Scans a file as a stream (bounded memory) and builds its view. One buffer is read into again and
+ * again (the scanner copies what it keeps): a fresh buffer per chunk costs more than the scan.
+ */
 export async function buildViewFromFile(path: string, options: ViewOptions): Promise<ViewResult> {
 	const scanner = new LineScanner(options);
-	for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) scanner.push(chunk as Buffer);
+	const handle = await open(path, "r");
+	try {
+		const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+		for (;;) {
+			const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+			if (bytesRead === 0) break;
+			scanner.push(buffer.subarray(0, bytesRead));
+		}
+	} finally {
+		await handle.close();
+	}
 	return toResult(scanner.end(), options);
 }

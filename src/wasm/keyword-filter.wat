@@ -1,0 +1,181 @@
+;; A Teddy-style SIMD keyword prefilter with exact confirmation (built by test/keyword-filter.test.ts
+;; with wabt into keyword-filter.wasm beside it; loaded by src/keyword-filter.ts). Invariant: `scan`
+;; reports exactly the lines of [start, end) that contain a keyword of the trie at `trie`, as
+;; findKeywordLines in src/keyword-automaton.ts does: the SIMD pass only proposes positions where a
+;; keyword may start (never missing one), and each proposal is confirmed by a walk of the trie.
+;;
+;; Memory layout, chosen by the caller:
+;;   tables: 2 groups x 4 positions x (16 low-nibble + 16 high-nibble) bytes = 256 bytes. Bit b of
+;;     table[g][k].lo[n] & table[g][k].hi[h] says that byte (h << 4 | n) may stand at offset k of a
+;;     keyword of bucket b in group g (offsets past a keyword's end allow every byte).
+;;   trie: the automaton's trie edges as i32 entries, the row of state s at trie + s * 1024; the entry
+;;     for byte c holds next * 1024, plus 1 when `next` ends a keyword, or 0 for no edge (none on "\n").
+;;   [start, end): the bytes, end - 1 being "\n", followed by at least 32 bytes it may overwrite.
+;;   out: (line start address, line index from 0) pairs, room for (end - start) / 2 + 1 of them.
+(module
+	(memory (export "memory") 1)
+
+	;; Lines counted by the last call of `scan`.
+	(global $lines (export "lines") (mut i32) (i32.const 0))
+
+	;; Does a keyword start at `at`? Walks the trie from its root until no edge leads on.
+	(func $confirm (param $trie i32) (param $at i32) (result i32)
+		(local $entry i32)
+		(loop $next
+			(local.set $entry
+				(i32.load (i32.add (i32.add (local.get $trie) (local.get $entry)) (i32.shl (i32.load8_u (local.get $at)) (i32.const 2)))))
+			(if (i32.eqz (local.get $entry)) (then (return (i32.const 0))))
+			(if (i32.and (local.get $entry) (i32.const 1)) (then (return (i32.const 1))))
+			(local.set $at (i32.add (local.get $at) (i32.const 1)))
+			(br $next))
+		(unreachable))
+
+	;; The sum of the 16 unsigned bytes.
+	(func $sum (param $counts v128) (result i32)
+		(local $wide v128)
+		(local.set $wide (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $counts))))
+		(i32.add
+			(i32.add (i32x4.extract_lane 0 (local.get $wide)) (i32x4.extract_lane 1 (local.get $wide)))
+			(i32.add (i32x4.extract_lane 2 (local.get $wide)) (i32x4.extract_lane 3 (local.get $wide)))))
+
+	;; Finds the lines of [start, end) holding a keyword; returns how many pairs it wrote at `out` and
+	;; leaves the number of lines in $lines. Newlines are counted per lane (a lane counts at most 255
+	;; blocks before it is summed); a line's index, start and end are worked out only when a keyword
+	;; in it is confirmed, and positions before the end of the last reported line are not confirmed.
+	(func (export "scan") (param $tables i32) (param $trie i32) (param $start i32) (param $end i32)
+		(param $out i32) (result i32)
+		(local $p i32)
+		(local $stop i32)
+		(local $line i32)
+		(local $reportedTo i32)
+		(local $candidates i32)
+		(local $at i32)
+		(local $lineStart i32)
+		(local $lineEnd i32)
+		(local $written i32)
+		(local $bytes v128)
+		(local $counts v128)
+		(local $newline v128)
+		(local $nibble v128)
+		(local $v v128)
+		(local $g0low0 v128)
+		(local $g0high0 v128)
+		(local $g0low1 v128)
+		(local $g0high1 v128)
+		(local $g0low2 v128)
+		(local $g0high2 v128)
+		(local $g0low3 v128)
+		(local $g0high3 v128)
+		(local $g1low0 v128)
+		(local $g1high0 v128)
+		(local $g1low1 v128)
+		(local $g1high1 v128)
+		(local $g1low2 v128)
+		(local $g1high2 v128)
+		(local $g1low3 v128)
+		(local $g1high3 v128)
+		(local $lo0 v128) (local $hi0 v128) (local $lo1 v128) (local $hi1 v128)
+		(local $lo2 v128) (local $hi2 v128) (local $lo3 v128) (local $hi3 v128)
+		;; The last block reads past `end`: zeros there are neither newlines nor reported (see below).
+		(v128.store (local.get $end) (v128.const i64x2 0 0))
+		(local.set $p (local.get $start))
+		(local.set $reportedTo (local.get $start))
+		(local.set $newline (i8x16.splat (i32.const 10)))
+		(local.set $nibble (i8x16.splat (i32.const 15)))
+		;; The tables stay in locals (V8 would otherwise load them all at the top of each block and spill).
+		(local.set $g0low0 (v128.load offset=0 (local.get $tables)))
+		(local.set $g0high0 (v128.load offset=16 (local.get $tables)))
+		(local.set $g0low1 (v128.load offset=32 (local.get $tables)))
+		(local.set $g0high1 (v128.load offset=48 (local.get $tables)))
+		(local.set $g0low2 (v128.load offset=64 (local.get $tables)))
+		(local.set $g0high2 (v128.load offset=80 (local.get $tables)))
+		(local.set $g0low3 (v128.load offset=96 (local.get $tables)))
+		(local.set $g0high3 (v128.load offset=112 (local.get $tables)))
+		(local.set $g1low0 (v128.load offset=128 (local.get $tables)))
+		(local.set $g1high0 (v128.load offset=144 (local.get $tables)))
+		(local.set $g1low1 (v128.load offset=160 (local.get $tables)))
+		(local.set $g1high1 (v128.load offset=176 (local.get $tables)))
+		(local.set $g1low2 (v128.load offset=192 (local.get $tables)))
+		(local.set $g1high2 (v128.load offset=208 (local.get $tables)))
+		(local.set $g1low3 (v128.load offset=224 (local.get $tables)))
+		(local.set $g1high3 (v128.load offset=240 (local.get $tables)))
+		(block $finished
+			(loop $blocks
+				(br_if $finished (i32.ge_u (local.get $p) (local.get $end)))
+				(local.set $stop (select (local.get $end) (i32.add (local.get $p) (i32.const 4080))
+					(i32.lt_u (i32.sub (local.get $end) (local.get $p)) (i32.const 4080))))
+				(local.set $counts (v128.const i64x2 0 0))
+				(loop $block
+					(local.set $bytes (v128.load (local.get $p)))
+					;; Low and high nibbles of the bytes at p + k, for keyword offsets k = 0..3.
+					(local.set $lo0 (v128.and (local.get $bytes) (local.get $nibble)))
+					(local.set $hi0 (v128.and (i16x8.shr_u (local.get $bytes) (i32.const 4)) (local.get $nibble)))
+					(local.set $v (v128.load offset=1 (local.get $p)))
+					(local.set $lo1 (v128.and (local.get $v) (local.get $nibble)))
+					(local.set $hi1 (v128.and (i16x8.shr_u (local.get $v) (i32.const 4)) (local.get $nibble)))
+					(local.set $v (v128.load offset=2 (local.get $p)))
+					(local.set $lo2 (v128.and (local.get $v) (local.get $nibble)))
+					(local.set $hi2 (v128.and (i16x8.shr_u (local.get $v) (i32.const 4)) (local.get $nibble)))
+					(local.set $v (v128.load offset=3 (local.get $p)))
+					(local.set $lo3 (v128.and (local.get $v) (local.get $nibble)))
+					(local.set $hi3 (v128.and (i16x8.shr_u (local.get $v) (i32.const 4)) (local.get $nibble)))
+					;; Bucket bits: a lane is nonzero where a keyword of some bucket may start (16 buckets in 2 groups).
+					(local.set $v
+						(v128.or
+							(v128.and
+								(v128.and
+									(v128.and (i8x16.swizzle (local.get $g0low0) (local.get $lo0)) (i8x16.swizzle (local.get $g0high0) (local.get $hi0)))
+									(v128.and (i8x16.swizzle (local.get $g0low1) (local.get $lo1)) (i8x16.swizzle (local.get $g0high1) (local.get $hi1))))
+								(v128.and
+									(v128.and (i8x16.swizzle (local.get $g0low2) (local.get $lo2)) (i8x16.swizzle (local.get $g0high2) (local.get $hi2)))
+									(v128.and (i8x16.swizzle (local.get $g0low3) (local.get $lo3)) (i8x16.swizzle (local.get $g0high3) (local.get $hi3)))))
+							(v128.and
+								(v128.and
+									(v128.and (i8x16.swizzle (local.get $g1low0) (local.get $lo0)) (i8x16.swizzle (local.get $g1high0) (local.get $hi0)))
+									(v128.and (i8x16.swizzle (local.get $g1low1) (local.get $lo1)) (i8x16.swizzle (local.get $g1high1) (local.get $hi1))))
+								(v128.and
+									(v128.and (i8x16.swizzle (local.get $g1low2) (local.get $lo2)) (i8x16.swizzle (local.get $g1high2) (local.get $hi2)))
+									(v128.and (i8x16.swizzle (local.get $g1low3) (local.get $lo3)) (i8x16.swizzle (local.get $g1high3) (local.get $hi3)))))))
+					(if (v128.any_true (local.get $v))
+						(then
+							(local.set $candidates (i32.xor (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i64x2 0 0))) (i32.const 0xffff)))
+							(loop $candidate
+								(local.set $at (i32.add (local.get $p) (i32.ctz (local.get $candidates))))
+								(local.set $candidates (i32.and (local.get $candidates) (i32.sub (local.get $candidates) (i32.const 1))))
+								(if (i32.and (i32.ge_u (local.get $at) (local.get $reportedTo)) (i32.lt_u (local.get $at) (local.get $end)))
+									(then (if (call $confirm (local.get $trie) (local.get $at)) (then
+										;; A keyword: the line's start, end and index.
+										(local.set $lineStart (local.get $at))
+										(block $found
+											(loop $back
+												(br_if $found (i32.le_u (local.get $lineStart) (local.get $start)))
+												(br_if $found (i32.eq (i32.load8_u offset=0 (i32.sub (local.get $lineStart) (i32.const 1))) (i32.const 10)))
+												(local.set $lineStart (i32.sub (local.get $lineStart) (i32.const 1)))
+												(br $back)))
+										(local.set $lineEnd (local.get $at))
+										(loop $forward
+											(if (i32.ne (i32.load8_u (local.get $lineEnd)) (i32.const 10))
+												(then
+													(local.set $lineEnd (i32.add (local.get $lineEnd) (i32.const 1)))
+													(br $forward))))
+										(local.set $reportedTo (i32.add (local.get $lineEnd) (i32.const 1)))
+										;; Its index: newlines summed so far, in this run of blocks, and in this block before it.
+										(i32.store offset=0 (local.get $out) (local.get $lineStart))
+										(i32.store offset=4 (local.get $out)
+											(i32.add
+												(i32.add (local.get $line) (call $sum (local.get $counts)))
+												(i32.popcnt
+													(i32.and
+														(i8x16.bitmask (i8x16.eq (local.get $bytes) (local.get $newline)))
+														(i32.sub (i32.shl (i32.const 1) (i32.sub (local.get $at) (local.get $p))) (i32.const 1))))))
+										(local.set $out (i32.add (local.get $out) (i32.const 8)))
+										(local.set $written (i32.add (local.get $written) (i32.const 1)))))))
+								(br_if $candidate (local.get $candidates)))))
+					(local.set $counts (i8x16.sub (local.get $counts) (i8x16.eq (local.get $bytes) (local.get $newline))))
+					(local.set $p (i32.add (local.get $p) (i32.const 16)))
+					(br_if $block (i32.lt_u (local.get $p) (local.get $stop))))
+				(local.set $line (i32.add (local.get $line) (call $sum (local.get $counts))))
+				(br $blocks)))
+		(global.set $lines (local.get $line))
+		(local.get $written))
+)

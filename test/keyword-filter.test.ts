@@ -1,0 +1,212 @@
+// The WebAssembly SIMD prefilter (src/keyword-filter.ts, src/wasm/keyword-filter.wat) must find
+// exactly what the JavaScript automaton finds: the same (line start, line index) pairs and the same
+// line count, for the default keywords and for custom ones, whatever the chunking, the alignment of
+// keywords to its 16-byte blocks and its 128 KiB windows. The committed .wasm is the .wat compiled.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import fc from "fast-check";
+import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "../src/keyword-automaton.js";
+import { createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "../src/keyword-filter.js";
+import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
+import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
+import { compileKeywordFilter, KEYWORD_FILTER_WASM } from "./helpers/wasm.js";
+
+const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+const finder = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+
+interface Found {
+	lines: number;
+	pairs: number[];
+}
+
+function byAutomaton(keywords: KeywordAutomaton, bytes: Buffer, from: number, to: number): Found {
+	const pairs: number[] = [];
+	return { lines: findKeywordLines(keywords, bytes, from, to, pairs), pairs };
+}
+
+function byFinder(keywords: KeywordLineFinder, bytes: Buffer, from: number, to: number): Found {
+	const pairs: number[] = [];
+	return { lines: keywords.findLines(bytes, from, to, pairs), pairs };
+}
+
+/** Ranges of whole lines of about `size` bytes each, as a scanner fed chunks of that size sees them. */
+function wholeLineRanges(bytes: Buffer, size: number): Array<[number, number]> {
+	const ranges: Array<[number, number]> = [];
+	const end = bytes.lastIndexOf(0x0a) + 1;
+	for (let from = 0; from < end; ) {
+		let to = bytes.lastIndexOf(0x0a, Math.min(end, from + size) - 1) + 1;
+		if (to <= from) to = bytes.indexOf(0x0a, from) + 1;
+		ranges.push([from, to]);
+		from = to;
+	}
+	return ranges;
+}
+
+function assertSameOnRanges(keywords: readonly string[], wasm: KeywordLineFinder, js: KeywordAutomaton, bytes: Buffer, ranges: Array<[number, number]>, label: string): void {
+	for (const [from, to] of ranges) {
+		assert.deepEqual(byFinder(wasm, bytes, from, to), byAutomaton(js, bytes, from, to), `${label} [${from}, ${to}) ${JSON.stringify(keywords.slice(0, 8))}`);
+	}
+}
+
+/** A keyword as it may appear in text: ASCII letters in a random case. */
+function inRandomCase(keyword: string, seed: number): string {
+	let out = "";
+	for (let i = 0; i < keyword.length; i++) {
+		const code = keyword.charCodeAt(i);
+		const letter = (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a;
+		out += letter && (seed >> i % 16) & 1 ? String.fromCharCode(code ^ 0x20) : keyword[i];
+	}
+	return out;
+}
+
+/** Latin-1 keyword text as the bytes it stands for. */
+function latin1(text: string): Buffer {
+	return Buffer.from(text, "latin1");
+}
+
+test("the committed keyword-filter.wasm is what wabt builds from keyword-filter.wat", async () => {
+	const built = await compileKeywordFilter();
+	assert.ok(Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_WASM)), "run `npm run build:wasm` after changing the .wat");
+});
+
+test("the default keywords run through the WebAssembly SIMD prefilter on this platform", () => {
+	assert.equal(finder.engine, "wasm-simd", finder.fallbackReason);
+});
+
+test("the prefilter finds exactly the automaton's lines in every real fixture, at several chunk sizes", () => {
+	let lines = 0;
+	for (const fixture of loadRealFixtures()) {
+		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
+		for (const size of [1, 100, 4096, 65_536, WASM_WINDOW_BYTES + 1, 1024 * 1024, bytes.length]) {
+			assertSameOnRanges(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, finder, automaton, bytes, wholeLineRanges(bytes, size), `${fixture.name} chunks of ${size}`);
+		}
+		// The same bytes at every alignment to the 16-byte blocks, through a view that starts mid-buffer.
+		for (let shift = 1; shift < 17; shift += 5) {
+			const shifted = Buffer.concat([Buffer.alloc(shift, 0x0a), bytes]).subarray(shift - 1);
+			assertSameOnRanges(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, finder, automaton, shifted, [[0, shifted.lastIndexOf(0x0a) + 1]], `${fixture.name} shifted by ${shift}`);
+		}
+		lines += byFinder(finder, bytes, 0, bytes.lastIndexOf(0x0a) + 1).lines;
+	}
+	assert.ok(lines > 10_000, `${lines} lines compared`);
+});
+
+test("a line longer than a window goes to the automaton alone, and its neighbours still through the prefilter", () => {
+	const long = `${"x".repeat(WASM_WINDOW_BYTES + 100)} Segmentation FAULT\n`;
+	const plain = `${"y".repeat(WASM_WINDOW_BYTES * 2)}\n`;
+	const bytes = Buffer.from(`ok\nerror: one\n${long}${plain}warning: two\n${"z".repeat(WASM_WINDOW_BYTES - 5)}\nlast err\n`);
+	const found = byFinder(finder, bytes, 0, bytes.length);
+	assert.deepEqual(found, byAutomaton(automaton, bytes, 0, bytes.length));
+	assert.deepEqual(found.pairs.filter((_, k) => k % 2 === 1), [1, 2, 4, 6]);
+	assert.equal(found.lines, 7);
+});
+
+test("keywords right at block edges, window edges and range ends are found, in any case", () => {
+	const keywords = DEFAULT_SIGNAL_PREFILTER_KEYWORDS;
+	for (const [index, keyword] of keywords.entries()) {
+		const word = latin1(inRandomCase(keyword, index * 7919));
+		for (let at = 0; at < 34; at++) {
+			// The keyword starts at `at` in a line that fills exactly to the end of the range.
+			const line = Buffer.concat([Buffer.alloc(at, 0x2e), word, Buffer.from("\n")]);
+			const bytes = Buffer.concat([Buffer.from("....\n"), line]);
+			assert.deepEqual(byFinder(finder, bytes, 5, bytes.length), { lines: 1, pairs: [5, 0] }, `${JSON.stringify(keyword)} at ${at}`);
+		}
+	}
+	// Across the edge of a 128 KiB window: the window ends on a line end, so the keyword is whole in one.
+	const filler = `${"a".repeat(79)}\n`.repeat(Math.ceil(WASM_WINDOW_BYTES / 80));
+	for (let cut = -20; cut <= 20; cut++) {
+		const text = `${filler.slice(0, WASM_WINDOW_BYTES + cut)}\nxx FATAL yy\n${filler}`;
+		const bytes = Buffer.from(text);
+		assert.deepEqual(byFinder(finder, bytes, 0, bytes.length), byAutomaton(automaton, bytes, 0, bytes.length), `cut ${cut}`);
+	}
+});
+
+test("line counts stay exact where every block has a newline in the same lane, for thousands of blocks", () => {
+	for (const width of [16, 8, 4, 2, 1]) {
+		const lines = Array.from({ length: 9000 }, (_, i) => (i % 2999 === 1 ? "FAIL".padEnd(width - 1, "!").slice(0, width - 1) : ".".repeat(width - 1)));
+		const bytes = Buffer.from(`${lines.join("\n")}\n`);
+		const found = byFinder(finder, bytes, 0, bytes.length);
+		assert.deepEqual(found, byAutomaton(automaton, bytes, 0, bytes.length), `lines of ${width} bytes`);
+		assert.equal(found.lines, 9000);
+	}
+});
+
+// Text made of keywords (in any case, possibly cut short), noise, UTF-8, CRLF and empty lines, and
+// lines of exactly 15, 16 and 17 bytes, placed at every offset of a block.
+const pieces = (keywords: readonly string[]) =>
+	fc.oneof(
+		fc.tuple(fc.constantFrom(...keywords), fc.nat()).map(([keyword, seed]) => inRandomCase(keyword, seed)),
+		fc.tuple(fc.constantFrom(...keywords), fc.nat()).map(([keyword, cut]) => keyword.slice(0, 1 + (cut % Math.max(1, keyword.length - 1)))),
+		fc.constantFrom("\n", "\r\n", "\n\n", " ", "  ", "e", "E", "#", ":", "*", "\x1b[31m", "\xc3", "\x97", "\xe2\x9c", "\xe2", "0"),
+		fc.constantFrom("x".repeat(14), "y".repeat(15), "z".repeat(16)).map((line) => `\n${line}\n`),
+		fc.string({ maxLength: 5 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
+		fc.string({ unit: "binary", maxLength: 4 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
+	);
+
+function textFrom(parts: string[], pad: number): Buffer {
+	const text = `${".".repeat(pad)}${parts.join("")}\n`;
+	return latin1(text);
+}
+
+test("the prefilter finds exactly the automaton's lines in fuzzed texts of the default keywords", () => {
+	fc.assert(
+		fc.property(fc.array(pieces(DEFAULT_SIGNAL_PREFILTER_KEYWORDS), { maxLength: 60 }), fc.nat({ max: 31 }), (parts, pad) => {
+			const bytes = textFrom(parts, pad);
+			// From a line start inside the buffer, as the scanner calls it after its head lines.
+			const from = bytes.indexOf(0x0a) + 1 < bytes.length ? bytes.indexOf(0x0a) + 1 : 0;
+			assert.deepEqual(byFinder(finder, bytes, 0, bytes.length), byAutomaton(automaton, bytes, 0, bytes.length));
+			assert.deepEqual(byFinder(finder, bytes, from, bytes.length), byAutomaton(automaton, bytes, from, bytes.length));
+		}),
+		{ numRuns: 3000 },
+	);
+});
+
+test("custom keyword sets, byte strings of any kind, give the automaton's lines too", () => {
+	const keyword = fc.oneof(
+		fc.string({ minLength: 1, maxLength: 7 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
+		fc.string({ unit: "binary", minLength: 1, maxLength: 3 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
+		fc.constantFrom("a", "Ab", "\n", "x\ny", "\r", " ", "\xff", "\x00", "e  ", "ERR"),
+	);
+	fc.assert(
+		fc.property(fc.array(keyword, { minLength: 1, maxLength: 40 }), fc.nat({ max: 15 }), fc.array(fc.nat(), { maxLength: 40 }), (keywords, pad, picks) => {
+			const custom = createKeywordLineFinder(keywords);
+			assert.equal(custom.engine, "wasm-simd");
+			const js = buildKeywordAutomaton(keywords);
+			const parts = picks.map((pick) => (pick % 3 === 0 ? "\n" : pick % 3 === 1 ? inRandomCase(keywords[pick % keywords.length], pick) : String.fromCharCode(pick % 256)));
+			const bytes = textFrom(parts, pad);
+			assert.deepEqual(byFinder(custom, bytes, 0, bytes.length), byAutomaton(js, bytes, 0, bytes.length));
+		}),
+		{ numRuns: 1000 },
+	);
+});
+
+test("without a loadable WebAssembly module the finder is the automaton, with the same results", () => {
+	const broken = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 9, 9]) });
+	assert.equal(broken.engine, "js");
+	assert.match(broken.fallbackReason ?? "", /does not validate/);
+	const missing = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
+		loadWasm: () => {
+			throw Object.assign(new Error("ENOENT: no such file"), { code: "ENOENT" });
+		},
+	});
+	assert.equal(missing.engine, "js");
+	assert.match(missing.fallbackReason ?? "", /could not be loaded: ENOENT/);
+	// A valid module without the expected exports cannot be set up.
+	const empty = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]) });
+	assert.equal(empty.engine, "js");
+	assert.match(empty.fallbackReason ?? "", /could not be set up/);
+	const bytes = readFileSync(join(REAL_FIXTURES_DIR, "jest-failure.log"));
+	const end = bytes.lastIndexOf(0x0a) + 1;
+	for (const fallback of [broken, missing, empty]) assert.deepEqual(byFinder(fallback, bytes, 0, end), byFinder(finder, bytes, 0, end));
+});
+
+test("a keyword set too large for the module's memory falls back to the automaton", () => {
+	const many = Array.from({ length: 3000 }, (_, i) => `kw${i.toString(36)}-${(i * 7919).toString(36)}`);
+	const large = createKeywordLineFinder(many);
+	assert.equal(large.engine, "js");
+	assert.match(large.fallbackReason ?? "", /automaton states/);
+	const bytes = Buffer.from(`a kw1-627 b\nnone\nKW2-FFE\n`);
+	assert.deepEqual(byFinder(large, bytes, 0, bytes.length), byAutomaton(buildKeywordAutomaton(many), bytes, 0, bytes.length));
+});
