@@ -12,7 +12,8 @@ import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
 import { runQuery } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { buildViewFromFile, buildViewFromText, renderTerminalLine } from "../src/view.js";
+import { renderTerminalLine } from "../src/render.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
@@ -187,7 +188,7 @@ async function main(): Promise<Record<string, unknown>> {
 			globalThis.gc?.();
 			const before = rssNow();
 			const started = performance.now();
-			const view = buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
+			const view = await buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
 			const ms = performance.now() - started;
 			const stopped = /signal search stopped at line (\d+) of \d+ after (\d+) ms/.exec(view.text);
 			return { ms, rssBefore: before, refused: configured.problems[0]?.message, stoppedAtLine: stopped ? Number(stopped[1]) : undefined, signalMs: stopped ? Number(stopped[2]) : undefined };

@@ -9,12 +9,12 @@
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
-import { LineScanner, type ScanResult } from "./scan.js";
+import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
 import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store.js";
 import { describeError, keepStart } from "./text.js";
-import { buildView } from "./view.js";
+import { composeView } from "./view-build.js";
 
 /** The fields of Pi's tool_result event that the bound stage reads. */
 export interface ToolResultInput {
@@ -151,7 +151,7 @@ export async function boundToolResult(event: ToolResultInput, deps: BoundDepende
 		return await boundLarge(event, deps, current, stashLonger ? stashed.text : undefined, spill);
 	} catch (error) {
 		// Last line of defence: never let the result through unbounded.
-		return fallbackPatch(event, deps, current, describeError(error));
+		return await fallbackPatch(event, deps, current, describeError(error));
 	}
 }
 
@@ -192,6 +192,8 @@ function fallbackOriginal(current: string, stashedText: string | undefined, note
 
 interface Copied {
 	scan: ScanResult;
+	/** The scanner's shape counts (rare lines join a signal's block). */
+	countShape: (raw: string) => number;
 	pumped: PumpResult;
 	/** Set when the store could not keep the original. */
 	storeError?: string;
@@ -227,7 +229,7 @@ async function boundLarge(
 			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
 		}
 		const storedId = copied.storeError === undefined ? id : undefined;
-		return finish(event, config, current, copied, storedId, original.note, status);
+		return await finish(event, config, current, copied, original.source, storedId, original.note, status);
 	} finally {
 		await original.source.close().catch(() => {});
 	}
@@ -308,7 +310,7 @@ async function copyOriginal(
 			await giveUpStore(error);
 		}
 	}
-	return { scan, pumped, ...(storeError !== undefined ? { storeError } : {}) };
+	return { scan, pumped, countShape: (raw) => scanner.countShape(raw), ...(storeError !== undefined ? { storeError } : {}) };
 }
 
 /** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */
@@ -326,15 +328,16 @@ function describeGap(pumped: PumpResult, scan: ScanResult, config: OverflowConfi
 	return { ...gap, signals };
 }
 
-function finish(
+async function finish(
 	event: ToolResultInput,
 	config: OverflowConfig,
 	current: string,
 	copied: Copied,
+	source: ByteSource,
 	id: string | undefined,
 	sourceNote: string | undefined,
 	status: string | undefined,
-): ToolResultPatch {
+): Promise<ToolResultPatch> {
 	const { scan, pumped, storeError } = copied;
 	const overflow: OverflowDetails = {
 		...(id ? { id } : {}),
@@ -351,27 +354,30 @@ function finish(
 			return { content: appendToLastText(event.content, marker), details: mergeDetails(event.details, overflow) };
 		}
 	}
-	const view = buildView(scan, {
-		...config,
-		id,
-		storeError,
-		toolName: event.toolName,
-		truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
-		sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
-		// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
-		statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
-	});
+	const view = await composeView(
+		scan,
+		source,
+		{
+			...config,
+			id,
+			storeError,
+			toolName: event.toolName,
+			truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
+			sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
+			// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
+			statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
+		},
+		copied.countShape,
+	);
 	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
 }
 
 /** A bounded result built without the store or the original, when everything else failed. */
-function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, current: string, reason: string): ToolResultPatch | undefined {
+async function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, current: string, reason: string): Promise<ToolResultPatch | undefined> {
 	try {
 		if (current.length <= deps.config.thresholdChars) return undefined;
-		const scanner = new LineScanner(deps.config);
-		scanner.push(Buffer.from(current, "utf8"));
-		const scan = scanner.end();
-		const text = buildView(scan, { ...deps.config, storeError: reason, toolName: event.toolName });
+		const scan = scanText(current, deps.config);
+		const text = await composeView(scan, bufferSource(Buffer.from(current, "utf8")), { ...deps.config, storeError: reason, toolName: event.toolName });
 		return {
 			content: replaceText(event.content, text),
 			details: mergeDetails(event.details, { totalLines: scan.totalLines, totalBytes: scan.totalBytes, truncated: false, storeError: reason }),

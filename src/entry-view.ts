@@ -9,7 +9,8 @@ import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { LineScanner } from "./scan.js";
 import type { EntryGap, EntryMeta } from "./store.js";
-import { buildView } from "./view.js";
+import type { ByteSource } from "./source.js";
+import { composeView } from "./view-build.js";
 
 /** Bytes read at a time. */
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -17,12 +18,21 @@ const NEWLINE = 0x0a;
 
 /** The entry's view within `thresholdChars`, from the stored copy at `path`. */
 export async function buildEntryView(meta: EntryMeta, path: string, config: OverflowConfig, thresholdChars: number): Promise<string> {
-	const scanner = new LineScanner(config);
-	await scanStoredCopy(path, scanner, meta.gap);
-	const scan = scanner.end();
-	return buildView(
-		{ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes },
-		{
+	const handle = await open(path, "r");
+	try {
+		const { size } = await handle.stat();
+		const source: ByteSource = {
+			size,
+			async read(target, position) {
+				const { bytesRead } = await handle.read(target, 0, Math.min(target.length, Math.max(0, size - position)), position);
+				return bytesRead;
+			},
+			close: async () => {},
+		};
+		const scanner = new LineScanner(config);
+		await scanStoredCopy(source, scanner, meta.gap);
+		const scan = scanner.end();
+		return await composeView({ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes }, source, {
 			...config,
 			thresholdChars,
 			id: meta.id,
@@ -30,47 +40,43 @@ export async function buildEntryView(meta: EntryMeta, path: string, config: Over
 			truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
 			sourceNote: meta.sourceNote,
 			statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
-		},
-	);
+		}, (raw) => scanner.countShape(raw));
+	} finally {
+		await handle.close();
+	}
 }
 
 /** Pushes the stored copy into the scanner, jumping over the marker line of a left-out middle. */
-async function scanStoredCopy(path: string, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
-	const handle = await open(path, "r");
-	try {
-		const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-		// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
-		let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
-		let inMarker = false;
-		for (let position = 0; ; ) {
-			const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-			if (bytesRead === 0) break;
-			position += bytesRead;
-			let from = 0;
-			while (linesBeforeMarker > 0 && from < bytesRead) {
-				const newline = buffer.indexOf(NEWLINE, from);
-				if (newline < 0 || newline >= bytesRead) break;
-				from = newline + 1;
-				linesBeforeMarker--;
-			}
-			if (linesBeforeMarker > 0) {
-				scanner.push(buffer.subarray(0, bytesRead));
-				continue;
-			}
-			if (linesBeforeMarker === 0 && gap !== undefined) {
-				if (!inMarker) {
-					scanner.push(buffer.subarray(0, from));
-					inMarker = true;
-				}
-				const markerEnd = buffer.indexOf(NEWLINE, from);
-				if (markerEnd < 0 || markerEnd >= bytesRead) continue;
-				scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count })));
-				linesBeforeMarker = -1;
-				from = markerEnd + 1;
-			}
-			scanner.push(buffer.subarray(from, bytesRead));
+async function scanStoredCopy(source: ByteSource, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
+	const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+	// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
+	let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
+	let markerStart = -1;
+	for (let position = 0; ; ) {
+		const bytesRead = await source.read(buffer, position);
+		if (bytesRead === 0) break;
+		let from = 0;
+		while (linesBeforeMarker > 0 && from < bytesRead) {
+			const newline = buffer.indexOf(NEWLINE, from);
+			if (newline < 0 || newline >= bytesRead) break;
+			from = newline + 1;
+			linesBeforeMarker--;
 		}
-	} finally {
-		await handle.close();
+		if (linesBeforeMarker !== 0 || gap === undefined) {
+			scanner.push(buffer.subarray(0, bytesRead));
+		} else {
+			if (markerStart < 0) {
+				scanner.push(buffer.subarray(0, from));
+				markerStart = position + from;
+			}
+			const markerEnd = buffer.indexOf(NEWLINE, from);
+			if (markerEnd >= 0 && markerEnd < bytesRead) {
+				const signals = gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count }));
+				scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, signals, position + markerEnd + 1 - markerStart);
+				linesBeforeMarker = -1;
+				scanner.push(buffer.subarray(markerEnd + 1, bytesRead));
+			}
+		}
+		position += bytesRead;
 	}
 }

@@ -7,7 +7,7 @@
 // by the read chunk and `keepChars` per yielded line, however long a line is.
 
 import { open, type FileHandle } from "node:fs/promises";
-import { GIANT_LINE_KEEP_BYTES, PendingLine, type ScannedLine, shapeGiantLine, shapeLine } from "./scan.js";
+import { GIANT_LINE_KEEP_BYTES, PendingLine, type ScannedLine, shapeGiantLine, shapeLine } from "./render.js";
 
 /** Lines between two indexed offsets: a lookup reads at most this many lines before the one asked. */
 export const DEFAULT_LINE_INDEX_STRIDE = 4096;
