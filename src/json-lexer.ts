@@ -140,6 +140,10 @@ export const DEFAULT_CAPTURE_LIMIT_BYTES = 64 * 1024;
 export class JsonLexer {
 	/** Events deeper than this level are not reported (their tokens are checked, not captured). */
 	maxEventLevel = Number.POSITIVE_INFINITY;
+	/** Commas at this level are counted (watchedCommas); the one that makes the count reach watchTarget is reported however deep. */
+	watchLevel = -1;
+	watchTarget = Number.POSITIVE_INFINITY;
+	watchedCommas = 0;
 	/** Set when the input is not JSON; the lexer then ignores further input. */
 	error: JsonSyntaxError | null = null;
 	captureLimit: number;
@@ -195,6 +199,13 @@ export class JsonLexer {
 		return this.state === S_DONE;
 	}
 
+	/** Count the commas at `level` from now on; report the `target`-th even when deeper than maxEventLevel. */
+	watchCommas(level: number, target: number): void {
+		this.watchLevel = level;
+		this.watchTarget = target;
+		this.watchedCommas = 0;
+	}
+
 	/** Stop feeding after the current event; `feed` returns the index just past it. */
 	pause(): void {
 		this.pauseRequested = true;
@@ -240,7 +251,11 @@ export class JsonLexer {
 					if (byte === 0x2c) {
 						this.state = kind === KIND_ARRAY ? S_VALUE : S_KEY;
 						index++;
-						if (depth <= this.maxEventLevel) this.handler.onComma(depth, kind);
+						if (depth === this.watchLevel) {
+							if (++this.watchedCommas === this.watchTarget || depth <= this.maxEventLevel) this.handler.onComma(depth, kind);
+						} else if (depth <= this.maxEventLevel) {
+							this.handler.onComma(depth, kind);
+						}
 					} else if (byte === (kind === KIND_ARRAY ? 0x5d : 0x7d)) {
 						index = this.close(kind, index, base + index, false);
 					} else {
@@ -361,18 +376,10 @@ export class JsonLexer {
 				// V8 names the colon only after an object's first key.
 				this.fail(this.state === S_COLON_FIRST ? "expectedColon" : "unexpectedCharacter", offset);
 				return index;
-			case S_AFTER_VALUE: {
-				const kind = this.kinds[this.depth - 1];
-				if (byte === 0x2c) {
-					this.state = kind === KIND_ARRAY ? S_VALUE : S_KEY;
-					if (this.depth <= this.maxEventLevel) this.handler.onComma(this.depth, kind as ContainerKind);
-					return index + 1;
-				}
-				if (kind === KIND_ARRAY && byte === 0x5d) return this.close(KIND_ARRAY, index, offset, false);
-				if (kind === KIND_OBJECT && byte === 0x7d) return this.close(KIND_OBJECT, index, offset, false);
-				this.fail(kind === KIND_ARRAY ? "expectedCommaOrBracket" : "expectedCommaOrBrace", offset);
+			case S_AFTER_VALUE:
+				// feed() took the comma and the closing bracket.
+				this.fail(this.kinds[this.depth - 1] === KIND_ARRAY ? "expectedCommaOrBracket" : "expectedCommaOrBrace", offset);
 				return index;
-			}
 			default:
 				// S_DONE
 				this.fail("nonWhitespaceAfter", offset);

@@ -370,20 +370,23 @@ type Outcome = SelectedValue | { type: "missing"; message: string };
 
 interface PathFrame {
 	kind: ContainerKind;
+	/** Its lexer level: the number of frames before it. */
+	level: number;
 	/** Arrays: the wanted index (undefined when the segment is not one); objects: the wanted key. */
 	index: number | undefined;
 	key: string;
-	/** Arrays: items so far. */
-	items: number;
 	/** Objects: their keys, for the error that lists them. */
 	keys: KeyTracker | null;
-	/** Objects: the wanted key occurred. */
+	/** The wanted member or item occurred. */
 	found: boolean;
-	/** The value the lexer reaches next at this frame's member level is on the path. */
+	/** The next value at this frame's member level is on the path. */
 	nextOnPath: boolean;
 }
 
-/** Pass 1. Frame i is the container the first i segments lead to; the lexer reports only their members. */
+/**
+ * Pass 1. Frame i is the container the first i segments lead to. The lexer reports an object
+ * frame's keys and values; of an array frame only the wanted item (it counts the commas itself).
+ */
 class PathNavigator implements JsonEventHandler {
 	readonly lexer: JsonLexer;
 	outcome: Outcome | null = null;
@@ -402,50 +405,53 @@ class PathNavigator implements JsonEventHandler {
 	onOpen(kind: ContainerKind, level: number, offset: number, parent: ParentKind): void {
 		if (!this.takeOnPath()) return;
 		this.outcome = null;
-		const depth = this.frames.length;
-		if (depth === this.segments.length) {
+		const lexer = this.lexer;
+		if (level === this.segments.length) {
 			// The selected container: its events go to a measurer until it closes.
 			const measurer = new ValueMeasurer(level, kind, offset, this.budget, (selected) => {
 				this.outcome = selected;
-				this.lexer.handler = this;
-				this.lexer.maxEventLevel = this.frames.length;
-				this.lexer.detail = false;
+				lexer.handler = this;
+				this.resumeFrame();
 			});
 			measurer.onOpen(kind, level, offset, parent);
-			this.lexer.handler = measurer;
-			this.lexer.maxEventLevel = Number.POSITIVE_INFINITY;
-			this.lexer.detail = true;
+			lexer.handler = measurer;
+			lexer.maxEventLevel = Number.POSITIVE_INFINITY;
+			lexer.detail = true;
 			return;
 		}
-		const segment = this.segments[depth]!;
-		const index = kind === KIND_ARRAY ? toArrayIndex(segment) : undefined;
-		this.frames.push({
-			kind,
-			index,
-			key: String(segment),
-			items: 0,
-			keys: kind === KIND_OBJECT ? new KeyTracker(this.budget) : null,
-			found: false,
-			nextOnPath: kind === KIND_ARRAY && index === 0,
-		});
-		this.lexer.maxEventLevel = depth + 1;
-		this.lexer.detail = kind === KIND_ARRAY && index === 0;
+		const segment = this.segments[level]!;
+		if (kind === KIND_OBJECT) {
+			this.frames.push({ kind, level, index: undefined, key: String(segment), keys: new KeyTracker(this.budget), found: false, nextOnPath: false });
+			lexer.maxEventLevel = level + 1;
+			lexer.detail = false;
+			return;
+		}
+		const index = toArrayIndex(segment);
+		this.frames.push({ kind, level, index, key: "", keys: null, found: false, nextOnPath: index === 0 });
+		if (index === 0) {
+			lexer.maxEventLevel = level + 1;
+			lexer.detail = true;
+		} else {
+			// Only the comma before the wanted item is reported; the others are counted.
+			lexer.maxEventLevel = level;
+			lexer.watchCommas(level + 1, index ?? Number.POSITIVE_INFINITY);
+		}
 	}
 
-	onClose(_kind: ContainerKind, level: number): void {
-		const depth = this.frames.length;
-		if (level !== depth - 1) return; // a container beside the path
-		const frame = this.frames.pop()!;
-		if (frame.kind === KIND_OBJECT) {
-			if (!frame.found) this.fail(depth - 1, describeObjectKeys(frame.keys!.count, frame.keys!.list()));
-			frame.keys!.reset();
-		} else if (frame.index === undefined) {
-			this.fail(depth - 1, describeArrayWithoutKey(frame.items, this.segments[depth - 1]!));
-		} else if (frame.items <= frame.index) {
-			this.fail(depth - 1, describeArrayOutOfRange(frame.items));
+	onClose(_kind: ContainerKind, level: number, _offset: number, empty: boolean): void {
+		const frame = this.frames[this.frames.length - 1];
+		if (frame === undefined || level !== frame.level) return; // a container beside the path
+		this.frames.pop();
+		if (!frame.found) {
+			if (frame.kind === KIND_OBJECT) {
+				this.fail(level, describeObjectKeys(frame.keys!.count, frame.keys!.list()));
+			} else {
+				const items = empty ? 0 : this.lexer.watchedCommas + 1;
+				this.fail(level, frame.index === undefined ? describeArrayWithoutKey(items, this.segments[level]!) : describeArrayOutOfRange(items));
+			}
 		}
-		this.lexer.maxEventLevel = this.frames.length;
-		this.lexer.detail = false;
+		frame.keys?.reset();
+		this.resumeFrame();
 	}
 
 	onKey(level: number, token: JsonToken): void {
@@ -459,14 +465,19 @@ class PathNavigator implements JsonEventHandler {
 
 	onComma(level: number, kind: ContainerKind): void {
 		const frame = this.frames[level - 1]!;
-		frame.nextOnPath = kind === KIND_ARRAY && frame.items === frame.index;
-		this.lexer.detail = frame.nextOnPath;
+		if (kind === KIND_OBJECT) {
+			this.lexer.detail = false;
+			return;
+		}
+		// The watched comma: the wanted item follows.
+		frame.nextOnPath = true;
+		this.lexer.maxEventLevel = level;
+		this.lexer.detail = true;
 	}
 
-	onScalar(kind: ScalarKind, _level: number, token: JsonToken): void {
+	onScalar(kind: ScalarKind, level: number, token: JsonToken): void {
 		if (!this.takeOnPath()) return;
-		const depth = this.frames.length;
-		if (depth === this.segments.length) {
+		if (level === this.segments.length) {
 			this.outcome = {
 				type: "value",
 				summary: { kind: scalarKindName(kind), size: 0, keys: [] },
@@ -478,19 +489,29 @@ class PathNavigator implements JsonEventHandler {
 			};
 		} else {
 			this.outcome = null;
-			this.fail(depth, describeScalar(scalarValue(kind, token)));
+			this.fail(level, describeScalar(scalarValue(kind, token)));
 		}
-		this.lexer.detail = false;
+		this.resumeFrame();
 	}
 
-	/** Whether the value starting now is on the path; counts it as an item of an array frame. */
+	/** Whether the value starting now is on the path (the root always is). */
 	private takeOnPath(): boolean {
 		const frame = this.frames[this.frames.length - 1];
 		if (frame === undefined) return true;
 		const onPath = frame.nextOnPath;
 		frame.nextOnPath = false;
-		if (frame.kind === KIND_ARRAY) frame.items++;
+		if (onPath) frame.found = true;
 		return onPath;
+	}
+
+	/** After a value on the path: report what the innermost frame still needs. */
+	private resumeFrame(): void {
+		const frame = this.frames[this.frames.length - 1];
+		const lexer = this.lexer;
+		lexer.detail = false;
+		if (frame === undefined) lexer.maxEventLevel = 0;
+		// An object may repeat its key (the last one counts); an array needs only its close.
+		else lexer.maxEventLevel = frame.kind === KIND_OBJECT ? frame.level + 1 : frame.level;
 	}
 
 	private fail(index: number, whatIsThere: string): void {
