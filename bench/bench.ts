@@ -76,6 +76,65 @@ function runScenario(name: string, args: Record<string, unknown>, runs = RUNS): 
 const growth = (r: ScenarioResult) => Math.round(((r.rssPeak - r.rssBefore) / MIB) * 10) / 10;
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
+/**
+ * jsonPath into 32 MiB entries (issue 8): one path, eight at once, and 16 M nested arrays, against
+ * JSON.parse of the same file in a fresh node (what the whole-text implementation did first).
+ */
+function benchJsonPath(dir: string): Row[] {
+	const rows: Row[] = [];
+	const objects = join(dir, "objects-32MiB.json");
+	const count = Math.floor((32 * MIB - 2) / 3);
+	writeFileSync(objects, `[${"{},".repeat(count - 1)}{}]`);
+	const deep = join(dir, "deep-32MiB.json");
+	writeFileSync(deep, `${"[".repeat(16 * MIB)}${"]".repeat(16 * MIB)}`);
+	const parse = (file: string) => timeCommand(process.execPath, ["-e", "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))", file]);
+	// A generous deadline: the rows measure the time, they do not test the default bound.
+	const timeoutMs = 60_000;
+	const middle = `$[${Math.floor(count / 2)}]`;
+	const parseObjects = parse(objects);
+	const one = runScenario("jsonpath", { entry: objects, paths: [middle], timeoutMs });
+	rows.push({
+		name: `jsonPath ${middle} into a 32 MiB [{},{},…] entry`,
+		ours_ms: round(one.ms),
+		baseline: "node JSON.parse(file)",
+		baseline_ms: round(parseObjects),
+		ratio: round(parseObjects / one.ms),
+		peak_rss_growth_mib: growth(one),
+		target: "< 1500 ms, RSS growth < 100 MiB",
+		met: one.ms < 1500 && growth(one) < 100 && one.answered === 1,
+		note: `answered ${one.answered}/1`,
+	});
+	const paths = [0, 1000, Math.floor(count / 2), count - 1, count, 7, 99].map((index) => `$[${index}]`);
+	const eight = runScenario("jsonpath", { entry: objects, paths: [...paths, "$"], timeoutMs });
+	rows.push({
+		name: "eight jsonPaths at once into the same entry (one of them $)",
+		ours_ms: round(eight.ms),
+		baseline: "8 × node JSON.parse(file)",
+		baseline_ms: round(8 * parseObjects),
+		ratio: round((8 * parseObjects) / eight.ms),
+		peak_rss_growth_mib: growth(eight),
+		target: "RSS growth < 100 MiB, time ≤ 10 × one path",
+		met: growth(eight) < 100 && eight.ms <= 10 * one.ms,
+		note: `answered ${eight.answered}/8 (one is past the end: a "does not exist" error); at most 2 run at once`,
+	});
+	const parseDeep = parse(deep);
+	const nested = runScenario("jsonpath", { entry: deep, paths: ["$[0][0][0]"], timeoutMs });
+	rows.push({
+		name: "jsonPath $[0][0][0] into 32 MiB of [[[[…]]]] (16 M levels)",
+		ours_ms: round(nested.ms),
+		baseline: "node JSON.parse(file)",
+		baseline_ms: round(parseDeep),
+		ratio: round(parseDeep / nested.ms),
+		peak_rss_growth_mib: growth(nested),
+		target: "< 1500 ms, RSS growth < 100 MiB",
+		met: nested.ms < 1500 && growth(nested) < 100 && nested.answered === 1,
+		note: `answered ${nested.answered}/1: the value's first screen and its full pretty size`,
+	});
+	rmSync(objects, { force: true });
+	rmSync(deep, { force: true });
+	return rows;
+}
+
 async function main(): Promise<void> {
 	const dir = mkdtempSync(join(tmpdir(), "pi-overflow-bench-"));
 	const rows: Row[] = [];
@@ -177,6 +236,8 @@ async function main(): Promise<void> {
 			}
 			rmSync(spill, { force: true });
 		}
+
+		rows.push(...benchJsonPath(dir));
 
 		const small = runScenario("small", { count: 100_000 });
 		const noop = runScenario("small-baseline", { count: 100_000 });

@@ -136,13 +136,17 @@ export interface JsonLexerOptions {
 }
 
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 64 * 1024;
+/** maxEventLevel for "report every level"; a small integer, so the field stays one (no boxed double). */
+export const ALL_LEVELS = 2 ** 30 - 1;
+/** watchTarget for "count only". */
+export const NEVER = 2 ** 30 - 1;
 
 export class JsonLexer {
 	/** Events deeper than this level are not reported (their tokens are checked, not captured). */
-	maxEventLevel = Number.POSITIVE_INFINITY;
+	maxEventLevel = ALL_LEVELS;
 	/** Commas at this level are counted (watchedCommas); the one that makes the count reach watchTarget is reported however deep. */
 	watchLevel = -1;
-	watchTarget = Number.POSITIVE_INFINITY;
+	watchTarget = NEVER;
 	watchedCommas = 0;
 	/** Set when the input is not JSON; the lexer then ignores further input. */
 	error: JsonSyntaxError | null = null;

@@ -8,6 +8,7 @@
 
 import { open, type FileHandle } from "node:fs/promises";
 import {
+	ALL_LEVELS,
 	type ContainerKind,
 	decodeNumberToken,
 	decodeStringToken,
@@ -19,6 +20,7 @@ import {
 	KIND_ARRAY,
 	KIND_OBJECT,
 	measureNumberToken,
+	NEVER,
 	type ParentKind,
 	SCALAR_FALSE,
 	SCALAR_NULL,
@@ -415,7 +417,7 @@ class PathNavigator implements JsonEventHandler {
 			});
 			measurer.onOpen(kind, level, offset, parent);
 			lexer.handler = measurer;
-			lexer.maxEventLevel = Number.POSITIVE_INFINITY;
+			lexer.maxEventLevel = ALL_LEVELS;
 			lexer.detail = true;
 			return;
 		}
@@ -434,7 +436,7 @@ class PathNavigator implements JsonEventHandler {
 		} else {
 			// Only the comma before the wanted item is reported; the others are counted.
 			lexer.maxEventLevel = level;
-			lexer.watchCommas(level + 1, index ?? Number.POSITIVE_INFINITY);
+			lexer.watchCommas(level + 1, index ?? NEVER);
 		}
 	}
 
