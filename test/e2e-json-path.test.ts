@@ -18,15 +18,12 @@ const THRESHOLD = 24_000;
 // A loaded machine must not turn a slow read into a failed test: time bounds are tested with an injected clock.
 const CONFIG = JSON.stringify({ searchTimeoutMs: 60_000 });
 
-/** The id of the first [pi-overflow id=…] line the model has seen. */
-function seenId(context: Context): string {
-	for (const message of context.messages) {
-		if (message.role !== "toolResult") continue;
-		const text = message.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
-		const id = /\[pi-overflow id=([0-9a-f]{12})/.exec(text)?.[1];
-		if (id) return id;
-	}
-	throw new Error("the model saw no [pi-overflow id=…] line");
+/** The id of the latest [pi-overflow id=…] line the model has seen. */
+function latestId(context: Context): string {
+	const ids = [...JSON.stringify(context.messages).matchAll(/\[pi-overflow id=([0-9a-f]{12})/g)];
+	const id = ids[ids.length - 1]?.[1];
+	if (id === undefined) throw new Error("the model saw no [pi-overflow id=…] line");
+	return id;
 }
 
 function queryAnswers(results: ToolResultMessage[]): ToolResultMessage[] {
@@ -60,8 +57,8 @@ test("eight jsonPath calls in one turn each answer from a 10 MB JSON result, at 
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, JSON_TOOLS_PATH, writeConfiguredIndex(agentDir, CONFIG)],
 		responses: [
-			fauxAssistantMessage([fauxToolCall("json_records", { count })], { stopReason: "toolUse" }),
-			(context) => fauxAssistantMessage(paths.map((jsonPath) => fauxToolCall("overflow_query", { id: seenId(context), jsonPath })), { stopReason: "toolUse" }),
+			fauxAssistantMessage([fauxToolCall("json_text", { records: count })], { stopReason: "toolUse" }),
+			(context) => fauxAssistantMessage(paths.map((jsonPath) => fauxToolCall("overflow_query", { id: latestId(context), jsonPath })), { stopReason: "toolUse" }),
 			fauxAssistantMessage("done"),
 		],
 	});
@@ -83,20 +80,17 @@ test("a path into 100 000 nested arrays answers the value's start and its full s
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, JSON_TOOLS_PATH, writeConfiguredIndex(agentDir, CONFIG)],
 		responses: [
-			fauxAssistantMessage([fauxToolCall("json_deep", { levels })], { stopReason: "toolUse" }),
+			fauxAssistantMessage([fauxToolCall("json_text", { levels })], { stopReason: "toolUse" }),
 			(context) =>
 				fauxAssistantMessage(
 					[
-						fauxToolCall("overflow_query", { id: seenId(context), jsonPath: "[0][0][0]" }),
-						fauxToolCall("overflow_query", { id: seenId(context), jsonPath: "[0][1]" }),
+						fauxToolCall("overflow_query", { id: latestId(context), jsonPath: "[0][0][0]" }),
+						fauxToolCall("overflow_query", { id: latestId(context), jsonPath: "[0][1]" }),
 					],
 					{ stopReason: "toolUse" },
 				),
 			fauxAssistantMessage([fauxToolCall("bash", { command: "printf '{\"items\": ['; seq -s, 1 20000 | tr -d '\\n'; printf '], oops}\\n'" })], { stopReason: "toolUse" }),
-			(context) => {
-				const ids = [...JSON.stringify(context.messages).matchAll(/\[pi-overflow id=([0-9a-f]{12})/g)].map((match) => match[1]);
-				return fauxAssistantMessage([fauxToolCall("overflow_query", { id: ids[ids.length - 1], jsonPath: "items[0]" })], { stopReason: "toolUse" });
-			},
+			(context) => fauxAssistantMessage([fauxToolCall("overflow_query", { id: latestId(context), jsonPath: "items[0]" })], { stopReason: "toolUse" }),
 			fauxAssistantMessage("done"),
 		],
 	});
