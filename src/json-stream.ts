@@ -453,6 +453,8 @@ class PathNavigator implements JsonEventHandler {
 			}
 		}
 		frame.keys?.reset();
+		// Its comma count must not wake the navigator for a later array at the same level.
+		if (frame.kind === KIND_ARRAY) this.lexer.watchCommas(-1, NEVER);
 		this.resumeFrame();
 	}
 

@@ -126,7 +126,7 @@ function generateDocument(seed: number, maxNodes: number): Generated {
 		const canNest = nodes < maxNodes && depth < 12;
 		if (canNest && roll < 0.25) {
 			put("[");
-			const count = Math.floor(random() * 5);
+			const count = Math.floor(random() * (random() < 0.8 ? 5 : 10));
 			for (let index = 0; index < count; index++) {
 				if (index > 0) put(",");
 				put(pick(WHITESPACE));
@@ -170,7 +170,7 @@ function choosePath(random: () => number, paths: PathSegment[][]): PathSegment[]
 	const base = paths[Math.floor(random() * paths.length)] ?? [];
 	const roll = random();
 	if (roll < 0.5) return base;
-	if (roll < 0.65) return [...base, Math.floor(random() * 6)];
+	if (roll < 0.65) return [...base, Math.floor(random() * 9)];
 	if (roll < 0.8) return [...base, KEYS[Math.floor(random() * KEYS.length)]!];
 	if (roll < 0.9 && base.length > 0) return [...base.slice(0, -1), typeof base[base.length - 1] === "number" ? "x" : 3];
 	return [...base, "0", "1"];
@@ -265,6 +265,14 @@ describe("chosen documents", () => {
 			if (segments[1] === 20_000) assert.deepEqual(result, { type: "value", summary: { kind: "string", size: 0, keys: [] }, text: '"item-20000"', totalChars: 12 });
 			if (segments[1] === 40_000) assert.deepEqual(result, { type: "missing", message: "jsonPath: $.items[40000] does not exist: $.items is an array of 40000 items (indexes 0–39999)" });
 		}
+	});
+
+	test("an array too short for the path stops counting when it ends: a later array at its level is not mistaken for it", async (t) => {
+		const text = '{"a": [1, 2], "b": [1, 2, 3, 4, 5, 6, 7], "c": [[0], [1, 2, 3, 4, 5, 6]]}';
+		assert.deepEqual(await assertLikeJsonParse(t, text, ["a", 5]), { type: "missing", message: "jsonPath: $.a[5] does not exist: $.a is an array of 2 items (indexes 0–1)" });
+		await assertLikeJsonParse(t, text, ["c", 0, 3]);
+		await assertLikeJsonParse(t, text, ["c", 1, 3]);
+		await assertLikeJsonParse(t, text, ["c", "x"]);
 	});
 
 	test("matches keys by their decoded text: escapes, unicode, quotes and dots", async (t) => {
