@@ -349,6 +349,15 @@ describe("jsonPath", () => {
 		assert.match(await queryError(deps, { id: trailing.id, jsonPath: "a" }), /not JSON \(Unexpected non-whitespace character after JSON at position 9 \(line 2, column 1\)\)/);
 	});
 
+	test("stops reading at searchTimeoutMs and says the whole text must be read, so search or lines are the way on", async (t) => {
+		let clock = 0;
+		const deps = await createDeps(t, { searchTimeoutMs: 1000 });
+		deps.jsonPathTuning = { chunkBytes: 64 * 1024, now: () => (clock += 400) };
+		const meta = await storeEntry(deps.store, JSON.stringify(document));
+		const message = await queryError(deps, { id: meta.id, jsonPath: "items[7999].name" });
+		assert.match(message, new RegExp(`^overflow_query: jsonPath stopped after \\d+ ms \\(searchTimeoutMs=1000\\) having read \\d+ of ${meta.totalBytes} bytes of id=${meta.id}; .*use search or lines instead$`));
+	});
+
 	test("cuts a value too large for the answer and suggests a deeper path", async (t) => {
 		const deps = await createDeps(t, { thresholdChars: 1000 });
 		const meta = await storeEntry(deps.store, JSON.stringify(document));
