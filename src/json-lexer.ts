@@ -135,6 +135,7 @@ export interface JsonLexerOptions {
 	detail?: boolean;
 }
 
+/** Bytes of a reported string kept in its token: enough for any key a path can name (1 000 characters escaped). */
 export const DEFAULT_CAPTURE_LIMIT_BYTES = 64 * 1024;
 /** maxEventLevel for "report every level"; a small integer, so the field stays one (no boxed double). */
 export const ALL_LEVELS = 2 ** 30 - 1;
@@ -144,7 +145,10 @@ export const NEVER = 2 ** 30 - 1;
 export class JsonLexer {
 	/** Events deeper than this level are not reported (their tokens are checked, not captured). */
 	maxEventLevel = ALL_LEVELS;
-	/** Commas at this level are counted (watchedCommas); the one that makes the count reach watchTarget is reported however deep. */
+	/**
+	 * Commas at this level are counted (watchedCommas); the one that makes the count reach
+	 * watchTarget is reported however deep it is. Set with watchCommas().
+	 */
 	watchLevel = -1;
 	watchTarget = NEVER;
 	watchedCommas = 0;
@@ -196,11 +200,6 @@ export class JsonLexer {
 		this.handler = handler;
 		this.captureLimit = options.captureLimit ?? DEFAULT_CAPTURE_LIMIT_BYTES;
 		this.detail = options.detail ?? false;
-	}
-
-	/** The input so far is one complete value (only whitespace may follow). */
-	get done(): boolean {
-		return this.state === S_DONE;
 	}
 
 	/** Count the commas at `level` from now on; report the `target`-th even when deeper than maxEventLevel. */
@@ -899,9 +898,9 @@ const CONTEXT_CHARS = 10;
 export interface JsonErrorSite {
 	/** UTF-16 position of the error in the decoded text. */
 	position: number;
-	/** The decoded text's length, when it is at most MAX_WHOLE_SOURCE_CHARS + 1 … or any larger number. */
+	/** The decoded text's length in UTF-16 units; any number above 20 when it is long. */
 	sourceLength: number;
-	/** The whole decoded text when it is short (≤ 20 units), else "". */
+	/** The whole decoded text when it may be short enough to quote whole (≤ 20 units), else "". */
 	source: string;
 	/** Up to 10 units before the position, and from the position on (at least 11 when there are). */
 	before: string;

@@ -2,9 +2,10 @@
 // JSON.parse would and follows the path, measuring only the selected value; a second, short pass
 // prints that value as JSON.stringify(value, null, 2) would, up to the answer's room.
 // Invariants: answers and errors equal JSON.parse + selectJsonPath + a bounded pretty print of the
-// same text (a BOM skipped); memory is one read buffer, one byte per open container and what the
-// answer holds; nothing recurses; the deadline is checked between chunks, and at most
-// MAX_JSON_PATH_RUNS evaluations run at once (others wait, their clocks not started).
+// same text (a BOM skipped; repeated keys told apart while maxTrackedKeys suffice); memory is one
+// read buffer, one byte per open container, the keys remembered and what the answer holds; nothing
+// recurses; the deadline is checked between chunks; at most MAX_JSON_PATH_RUNS evaluations run at
+// once in the process (others wait, their clocks not started).
 
 import { open, type FileHandle } from "node:fs/promises";
 import {
@@ -215,7 +216,7 @@ class ChunkReader {
 	 * Feeds the lexer from `position` to `end` (the end of its input) until it pauses, fails or
 	 * finishes; returns where it stopped.
 	 */
-	async feed(lexer: JsonLexer, position: number, end: number, untilPause = true): Promise<number> {
+	async feed(lexer: JsonLexer, position: number, end: number): Promise<number> {
 		let at = position;
 		while (at < end) {
 			const bytes = await this.read(at, end);
@@ -223,7 +224,7 @@ class ChunkReader {
 			const stopped = lexer.feed(this.buffer, 0, bytes, at);
 			at += stopped;
 			if (lexer.error) return at;
-			if (lexer.paused && untilPause) return at;
+			if (lexer.paused) return at;
 		}
 		lexer.finish(at);
 		return at;
@@ -249,11 +250,12 @@ async function evaluateOpenFile(handle: FileHandle, segments: readonly PathSegme
 	const start = await skipByteOrderMark(reader, size);
 	try {
 		const navigator = new PathNavigator(segments, options.maxTrackedKeys ?? DEFAULT_MAX_TRACKED_KEYS);
-		await reader.feed(navigator.lexer, start, size, false);
+		await reader.feed(navigator.lexer, start, size);
 		const error = navigator.lexer.error;
 		if (error) return { type: "notJson", reason: await describeSyntaxError(reader, error, start, size) };
 		const outcome = navigator.outcome;
-		if (outcome === null) return { type: "notJson", reason: "Unexpected end of JSON input" };
+		// A complete value always leaves an outcome: the root is on every path.
+		if (outcome === null) throw new Error("jsonPath: the document ended without an answer");
 		if (outcome.type === "missing") return outcome;
 		const room = Math.max(0, options.roomFor(outcome.summary));
 		const text = await printValue(reader, outcome, room);
