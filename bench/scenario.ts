@@ -111,13 +111,20 @@ async function main(): Promise<Record<string, unknown>> {
 			await disposeSearchWorkers();
 			return { ms, secondMs, rssBefore: before, answerChars: answer.text.length, summary: answer.summary };
 		}
-		if (name === "jsonpath") {
-			// Store the entry (not timed), then answer every path at once, as one assistant turn would.
-			const store = new OverflowStore({ root: join(scratch, "store") });
-			const id = "0123456789ab";
+		if (name === "store-entry") {
+			// Stores a file as an entry for the scenarios that query it (in their own processes).
+			const store = new OverflowStore({ root: String(args.store) });
+			const id = String(args.id);
 			const writer = await store.beginEntry(id);
 			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 })) await writer.write(chunk as Buffer);
-			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, originalBytes: writer.bytesWritten, truncated: false, source: "current" });
+			await writer.commit({ id, sessionId: "bench", toolCallId: id, toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, originalBytes: writer.bytesWritten, truncated: false, source: "current" });
+			return { ms: 0, rssBefore: 0 };
+		}
+		if (name === "jsonpath") {
+			// Every path at once, as one assistant turn would, into an entry stored beforehand: the
+			// process's peak RSS is then the queries' own.
+			const store = new OverflowStore({ root: String(args.store) });
+			const id = String(args.id);
 			const paths = args.paths as string[];
 			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
 			globalThis.gc?.();
