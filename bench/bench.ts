@@ -130,6 +130,65 @@ function formatTable(rows: Row[]): string {
 	].join("\n");
 }
 
+/**
+ * jsonPath into 32 MiB entries (issue 8): one path, eight at once, and 16 M nested arrays, against
+ * JSON.parse of the same file in a fresh node (what the whole-text implementation did first).
+ */
+function benchJsonPath(dir: string): Row[] {
+	const rows: Row[] = [];
+	const objects = join(dir, "objects-32MiB.json");
+	const count = Math.floor((32 * MIB - 2) / 3);
+	writeFileSync(objects, `[${"{},".repeat(count - 1)}{}]`);
+	const deep = join(dir, "deep-32MiB.json");
+	writeFileSync(deep, `${"[".repeat(16 * MIB)}${"]".repeat(16 * MIB)}`);
+	const store = join(dir, "jsonpath-store");
+	const [objectsId, deepId] = ["00000000000a", "00000000000b"];
+	runScenario("store-entry", { entry: objects, store, id: objectsId }, 1);
+	runScenario("store-entry", { entry: deep, store, id: deepId }, 1);
+	const parse = (file: string) => timeCommand(process.execPath, ["-e", "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))", file]);
+	// A generous deadline: the rows measure the time, they do not test the default bound.
+	const timeoutMs = 60_000;
+	const middle = `$[${Math.floor(count / 2)}]`;
+	const onePath = (name: string, id: string, path: string, baselineMs: number): { row: Row; ms: number } => {
+		const ours = runScenario("jsonpath", { store, id, paths: [path], timeoutMs });
+		return {
+			ms: ours.ms,
+			row: {
+				name,
+				ours_ms: round(ours.ms),
+				baseline: "node JSON.parse(file)",
+				baseline_ms: round(baselineMs),
+				ratio: round(baselineMs / ours.ms),
+				peak_rss_growth_mib: growth(ours),
+				target: "< 1500 ms, RSS growth < 100 MiB",
+				met: ours.ms < 1500 && growth(ours) < 100 && ours.answered === 1,
+				note: `answered ${ours.answered}/1; ${String(ours.first).split("\n")[0]}`,
+			},
+		};
+	};
+	const parseObjects = parse(objects);
+	const one = onePath(`jsonPath ${middle} into a 32 MiB [{},{},…] entry`, objectsId, middle, parseObjects);
+	rows.push(one.row);
+	const paths = [0, 1000, Math.floor(count / 2), count - 1, count, 7, 99].map((index) => `$[${index}]`);
+	const eight = runScenario("jsonpath", { store, id: objectsId, paths: [...paths, "$"], timeoutMs });
+	rows.push({
+		name: "eight jsonPaths at once into the same entry (one of them $)",
+		ours_ms: round(eight.ms),
+		baseline: "8 × node JSON.parse(file)",
+		baseline_ms: round(8 * parseObjects),
+		ratio: round((8 * parseObjects) / eight.ms),
+		peak_rss_growth_mib: growth(eight),
+		target: "RSS growth < 100 MiB, time ≤ 10 × one path",
+		met: growth(eight) < 100 && eight.ms <= 10 * one.ms,
+		note: `answered ${eight.answered}/8 (one is past the end: a "does not exist" error); at most 2 run at once`,
+	});
+	rows.push(onePath("jsonPath $[0][0][0] into 32 MiB of [[[[…]]]] (16 M levels)", deepId, "$[0][0][0]", parse(deep)).row);
+	rmSync(objects, { force: true });
+	rmSync(deep, { force: true });
+	rmSync(store, { recursive: true, force: true });
+	return rows;
+}
+
 async function main(): Promise<void> {
 	if (process.argv.includes("--only=quota")) {
 		// A quick look at the quota rows alone; bench/results/latest.json is left as it is.
@@ -365,6 +424,8 @@ async function main(): Promise<void> {
 				note: typeof refused.refused === "string" ? "the view uses the default pattern" : "**accepted**",
 			});
 		}
+
+		rows.push(...benchJsonPath(dir));
 
 		const small = runScenario("small", { count: 100_000 });
 		const noop = runScenario("small-baseline", { count: 100_000 });
