@@ -45,6 +45,29 @@ function queryAnswers(pi: PiSession): Map<string, ToolResultMessage> {
 	return answers;
 }
 
+/** The id of the bounded `!command` view in a context, if any. */
+function findBashViewId(context: Context): string | undefined {
+	for (const message of context.messages) {
+		const match = /\[pi-overflow id=([0-9a-f]{12})\] user_bash output/.exec(messageText(message));
+		if (match) return match[1];
+	}
+	return undefined;
+}
+
+/** One prompt in which the model queries every id it sees; asserts that each answers. */
+async function promptQueryingEveryId(pi: PiSession, prompt: string): Promise<{ seen: string[]; bashViewId?: string }> {
+	let seen: string[] = [];
+	let bashViewId: string | undefined;
+	pi.respond((context) => {
+		seen = idsSeen(context);
+		bashViewId = findBashViewId(context);
+		return toolUse(...seen.map((id) => fauxToolCall("overflow_query", { id, search: "." })));
+	}, fauxAssistantMessage("done"));
+	await pi.session.prompt(prompt);
+	assertEveryIdAnswers(pi, seen);
+	return { seen, bashViewId };
+}
+
 function assertEveryIdAnswers(pi: PiSession, ids: readonly string[]): void {
 	const answers = queryAnswers(pi);
 	assert.ok(ids.length > 0, "the model sees ids");
@@ -226,15 +249,8 @@ test("after compaction every id the model still sees answers, and the summariser
 	assert.ok(!summariserInput.includes(bash.fullOutputPath as string), "no temp path reaches the summariser");
 	assert.match(summariserInput, /40000: error: compaction-era failure/);
 
-	let seen: string[] = [];
-	pi.respond((context) => {
-		seen = idsSeen(context);
-		return toolUse(...seen.map((id) => fauxToolCall("overflow_query", { id, search: "." })));
-	});
-	pi.respond(fauxAssistantMessage("done"));
-	await pi.session.prompt("continue");
+	const { seen } = await promptQueryingEveryId(pi, "continue");
 	assert.ok(seen.length >= 6, `the model still sees ${seen.length} ids`);
-	assertEveryIdAnswers(pi, seen);
 	assert.deepEqual(pi.extensionErrors, []);
 });
 
@@ -255,51 +271,31 @@ test("after resume and after fork every id the model sees answers, and the `!` v
 	} finally {
 		first.close();
 	}
-	const bashId = (text: string) => /user_bash output/.test(text) ? /\[pi-overflow id=([0-9a-f]{12})\]/.exec(text)?.[1] : undefined;
-	const bashIdIn = (context: Context) => context.messages.map(messageText).map(bashId).find(Boolean);
-	const original = bashIdIn(first.contexts.at(-1) as Context);
+	const original = findBashViewId(first.contexts.at(-1) as Context);
 	assert.ok(original, "the first session showed a bounded `!` view");
 	assert.equal(firstIds.length, 6);
 
-	const resumed = await openPiSession({
-		agentDir,
-		extensionPaths: EXTENSIONS,
-		sessionManager: SessionManager.open(sessionFile, sessionDir),
-		sessionStartEvent: { type: "session_start", reason: "resume", previousSessionFile: sessionFile },
-	});
-	try {
-		let seen: string[] = [];
-		resumed.respond((context) => {
-			seen = idsSeen(context);
-			assert.equal(bashIdIn(context), original, "the same `!` view and id after resume");
-			return toolUse(...seen.map((id) => fauxToolCall("overflow_query", { id, search: "." })));
+	const reopen = (file: string, reason: "resume" | "fork") =>
+		openPiSession({
+			agentDir,
+			extensionPaths: EXTENSIONS,
+			sessionManager: SessionManager.open(file, sessionDir),
+			sessionStartEvent: { type: "session_start", reason, previousSessionFile: sessionFile },
 		});
-		resumed.respond(fauxAssistantMessage("done"));
-		await resumed.session.prompt("again");
+	const resumed = await reopen(sessionFile, "resume");
+	try {
+		const { seen, bashViewId } = await promptQueryingEveryId(resumed, "again");
 		assert.deepEqual(new Set(seen), new Set(firstIds));
-		assertEveryIdAnswers(resumed, seen);
+		assert.equal(bashViewId, original, "the same `!` view and id after resume");
 	} finally {
 		resumed.close();
 	}
 
 	const source = SessionManager.open(sessionFile, sessionDir);
-	const forkedFile = source.createBranchedSession(source.getLeafId() as string) as string;
-	const forked = await openPiSession({
-		agentDir,
-		extensionPaths: EXTENSIONS,
-		sessionManager: SessionManager.open(forkedFile, sessionDir),
-		sessionStartEvent: { type: "session_start", reason: "fork", previousSessionFile: sessionFile },
-	});
+	const forked = await reopen(source.createBranchedSession(source.getLeafId() as string) as string, "fork");
 	t.after(() => forked.close());
-	assert.notEqual(forked.session.sessionId, resumed.session.sessionId);
-	let seen: string[] = [];
-	forked.respond((context) => {
-		seen = idsSeen(context);
-		assert.equal(bashIdIn(context), original, "the same `!` view and id after fork");
-		return toolUse(...seen.map((id) => fauxToolCall("overflow_query", { id, search: "." })));
-	});
-	forked.respond(fauxAssistantMessage("done"));
-	await forked.session.prompt("forked");
-	assertEveryIdAnswers(forked, seen);
-	assert.ok(seen.length >= 6);
+	assert.notEqual(forked.session.sessionId, first.session.sessionId, "a fork is a new session");
+	const { seen, bashViewId } = await promptQueryingEveryId(forked, "forked");
+	assert.deepEqual(new Set(seen), new Set(firstIds));
+	assert.equal(bashViewId, original, "the same `!` view and id after fork");
 });

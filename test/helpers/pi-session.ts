@@ -63,7 +63,8 @@ export async function openPiSession(options: PiSessionOptions): Promise<PiSessio
 	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 	process.env.PI_CODING_AGENT_DIR = options.agentDir;
 	const faux = registerFauxProvider({
-		models: [{ id: "faux-model", contextWindow: options.contextWindow ?? 128_000, maxTokens: 4_096 }],
+		// The faux provider's own default model, with the window the caller asks for.
+		models: [{ id: "faux-1", name: "Faux Model", contextWindow: options.contextWindow ?? 128_000, maxTokens: 16_384 }],
 	});
 	const restore = () => {
 		faux.unregister();
