@@ -104,6 +104,20 @@ describe("maskOldViews", () => {
 		assert.match(textOf(result.messages[0]), /^\s*77: error: boom$/m, "the top line from details");
 	});
 
+	test("masks a `!command` view in its output, and never a `!!` message", () => {
+		const bash = (output: string, extra: Record<string, unknown> = {}): ContextMessage => ({ role: "bashExecution", command: "make", output, exitCode: 2, cancelled: false, truncated: false, timestamp: 1, ...extra });
+		const view = bash("[pi-overflow id=bbbbbbbbbbbb] user_bash output: 9 lines, 99 bytes\n     9: make: *** Error 2");
+		const hidden = bash("z".repeat(90_000), { excludeFromContext: true });
+		const messages = [view, hidden, plainResult(30_000)];
+		const findView = (message: ContextMessage) =>
+			message === view ? { id: "bbbbbbbbbbbb", toolName: "user_bash", totalLines: 9, totalBytes: 99, text: String(message.output) } : readToolResultView(message);
+		assert.equal(maskOldViews(messages, new MaskingState(), { ...OPTIONS, maskBatchChars: 0 }, findView).masked, 0, "`!!` output is not tool output the model saw");
+		const result = maskOldViews([...messages, plainResult(10_000)], new MaskingState(), { ...OPTIONS, maskBatchChars: 0 }, findView);
+		assert.match(String(result.messages[0].output), /^\[pi-overflow id=bbbbbbbbbbbb\] user_bash output: 9 lines, 99 bytes — an older view, masked/);
+		assert.match(String(result.messages[0].output), /^\s*9: make: \*\*\* Error 2$/m);
+		assert.equal(result.messages[1], hidden);
+	});
+
 	test("never touches results pi-overflow did not store", () => {
 		const failedStore = viewResult(30_000, { details: { overflow: { totalLines: 9, totalBytes: 9, truncated: false, storeError: "EACCES" } } });
 		const messages = [plainResult(30_000), failedStore, { role: "user", content: "z".repeat(30_000), timestamp: 0 }, plainResult(60_000)];
