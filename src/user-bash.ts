@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { type BoundDependencies, boundToolResult } from "./bound.js";
 import { type ContextMessage, type MaskableView, readStubLines, type StubLine } from "./masking.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
-import { openSpillFile, sourceEndsWith } from "./source.js";
+import { minSourceBytes, openSpillFile, sourceEndsWith } from "./source.js";
 import { joinTextParts } from "./stash.js";
 
 /** customType of the session entries that keep each bounded `!command` text. */
@@ -148,9 +148,17 @@ export class UserBashViews {
 				this.fitting.add(key);
 				return undefined;
 			}
-			// Only Pi's own spill file is read (a user_bash extension may name anything).
-			const path = spillPath !== undefined && isPiBashSpillPath(spillPath) ? spillPath : undefined;
-			if (path !== undefined) await this.waitForSpillFile(path, message);
+			// The spill file is checked here first, so that a reason it is refused (which may name it)
+			// reaches neither the view nor the stored metadata; the bound stage checks it again.
+			let path: string | undefined;
+			let note: string | undefined;
+			if (spillPath !== undefined) {
+				// Only Pi's own spill file is read (a user_bash extension may name anything).
+				const refused = isPiBashSpillPath(spillPath) ? await this.checkSpillFile(spillPath, message, deps) : "not Pi's own spill file";
+				if (refused === undefined) path = spillPath;
+				else note = `[pi-overflow: Pi kept only the end of this output; its full output could not be read (${hideSpillPath(refused, spillPath).slice(0, 160)})]`;
+			}
+			const budgetChars = note === undefined ? deps.budgetChars : Math.max(1, deps.budgetChars - note.length - 1);
 			const patch = await boundToolResult(
 				{
 					toolName: USER_BASH_TOOL_NAME,
@@ -158,17 +166,18 @@ export class UserBashViews {
 					content: [{ type: "text", text: message.output }],
 					details: path === undefined ? undefined : { fullOutputPath: path },
 				},
-				{ ...deps, stash: undefined, toolStartedAt: this.findStart(message) },
+				{ ...deps, budgetChars, stash: undefined, toolStartedAt: this.findStart(message) },
 			);
 			if (patch === undefined) {
-				if (spillPath === undefined) {
+				if (note === undefined) {
 					this.fitting.add(key);
 					return undefined;
 				}
-				record = { key, output: `${message.output}\n[pi-overflow: Pi kept only the end of this output; its full output could not be read]` };
+				record = { key, output: `${message.output}\n${note}` };
 			} else {
 				const overflow = readOverflow(patch.details);
-				const output = hideSpillPath(joinTextParts(patch.content), spillPath);
+				const text = hideSpillPath(joinTextParts(patch.content), spillPath);
+				const output = note === undefined ? text : insertAfterFirstLine(text, note);
 				record = overflow?.id === undefined ? { key, output } : { key, output, ...overflow };
 			}
 		} catch (error) {
@@ -196,18 +205,21 @@ export class UserBashViews {
 	}
 
 	/**
-	 * Pi ends its spill file's stream without waiting for it, so a command that has just finished may
-	 * still be writing: wait (bounded) until the file ends with the output Pi kept. The bound stage
-	 * checks the file again and falls back to Pi's tail when it never does.
+	 * Why Pi's spill file cannot be used, or undefined when it passes the bound stage's checks and
+	 * holds the output Pi kept. Pi ends the file's stream without waiting for it, so for a command
+	 * that has just finished the file is read again (bounded) until it ends with that output.
 	 */
-	private async waitForSpillFile(path: string, message: BashExecution): Promise<void> {
-		if (this.now() - message.timestamp > RECENT_COMMAND_MS) return;
+	private async checkSpillFile(path: string, message: BashExecution, deps: UserBashBoundDependencies): Promise<string | undefined> {
+		const checks = { uid: deps.uid ?? process.getuid?.(), notBeforeMs: this.findStart(message) };
+		const recent = this.now() - message.timestamp <= RECENT_COMMAND_MS;
 		const deadline = this.now() + (this.options.flushWaitMs ?? DEFAULT_SPILL_FLUSH_WAIT_MS);
 		for (;;) {
-			const opened = await openSpillFile(path);
-			if (!opened.ok) return;
-			const complete = await sourceEndsWith(opened.source, message.output).finally(() => opened.source.close());
-			if (complete || this.now() >= deadline) return;
+			const opened = await openSpillFile(path, checks);
+			if (!opened.ok) return opened.reason;
+			const { source } = opened;
+			const complete = await (async () => source.size > minSourceBytes(message.output) && (await sourceEndsWith(source, message.output)))().finally(() => source.close());
+			if (complete) return undefined;
+			if (!recent || this.now() >= deadline) return "the file does not hold the output Pi kept";
 			await new Promise((resolve) => setTimeout(resolve, SPILL_FLUSH_POLL_MS));
 		}
 	}
@@ -217,6 +229,12 @@ function isBashExecution(message: ContextMessage): message is BashExecution {
 	return (
 		message.role === "bashExecution" && typeof message.command === "string" && typeof message.output === "string" && typeof message.timestamp === "number"
 	);
+}
+
+/** The note as the view's second line (under its header), so it is read with the header. */
+function insertAfterFirstLine(text: string, note: string): string {
+	const end = text.indexOf("\n");
+	return end < 0 ? `${text}\n${note}` : `${text.slice(0, end)}\n${note}${text.slice(end)}`;
 }
 
 function hideSpillPath(text: string, path: string | undefined): string {

@@ -5,6 +5,7 @@
 // id the model still sees answers.
 
 import assert from "node:assert/strict";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -209,6 +210,32 @@ test("a `!` command's huge output reaches the model bounded, its middle error nu
 	// The session keeps Pi's own message.
 	const kept = pi.session.messages.find((message) => message.role === "bashExecution");
 	assert.ok(kept && kept.role === "bashExecution" && kept.fullOutputPath === result.fullOutputPath);
+});
+
+test("a `!` command whose temp file is gone reaches the model as Pi's tail, said so, and neither the view nor the stored entry names the file", async (t) => {
+	const agentDir = await createTempDir(t);
+	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS });
+	t.after(() => pi.close());
+	const result = await pi.session.executeBash(noisyCommand(120_000, 60_001, "error: lost in the middle"));
+	const path = result.fullOutputPath as string;
+	rmSync(path);
+	let bashText = "";
+	pi.respond((context) => {
+		const user = context.messages.find((message) => message.role === "user" && messageText(message).startsWith("Ran `"));
+		bashText = user ? messageText(user) : "";
+		const id = /\[pi-overflow id=([0-9a-f]{12})\]/.exec(bashText)?.[1] ?? "0123456789ab";
+		return toolUse(fauxToolCall("overflow_query", { id }));
+	}, fauxAssistantMessage("done"));
+	await pi.session.prompt("what broke?");
+	assert.match(bashText, /^\[pi-overflow id=[0-9a-f]{12}\] user_bash output: \d+ lines.*\n\[pi-overflow: Pi kept only the end of this output; its full output could not be read \(.*ENOENT/m);
+	assert.match(bashText, /^\s*\d+: compiling unit 120000 of the project$/m, "Pi's tail, its last line");
+	assert.ok(bashText.length <= 24_000 + 500);
+	const [answer] = queryAnswers(pi).values();
+	assert.equal(answer.isError, false, messageText(answer));
+	for (const text of [bashText, messageText(answer)]) {
+		assert.ok(!text.includes(path), "no temp path");
+		assert.doesNotMatch(text, /pi-bash-[0-9a-f]+\.log/);
+	}
 });
 
 test("`!!` output never reaches the model, however large", async (t) => {
