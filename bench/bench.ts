@@ -2,7 +2,8 @@
 // the same run on the same file — grep and wc for scans, a no-op handler chain for small results.
 // Each of ours runs in a fresh process (peak RSS is its own); medians of RUNS runs; ratios, not
 // absolute times, because the machine is shared and noisy. Prints one table and writes it to
-// bench/results/latest.json (`--only=quota` prints the quota rows alone and writes nothing). Not a test.
+// bench/results/latest.json (`--only=quota` or `--only=session` prints those rows alone and writes
+// nothing). Not a test.
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -122,6 +123,40 @@ function measureQuotaAtCommit(): Row[] {
 	return rows;
 }
 
+/**
+ * The long-session row: the same scripted session through the real runtime (bench/session.ts) with
+ * masking on and off, each in a fresh process; characters sent to the provider, rewrites of earlier
+ * context, the largest context, every id answering. Times are medians of RUNS runs.
+ */
+function measureLongSession(): Row {
+	const run = (masking: boolean) => {
+		const results: ScenarioResult[] = [];
+		for (let i = 0; i < RUNS; i++) {
+			const child = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "bench", "session.ts"), JSON.stringify({ masking })], { cwd: ROOT, encoding: "utf8", maxBuffer: 16 * MIB });
+			const parsed = JSON.parse(child.stdout.trim().split("\n").at(-1) || "{}") as ScenarioResult & { error?: string };
+			if (parsed.error || child.status !== 0) throw new Error(`long session failed: ${parsed.error ?? child.stderr}`);
+			results.push(parsed);
+		}
+		return [...results].sort((a, b) => a.ms - b.ms)[Math.floor(results.length / 2)];
+	};
+	const on = run(true);
+	const off = run(false);
+	const fewer = 1 - Number(on.totalChars) / Number(off.totalChars);
+	const rewriteShare = Number(on.rewrites) / Number(on.calls);
+	const everyId = on.answered === on.ids && off.answered === off.ids;
+	const thousands = (n: unknown) => Number(n).toLocaleString("en-US").replace(/,/g, " ");
+	return {
+		name: `long session: ${on.toolTurns} tool turns over 5 prompts, ${on.bigResults} large results (bash, \`!\` commands, test tools, parallel calls), overflow_query into old ids`,
+		ours_ms: round(on.ms),
+		baseline: "same session, masking off (maskAfterChars 0)",
+		baseline_ms: round(off.ms),
+		ratio: round(off.ms / on.ms),
+		target: "≥ 50 % fewer characters sent, ≤ 25 % of calls rewrite earlier context, every id answers",
+		met: fewer >= 0.5 && rewriteShare <= 0.25 && everyId,
+		note: `characters sent over ${on.calls} provider calls: ${thousands(on.totalChars)} against ${thousands(off.totalChars)} (${Math.round(fewer * 100)} % fewer); ${on.rewrites} of ${on.calls} calls rewrote earlier context (${Math.round(rewriteShare * 100)} %; masking off: ${off.rewrites}); largest context ${thousands(on.maxChars)} against ${thousands(off.maxChars)} characters; ${on.answered} of ${on.ids} ids answered; peak RSS of the whole Pi process ${on.rssPeakMiB} MiB`,
+	};
+}
+
 function formatTable(rows: Row[]): string {
 	return [
 		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | peak RSS growth (MiB) | target | met | note |",
@@ -193,6 +228,10 @@ async function main(): Promise<void> {
 	if (process.argv.includes("--only=quota")) {
 		// A quick look at the quota rows alone; bench/results/latest.json is left as it is.
 		console.log(formatTable(measureQuotaAtCommit()));
+		return;
+	}
+	if (process.argv.includes("--only=session")) {
+		console.log(formatTable([measureLongSession()]));
 		return;
 	}
 	const dir = mkdtempSync(join(tmpdir(), "pi-overflow-bench-"));
@@ -442,6 +481,7 @@ async function main(): Promise<void> {
 		});
 
 		rows.push(...measureQuotaAtCommit());
+		rows.push(measureLongSession());
 
 		const housekeep = runScenario("housekeep", { entries: 10_000 });
 		rows.push({

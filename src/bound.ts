@@ -1,6 +1,7 @@
 // One tool result through stage 2: exempt? → resolve the original → store it → bounded view or
 // recovery marker → patch. Invariants: it never throws (a failure yields a bounded result that
-// says what went wrong); the text the model receives is never longer than thresholdChars; a
+// says what went wrong); the text the model receives is never longer than its budget (at most
+// thresholdChars, lower when the context window is short: budgetChars); a
 // result that fits and was not cut costs no disk I/O and no hashing; every non-text part and
 // every details field is preserved, and details.overflow is merged in; a spill path is untrusted
 // (source.ts checks the file, and it must agree with the text the tool produced); line numbers and
@@ -59,6 +60,11 @@ export interface BoundDependencies {
 	toolStartedAt?: number;
 	/** The user running Pi, who must own a spill file; default process.getuid(). */
 	uid?: number;
+	/**
+	 * This result's share of the context window, in characters (budget.ts): a result longer than this
+	 * is bounded and its view is at most this long. Default, and never more than, config.thresholdChars.
+	 */
+	budgetChars?: number;
 }
 
 /** A spill file a result names, and what it must agree with to be used. */
@@ -133,7 +139,8 @@ function withoutPathLine(text: string, path: string): string {
 /**
  * Handles one tool result. Returns undefined when the result is left as it is.
  */
-export async function boundToolResult(event: ToolResultInput, deps: BoundDependencies): Promise<ToolResultPatch | undefined> {
+export async function boundToolResult(event: ToolResultInput, given: BoundDependencies): Promise<ToolResultPatch | undefined> {
+	const deps = applyBudget(given);
 	const { config } = deps;
 	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId, event) : undefined;
 	if (config.exemptTools.includes(event.toolName) || event.parentToolCallId) return undefined;
@@ -153,6 +160,13 @@ export async function boundToolResult(event: ToolResultInput, deps: BoundDepende
 		// Last line of defence: never let the result through unbounded.
 		return await fallbackPatch(event, deps, current, describeError(error));
 	}
+}
+
+/** The dependencies with thresholdChars lowered to the result's budget, so every decision below holds it. */
+function applyBudget(deps: BoundDependencies): BoundDependencies {
+	const budget = deps.budgetChars;
+	if (budget === undefined || !(budget < deps.config.thresholdChars)) return deps;
+	return { ...deps, config: { ...deps.config, thresholdChars: Math.max(1, Math.floor(budget)) } };
 }
 
 function spillChecks(deps: BoundDependencies): SpillChecks {
