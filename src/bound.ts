@@ -16,6 +16,7 @@ import { joinTextParts, type Stash, takeStashed } from "./stash.js";
 import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store.js";
 import { describeError, keepStart } from "./text.js";
 import { composeView } from "./view-build.js";
+import { findKeyLines } from "./view.js";
 
 /** The fields of Pi's tool_result event that the bound stage reads. */
 export interface ToolResultInput {
@@ -47,6 +48,8 @@ export interface OverflowDetails {
 	truncated: boolean;
 	/** Why the original could not be stored. */
 	storeError?: string;
+	/** The most decisive lines (view.ts findKeyLines), each clipped: what a masked view keeps. */
+	top?: Array<{ line: number; text: string }>;
 }
 
 export interface BoundDependencies {
@@ -87,6 +90,8 @@ interface ResolvedOriginal {
 
 /** Longest reason shown for a spill file that was not used. */
 const MAX_NOTE_CHARS = 160;
+/** Characters of each decisive line carried in details.overflow.top. */
+const TOP_LINE_CHARS = 200;
 /** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
 const MAX_GAP_SIGNAL_CHARS = 16_000;
 
@@ -353,12 +358,14 @@ async function finish(
 	status: string | undefined,
 ): Promise<ToolResultPatch> {
 	const { scan, pumped, storeError } = copied;
+	const top = findKeyLines(scan, config).map((item) => ({ line: item.lineNumber, text: keepStart(item.text, TOP_LINE_CHARS) }));
 	const overflow: OverflowDetails = {
 		...(id ? { id } : {}),
 		totalLines: scan.totalLines,
 		totalBytes: scan.totalBytes,
 		truncated: pumped.gap !== undefined,
 		...(storeError ? { storeError } : {}),
+		...(top.length > 0 ? { top } : {}),
 	};
 	if (current.length <= config.thresholdChars) {
 		const marker = id

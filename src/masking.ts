@@ -122,18 +122,25 @@ export function readStubLines(value: unknown): StubLine[] | undefined {
 }
 
 /**
- * The decisive lines of a view's text, for a view that carries no `top`: up to two of its signal
- * lines (the part between the head and the tail; else head or tail lines matching the pattern),
+ * The decisive lines of a view's text, for a view that carries no `top`: up to two of the lines it
+ * shows as key lines under its header, else of its signal lines (the part between the head and the
+ * tail; else head or tail lines matching the pattern),
  * then its last numbered line, the output's end. A text with no numbered line (a result that was
  * kept with a recovery marker) gives its last lines that match the pattern, then its last line.
  */
 export function findDecisiveLines(text: string, signalRegex: RegExp): StubLine[] {
 	const runs: Array<Array<Required<StubLine>>> = [[]];
 	const plain: string[] = [];
+	const keys: Array<Required<StubLine>> = [];
 	for (const raw of text.split("\n")) {
+		const key = /^\s*key\s+(\d{1,15}): (.*)$/.exec(raw);
 		const numbered = /^\s*(\d{1,15}): (.*)$/.exec(raw);
-		if (numbered) {
+		if (key) {
+			keys.push({ line: Number(key[1]), text: key[2] });
+		} else if (numbered) {
 			runs[runs.length - 1].push({ line: Number(numbered[1]), text: numbered[2] });
+		} else if (/^\s*\.\.\. \d+ more lines like these/.test(raw)) {
+			// A folded run inside the head: not a boundary between head, signals and tail.
 		} else if (/^\s*\.\.\. /.test(raw)) {
 			if (runs[runs.length - 1].length > 0) runs.push([]); // a notice between head, signals and tail
 		} else if (raw.trim() !== "" && !raw.startsWith("[pi-overflow") && !raw.startsWith("[use overflow_query")) {
@@ -143,6 +150,11 @@ export function findDecisiveLines(text: string, signalRegex: RegExp): StubLine[]
 	const numbered = runs.flat();
 	if (numbered.length === 0) return findPlainDecisiveLines(plain, signalRegex);
 	const last = numbered[numbered.length - 1];
+	// The view's own choice of its most decisive lines, when it shows them under its header.
+	if (keys.length > 0) {
+		const picked = keys.length <= 2 ? keys : [keys[0], keys[keys.length - 1]];
+		return [...picked.filter((line) => line.line !== last.line), last];
+	}
 	const signalRuns = runs.filter((run) => run.length > 0);
 	// [head] … [signals] … [tail]: the middle runs are the signal lines the view chose.
 	const chosen = signalRuns.length >= 3 ? signalRuns.slice(1, -1).flat() : numbered.filter((line) => line !== last && signalRegex.test(line.text));

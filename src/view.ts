@@ -127,11 +127,9 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	// KEY_SHARE of the room the essentials leave.
 	const essentials = header.length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
 	const keyRoom = Math.floor(Math.max(0, thresholdChars - essentials) * KEY_SHARE);
-	const keyCandidates = [...items, ...scan.shownSignals]
-		.sort((a, b) => b.severity - a.severity || scan.signals.indexOf(a) - scan.signals.indexOf(b))
-		.slice(0, KEY_LINES)
-		.sort((a, b) => a.lineNumber - b.lineNumber)
-		.map((item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`);
+	const keyCandidates = findKeyLines(scan, options).map(
+		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
+	);
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
 	const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
 	const gapNotice = (omitted: number, dropped: string): string => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
@@ -237,6 +235,23 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const view = out.join("\n");
 	// The budget above makes this unreachable; it stays as the guarantee's last line of defence.
 	return view.length <= thresholdChars ? view : `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
+}
+
+/**
+ * The most decisive lines of an output, anywhere (head and tail included): up to KEY_LINES signal
+ * lines, errors before warnings, in the scan's rank order, then in line order. The view shows them
+ * under its header; details.overflow.top carries them for the masking stub.
+ */
+export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSignalLines">): SignalItem[] {
+	const middle = scan.signals.slice(0, options.maxSignalLines);
+	const rank = (item: SignalItem) => {
+		const index = middle.indexOf(item);
+		return index >= 0 ? index : middle.length + scan.shownSignals.indexOf(item);
+	};
+	return [...middle, ...scan.shownSignals]
+		.sort((a, b) => b.severity - a.severity || rank(a) - rank(b))
+		.slice(0, KEY_LINES)
+		.sort((a, b) => a.lineNumber - b.lineNumber);
 }
 
 /** How many lines from the start fit in `room` (each counted with its newline). */

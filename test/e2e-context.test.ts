@@ -88,14 +88,14 @@ test("after many big results the oldest view is a stub with its id and decisive 
 	const agentDir = await createTempDir(t);
 	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS });
 	t.after(() => pi.close());
-	for (let turn = 1; turn <= 6; turn++) pi.respond(toolUse(bigLog(7_000 + turn, `ERROR alpha-${turn} failed`)));
+	for (let turn = 1; turn <= 14; turn++) pi.respond(toolUse(bigLog(7_000 + turn, `ERROR alpha-${turn} failed`)));
 	pi.respond(fauxAssistantMessage("done"));
 	await pi.session.prompt("go");
 	assert.deepEqual(pi.extensionErrors, []);
 
 	const last = pi.contexts.at(-1) as Context;
 	const sent = toolResults(last);
-	assert.equal(sent.length, 6);
+	assert.equal(sent.length, 14);
 	const kept = pi.session.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
 	const oldest = messageText(sent[0]);
 	const id = /^\[pi-overflow id=([0-9a-f]{12})\]/.exec(oldest)?.[1];
@@ -106,11 +106,11 @@ test("after many big results the oldest view is a stub with its id and decisive 
 	assert.match(oldest, /20000 lines/, "the totals");
 	assert.match(oldest, /overflow_query/, "how to read it back");
 	// The newest view is sent whole, exactly as the session keeps it.
-	assert.equal(messageText(sent[5]), messageText(kept[5]));
-	assert.match(messageText(sent[5]), /ERROR alpha-6 failed/);
+	assert.equal(messageText(sent[13]), messageText(kept[13]));
+	assert.match(messageText(sent[13]), /ERROR alpha-14 failed/);
 	// The session still holds the full view of the oldest.
 	const fullOldest = messageText(kept[0]);
-	assert.ok(fullOldest.length > 10_000, "the session keeps the full view");
+	assert.ok(fullOldest.length > MAX_STUB_CHARS * 3, "the session keeps the full view");
 	assert.ok(fullOldest.startsWith(`[pi-overflow id=${id}]`));
 	assert.equal((kept[0].details as { overflow: { id: string } }).overflow.id, id);
 });
@@ -119,8 +119,8 @@ test("a masked id still answers overflow_query with the line its stub names", as
 	const agentDir = await createTempDir(t);
 	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS });
 	t.after(() => pi.close());
-	// Views of ~10 600 characters: the first is due once four newer ones follow it (40 000 characters).
-	for (let turn = 1; turn <= 6; turn++) pi.respond(toolUse(bigLog(5_000 + turn, `ERROR beta-${turn} failed`)));
+	// Views of several thousand characters: the first is due once 40 000 characters of newer ones follow it.
+	for (let turn = 1; turn <= 14; turn++) pi.respond(toolUse(bigLog(5_000 + turn, `ERROR beta-${turn} failed`)));
 	let maskedId = "";
 	pi.respond((context) => {
 		const stub = messageText(toolResults(context)[0]);

@@ -15,7 +15,7 @@ import {
 	readStubLines,
 	readToolResultView,
 } from "../src/masking.js";
-import { buildViewFromText } from "../src/view.js";
+import { buildViewFromText } from "../src/view-build.js";
 import { numberedLog, TINY_PNG } from "./fixtures/ext/tools.js";
 
 const CONFIG = createDefaultConfig();
@@ -67,9 +67,9 @@ describe("buildMaskStub", () => {
 });
 
 describe("decisive lines", () => {
-	test("a view without `top` gives its signal lines and its last line", () => {
+	test("a view without `top` gives its signal lines and its last line", async () => {
 		const log = numberedLog(20_000, { 4_000: "ERROR first failure", 9_000: "ERROR middle failure", 15_000: "ERROR last failure" });
-		const view = buildViewFromText(log, { ...CONFIG, id: "0123456789ab", toolName: "big_log" }).text;
+		const view = (await buildViewFromText(log, { ...CONFIG, id: "0123456789ab", toolName: "big_log" })).text;
 		const lines = findDecisiveLines(view, CONFIG.signalRegex);
 		assert.deepEqual(lines.map((line) => line.line), [4_000, 15_000, 20_000]);
 		assert.equal(lines[0].text, "ERROR first failure");
