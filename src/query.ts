@@ -12,6 +12,7 @@ import { describeLeftOut, toOutputLine, toStoredLine } from "./gap.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
 import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
+import { fitSearchLine } from "./search-protocol.js";
 import { keepCharsFor, stripAnsi } from "./scan.js";
 import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
@@ -409,27 +410,6 @@ function formatSearchLine(line: SearchLine, width: number, maxChars: number): st
 	const before = fitted.cutBefore > 0 ? `[+${fitted.cutBefore} chars] … ` : "";
 	const after = fitted.cutAfter > 0 ? ` … [+${fitted.cutAfter} chars]` : "";
 	return `${String(line.lineNumber).padStart(width, " ")}${line.hit ? ":" : "-"} ${before}${renderSearchText(fitted)}${after}`;
-}
-
-/** The line cut to at most maxChars: hits around their match, context from its start. */
-function fitSearchLine(line: SearchLine, maxChars: number): SearchLine {
-	const text = line.text;
-	if (text.length <= maxChars) return line;
-	let start = 0;
-	if (line.hit && line.matchStart >= 0) {
-		start = line.matchLength >= maxChars ? line.matchStart : line.matchStart - Math.floor((maxChars - line.matchLength) / 2);
-		start = Math.max(0, Math.min(start, text.length - maxChars));
-		const code = text.charCodeAt(start);
-		if (start > 0 && code >= 0xdc00 && code <= 0xdfff) start += 1;
-	}
-	const kept = keepStart(text.slice(start), maxChars);
-	return {
-		...line,
-		text: kept,
-		cutBefore: line.cutBefore + start,
-		cutAfter: line.cutAfter + (text.length - start - kept.length),
-		matchStart: line.matchStart - start,
-	};
 }
 
 interface ShownLines {

@@ -11,6 +11,8 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 import { isByteSafePattern } from "./regex-safety.js";
 import {
+	COLLECTION_STOP_BUDGET,
+	COLLECTION_STOP_MAX_RESULTS,
 	PROGRESS_COLLECTION_STOP,
 	PROGRESS_COMPLETE,
 	PROGRESS_REQUEST_ID,
@@ -18,11 +20,10 @@ import {
 	PROGRESS_SLOTS,
 	PROGRESS_STEP_LAST_LINE,
 	PROGRESS_TOTAL_HITS,
-	SEARCH_WORKER_SOURCE,
 	type SearchLine,
 	type SearchWorkerMessage,
 	type SearchWorkerRequest,
-} from "./search-worker.js";
+} from "./search-protocol.js";
 
 /** Bytes read per step; each step is one regex pass over the whole lines it holds. */
 export const DEFAULT_SEARCH_CHUNK_BYTES = 1024 * 1024;
@@ -164,9 +165,9 @@ export function readSearchWorkerStats(): { started: number; idle: number; busy: 
 function startWorker(): SearchWorker {
 	const { port1, port2 } = new MessageChannel();
 	const progress = new SharedArrayBuffer(PROGRESS_SLOTS * Float64Array.BYTES_PER_ELEMENT);
-	// execArgv []: the worker is plain JavaScript and must not load the parent's loaders (tsx).
-	const worker = new Worker(SEARCH_WORKER_SOURCE, {
-		eval: true,
+	// execArgv []: the worker and its modules are plain JavaScript and must not load the parent's
+	// loaders (tsx). Under jiti (Pi's loader) import.meta.url is this file's URL too.
+	const worker = new Worker(new URL("./search-worker.js", import.meta.url), {
 		execArgv: [],
 		workerData: { port: port2, progress },
 		transferList: [port2],
@@ -390,7 +391,7 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 			const stepLastLine = !done && requestStarted ? Math.max(atLine, progress[PROGRESS_STEP_LAST_LINE]) : atLine;
 			const collectedHits = lines.filter((line) => line.hit).length;
 			const stoppedBy = requestStarted ? progress[PROGRESS_COLLECTION_STOP] : 0;
-			const collectionStop = done ? done.collectionStop : stoppedBy === 2 ? "budget" : stoppedBy === 1 || collectedHits >= options.maxResults ? "maxResults" : null;
+			const collectionStop = done ? done.collectionStop : stoppedBy === COLLECTION_STOP_BUDGET ? "budget" : stoppedBy === COLLECTION_STOP_MAX_RESULTS || collectedHits >= options.maxResults ? "maxResults" : null;
 			return {
 				lines,
 				totalHits,

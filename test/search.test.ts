@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, type TestContext, test } from "node:test";
 import { promisify } from "node:util";
-import { PROGRESS_SLOTS, SEARCH_WORKER_SOURCE, type SearchWorkerMessage } from "../src/search-worker.js";
+import { PROGRESS_SLOTS, type SearchWorkerMessage } from "../src/search-protocol.js";
 import {
 	disposeSearchWorkers,
 	MAX_SEARCH_WORKERS,
@@ -268,18 +268,16 @@ describe("time bound and workers", () => {
 		assert.equal(readSearchWorkerStats().busy, 0, "the worker was let go");
 	});
 
-	test("runs the worker source in a plain node process, without tsx", async (t) => {
+	test("runs the worker module in a plain node process, without tsx", async (t) => {
 		const dir = await createTempDir(t);
 		const textPath = join(dir, "plain.txt");
 		await writeFile(textPath, "one\ntwo error\nthree\n");
-		const sourcePath = join(dir, "worker-source.js");
-		await writeFile(sourcePath, SEARCH_WORKER_SOURCE);
+		const workerUrl = new URL("../src/search-worker.js", import.meta.url).href;
 		const driver = `
 			const { Worker, MessageChannel } = require("node:worker_threads");
-			const { readFileSync } = require("node:fs");
 			const { port1, port2 } = new MessageChannel();
 			const progress = new SharedArrayBuffer(${PROGRESS_SLOTS * 8});
-			const worker = new Worker(readFileSync(${JSON.stringify(sourcePath)}, "utf8"), { eval: true, workerData: { port: port2, progress }, transferList: [port2] });
+			const worker = new Worker(new URL(${JSON.stringify(workerUrl)}), { workerData: { port: port2, progress }, transferList: [port2] });
 			const lines = [];
 			let started;
 			port1.on("message", (message) => {
