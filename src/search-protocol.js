@@ -27,6 +27,49 @@ export const COLLECTION_STOP_MAX_RESULTS = 1;
 export const COLLECTION_STOP_BUDGET = 2;
 
 /**
+ * Makes the slots ready for request `id`. The id last: the main thread reads the other slots as
+ * this request's once it sees the id.
+ * @param {Float64Array} progress
+ * @param {number} id
+ */
+export function resetProgress(progress, id) {
+	progress[PROGRESS_RESUME_LINE] = 1;
+	progress[PROGRESS_TOTAL_HITS] = 0;
+	progress[PROGRESS_STEP_LAST_LINE] = 1;
+	progress[PROGRESS_COMPLETE] = 0;
+	progress[PROGRESS_COLLECTION_STOP] = 0;
+	progress[PROGRESS_REQUEST_ID] = id;
+}
+
+/**
+ * What the progress slots say about a request the worker has begun.
+ * @typedef {object} SearchProgress
+ * @property {number} resumeLine the first line not fully searched
+ * @property {number} totalHits hit lines counted so far
+ * @property {number} stepLastLine the last line the running regex step covers
+ * @property {boolean} complete every line was searched and every shown line posted
+ * @property {"maxResults" | "budget" | null} collectionStop why collecting stopped, if it did
+ */
+
+/**
+ * The slots read as request `id`'s, or null when the worker has not begun it (they are another request's).
+ * @param {Float64Array} progress
+ * @param {number} id
+ * @returns {SearchProgress | null}
+ */
+export function readProgress(progress, id) {
+	if (progress[PROGRESS_REQUEST_ID] !== id) return null;
+	const stop = progress[PROGRESS_COLLECTION_STOP];
+	return {
+		resumeLine: progress[PROGRESS_RESUME_LINE],
+		totalHits: progress[PROGRESS_TOTAL_HITS],
+		stepLastLine: progress[PROGRESS_STEP_LAST_LINE],
+		complete: progress[PROGRESS_COMPLETE] === 1,
+		collectionStop: stop === COLLECTION_STOP_BUDGET ? "budget" : stop === COLLECTION_STOP_MAX_RESULTS ? "maxResults" : null,
+	};
+}
+
+/**
  * One request, posted on the worker's port.
  * @typedef {object} SearchWorkerRequest
  * @property {"search"} type

@@ -10,14 +10,7 @@
 
 import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
-import {
-	PROGRESS_COLLECTION_STOP,
-	PROGRESS_COMPLETE,
-	PROGRESS_REQUEST_ID,
-	PROGRESS_RESUME_LINE,
-	PROGRESS_STEP_LAST_LINE,
-	PROGRESS_TOTAL_HITS,
-} from "./search-protocol.js";
+import { resetProgress } from "./search-protocol.js";
 import { runSearch } from "./search-run.js";
 
 /** @import { MessagePort } from "node:worker_threads" */
@@ -31,20 +24,6 @@ const progress = new Float64Array(sharedProgress);
 /** @param {SearchWorkerMessage} message */
 function post(message) {
 	port.postMessage(message);
-}
-
-/**
- * The slots for a new request; the request id last: the main thread reads the other slots as this
- * request's once it sees the id.
- * @param {number} id
- */
-function resetProgress(id) {
-	progress[PROGRESS_RESUME_LINE] = 1;
-	progress[PROGRESS_TOTAL_HITS] = 0;
-	progress[PROGRESS_STEP_LAST_LINE] = 1;
-	progress[PROGRESS_COMPLETE] = 0;
-	progress[PROGRESS_COLLECTION_STOP] = 0;
-	progress[PROGRESS_REQUEST_ID] = id;
 }
 
 /**
@@ -63,7 +42,7 @@ function openFileSource(path) {
 port.on("message", (/** @type {SearchWorkerRequest} */ request) => {
 	// The search's clock starts here, when it begins to run, not when it was asked for.
 	const startedAt = Date.now();
-	resetProgress(request.id);
+	resetProgress(progress, request.id);
 	post({ type: "started", id: request.id, startedAt });
 	/** @type {SearchDoneMessage} */
 	let reply;

@@ -12,14 +12,7 @@ import { receiveMessageOnPort } from "node:worker_threads";
 import { isByteSafePattern } from "./regex-safety.js";
 import { acquireWorker, createAbortError, releaseWorker, retireWorker, type SearchWorker } from "./search-pool.js";
 import {
-	COLLECTION_STOP_BUDGET,
-	COLLECTION_STOP_MAX_RESULTS,
-	PROGRESS_COLLECTION_STOP,
-	PROGRESS_COMPLETE,
-	PROGRESS_REQUEST_ID,
-	PROGRESS_RESUME_LINE,
-	PROGRESS_STEP_LAST_LINE,
-	PROGRESS_TOTAL_HITS,
+	readProgress,
 	type SearchDoneMessage,
 	type SearchLine,
 	type SearchWorkerMessage,
@@ -251,21 +244,14 @@ class WorkerSearch {
 		const runStart = this.startedAt ?? Date.now();
 		const elapsedMs = Date.now() - runStart;
 		// The progress slots belong to this request only once the worker has started it.
-		const requestStarted = progress[PROGRESS_REQUEST_ID] === request.id;
+		const slots = readProgress(progress, request.id);
 		// Every line searched and posted, the done message not yet sent: complete all the same.
-		const complete = done ? done.stoppedAtLine === 0 : requestStarted && progress[PROGRESS_COMPLETE] === 1;
-		const totalHits = done ? done.totalHits : requestStarted ? progress[PROGRESS_TOTAL_HITS] : 0;
-		const atLine = done ? done.stoppedAtLine : requestStarted ? progress[PROGRESS_RESUME_LINE] : 1;
-		const stepLastLine = !done && requestStarted ? Math.max(atLine, progress[PROGRESS_STEP_LAST_LINE]) : atLine;
+		const complete = done ? done.stoppedAtLine === 0 : slots?.complete === true;
+		const totalHits = done ? done.totalHits : (slots?.totalHits ?? 0);
+		const atLine = done ? done.stoppedAtLine : (slots?.resumeLine ?? 1);
+		const stepLastLine = !done && slots ? Math.max(atLine, slots.stepLastLine) : atLine;
 		const collectedHits = lines.filter((line) => line.hit).length;
-		const stoppedBy = requestStarted ? progress[PROGRESS_COLLECTION_STOP] : 0;
-		const collectionStop = done
-			? done.collectionStop
-			: stoppedBy === COLLECTION_STOP_BUDGET
-				? "budget"
-				: stoppedBy === COLLECTION_STOP_MAX_RESULTS || collectedHits >= options.maxResults
-					? "maxResults"
-					: null;
+		const collectionStop = done ? done.collectionStop : (slots?.collectionStop ?? (collectedHits >= options.maxResults ? "maxResults" : null));
 		return {
 			lines,
 			totalHits,

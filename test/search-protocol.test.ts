@@ -1,11 +1,20 @@
-// fitSearchLine, the one cut of a shown line to a width (the worker's to maxLineChars, the query
+// The progress slots as the worker writes and the main thread reads them; fitSearchLine, the one cut of a shown line to a width (the worker's to maxLineChars, the query
 // answer's to its room): the window is the part of the line it says it is, holds the match, never
 // splits a surrogate pair, and cutting a cut line again still adds up to the original line.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { fitSearchLine, type SearchLine } from "../src/search-protocol.js";
+import {
+	COLLECTION_STOP_BUDGET,
+	fitSearchLine,
+	PROGRESS_COLLECTION_STOP,
+	PROGRESS_SLOTS,
+	PROGRESS_TOTAL_HITS,
+	readProgress,
+	resetProgress,
+	type SearchLine,
+} from "../src/search-protocol.js";
 
 /** The line as the worker sees it before any cut: a hit when `match` is found in it. */
 function createLine(text: string, match: { index: number; length: number } | null): SearchLine {
@@ -63,5 +72,18 @@ describe("fitSearchLine", () => {
 			}),
 			{ numRuns: 500 },
 		);
+	});
+});
+
+describe("the progress slots", () => {
+	test("read as a request's only once the worker has reset them for it", () => {
+		const progress = new Float64Array(PROGRESS_SLOTS);
+		resetProgress(progress, 7);
+		progress[PROGRESS_TOTAL_HITS] = 3;
+		progress[PROGRESS_COLLECTION_STOP] = COLLECTION_STOP_BUDGET;
+		assert.equal(readProgress(progress, 8), null, "another request's slots");
+		assert.deepEqual(readProgress(progress, 7), { resumeLine: 1, totalHits: 3, stepLastLine: 1, complete: false, collectionStop: "budget" });
+		resetProgress(progress, 8);
+		assert.deepEqual(readProgress(progress, 8), { resumeLine: 1, totalHits: 0, stepLastLine: 1, complete: false, collectionStop: null });
 	});
 });
