@@ -1,12 +1,10 @@
 // @ts-check
-// The search engine's worker thread: search.ts starts it with
-// `new Worker(new URL("./search-worker.js", import.meta.url), { execArgv: [] })`. Plain JavaScript
-// (ESM, JSDoc types checked by tsc), like every module it imports: Pi loads extensions through jiti
-// and tsx is not there at run time, so nothing here may need a TypeScript loader.
-// Invariant: the worker answers each request on its port with "started", then "lines" batches as
-// soon as they are final, then "done", and keeps the shared progress slots current (reset, the
-// request id written last), so the main thread can terminate it in the middle of a runaway regex
-// step and still answer with what was found.
+// The search worker thread's entry, started by search-pool.ts as `new Worker(new URL(
+// "./search-worker.js", import.meta.url), { execArgv: [] })`: plain JavaScript like every module it
+// imports, since no TypeScript loader runs in the worker (it reads workerData at load: never import
+// it in a main thread; runSearch is the part to test). Invariant: each request on the port is
+// answered "started", then "lines" batches as soon as they are final, then "done", with the progress
+// slots reset first (so the main thread can terminate it mid-step and answer with what was found).
 
 import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
