@@ -12,11 +12,11 @@ import { describeLeftOut, toOutputLine, toStoredLine } from "./gap.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
 import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
-import { fitSearchLine } from "./search-protocol.js";
 import { keepCharsFor, stripAnsi } from "./scan.js";
 import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
+import { fitSearchLine } from "./search-protocol.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
