@@ -17,6 +17,7 @@ import { keepCharsFor, stripAnsi } from "./render.js";
 import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
+import { fitSearchLine } from "./search-protocol.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -412,27 +413,6 @@ function formatSearchLine(line: SearchLine, width: number, maxChars: number): st
 	const before = fitted.cutBefore > 0 ? `[+${fitted.cutBefore} chars] … ` : "";
 	const after = fitted.cutAfter > 0 ? ` … [+${fitted.cutAfter} chars]` : "";
 	return `${String(line.lineNumber).padStart(width, " ")}${line.hit ? ":" : "-"} ${before}${renderSearchText(fitted)}${after}`;
-}
-
-/** The line cut to at most maxChars: hits around their match, context from its start. */
-function fitSearchLine(line: SearchLine, maxChars: number): SearchLine {
-	const text = line.text;
-	if (text.length <= maxChars) return line;
-	let start = 0;
-	if (line.hit && line.matchStart >= 0) {
-		start = line.matchLength >= maxChars ? line.matchStart : line.matchStart - Math.floor((maxChars - line.matchLength) / 2);
-		start = Math.max(0, Math.min(start, text.length - maxChars));
-		const code = text.charCodeAt(start);
-		if (start > 0 && code >= 0xdc00 && code <= 0xdfff) start += 1;
-	}
-	const kept = keepStart(text.slice(start), maxChars);
-	return {
-		...line,
-		text: kept,
-		cutBefore: line.cutBefore + start,
-		cutAfter: line.cutAfter + (text.length - start - kept.length),
-		matchStart: line.matchStart - start,
-	};
 }
 
 interface ShownLines {
