@@ -10,13 +10,14 @@
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
+import type { ScannedLine } from "./render.js";
 import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
 import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store.js";
 import { describeError, keepStart } from "./text.js";
 import { composeView } from "./view-build.js";
-import { findKeyLines } from "./view.js";
+import { findKeyLines, formatLine, lineNumberWidth } from "./view.js";
 
 /** The fields of Pi's tool_result event that the bound stage reads. */
 export interface ToolResultInput {
@@ -372,7 +373,8 @@ async function finish(
 			? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
 			: `[pi-overflow] an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`.slice(0, 400);
 		if (current.length + 1 + marker.length <= config.thresholdChars) {
-			return { content: appendToLastText(event.content, marker), details: mergeDetails(event.details, overflow) };
+			const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length);
+			return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details: mergeDetails(event.details, overflow) };
 		}
 	}
 	const view = await composeView(
@@ -391,6 +393,31 @@ async function finish(
 		copied.countShape,
 	);
 	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
+}
+
+/**
+ * Under the recovery marker, what an earlier layer's cut lost: the original's signal lines the
+ * kept text lacks (ranked, numbered as in the output) and its last line, as many as fit in `room`.
+ */
+function describeWhatTheCutLost(scan: ScanResult, current: string, config: OverflowConfig, room: number): string[] {
+	const width = lineNumberWidth(scan.totalLines);
+	const isKept = (text: string) => text.trim() === "" || current.includes(text.trim());
+	const lost = [...scan.signals.slice(0, config.maxSignalLines), ...scan.shownSignals].filter((item) => !isKept(item.text));
+	const last = scan.tail[scan.tail.length - 1];
+	// The last line first, then the signal lines in rank order; shown in line order.
+	const candidates: ScannedLine[] = [...(last !== undefined && !isKept(last.text) ? [last] : []), ...lost.filter((item) => item.lineNumber !== last?.lineNumber)];
+	if (candidates.length === 0) return [];
+	const label = "[what the cut left out, with the output's line numbers:]";
+	const shown: ScannedLine[] = [];
+	let left = room - label.length - 1;
+	for (const line of candidates) {
+		const text = formatLine(line, width, config.maxLineChars);
+		if (text.length + 1 > left) continue;
+		shown.push(line);
+		left -= text.length + 1;
+	}
+	if (shown.length === 0) return [];
+	return [label, ...shown.sort((a, b) => a.lineNumber - b.lineNumber).map((line) => formatLine(line, width, config.maxLineChars))];
 }
 
 /** A bounded result built without the store or the original, when everything else failed. */

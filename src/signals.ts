@@ -40,8 +40,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, make `not remade because of errors`, maven `BUILD FAILURE`, gradle `What went wrong`",
 	},
 	{
-		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic)\b`,
-		why: "log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `\"level\":\"error\"`",
+		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic)\b|"level": ?[56]0\b`,
+		why: "log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `\"level\":\"error\"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `\"level\":50` error, `60` fatal)",
 	},
 	{
 		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
@@ -164,6 +164,10 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"enotempty",
 	"ebadengine",
 	"elifecycle",
+	'"level":5',
+	'"level": 5',
+	'"level":6',
+	'"level": 6',
 	"\x1b",
 	// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF) as their UTF-8 bytes.
 	"\xe2\x9c\x95",

@@ -138,7 +138,9 @@ test("a result that still fits but whose stashed original was longer gets the ma
 	const patch = await boundToolResult(textEvent(original.slice(0, 5000), { toolName: "web" }), d);
 	const text = textOf(patch);
 	assert.ok(text.startsWith(original.slice(0, 5000)));
-	assert.match(text, /\n\[pi-overflow id=[0-9a-f]{12} lines=10000 bytes=\d+\] full output stored; overflow_query can search or read it$/);
+	assert.match(text, /\n\[pi-overflow id=[0-9a-f]{12} lines=10000 bytes=\d+\] full output stored; overflow_query can search or read it\n/);
+	// Below the marker, what the cut lost: here the original's last line.
+	assert.match(text, /\n\[what the cut left out, with the output's line numbers:\]\n 10000: .*processed batch 10000/);
 	assert.equal(stash.entries.size, 0, "the stashed original was taken");
 });
 
@@ -179,15 +181,15 @@ for (const [operation, code] of [
 	});
 }
 
-test("when an earlier layer cut the result and the store fails, the text is kept and one line says the full output could not be stored", async (t) => {
+test("when an earlier layer cut the result and the store fails, the text is kept and the line under it says the full output could not be stored", async (t) => {
 	const stash = emptyStash();
 	const original = numberedLog(10000, {});
 	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
 	const d = await deps(t, { stash, fs: faultyFs("write", "ENOSPC") });
 	const text = textOf(await boundToolResult(textEvent(original.slice(0, 5000), { toolName: "web" }), d));
 	assert.ok(text.startsWith(original.slice(0, 5000)));
-	const last = text.slice(text.lastIndexOf("\n") + 1);
-	assert.match(last, /^\[pi-overflow\] an earlier layer cut this output .* could not be stored: ENOSPC/);
+	const marker = text.slice(5001).split("\n")[0];
+	assert.match(marker, /^\[pi-overflow\] an earlier layer cut this output .* could not be stored: ENOSPC/);
 });
 
 test("a spill file larger than maxEntryBytes is stored as head + marker + tail within the cap", async (t) => {

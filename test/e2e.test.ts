@@ -13,7 +13,8 @@ import { CAPTURE_PATH, CUTTER_PATH, INDEX_PATH, resultText, runPi, TEST_TOOLS_PA
 import { createTempDir } from "./helpers/tmp.js";
 
 const THRESHOLD = 24_000;
-const MARKER = /\n\[pi-overflow id=([0-9a-f]{12}) lines=(\d+) bytes=(\d+)\] [^\n]*$/;
+/** The recovery marker under a kept text (what the cut left out may follow it). */
+const MARKER = /\n\[pi-overflow id=([0-9a-f]{12}) lines=(\d+) bytes=(\d+)\] [^\n]*(?:\n|$)/;
 
 function storeDir(agentDir: string): string {
 	return join(agentDir, "my-pi", "pi-overflow");

@@ -95,8 +95,11 @@ function assertSaysNotStored(patch: ToolResultPatch | undefined, scenario: Scena
 	assert.match(overflowOf(patch).storeError ?? "", new RegExp(code), "details say why");
 	if (scenario === "cut") {
 		assert.ok(text.startsWith(cutText), "the earlier layer's text is kept");
-		const last = text.slice(text.lastIndexOf("\n") + 1);
-		assert.match(last, new RegExp(`^\\[pi-overflow\\] an earlier layer cut this output .*could not be stored.*${code}`));
+		// The marker right under the kept text, then what the cut left out (numbered), within the budget.
+		const below = text.slice(cutText.length + 1).split("\n");
+		assert.match(below[0], new RegExp(`^\\[pi-overflow\\] an earlier layer cut this output .*could not be stored.*${code}`));
+		assert.ok(below.slice(1).every((line) => /^\[what the cut left out|^\s*\d+: /.test(line)), below.slice(1).join("\n").slice(0, 300));
+		if (config.thresholdChars >= 2000) assert.match(text, /\n 24000: /, "the output's last line, which the cut lost");
 	} else {
 		assert.match(text, new RegExp(`full output could not be stored \\(${code}`));
 		assert.ok(text.includes(`23990: ${DECISIVE}`) || config.thresholdChars < 2000, "the view is still built from the whole original");
