@@ -2,8 +2,10 @@
 // the scan has chosen them: a signal line's block (the continuation lines a toolchain prints after
 // it) and its leading context (the lines it continues from, its parent, its section header), as
 // signal-policy.ts defines them; and the text of the rare and repeated lines the shape counter
-// found. Reads at most a few KiB around each chosen line: never the whole output again.
+// found; and for a JSON output, its outline and the lines of the objects that say they are problems
+// (json-outline.ts, one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
+import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { type ScannedLine, shapeLine } from "./render.js";
 import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
@@ -49,10 +51,31 @@ export interface ShapeFind extends ScannedLine {
 	lastLine: number;
 }
 
+/** Lines of a problem object read, at most (the view shows as many as fit). */
+export const MAX_PROBLEM_LINES = 24;
+
+/** Lines of a problem object's problem member read, when it lies below the object's first lines. */
+const MAX_MEMBER_LINES = 8;
+
+/** A JSON object that says it is a problem, with its first lines and the lines of its problem member. */
+export interface ProblemLines {
+	problem: JsonProblem;
+	lines: ScannedLine[];
+	memberLines: ScannedLine[];
+}
+
+/** What the structure of a JSON output says. */
+export interface JsonExtras {
+	outline?: string;
+	problemCount: number;
+	problems: ProblemLines[];
+}
+
 /** What the view shows besides the scan's own lines. */
 export interface ViewExtras {
 	hunks: Hunk[];
 	shapeLines: ShapeFind[];
+	json?: JsonExtras;
 }
 
 /**
@@ -83,7 +106,40 @@ export async function readViewExtras(
 		const text = await readLineAt(source, line.offset, line.lineNumber, keepChars);
 		if (text !== undefined) shapeLines.push({ ...text, kind, count: line.count, lastLine: line.lastLine });
 	}
-	return { hunks, shapeLines };
+	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
+	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
+	if (findings === undefined) return { hunks, shapeLines };
+	const problems: ProblemLines[] = [];
+	for (const problem of findings.problems) {
+		const lines = await readProblemLines(source, problem, keepChars);
+		const lastRead = lines.length > 0 ? lines[lines.length - 1].lineNumber : 0;
+		const member = problem.member;
+		const memberLines =
+			member.startLine > lastRead
+				? await readProblemLines(source, { ...problem, start: member.lineStart, startLine: member.startLine, endLine: Math.min(member.endLine, member.startLine + MAX_MEMBER_LINES - 1), lineStart: member.lineStart }, keepChars)
+				: [];
+		problems.push({ problem, lines, memberLines });
+	}
+	return { hunks, shapeLines, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+}
+
+/**
+ * The first lines of a problem object; an object inside a longer line (minified JSON, a record of
+ * JSON lines) is one line that starts where the object does.
+ */
+async function readProblemLines(source: ByteSource, problem: JsonProblem, keepChars: number): Promise<ScannedLine[]> {
+	if (problem.startLine === problem.endLine) {
+		const bytes = await readRange(source, problem.start, Math.min(problem.end, problem.start + READ_AFTER_BYTES));
+		const line = shapeLine(problem.startLine, bytes.toString("utf8"), keepChars);
+		const total = problem.end - problem.start;
+		return [total > bytes.length ? { ...line, totalChars: Math.max(line.totalChars, total), partial: true } : line];
+	}
+	const bytes = await readRange(source, problem.lineStart, Math.min(problem.end, problem.lineStart + READ_BEFORE_BYTES));
+	const raw = bytes.toString("utf8").split("\n");
+	// A read cut short ends inside a line: that piece is not a whole line.
+	const whole = bytes.length >= problem.end - problem.lineStart || raw.length === 1 ? raw.length : raw.length - 1;
+	const count = Math.min(problem.endLine - problem.startLine + 1, MAX_PROBLEM_LINES, whole);
+	return raw.slice(0, count).map((text, index) => shapeLine(problem.startLine + index, text, keepChars));
 }
 
 async function readRange(source: ByteSource, from: number, to: number): Promise<Buffer> {

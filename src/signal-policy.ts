@@ -250,3 +250,81 @@ export function spreadOrder<T>(items: readonly T[]): T[] {
 	}
 	return order;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Structured output: which members of a JSON object say the object is a problem
+
+/** Members whose presence with a value says something went wrong: `"error": "…"`, `"errors": [ … ]`, `"failures": 2`. */
+const JSON_PROBLEM_MEMBERS = new Set([
+	"error",
+	"errors",
+	"err",
+	"exception",
+	"exceptions",
+	"fault",
+	"faults",
+	"failure",
+	"failures",
+	"failed",
+	"problem",
+	"problems",
+	"violations",
+	"invalid",
+	"missing",
+	"errorcount",
+	"error_count",
+	"fatalerrorcount",
+	"numfailedtests",
+	"numfailedtestsuites",
+]);
+/** Members naming a level or an outcome: a problem when the value is one of JSON_BAD_OUTCOME. */
+const JSON_SEVERITY_MEMBERS = new Set(["level", "severity", "status", "state", "result", "outcome", "conclusion", "loglevel", "log_level", "levelname"]);
+const JSON_BAD_OUTCOME = /^(?:err(?:or|ored)?|fatal|crit(?:ical)?|emerg(?:ency)?|alert|panic|fail(?:ed|ure)?|broken|invalid)$/i;
+/** Members whose `false` is a verdict against the object: `"valid": false`, `"ok": false`. */
+const JSON_VERDICT_MEMBERS = new Set(["valid", "ok", "success", "succeeded", "passed", "pass"]);
+/** pino's and bunyan's numeric levels: 50 is error, 60 fatal. */
+const JSON_ERROR_LEVEL = 50;
+/** Longest member name the rules know (longer keys are not decoded). */
+export const JSON_RULE_KEY_BYTES = 20;
+
+/** The value of a JSON member, as far as the rules need it. */
+export type JsonMemberValue =
+	| { kind: "string"; value: string }
+	| { kind: "number"; value: number }
+	| { kind: "boolean"; value: boolean }
+	| { kind: "null" }
+	| { kind: "container"; empty: boolean };
+
+/** Whether a member's value is needed to judge it (a string or number the rules compare). */
+export function isJsonRuleKey(key: string): boolean {
+	const name = key.toLowerCase();
+	return JSON_PROBLEM_MEMBERS.has(name) || JSON_SEVERITY_MEMBERS.has(name) || JSON_VERDICT_MEMBERS.has(name);
+}
+
+/**
+ * Whether the member `key: value` says its object is a problem: an error-like member with a value
+ * (not null, false, 0, "" or empty), a level or outcome that is an error or a failure (or a numeric
+ * log level of 50 and up), a verdict that is false.
+ */
+export function judgeJsonMember(key: string, value: JsonMemberValue): boolean {
+	const name = key.toLowerCase();
+	if (JSON_PROBLEM_MEMBERS.has(name)) {
+		switch (value.kind) {
+			case "string":
+				return value.value.trim() !== "";
+			case "number":
+				return value.value > 0;
+			case "boolean":
+				return value.value;
+			case "container":
+				return !value.empty;
+			default:
+				return false;
+		}
+	}
+	if (JSON_SEVERITY_MEMBERS.has(name)) {
+		if (value.kind === "string") return JSON_BAD_OUTCOME.test(value.value.trim());
+		return name === "level" && value.kind === "number" && value.value >= JSON_ERROR_LEVEL;
+	}
+	return JSON_VERDICT_MEMBERS.has(name) && value.kind === "boolean" && !value.value;
+}

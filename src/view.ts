@@ -11,7 +11,8 @@
 import { type ScannedLine, renderTerminalLine } from "./render.js";
 import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
-import type { Hunk, ShapeFind, ViewExtras } from "./hunks.js";
+import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
+import { SEVERITY_ERROR } from "./signal-policy.js";
 import type { ScanOptions } from "./scan.js";
 import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
 
@@ -42,8 +43,12 @@ const HEAD_SHARE = 0.15;
 const KEY_LINES = 3;
 const KEY_LINE_CHARS = 160;
 const KEY_SHARE = 0.25;
-/** Context lines a hunk may show (its header, before, after), given in steps while room lasts. */
-const CONTEXT_STEPS = [2, 4, 8, 12];
+/** Context lines a hunk may show (its header, before, after), given in steps while room lasts; a problem object's lines go furthest. */
+const CONTEXT_STEPS = [2, 4, 8, 12, 24];
+/** Problem objects of a JSON output shown with their lines, and the outline line's length. */
+const JSON_PROBLEMS_SHOWN = 5;
+const OUTLINE_CHARS = 260;
+const OUTLINE_PATH_CHARS = 100;
 /** Head lines of one shape in a row that fold into their first and last line and a count. */
 const FOLD_RUN_LINES = 6;
 /** Longest tool name, store error and notes repeated in the header, in characters. */
@@ -74,9 +79,15 @@ export function formatLine(line: ScannedLine, width: number, maxChars: number, s
 	return `${number}${separator} ${text}${note}`;
 }
 
-/** The bracketed note after a line: exact repeats, similar lines, a rare shape. */
+/** A problem object of a JSON output, shown as a signal line: its first line, with its path. */
+interface ProblemItem extends SignalItem {
+	json: string;
+}
+
+/** The bracketed note after a line: a JSON problem's path, exact repeats, similar lines, a rare shape. */
 function noteOf(line: ScannedLine): string {
-	const item = line as Partial<SignalItem & ShapeFind>;
+	const item = line as Partial<SignalItem & ShapeFind & ProblemItem>;
+	if (item.json !== undefined) return `  [${item.json}]`;
 	if (item.similar) return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
 	if (item.kind === "repeated") return `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
 	if (item.kind === "rare") return "  [a rare line: its shape appears once]";
@@ -102,8 +113,14 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const head = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
 	const headEnd = head.length > 0 ? head[head.length - 1].lineNumber : 0;
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
-	const items = scan.signals.filter((item) => inMiddle(item.lineNumber)).slice(0, options.maxSignalLines);
-	const hunkOf = new Map<number, Hunk>(extras.hunks.map((hunk) => [hunk.item.lineNumber, hunk]));
+	// Problem objects of a JSON output first (the structure says they matter), then the signal lines.
+	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
+	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
+	const items = [...problemHunks.map((hunk) => hunk.item), ...scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber))].slice(
+		0,
+		options.maxSignalLines,
+	);
+	const hunkOf = new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk]));
 	const shapeLines = extras.shapeLines.filter((line) => inMiddle(line.lineNumber));
 
 	// Fixed parts.
@@ -131,6 +148,8 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
 	);
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
+	const outline = outlineLine(extras.json);
+	if (outline !== undefined) keyLines.push(outline);
 	const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
 	const gapNotice = (omitted: number, dropped: string): string => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
 	const droppedNote = (head: number, signals: number, tail: number): string => {
@@ -252,6 +271,37 @@ export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSi
 		.sort((a, b) => b.severity - a.severity || rank(a) - rank(b))
 		.slice(0, KEY_LINES)
 		.sort((a, b) => a.lineNumber - b.lineNumber);
+}
+
+/** Problem objects as hunks: the object's first line stands as a signal line, the rest as its block. */
+function problemHunksOf(json: JsonExtras | undefined): Hunk[] {
+	if (json === undefined) return [];
+	return json.problems
+		.filter((entry) => entry.lines.length > 0)
+		.slice(0, JSON_PROBLEMS_SHOWN)
+		.map(({ problem, lines, memberLines }) => {
+			const where = problem.record ? (problem.path === "$" ? "JSON-lines record" : `JSON-lines record, ${problem.path}`) : problem.path;
+			const item: ProblemItem = { ...lines[0], offset: -1, count: 1, severity: SEVERITY_ERROR, shapeCount: 1, json: `${where}: ${problem.reason}` };
+			// The member that makes it a problem comes first when room is short (as a block's message lines do).
+			return { item, before: [], after: lines.slice(1), messages: memberLines };
+		});
+}
+
+/**
+ * The line under the header that says what the structure of a JSON output is and where it says
+ * something went wrong: `  json: {"summary": {2 keys}, "results": [1500 items]}; 1 object says it is a problem: $.results[31]`.
+ */
+function outlineLine(json: JsonExtras | undefined): string | undefined {
+	if (json === undefined) return undefined;
+	const parts: string[] = [];
+	if (json.outline !== undefined) parts.push(keepStart(json.outline, OUTLINE_CHARS));
+	if (json.problemCount > 0) {
+		const first = json.problems[0].problem;
+		const where = keepStart(first.record ? `the record at line ${first.startLine}` : first.path, OUTLINE_PATH_CHARS);
+		const count = json.problemCount === 1 ? "1 object says it is a problem" : `${json.problemCount} objects say they are problems, the first`;
+		parts.push(`${count}: ${where} (line ${first.startLine})`);
+	}
+	return `  json: ${parts.join("; ")}`;
 }
 
 /** How many lines from the start fit in `room` (each counted with its newline). */
