@@ -12,7 +12,7 @@ import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bas
 import { LineScanner, type ScanResult } from "./scan.js";
 import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
-import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store.js";
+import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
 import { describeError, keepStart } from "./text.js";
 import { buildView } from "./view.js";
 

@@ -8,7 +8,7 @@ import { open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { LineScanner } from "./scan.js";
-import type { EntryGap, EntryMeta } from "./store.js";
+import type { EntryGap, EntryMeta } from "./store/index.js";
 import { buildView } from "./view.js";
 
 /** Bytes read at a time. */

@@ -7,7 +7,7 @@ import { boundToolResult } from "./bound.js";
 import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
 import { disposeSearchWorkers } from "./search.js";
 import { findStash } from "./stash.js";
-import { OverflowStore, type StoreOptions } from "./store.js";
+import { OverflowStore, type StoreOptions } from "./store/index.js";
 import { registerQueryTool } from "./tool.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;

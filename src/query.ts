@@ -13,7 +13,7 @@ import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } fro
 import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { keepCharsFor, stripAnsi } from "./scan.js";
-import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
+import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store/index.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
 
