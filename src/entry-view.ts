@@ -2,12 +2,13 @@
 // the same first screen the model saw when the result was bounded. Invariant: the output's own line
 // numbers and totals — a stored copy that left out the middle is scanned up to its marker line, the
 // scan jumps over the left-out lines (taking the signal lines the first scan found there from the
-// metadata), and goes on with the tail. Streams the file through one reused buffer.
+// metadata), and goes on with the tail. Streams the stored text (opened by the caller: store.openText)
+// through one reused buffer.
 
-import { open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { LineScanner } from "./scan.js";
+import type { ByteSource } from "./source.js";
 import type { EntryGap, EntryMeta } from "./store/index.js";
 import { buildView } from "./view.js";
 
@@ -15,10 +16,10 @@ import { buildView } from "./view.js";
 const READ_CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
-/** The entry's view within `thresholdChars`, from the stored copy at `path`. */
-export async function buildEntryView(meta: EntryMeta, path: string, config: OverflowConfig, thresholdChars: number): Promise<string> {
+/** The entry's view within `thresholdChars`, from its stored copy `text` (left open). */
+export async function buildEntryView(meta: EntryMeta, text: ByteSource, config: OverflowConfig, thresholdChars: number): Promise<string> {
 	const scanner = new LineScanner(config);
-	await scanStoredCopy(path, scanner, meta.gap);
+	await scanStoredCopy(text, scanner, meta.gap);
 	const scan = scanner.end();
 	return buildView(
 		{ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes },
@@ -35,42 +36,37 @@ export async function buildEntryView(meta: EntryMeta, path: string, config: Over
 }
 
 /** Pushes the stored copy into the scanner, jumping over the marker line of a left-out middle. */
-async function scanStoredCopy(path: string, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
-	const handle = await open(path, "r");
-	try {
-		const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-		// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
-		let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
-		let inMarker = false;
-		for (let position = 0; ; ) {
-			const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-			if (bytesRead === 0) break;
-			position += bytesRead;
-			let from = 0;
-			while (linesBeforeMarker > 0 && from < bytesRead) {
-				const newline = buffer.indexOf(NEWLINE, from);
-				if (newline < 0 || newline >= bytesRead) break;
-				from = newline + 1;
-				linesBeforeMarker--;
-			}
-			if (linesBeforeMarker > 0) {
-				scanner.push(buffer.subarray(0, bytesRead));
-				continue;
-			}
-			if (linesBeforeMarker === 0 && gap !== undefined) {
-				if (!inMarker) {
-					scanner.push(buffer.subarray(0, from));
-					inMarker = true;
-				}
-				const markerEnd = buffer.indexOf(NEWLINE, from);
-				if (markerEnd < 0 || markerEnd >= bytesRead) continue;
-				scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count })));
-				linesBeforeMarker = -1;
-				from = markerEnd + 1;
-			}
-			scanner.push(buffer.subarray(from, bytesRead));
+async function scanStoredCopy(text: ByteSource, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
+	const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+	// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
+	let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
+	let inMarker = false;
+	for (let position = 0; ; ) {
+		const bytesRead = await text.read(buffer, position);
+		if (bytesRead === 0) break;
+		position += bytesRead;
+		let from = 0;
+		while (linesBeforeMarker > 0 && from < bytesRead) {
+			const newline = buffer.indexOf(NEWLINE, from);
+			if (newline < 0 || newline >= bytesRead) break;
+			from = newline + 1;
+			linesBeforeMarker--;
 		}
-	} finally {
-		await handle.close();
+		if (linesBeforeMarker > 0) {
+			scanner.push(buffer.subarray(0, bytesRead));
+			continue;
+		}
+		if (linesBeforeMarker === 0 && gap !== undefined) {
+			if (!inMarker) {
+				scanner.push(buffer.subarray(0, from));
+				inMarker = true;
+			}
+			const markerEnd = buffer.indexOf(NEWLINE, from);
+			if (markerEnd < 0 || markerEnd >= bytesRead) continue;
+			scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count })));
+			linesBeforeMarker = -1;
+			from = markerEnd + 1;
+		}
+		scanner.push(buffer.subarray(from, bytesRead));
 	}
 }

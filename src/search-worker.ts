@@ -27,7 +27,10 @@ export const PROGRESS_SLOTS = 6;
 export interface SearchWorkerRequest {
 	type: "search";
 	id: number;
-	path: string;
+	/** The file's path (the worker opens and closes it), unless `fd` is given. */
+	path?: string;
+	/** A descriptor the main thread opened and keeps open for the search: read with pread, never closed here. */
+	fd?: number;
 	pattern: string;
 	contextLines: number;
 	maxResults: number;
@@ -421,7 +424,7 @@ function runSearch(request, startedAt) {
 		prevTail = prevTail.concat(records).slice(-contextLines);
 	}
 
-	const fd = fs.openSync(request.path, "r");
+	const fd = request.fd ?? fs.openSync(request.path, "r");
 	let buffer = Buffer.allocUnsafe(chunkBytes * 2);
 	let filePos = 0;
 
@@ -544,7 +547,7 @@ function runSearch(request, startedAt) {
 			if (count === 0 && carry === 0) break;
 		}
 	} finally {
-		fs.closeSync(fd);
+		if (request.fd === undefined) fs.closeSync(fd);
 	}
 	postBatch();
 	if (stoppedAtLine === 0) {
