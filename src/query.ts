@@ -3,7 +3,8 @@
 // characters, deterministic for the same file and config (a search that runs out of time excepted),
 // numbers lines exactly as the bounded view does, and says whether it was cut and how to get the
 // rest; every failure is a QueryError whose short message tells the model what to do next. Stored
-// files are read as streams (jsonPath excepted: it parses the text, at most maxEntryBytes).
+// texts are read as streams through store.openText (jsonPath excepted: it parses the text, at most
+// maxEntryBytes).
 
 import { lstat, open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
@@ -260,8 +261,9 @@ async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: num
 		notes.push(`[line ${total} is the last line]`);
 	}
 	if (touchedGap) notes.push("[the signal lines of the left-out middle are in the view: overflow_query with only the id]");
+	const text = [header, ...body, ...notes].join("\n");
 	return {
-		text: [header, ...body, ...notes].join("\n"),
+		text,
 		summary: { selector: "lines", truncated: cut, lines: body.length > 0 ? [shownFirst === 0 ? start : shownFirst, shownLast] : undefined, totalLines: total },
 	};
 }

@@ -1,10 +1,9 @@
-// The private on-disk store: <root>/<id>.txt (the stored original) + <id>.json (its metadata), and
-// the one way in and out of it. Invariants: the directory is 0700 and is never reached through a
-// symlink; a `<id>.json` under its final name means the entry is complete (writer.ts); an id shown
-// once never answers with another result's content (allocateEntryId); every read of a stored text
-// goes through openText (O_NOFOLLOW, checked with fstat, through the injected StoreFs);
-// housekeeping never throws; with a quota, a commit resolves only once the store, as this process
-// knows it, is back within it (quota.ts).
+// The private on-disk store, <root>/<id>.txt (the stored original) + <id>.json (its metadata), and
+// the one way in and out of it. Invariants: the directory is 0700 and never reached through a
+// symlink; an id shown once never answers with another result's content (allocateEntryId); every
+// read of a stored text goes through openText (O_NOFOLLOW, fstat, the injected StoreFs); writes are
+// atomic (writer.ts), housekeeping never throws, and with a quota a commit resolves only once the
+// store, as this process knows it, is back within it (quota.ts).
 
 import { dirname, resolve, sep } from "node:path";
 import type { ByteSource } from "../source.js";
