@@ -2,7 +2,8 @@
 // the same run on the same file — grep and wc for scans, a no-op handler chain for small results.
 // Each of ours runs in a fresh process (peak RSS is its own); medians of RUNS runs; ratios, not
 // absolute times, because the machine is shared and noisy. Prints one table and writes it to
-// bench/results/latest.json (`--only=quota` prints the quota rows alone and writes nothing). Not a test.
+// bench/results/latest.json (`--only=quota` or `--only=session` prints those rows alone and writes
+// nothing). Not a test.
 
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -122,6 +123,40 @@ function measureQuotaAtCommit(): Row[] {
 	return rows;
 }
 
+/**
+ * The long-session row: the same scripted session through the real runtime (bench/session.ts) with
+ * masking on and off, each in a fresh process; characters sent to the provider, rewrites of earlier
+ * context, the largest context, every id answering. Times are medians of RUNS runs.
+ */
+function measureLongSession(): Row {
+	const run = (masking: boolean) => {
+		const results: ScenarioResult[] = [];
+		for (let i = 0; i < RUNS; i++) {
+			const child = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "bench", "session.ts"), JSON.stringify({ masking })], { cwd: ROOT, encoding: "utf8", maxBuffer: 16 * MIB });
+			const parsed = JSON.parse(child.stdout.trim().split("\n").at(-1) || "{}") as ScenarioResult & { error?: string };
+			if (parsed.error || child.status !== 0) throw new Error(`long session failed: ${parsed.error ?? child.stderr}`);
+			results.push(parsed);
+		}
+		return [...results].sort((a, b) => a.ms - b.ms)[Math.floor(results.length / 2)];
+	};
+	const on = run(true);
+	const off = run(false);
+	const fewer = 1 - Number(on.totalChars) / Number(off.totalChars);
+	const rewriteShare = Number(on.rewrites) / Number(on.calls);
+	const everyId = on.answered === on.ids && off.answered === off.ids;
+	const thousands = (n: unknown) => Number(n).toLocaleString("en-US").replace(/,/g, " ");
+	return {
+		name: `long session: ${on.toolTurns} tool turns over 5 prompts, ${on.bigResults} large results (bash, \`!\` commands, test tools, parallel calls), overflow_query into old ids`,
+		ours_ms: round(on.ms),
+		baseline: "same session, masking off (maskAfterChars 0)",
+		baseline_ms: round(off.ms),
+		ratio: round(off.ms / on.ms),
+		target: "≥ 50 % fewer characters sent, ≤ 25 % of calls rewrite earlier context, every id answers",
+		met: fewer >= 0.5 && rewriteShare <= 0.25 && everyId,
+		note: `characters sent over ${on.calls} provider calls: ${thousands(on.totalChars)} against ${thousands(off.totalChars)} (${Math.round(fewer * 100)} % fewer); ${on.rewrites} of ${on.calls} calls rewrote earlier context (${Math.round(rewriteShare * 100)} %; masking off: ${off.rewrites}); largest context ${thousands(on.maxChars)} against ${thousands(off.maxChars)} characters; ${on.answered} of ${on.ids} ids answered; peak RSS of the whole Pi process ${on.rssPeakMiB} MiB`,
+	};
+}
+
 function formatTable(rows: Row[]): string {
 	return [
 		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | peak RSS growth (MiB) | target | met | note |",
@@ -130,10 +165,73 @@ function formatTable(rows: Row[]): string {
 	].join("\n");
 }
 
+/**
+ * jsonPath into 32 MiB entries (issue 8): one path, eight at once, and 16 M nested arrays, against
+ * JSON.parse of the same file in a fresh node (what the whole-text implementation did first).
+ */
+function benchJsonPath(dir: string): Row[] {
+	const rows: Row[] = [];
+	const objects = join(dir, "objects-32MiB.json");
+	const count = Math.floor((32 * MIB - 2) / 3);
+	writeFileSync(objects, `[${"{},".repeat(count - 1)}{}]`);
+	const deep = join(dir, "deep-32MiB.json");
+	writeFileSync(deep, `${"[".repeat(16 * MIB)}${"]".repeat(16 * MIB)}`);
+	const store = join(dir, "jsonpath-store");
+	const [objectsId, deepId] = ["00000000000a", "00000000000b"];
+	runScenario("store-entry", { entry: objects, store, id: objectsId }, 1);
+	runScenario("store-entry", { entry: deep, store, id: deepId }, 1);
+	const parse = (file: string) => timeCommand(process.execPath, ["-e", "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))", file]);
+	// A generous deadline: the rows measure the time, they do not test the default bound.
+	const timeoutMs = 60_000;
+	const middle = `$[${Math.floor(count / 2)}]`;
+	const onePath = (name: string, id: string, path: string, baselineMs: number): { row: Row; ms: number } => {
+		const ours = runScenario("jsonpath", { store, id, paths: [path], timeoutMs });
+		return {
+			ms: ours.ms,
+			row: {
+				name,
+				ours_ms: round(ours.ms),
+				baseline: "node JSON.parse(file)",
+				baseline_ms: round(baselineMs),
+				ratio: round(baselineMs / ours.ms),
+				peak_rss_growth_mib: growth(ours),
+				target: "< 1500 ms, RSS growth < 100 MiB",
+				met: ours.ms < 1500 && growth(ours) < 100 && ours.answered === 1,
+				note: `answered ${ours.answered}/1; ${String(ours.first).split("\n")[0]}`,
+			},
+		};
+	};
+	const parseObjects = parse(objects);
+	const one = onePath(`jsonPath ${middle} into a 32 MiB [{},{},…] entry`, objectsId, middle, parseObjects);
+	rows.push(one.row);
+	const paths = [0, 1000, Math.floor(count / 2), count - 1, count, 7, 99].map((index) => `$[${index}]`);
+	const eight = runScenario("jsonpath", { store, id: objectsId, paths: [...paths, "$"], timeoutMs });
+	rows.push({
+		name: "eight jsonPaths at once into the same entry (one of them $)",
+		ours_ms: round(eight.ms),
+		baseline: "8 × node JSON.parse(file)",
+		baseline_ms: round(8 * parseObjects),
+		ratio: round((8 * parseObjects) / eight.ms),
+		peak_rss_growth_mib: growth(eight),
+		target: "RSS growth < 100 MiB, time ≤ 10 × one path",
+		met: growth(eight) < 100 && eight.ms <= 10 * one.ms,
+		note: `answered ${eight.answered}/8 (one is past the end: a "does not exist" error); at most 2 run at once`,
+	});
+	rows.push(onePath("jsonPath $[0][0][0] into 32 MiB of [[[[…]]]] (16 M levels)", deepId, "$[0][0][0]", parse(deep)).row);
+	rmSync(objects, { force: true });
+	rmSync(deep, { force: true });
+	rmSync(store, { recursive: true, force: true });
+	return rows;
+}
+
 async function main(): Promise<void> {
 	if (process.argv.includes("--only=quota")) {
 		// A quick look at the quota rows alone; bench/results/latest.json is left as it is.
 		console.log(formatTable(measureQuotaAtCommit()));
+		return;
+	}
+	if (process.argv.includes("--only=session")) {
+		console.log(formatTable([measureLongSession()]));
 		return;
 	}
 	const dir = mkdtempSync(join(tmpdir(), "pi-overflow-bench-"));
@@ -366,6 +464,8 @@ async function main(): Promise<void> {
 			});
 		}
 
+		rows.push(...benchJsonPath(dir));
+
 		const small = runScenario("small", { count: 100_000 });
 		const noop = runScenario("small-baseline", { count: 100_000 });
 		const overheadUs = (small.ms - noop.ms) * 10 / 1000; // per result, in µs (100 000 results)
@@ -381,6 +481,7 @@ async function main(): Promise<void> {
 		});
 
 		rows.push(...measureQuotaAtCommit());
+		rows.push(measureLongSession());
 
 		const housekeep = runScenario("housekeep", { entries: 10_000 });
 		rows.push({

@@ -12,7 +12,8 @@ import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { runQuery } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { buildViewFromFile, buildViewFromText, renderTerminalLine } from "../src/view.js";
+import { renderTerminalLine } from "../src/render.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
@@ -187,7 +188,7 @@ async function main(): Promise<Record<string, unknown>> {
 			globalThis.gc?.();
 			const before = rssNow();
 			const started = performance.now();
-			const view = buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
+			const view = await buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
 			const ms = performance.now() - started;
 			const stopped = /signal search stopped at line (\d+) of \d+ after (\d+) ms/.exec(view.text);
 			return { ms, rssBefore: before, refused: configured.problems[0]?.message, stoppedAtLine: stopped ? Number(stopped[1]) : undefined, signalMs: stopped ? Number(stopped[2]) : undefined };
@@ -248,6 +249,35 @@ async function main(): Promise<Record<string, unknown>> {
 				best = Math.min(best, performance.now() - started);
 			}
 			return { ms: best, rssBefore: before, matched };
+		}
+		if (name === "store-entry") {
+			// Stores a file as an entry for the scenarios that query it (in their own processes).
+			const store = new OverflowStore({ root: String(args.store) });
+			const id = String(args.id);
+			const writer = await store.beginEntry(id);
+			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 })) await writer.write(chunk as Buffer);
+			await writer.commit({ id, sessionId: "bench", toolCallId: id, toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, storedLines: writer.linesWritten, storedBytes: writer.bytesWritten, truncated: false, source: "current" });
+			return { ms: 0, rssBefore: 0 };
+		}
+		if (name === "jsonpath") {
+			// Every path at once, as one assistant turn would, into an entry stored beforehand: the
+			// process's peak RSS is then the queries' own.
+			const store = new OverflowStore({ root: String(args.store) });
+			const id = String(args.id);
+			const paths = args.paths as string[];
+			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
+			globalThis.gc?.();
+			const before = rssNow();
+			const started = performance.now();
+			const outcomes = await Promise.all(
+				paths.map((jsonPath) =>
+					runQuery({ id, jsonPath }, { config: queryConfig, store }).then(
+						(answer) => ({ ok: true, chars: answer.text.length, head: answer.text.slice(0, 120) }),
+						(error: Error) => ({ ok: false, chars: 0, head: error.message.slice(0, 160) }),
+					),
+				),
+			);
+			return { ms: performance.now() - started, rssBefore: before, answered: outcomes.filter((o) => o.ok).length, first: outcomes[0]?.head };
 		}
 		if (name === "small" || name === "small-baseline") {
 			const count = Number(args.count ?? 100_000);

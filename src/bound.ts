@@ -1,6 +1,7 @@
 // One tool result through stage 2: exempt? → resolve the original → store it → bounded view or
 // recovery marker → patch. Invariants: it never throws (a failure yields a bounded result that
-// says what went wrong); the text the model receives is never longer than thresholdChars; a
+// says what went wrong); the text the model receives is never longer than its budget (at most
+// thresholdChars, lower when the context window is short: budgetChars); a
 // result that fits and was not cut costs no disk I/O and no hashing; every non-text part and
 // every details field is preserved, and details.overflow is merged in; a spill path is untrusted
 // (source.ts checks the file, and it must agree with the text the tool produced); line numbers and
@@ -9,12 +10,13 @@
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
-import { LineScanner, type ScanResult } from "./scan.js";
+import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
 import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
 import { describeError, keepStart } from "./text.js";
-import { buildView } from "./view.js";
+import { composeView } from "./view-build.js";
+import { findKeyLines } from "./view.js";
 
 /** The fields of Pi's tool_result event that the bound stage reads. */
 export interface ToolResultInput {
@@ -46,6 +48,8 @@ export interface OverflowDetails {
 	truncated: boolean;
 	/** Why the original could not be stored. */
 	storeError?: string;
+	/** The most decisive lines (view.ts findKeyLines), each clipped: what a masked view keeps. */
+	top?: Array<{ line: number; text: string }>;
 }
 
 export interface BoundDependencies {
@@ -59,6 +63,11 @@ export interface BoundDependencies {
 	toolStartedAt?: number;
 	/** The user running Pi, who must own a spill file; default process.getuid(). */
 	uid?: number;
+	/**
+	 * This result's share of the context window, in characters (budget.ts): a result longer than this
+	 * is bounded and its view is at most this long. Default, and never more than, config.thresholdChars.
+	 */
+	budgetChars?: number;
 }
 
 /** A spill file a result names, and what it must agree with to be used. */
@@ -81,6 +90,8 @@ interface ResolvedOriginal {
 
 /** Longest reason shown for a spill file that was not used. */
 const MAX_NOTE_CHARS = 160;
+/** Characters of each decisive line carried in details.overflow.top. */
+const TOP_LINE_CHARS = 200;
 /** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
 const MAX_GAP_SIGNAL_CHARS = 16_000;
 
@@ -133,7 +144,8 @@ function withoutPathLine(text: string, path: string): string {
 /**
  * Handles one tool result. Returns undefined when the result is left as it is.
  */
-export async function boundToolResult(event: ToolResultInput, deps: BoundDependencies): Promise<ToolResultPatch | undefined> {
+export async function boundToolResult(event: ToolResultInput, given: BoundDependencies): Promise<ToolResultPatch | undefined> {
+	const deps = applyBudget(given);
 	const { config } = deps;
 	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId, event) : undefined;
 	if (config.exemptTools.includes(event.toolName) || event.parentToolCallId) return undefined;
@@ -151,8 +163,15 @@ export async function boundToolResult(event: ToolResultInput, deps: BoundDepende
 		return await boundLarge(event, deps, current, stashLonger ? stashed.text : undefined, spill);
 	} catch (error) {
 		// Last line of defence: never let the result through unbounded.
-		return fallbackPatch(event, deps, current, describeError(error));
+		return await fallbackPatch(event, deps, current, describeError(error));
 	}
+}
+
+/** The dependencies with thresholdChars lowered to the result's budget, so every decision below holds it. */
+function applyBudget(deps: BoundDependencies): BoundDependencies {
+	const budget = deps.budgetChars;
+	if (budget === undefined || !(budget < deps.config.thresholdChars)) return deps;
+	return { ...deps, config: { ...deps.config, thresholdChars: Math.max(1, Math.floor(budget)) } };
 }
 
 function spillChecks(deps: BoundDependencies): SpillChecks {
@@ -192,6 +211,8 @@ function fallbackOriginal(current: string, stashedText: string | undefined, note
 
 interface Copied {
 	scan: ScanResult;
+	/** The scanner's shape counts (rare lines join a signal's block). */
+	countShape: (raw: string) => number;
 	pumped: PumpResult;
 	/** Set when the store could not keep the original. */
 	storeError?: string;
@@ -227,7 +248,7 @@ async function boundLarge(
 			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
 		}
 		const storedId = copied.storeError === undefined ? id : undefined;
-		return finish(event, config, current, copied, storedId, original.note, status);
+		return await finish(event, config, current, copied, original.source, storedId, original.note, status);
 	} finally {
 		await original.source.close().catch(() => {});
 	}
@@ -308,7 +329,7 @@ async function copyOriginal(
 			await giveUpStore(error);
 		}
 	}
-	return { scan, pumped, ...(storeError !== undefined ? { storeError } : {}) };
+	return { scan, pumped, countShape: (raw) => scanner.countShape(raw), ...(storeError !== undefined ? { storeError } : {}) };
 }
 
 /** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */
@@ -326,22 +347,25 @@ function describeGap(pumped: PumpResult, scan: ScanResult, config: OverflowConfi
 	return { ...gap, signals };
 }
 
-function finish(
+async function finish(
 	event: ToolResultInput,
 	config: OverflowConfig,
 	current: string,
 	copied: Copied,
+	source: ByteSource,
 	id: string | undefined,
 	sourceNote: string | undefined,
 	status: string | undefined,
-): ToolResultPatch {
+): Promise<ToolResultPatch> {
 	const { scan, pumped, storeError } = copied;
+	const top = findKeyLines(scan, config).map((item) => ({ line: item.lineNumber, text: keepStart(item.text, TOP_LINE_CHARS) }));
 	const overflow: OverflowDetails = {
 		...(id ? { id } : {}),
 		totalLines: scan.totalLines,
 		totalBytes: scan.totalBytes,
 		truncated: pumped.gap !== undefined,
 		...(storeError ? { storeError } : {}),
+		...(top.length > 0 ? { top } : {}),
 	};
 	if (current.length <= config.thresholdChars) {
 		const marker = id
@@ -351,27 +375,30 @@ function finish(
 			return { content: appendToLastText(event.content, marker), details: mergeDetails(event.details, overflow) };
 		}
 	}
-	const view = buildView(scan, {
-		...config,
-		id,
-		storeError,
-		toolName: event.toolName,
-		truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
-		sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
-		// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
-		statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
-	});
+	const view = await composeView(
+		scan,
+		source,
+		{
+			...config,
+			id,
+			storeError,
+			toolName: event.toolName,
+			truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
+			sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
+			// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
+			statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
+		},
+		copied.countShape,
+	);
 	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
 }
 
 /** A bounded result built without the store or the original, when everything else failed. */
-function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, current: string, reason: string): ToolResultPatch | undefined {
+async function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, current: string, reason: string): Promise<ToolResultPatch | undefined> {
 	try {
 		if (current.length <= deps.config.thresholdChars) return undefined;
-		const scanner = new LineScanner(deps.config);
-		scanner.push(Buffer.from(current, "utf8"));
-		const scan = scanner.end();
-		const text = buildView(scan, { ...deps.config, storeError: reason, toolName: event.toolName });
+		const scan = scanText(current, deps.config);
+		const text = await composeView(scan, bufferSource(Buffer.from(current, "utf8")), { ...deps.config, storeError: reason, toolName: event.toolName });
 		return {
 			content: replaceText(event.content, text),
 			details: mergeDetails(event.details, { totalLines: scan.totalLines, totalBytes: scan.totalBytes, truncated: false, storeError: reason }),

@@ -37,6 +37,14 @@ export const DEFAULT_MAX_ENTRY_BYTES = 32 * MIB_BYTES;
 export const DEFAULT_MAX_STORE_BYTES = 512 * MIB_BYTES;
 /** Default for `retentionDays`: entries older than this are removed. */
 export const DEFAULT_RETENTION_DAYS = 7;
+/** Default for `maskAfterChars`: a view is masked once this many characters of newer tool output follow it (0 = never). */
+export const DEFAULT_MASK_AFTER_CHARS = 40_000;
+/** Default for `maskBatchChars`: masking waits until the views it would mask hold this many characters. */
+export const DEFAULT_MASK_BATCH_CHARS = 20_000;
+/** Default for `contextShare`: the share of the free context window one turn's views may take. */
+export const DEFAULT_CONTEXT_SHARE = 0.2;
+/** Default for `minViewChars`: the smallest view budget, enough for id, totals, top signals and the last line. */
+export const DEFAULT_MIN_VIEW_CHARS = 2_000;
 /** Default for `exemptTools`: tools whose results are never touched. */
 export const DEFAULT_EXEMPT_TOOLS: readonly string[] = Object.freeze([
 	"read",
@@ -84,6 +92,14 @@ export interface OverflowConfig {
 	retentionDays: number;
 	/** Tool names whose results are never touched. Default read, edit, write, overflow_query, ask_user_question. */
 	exemptTools: string[];
+	/** In what the model is sent, a view is masked once this many characters of newer tool output follow it; 0 = never. Default 40000. */
+	maskAfterChars: number;
+	/** Masking waits until the views due hold at least this many characters, then masks them together. Default 20000. */
+	maskBatchChars: number;
+	/** One turn's views together take at most this share of the free context window. Default 0.2. */
+	contextShare: number;
+	/** No view budget is smaller than this (it still holds id, totals, top signals, last line); thresholdChars wins. Default 2000. */
+	minViewChars: number;
 }
 
 export interface ConfigProblem {
@@ -115,6 +131,10 @@ export function createDefaultConfig(): OverflowConfig {
 		maxStoreBytes: DEFAULT_MAX_STORE_BYTES,
 		retentionDays: DEFAULT_RETENTION_DAYS,
 		exemptTools: [...DEFAULT_EXEMPT_TOOLS],
+		maskAfterChars: DEFAULT_MASK_AFTER_CHARS,
+		maskBatchChars: DEFAULT_MASK_BATCH_CHARS,
+		contextShare: DEFAULT_CONTEXT_SHARE,
+		minViewChars: DEFAULT_MIN_VIEW_CHARS,
 	};
 }
 
@@ -153,6 +173,10 @@ const NUMBER_RULES: readonly NumberRule[] = [
 	{ field: "searchTimeoutMs", integer: true, min: 100, max: 60_000 },
 	{ field: "maxEntryBytes", integer: true, min: MIB_BYTES, max: 4 * GIB_BYTES, note: "1 MiB–4 GiB" },
 	{ field: "retentionDays", integer: false, min: 0.01, max: 3_650 },
+	{ field: "maskAfterChars", integer: true, min: 0, max: 100_000_000, note: "0 turns masking off" },
+	{ field: "maskBatchChars", integer: true, min: 0, max: 100_000_000 },
+	{ field: "contextShare", integer: false, min: 0.01, max: 1 },
+	{ field: "minViewChars", integer: true, min: 1_000, max: 100_000 },
 ];
 
 const KNOWN_FIELDS: readonly string[] = Object.keys(createDefaultConfig()).filter((name) => name !== "signalRegex");

@@ -8,43 +8,39 @@
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { LineScanner } from "./scan.js";
-import type { ByteSource } from "./source.js";
 import type { EntryGap, EntryMeta } from "./store/index.js";
-import { buildView } from "./view.js";
+import type { ByteSource } from "./source.js";
+import { composeView } from "./view-build.js";
 
 /** Bytes read at a time. */
 const READ_CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
-/** The entry's view within `thresholdChars`, from its stored copy `text` (left open). */
-export async function buildEntryView(meta: EntryMeta, text: ByteSource, config: OverflowConfig, thresholdChars: number): Promise<string> {
+/** The entry's view within `thresholdChars`, from its stored copy `source` (left open). */
+export async function buildEntryView(meta: EntryMeta, source: ByteSource, config: OverflowConfig, thresholdChars: number): Promise<string> {
 	const scanner = new LineScanner(config);
-	await scanStoredCopy(text, scanner, meta.gap);
+	await scanStoredCopy(source, scanner, meta.gap);
 	const scan = scanner.end();
-	return buildView(
-		{ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes },
-		{
-			...config,
-			thresholdChars,
-			id: meta.id,
-			toolName: meta.toolName,
-			truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
-			sourceNote: meta.sourceNote,
-			statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
-		},
-	);
+	return await composeView({ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes }, source, {
+		...config,
+		thresholdChars,
+		id: meta.id,
+		toolName: meta.toolName,
+		truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
+		sourceNote: meta.sourceNote,
+		statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
+	}, (raw) => scanner.countShape(raw));
 }
 
 /** Pushes the stored copy into the scanner, jumping over the marker line of a left-out middle. */
-async function scanStoredCopy(text: ByteSource, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
+async function scanStoredCopy(source: ByteSource, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
 	const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
 	// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
 	let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
-	let inMarker = false;
+	let markerStart = -1;
 	for (let position = 0; ; ) {
-		const bytesRead = await text.read(buffer, position);
+		const bytesRead = await source.read(buffer, position);
 		if (bytesRead === 0) break;
-		position += bytesRead;
 		let from = 0;
 		while (linesBeforeMarker > 0 && from < bytesRead) {
 			const newline = buffer.indexOf(NEWLINE, from);
@@ -52,21 +48,21 @@ async function scanStoredCopy(text: ByteSource, scanner: LineScanner, gap: Entry
 			from = newline + 1;
 			linesBeforeMarker--;
 		}
-		if (linesBeforeMarker > 0) {
+		if (linesBeforeMarker !== 0 || gap === undefined) {
 			scanner.push(buffer.subarray(0, bytesRead));
-			continue;
-		}
-		if (linesBeforeMarker === 0 && gap !== undefined) {
-			if (!inMarker) {
+		} else {
+			if (markerStart < 0) {
 				scanner.push(buffer.subarray(0, from));
-				inMarker = true;
+				markerStart = position + from;
 			}
 			const markerEnd = buffer.indexOf(NEWLINE, from);
-			if (markerEnd < 0 || markerEnd >= bytesRead) continue;
-			scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count })));
-			linesBeforeMarker = -1;
-			from = markerEnd + 1;
+			if (markerEnd >= 0 && markerEnd < bytesRead) {
+				const signals = gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count }));
+				scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, signals, position + markerEnd + 1 - markerStart);
+				linesBeforeMarker = -1;
+				scanner.push(buffer.subarray(markerEnd + 1, bytesRead));
+			}
 		}
-		scanner.push(buffer.subarray(from, bytesRead));
+		position += bytesRead;
 	}
 }

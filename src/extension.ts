@@ -1,14 +1,19 @@
-// Stage 2 wiring: the bound tool_result handler, the overflow_query tool and the session_start
-// housekeeping. Invariants: the handler never throws into Pi; housekeeping never delays start-up
-// (it runs after session_start has returned); each warning to the user is given once per process.
+// Stage 2 wiring: the bound tool_result handler (each result within its share of the context
+// window), the context handler (the user's `!command` output bounded, old views masked in what the
+// model is sent), the overflow_query tool and the session_start housekeeping. Invariants: no handler
+// throws into Pi; housekeeping never delays start-up (it runs after session_start has returned); each
+// warning to the user is given once per process.
 
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { boundToolResult } from "./bound.js";
+import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./budget.js";
 import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
+import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
 import { disposeSearchWorkers } from "./search.js";
-import { findStash } from "./stash.js";
+import { findStash, joinTextParts } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
 import { registerQueryTool } from "./tool.js";
+import { USER_BASH_ENTRY_TYPE, type UserBashBoundDependencies, type UserBashRecord, UserBashViews } from "./user-bash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const WARNED_KEY = Symbol.for("my-pi.pi-overflow.warned.v1");
@@ -25,6 +30,8 @@ export interface OverflowExtensionOptions {
 	now?: () => number;
 	/** Called when background housekeeping ends (tests and benchmarks wait on it). */
 	onHousekeeping?: (result: Awaited<ReturnType<OverflowStore["housekeep"]>>) => void;
+	/** Called after each context event with what masking did (benchmarks count the rewrites). */
+	onContext?: (report: { masked: number; stepped: boolean; chars: number }) => void;
 }
 
 /** Warnings shown once per process, whichever module instance (after /reload) asks. */
@@ -52,6 +59,24 @@ function findShownIds(entries: readonly unknown[]): string[] {
 	return ids;
 }
 
+/** What Pi says of the context window, when the host provides it. */
+function readWindowUsage(ctx: ExtensionContext): WindowUsage | undefined {
+	if (typeof ctx.getContextUsage !== "function") return undefined;
+	const usage = ctx.getContextUsage();
+	return usage === undefined ? undefined : { contextWindow: usage.contextWindow, tokens: usage.tokens };
+}
+
+/** The ids of an assistant message's tool calls that pi-overflow may bound (not exempt). */
+function listBoundedCalls(message: unknown, exemptTools: readonly string[]): string[] {
+	const { role, content } = message as { role?: unknown; content?: unknown };
+	if (role !== "assistant" || !Array.isArray(content)) return [];
+	const ids: string[] = [];
+	for (const part of content as Array<{ type?: unknown; id?: unknown; name?: unknown }>) {
+		if (part?.type === "toolCall" && typeof part.id === "string" && !exemptTools.includes(String(part.name))) ids.push(part.id);
+	}
+	return ids;
+}
+
 export const MISSING_CAPTURE_WARNING =
 	"pi-overflow: capture.ts is not loaded before the other extensions, so results an earlier extension cut cannot be recovered from memory; load capture.ts first and index.ts last (see the README).";
 
@@ -66,13 +91,36 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 
 		// When each tool call started: a spill file it names must have been written since.
 		const toolStarts = new Map<string, number>();
+		const now = options.now ?? Date.now;
+		// The budget the tool calls of the latest assistant turn share.
+		let turnBudget: SharedBudget | undefined;
+		// Characters last sent to the model: the tokens in use when Pi does not know them.
+		let sentChars = 0;
+		const masking = new MaskingState();
+		const userBash = new UserBashViews({
+			persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
+			now: options.now,
+		});
+		const windowBudget = (ctx: ExtensionContext): number => computeTurnBudget(readWindowUsage(ctx), config, sentChars);
+		const userBashDependencies = (ctx: ExtensionContext) => (): UserBashBoundDependencies => ({
+			config,
+			store,
+			sessionId: ctx.sessionManager.getSessionId(),
+			now: options.now,
+			budgetChars: capViewBudget(windowBudget(ctx), config),
+		});
 
 		pi.on("session_start", (_event, ctx) => {
 			if (configWarning) warnOnce(ctx, configWarning);
 			startupWarned = true;
 			const sessionId = ctx.sessionManager.getSessionId();
 			// A resumed session's ids are never issued again, even when their entries expired.
-			if (typeof ctx.sessionManager.getEntries === "function") store.rememberEntryIds(findShownIds(ctx.sessionManager.getEntries()));
+			if (typeof ctx.sessionManager.getEntries === "function") {
+				const entries = ctx.sessionManager.getEntries();
+				store.rememberEntryIds(findShownIds(entries));
+				// The `!command` texts this session already showed: the same bytes and ids again.
+				store.rememberEntryIds(userBash.restore(entries));
+			}
 			// After session_start returns: start-up never waits for the store.
 			setImmediate(() => {
 				store
@@ -101,6 +149,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				}
 				const toolStartedAt = toolStarts.get(event.toolCallId);
 				toolStarts.delete(event.toolCallId);
+				const turn = turnBudget;
+				const share = turn?.draw(event.toolCallId) ?? windowBudget(ctx);
 				const patch = await boundToolResult(event, {
 					config,
 					store,
@@ -108,12 +158,62 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 					stash,
 					now: options.now,
 					toolStartedAt,
+					budgetChars: capViewBudget(share, config),
 				});
+				turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
 				if (!patch) return undefined;
 				return { content: patch.content, details: patch.details };
 			} catch {
 				return undefined; // boundToolResult does not throw; this guards the wiring itself
 			}
+		});
+
+		// Each assistant turn's tool calls share one budget, taken from the window as the turn ends.
+		pi.on("message_end", (event, ctx) => {
+			try {
+				const calls = listBoundedCalls(event.message, config.exemptTools);
+				turnBudget = calls.length > 0 ? new SharedBudget(windowBudget(ctx), calls) : undefined;
+			} catch {
+				turnBudget = undefined; // each result then takes its budget from the window alone
+			}
+			return undefined;
+		});
+
+		// Pi's interactive mode reports a `!command` before it runs: its spill file must be written since.
+		pi.on("user_bash", (event) => {
+			if (!event.excludeFromContext) userBash.noteStart(event.command, now());
+			return undefined;
+		});
+
+		// What the model is sent: `!command` output bounded (once per message), old views masked.
+		pi.on("context", async (event, ctx) => {
+			try {
+				const deps = userBashDependencies(ctx);
+				const messages: ContextMessage[] = [];
+				for (const message of event.messages as unknown as ContextMessage[]) messages.push(await userBash.transform(message, deps));
+				const result = maskOldViews(messages, masking, config, (message) => readToolResultView(message) ?? userBash.findView(message));
+				sentChars = measureContextChars(result.messages);
+				options.onContext?.({ masked: result.masked, stepped: result.stepped, chars: sentChars });
+				return { messages: result.messages as unknown as ContextEvent["messages"] };
+			} catch {
+				return undefined;
+			}
+		});
+
+		// Pi's compaction summariser reads the messages it summarises as they are: `!command` output bounded too.
+		pi.on("session_before_compact", async (event, ctx) => {
+			try {
+				const deps = userBashDependencies(ctx);
+				const { preparation } = event;
+				for (const list of [preparation.messagesToSummarize, preparation.turnPrefixMessages]) {
+					for (let index = 0; index < list.length; index++) {
+						list[index] = (await userBash.transform(list[index] as unknown as ContextMessage, deps)) as unknown as (typeof list)[number];
+					}
+				}
+			} catch {
+				// The compaction goes on with the messages as they were.
+			}
+			return undefined;
 		});
 
 		// A search still running fails at once instead of waiting for its deadline.

@@ -13,7 +13,7 @@ export type SelectJsonPathResult = { value: unknown } | { error: string };
 /** Longest accepted path, in characters. */
 export const MAX_JSON_PATH_CHARS = 1_000;
 /** Most keys of an object listed when a key is missing. */
-const MAX_LISTED_KEYS = 20;
+export const MAX_LISTED_KEYS = 20;
 /** Longest echo of one key, a scalar, or a path shown inside an error. */
 const MAX_KEY_ECHO_CHARS = 40;
 const MAX_SCALAR_ECHO_CHARS = 40;
@@ -126,19 +126,14 @@ export function selectJsonPath(root: unknown, segments: readonly PathSegment[]):
 		const segment = segments[index]!;
 		if (Array.isArray(current)) {
 			const position = toArrayIndex(segment);
-			if (position === undefined) {
-				const hint = current.length === 0 ? "" : `; use an index from [0] to [${current.length - 1}]`;
-				return failStep(segments, index, `${describeArray(current)}, which has no key ${echoKey(String(segment))}${hint}`);
-			}
-			if (position >= current.length) {
-				const range = current.length === 0 ? "" : ` (indexes 0–${current.length - 1})`;
-				return failStep(segments, index, `${describeArray(current)}${range}`);
-			}
+			if (position === undefined) return failStep(segments, index, describeArrayWithoutKey(current.length, segment));
+			if (position >= current.length) return failStep(segments, index, describeArrayOutOfRange(current.length));
 			current = current[position];
 		} else if (typeof current === "object" && current !== null) {
 			const key = String(segment);
 			if (!Object.prototype.hasOwnProperty.call(current, key)) {
-				return failStep(segments, index, describeObjectKeys(current));
+				const keys = Object.keys(current);
+				return failStep(segments, index, describeObjectKeys(keys.length, keys.slice(0, MAX_LISTED_KEYS)));
 			}
 			current = (current as Record<string, unknown>)[key];
 		} else {
@@ -223,7 +218,8 @@ function readQuotedKey(text: string, start: number): QuotedKeyResult {
 	};
 }
 
-function toArrayIndex(segment: PathSegment): number | undefined {
+/** The array index a segment names: a number, or a canonical non-negative integer string ("0", "12"). */
+export function toArrayIndex(segment: PathSegment): number | undefined {
 	if (typeof segment === "number") return Number.isSafeInteger(segment) && segment >= 0 ? segment : undefined;
 	if (!ARRAY_INDEX_PATTERN.test(segment)) return undefined;
 	const value = Number(segment);
@@ -231,27 +227,44 @@ function toArrayIndex(segment: PathSegment): number | undefined {
 }
 
 function failStep(segments: readonly PathSegment[], index: number, whatIsThere: string): SelectJsonPathResult {
+	return { error: describeMissingStep(segments, index, whatIsThere) };
+}
+
+/** The error for a path whose step `index` does not exist, given what the value before it is. */
+export function describeMissingStep(segments: readonly PathSegment[], index: number, whatIsThere: string): string {
 	const missing = shortenMiddle(formatPathPrefix(segments, index + 1), MAX_PREFIX_ECHO_CHARS);
 	const parent = shortenMiddle(formatPathPrefix(segments, index), MAX_PREFIX_ECHO_CHARS);
-	return { error: `jsonPath: ${missing} does not exist: ${parent} is ${whatIsThere}` };
+	return `jsonPath: ${missing} does not exist: ${parent} is ${whatIsThere}`;
 }
 
-function describeArray(value: readonly unknown[]): string {
-	if (value.length === 0) return "an empty array";
-	return `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
+function describeArray(length: number): string {
+	if (length === 0) return "an empty array";
+	return `an array of ${length} item${length === 1 ? "" : "s"}`;
 }
 
-function describeObjectKeys(value: object): string {
-	const keys = Object.keys(value);
-	if (keys.length === 0) return "an empty object";
-	const listed = keys.slice(0, MAX_LISTED_KEYS).map(echoKey).join(", ");
-	if (keys.length <= MAX_LISTED_KEYS) {
-		return `an object with ${keys.length} key${keys.length === 1 ? "" : "s"}: ${listed}`;
+/** An array of `length` items asked for a key that is not an index. */
+export function describeArrayWithoutKey(length: number, segment: PathSegment): string {
+	const hint = length === 0 ? "" : `; use an index from [0] to [${length - 1}]`;
+	return `${describeArray(length)}, which has no key ${echoKey(String(segment))}${hint}`;
+}
+
+/** An array of `length` items asked for an index past its end. */
+export function describeArrayOutOfRange(length: number): string {
+	return `${describeArray(length)}${length === 0 ? "" : ` (indexes 0–${length - 1})`}`;
+}
+
+/** An object of `count` keys, listing `firstKeys` (its first MAX_LISTED_KEYS in Object.keys order). */
+export function describeObjectKeys(count: number, firstKeys: readonly string[]): string {
+	if (count === 0) return "an empty object";
+	const listed = firstKeys.slice(0, MAX_LISTED_KEYS).map(echoKey).join(", ");
+	if (count <= MAX_LISTED_KEYS) {
+		return `an object with ${count} key${count === 1 ? "" : "s"}: ${listed}`;
 	}
-	return `an object with ${keys.length} keys, the first ${MAX_LISTED_KEYS}: ${listed}, …`;
+	return `an object with ${count} keys, the first ${MAX_LISTED_KEYS}: ${listed}, …`;
 }
 
-function describeScalar(value: unknown): string {
+/** A string, number, boolean or null met where the path goes on. */
+export function describeScalar(value: unknown): string {
 	if (value === null) return "null";
 	if (value === undefined) return "undefined";
 	if (typeof value === "string") return `a string (${shortenEnd(JSON.stringify(value), MAX_SCALAR_ECHO_CHARS)})`;

@@ -3,20 +3,22 @@
 // characters, deterministic for the same file and config (a search that runs out of time excepted),
 // numbers lines exactly as the bounded view does, and says whether it was cut and how to get the
 // rest; every failure is a QueryError whose short message tells the model what to do next. Stored
-// texts are read as streams through store.openText (jsonPath excepted: it parses the text, at most
-// maxEntryBytes).
+// texts are read as streams through store.openText (jsonPath too, by path: src/json-stream.ts walks
+// the text without building it).
 
-import { lstat, open } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
 import { buildEntryView } from "./entry-view.js";
 import { describeLeftOut, toOutputLine, toStoredLine } from "./gap.js";
-import { formatPathPrefix, parseJsonPath, type PathSegment, selectJsonPath } from "./json-path.js";
+import { formatPathPrefix, parseJsonPath, type PathSegment } from "./json-path.js";
+import { evaluateJsonPath, type JsonPathOptions, type JsonValueSummary } from "./json-stream.js";
 import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
-import { keepCharsFor, stripAnsi } from "./scan.js";
+import { keepCharsFor, stripAnsi } from "./render.js";
 import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore, type StoredText } from "./store/index.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
+import { fitSearchLine } from "./search-protocol.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -40,6 +42,8 @@ export interface QueryDependencies {
 	searchTuning?: Pick<SearchOptions, "chunkBytes" | "giantLineBytes" | "hardStopGraceMs" | "virtualMsPerLine">;
 	/** Lines between indexed offsets (default DEFAULT_LINE_INDEX_STRIDE); tests make it small. */
 	lineIndexStride?: number;
+	/** jsonPath reading settings for tests (small chunks, an injected clock); production uses the defaults. */
+	jsonPathTuning?: Pick<JsonPathOptions, "chunkBytes" | "maxTrackedKeys" | "now">;
 }
 
 export interface QuerySummary {
@@ -111,7 +115,7 @@ export async function runQuery(params: QueryParams, deps: QueryDependencies, sig
 	let answer: QueryAnswer;
 	if (params.search !== undefined) answer = await answerSearch(meta, params.search, deps, signal);
 	else if (params.lines !== undefined) answer = await answerLines(meta, params.lines, deps);
-	else if (params.jsonPath !== undefined) answer = await answerJsonPath(meta, params.jsonPath, deps);
+	else if (params.jsonPath !== undefined) answer = await answerJsonPath(meta, params.jsonPath, deps, signal);
 	else answer = await answerInfo(meta, deps);
 	// Every builder fits its answer; this is the guarantee's last line of defence.
 	if (answer.text.length > deps.config.thresholdChars) {
@@ -450,27 +454,6 @@ function formatSearchLine(line: SearchLine, width: number, maxChars: number): st
 	return `${String(line.lineNumber).padStart(width, " ")}${line.hit ? ":" : "-"} ${before}${renderSearchText(fitted)}${after}`;
 }
 
-/** The line cut to at most maxChars: hits around their match, context from its start. */
-function fitSearchLine(line: SearchLine, maxChars: number): SearchLine {
-	const text = line.text;
-	if (text.length <= maxChars) return line;
-	let start = 0;
-	if (line.hit && line.matchStart >= 0) {
-		start = line.matchLength >= maxChars ? line.matchStart : line.matchStart - Math.floor((maxChars - line.matchLength) / 2);
-		start = Math.max(0, Math.min(start, text.length - maxChars));
-		const code = text.charCodeAt(start);
-		if (start > 0 && code >= 0xdc00 && code <= 0xdfff) start += 1;
-	}
-	const kept = keepStart(text.slice(start), maxChars);
-	return {
-		...line,
-		text: kept,
-		cutBefore: line.cutBefore + start,
-		cutAfter: line.cutAfter + (text.length - start - kept.length),
-		matchStart: line.matchStart - start,
-	};
-}
-
 interface ShownLines {
 	lines: readonly SearchLine[];
 	formatted: string[];
@@ -498,172 +481,67 @@ function shrinkWindow(window: readonly SearchLine[], width: number, room: number
 // ---------------------------------------------------------------------------------------------
 // jsonPath
 
-async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryDependencies): Promise<QueryAnswer> {
+async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {
 	const { config } = deps;
 	if (typeof path !== "string") throw new QueryError("overflow_query: jsonPath must be a string such as items[0].name, or $ for the whole document");
 	const parsed = parseJsonPath(path);
 	if ("error" in parsed) throw new QueryError(`overflow_query: ${parsed.error}`);
-	const text = await readJsonText(meta, deps);
-	let root: unknown;
-	try {
-		// JSON.parse of a whole stored text (at most maxEntryBytes, 32 MiB by default) is accepted: it
-		// takes a few hundred ms at that size and a few times the text in memory, released after the answer.
-		root = JSON.parse(text);
-	} catch (error) {
-		const capped = meta.truncated ? "; the stored copy had its middle left out (maxEntryBytes), so it cannot parse" : "";
-		throw new QueryError(
-			`overflow_query: the stored output of id=${meta.id} is not JSON (${describeJsonError(error, text)})${capped}; use search or lines instead`,
-		);
-	}
-	const selected = selectJsonPath(root, parsed.segments);
-	if ("error" in selected) throw new QueryError(`overflow_query: ${selected.error}`);
-	return formatJsonAnswer(meta, parsed.segments, selected.value, config);
-}
-
-async function readJsonText(meta: EntryMeta, deps: QueryDependencies): Promise<string> {
-	const { config } = deps;
-	const path = await locateText(meta, deps);
-	const handle = await open(path, "r");
-	try {
-		const { size } = await handle.stat();
-		if (size > config.maxEntryBytes) {
+	const canonical = formatPathPrefix(parsed.segments);
+	const headerOf = (summary: JsonValueSummary): string => `[pi-overflow id=${meta.id}] jsonPath ${echo(canonical)}: ${describeValue(summary)}`;
+	const result = await evaluateJsonPath(await locateText(meta, deps), parsed.segments, {
+		roomFor: (summary) => config.thresholdChars - headerOf(summary).length - NOTES_RESERVE_CHARS,
+		timeoutMs: config.searchTimeoutMs,
+		signal,
+		...deps.jsonPathTuning,
+	});
+	switch (result.type) {
+		case "missing":
+			throw new QueryError(`overflow_query: ${result.message}`);
+		case "notJson": {
+			const capped = meta.truncated ? "; the stored copy had its middle left out (maxEntryBytes), so it cannot parse" : "";
+			throw new QueryError(`overflow_query: the stored output of id=${meta.id} is not JSON (${result.reason})${capped}; use search or lines instead`);
+		}
+		case "stopped":
 			throw new QueryError(
-				`overflow_query: the stored output of id=${meta.id} is ${size} bytes, more than maxEntryBytes (${config.maxEntryBytes}) that jsonPath parses; use search or lines instead`,
+				`overflow_query: jsonPath stopped after ${Math.round(result.elapsedMs)} ms (searchTimeoutMs=${config.searchTimeoutMs}) having read ${result.offset} of ${result.size} bytes of id=${meta.id}; ` +
+					"the whole text must be read to answer, so a shorter path will not help: use search or lines instead",
 			);
-		}
-		const buffer = Buffer.alloc(size);
-		let filled = 0;
-		while (filled < size) {
-			const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
-			if (bytesRead === 0) break;
-			filled += bytesRead;
-		}
-		const text = buffer.toString("utf8", 0, filled);
-		return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-	} finally {
-		await handle.close();
 	}
+	return formatJsonAnswer(headerOf(result.summary), parsed.segments, result, config);
 }
 
-/** V8's reason, shortened, with the line and column when it names a position. */
-function describeJsonError(error: unknown, text: string): string {
-	const message = error instanceof Error ? error.message : String(error);
-	const position = /at position (\d+)/.exec(message);
-	let where = "";
-	if (position) {
-		const offset = Number(position[1]);
-		let line = 1;
-		let lineStart = 0;
-		for (let at = text.indexOf("\n"); at !== -1 && at < offset; at = text.indexOf("\n", at + 1)) {
-			line++;
-			lineStart = at + 1;
-		}
-		where = ` (line ${line}, column ${offset - lineStart + 1})`;
-	}
-	// V8 may quote the text around the error, newlines included: the message stays one line.
-	const reason = message.replace(/ \(line \d+ column \d+\)$/, "").replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
-	return `${reason.length > 120 ? `${keepStart(reason, 119)}…` : reason}${where}`;
+function describeValue(summary: JsonValueSummary): string {
+	if (summary.kind === "array") return `an array of ${plural(summary.size, "item")}`;
+	if (summary.kind === "object") return `an object with ${plural(summary.size, "key")}`;
+	if (summary.kind === "null") return "null";
+	return `a ${summary.kind}`;
 }
 
-function describeValue(value: unknown): string {
-	if (Array.isArray(value)) return `an array of ${plural(value.length, "item")}`;
-	if (value === null) return "null";
-	if (typeof value === "object") return `an object with ${plural(Object.keys(value as object).length, "key")}`;
-	return `a ${typeof value}`;
-}
-
-function formatJsonAnswer(meta: EntryMeta, segments: readonly PathSegment[], value: unknown, config: OverflowConfig): QueryAnswer {
+function formatJsonAnswer(header: string, segments: readonly PathSegment[], value: { summary: JsonValueSummary; text: string; totalChars: number }, config: OverflowConfig): QueryAnswer {
 	const canonical = formatPathPrefix(segments);
-	const header = `[pi-overflow id=${meta.id}] jsonPath ${echo(canonical)}: ${describeValue(value)}`;
-	const room = config.thresholdChars - header.length - NOTES_RESERVE_CHARS;
-	let printed: { text: string; totalChars: number };
-	try {
-		printed = formatJsonBounded(value, room);
-	} catch (error) {
-		if (error instanceof RangeError) {
-			throw new QueryError(`overflow_query: the value at ${echo(canonical)} is nested too deeply to print; ask for a deeper path`);
-		}
-		throw error;
-	}
-	if (printed.totalChars <= room) {
-		return { text: `${header}\n${printed.text}`, summary: { selector: "jsonPath", truncated: false, path: canonical, valueType: describeValue(value) } };
+	const valueType = describeValue(value.summary);
+	if (value.text.length >= value.totalChars) {
+		return { text: `${header}\n${value.text}`, summary: { selector: "jsonPath", truncated: false, path: canonical, valueType } };
 	}
 	// Cut at a line end when one is near, so the shown part reads as whole lines.
-	let shown = printed.text;
+	let shown = value.text;
 	const lineEnd = shown.lastIndexOf("\n");
 	if (lineEnd > shown.length * 0.8) shown = shown.slice(0, lineEnd);
-	const left = printed.totalChars - shown.length;
-	const note = `[… ${left} more chars of this value left out (it is ${printed.totalChars} chars as pretty JSON, the answer is limited to ${config.thresholdChars}); ask for a deeper path, ${suggestDeeper(segments, value)}]`;
+	const left = value.totalChars - shown.length;
+	const note = `[… ${left} more chars of this value left out (it is ${value.totalChars} chars as pretty JSON, the answer is limited to ${config.thresholdChars}); ask for a deeper path, ${suggestDeeper(segments, value.summary)}]`;
 	return {
 		text: `${header}\n${shown}\n${note}`,
-		summary: { selector: "jsonPath", truncated: true, path: canonical, valueType: describeValue(value) },
+		summary: { selector: "jsonPath", truncated: true, path: canonical, valueType },
 	};
 }
 
-function suggestDeeper(segments: readonly PathSegment[], value: unknown): string {
-	if (Array.isArray(value) && value.length > 0) {
-		return `e.g. ${echo(formatPathPrefix([...segments, 0]))} … ${echo(formatPathPrefix([...segments, value.length - 1]))}`;
+function suggestDeeper(segments: readonly PathSegment[], summary: JsonValueSummary): string {
+	if (summary.kind === "array" && summary.size > 0) {
+		return `e.g. ${echo(formatPathPrefix([...segments, 0]))} … ${echo(formatPathPrefix([...segments, summary.size - 1]))}`;
 	}
-	if (typeof value === "object" && value !== null) {
-		const keys = Object.keys(value);
-		if (keys.length > 0) {
-			const listed = keys.slice(0, 5).map((key) => echo(formatPathPrefix([...segments, key]))).join(", ");
-			return `e.g. ${listed}${keys.length > 5 ? `, … (${keys.length} keys)` : ""}`;
-		}
+	if (summary.kind === "object" && summary.size > 0) {
+		const listed = summary.keys.slice(0, 5).map((key) => echo(formatPathPrefix([...segments, key]))).join(", ");
+		return `e.g. ${listed}${summary.size > 5 ? `, … (${summary.size} keys)` : ""}`;
 	}
 	return "or use search to find the part you need";
-}
-
-/**
- * The value as JSON.stringify(value, null, 2) would print it, but holding at most `maxChars` of
- * text: past that it only counts, so printing the root of a 32 MiB document stays small in memory.
- */
-export function formatJsonBounded(value: unknown, maxChars: number): { text: string; totalChars: number } {
-	const parts: string[] = [];
-	let kept = 0;
-	let total = 0;
-	const write = (piece: string): void => {
-		total += piece.length;
-		if (kept >= maxChars) return;
-		const room = maxChars - kept;
-		const taken = piece.length <= room ? piece : keepStart(piece, room);
-		parts.push(taken);
-		kept += taken.length;
-	};
-	const visit = (node: unknown, indent: string): void => {
-		if (node === null || typeof node !== "object") {
-			// JSON.parse only yields strings, numbers, booleans and null here.
-			write(JSON.stringify(node) ?? "null");
-			return;
-		}
-		const inner = `${indent}  `;
-		if (Array.isArray(node)) {
-			if (node.length === 0) {
-				write("[]");
-				return;
-			}
-			write("[\n");
-			for (let index = 0; index < node.length; index++) {
-				write(inner);
-				visit(node[index], inner);
-				write(index < node.length - 1 ? ",\n" : "\n");
-			}
-			write(`${indent}]`);
-			return;
-		}
-		const keys = Object.keys(node);
-		if (keys.length === 0) {
-			write("{}");
-			return;
-		}
-		write("{\n");
-		keys.forEach((key, index) => {
-			write(`${inner}${JSON.stringify(key)}: `);
-			visit((node as Record<string, unknown>)[key], inner);
-			write(index < keys.length - 1 ? ",\n" : "\n");
-		});
-		write(`${indent}}`);
-	};
-	visit(value, "");
-	return { text: parts.join(""), totalChars: total };
 }

@@ -1,23 +1,7 @@
-// Cutting text by UTF-16 length without ever splitting a surrogate pair (an emoji is kept whole
-// or left out whole), and the small text helpers every module shares. Pure.
+// The small text helpers every module shares, and (from text-cut.js, which the search worker also
+// runs) cutting text by UTF-16 length without ever splitting a surrogate pair. Pure.
 
-/** At most `max` UTF-16 units from the start. */
-export function keepStart(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let end = Math.max(0, max);
-	const code = text.charCodeAt(end - 1);
-	if (code >= 0xd800 && code <= 0xdbff) end--;
-	return text.slice(0, end);
-}
-
-/** At most `max` UTF-16 units from the end. */
-export function keepEnd(text: string, max: number): string {
-	if (text.length <= max) return text;
-	let start = text.length - Math.max(0, max);
-	const code = text.charCodeAt(start);
-	if (code >= 0xdc00 && code <= 0xdfff) start++;
-	return text.slice(start);
-}
+export { keepEnd, keepStart } from "./text-cut.js";
 
 /** "1 line", "2 lines". */
 export function plural(count: number, word: string): string {

@@ -1,12 +1,18 @@
-// The bounded view: what the model sees in place of an oversized tool result. Pure: a scan result
-// and options in, a string out; the same input gives the same bytes. Invariants: the whole view,
-// header and footer included, is at most `thresholdChars` characters; every shown line starts with
-// its 1-based line number in the stored text; the last line is always shown and the tail is never
-// given up to make room for the head or the signal lines; whatever is dropped to fit is counted.
+// The bounded view: what the model sees in place of an oversized tool result. Pure: a scan result,
+// the lines read around its signal lines (hunks.ts) and options in, a string out; the same input
+// gives the same bytes. Invariants: the whole view, header and footer included, is at most
+// `thresholdChars` characters; its first lines carry the id, the totals and the most decisive
+// lines (Pi's compaction keeps only a result's first 2 000 characters); every shown line starts
+// with its 1-based line number in the output (":" after the number for a line shown for itself,
+// "-" for context around a signal line); the last line is always shown and the tail is never given
+// up for the head or the signals; when room is short, context goes before signal lines, warnings
+// before errors; whatever is dropped to fit is counted.
 
-import { open } from "node:fs/promises";
-import { LineScanner, renderTerminalLine, type ScannedLine, type ScanOptions, type ScanResult, type SignalLine, scanText } from "./scan.js";
-import { READ_CHUNK_BYTES } from "./source.js";
+import { type ScannedLine, renderTerminalLine } from "./render.js";
+import type { ScanResult } from "./scan.js";
+import type { SignalItem } from "./signal-collector.js";
+import type { Hunk, ShapeFind, ViewExtras } from "./hunks.js";
+import type { ScanOptions } from "./scan.js";
 import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
 
 export { renderTerminalLine };
@@ -28,35 +34,34 @@ export interface ViewOptions extends ScanOptions {
 	statusLine?: string;
 }
 
-/** Share of the line budget each part may claim before the others; unused room flows on. */
-const TAIL_SHARE = 0.45;
+/** Share of the budget each part may claim before the others; unused room flows on (tail, signals, head, shapes). */
+const TAIL_SHARE = 0.4;
 const SIGNAL_SHARE = 0.35;
-const HEAD_SHARE = 0.2;
-/** Longest tool name, store error and capping note repeated in the header, in characters. */
+const HEAD_SHARE = 0.15;
+/** Most decisive lines repeated right under the header, and their length there. */
+const KEY_LINES = 3;
+const KEY_LINE_CHARS = 160;
+const KEY_SHARE = 0.25;
+/** Context lines a hunk may show (its header, before, after), given in steps while room lasts. */
+const CONTEXT_STEPS = [2, 4, 8, 12];
+/** Head lines of one shape in a row that fold into their first and last line and a count. */
+const FOLD_RUN_LINES = 6;
+/** Longest tool name, store error and notes repeated in the header, in characters. */
 const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
 const MAX_NOTE_CHARS = 160;
-
-interface Part {
-	lines: ScannedLine[];
-	/** Formatted lines, parallel to `lines`. */
-	formatted: string[];
-}
 
 /** Width of line numbers, so that the same line looks the same in the view and in query answers. */
 export function lineNumberWidth(totalLines: number): number {
 	return Math.max(6, String(totalLines).length);
 }
 
-export interface ViewResult {
-	/** What the model sees. */
-	text: string;
-	totalLines: number;
-	totalBytes: number;
-}
-
-/** `<number>: <text>`, the number padded to `width`, the text clipped to `maxChars` with a note of what was cut. */
-export function formatLine(line: ScannedLine, width: number, maxChars: number): string {
+/**
+ * `<number><separator> <text>`, the number padded to `width`, the text clipped to `maxChars` with a
+ * note of what was cut, then a note of repeats. The separator is ":" for a line shown for itself,
+ * "-" for context.
+ */
+export function formatLine(line: ScannedLine, width: number, maxChars: number, separator = ":"): string {
 	// Scanned lines are already rendered; rendering again only matters for hand-made lines.
 	const shown = renderTerminalLine(line.text);
 	const number = String(line.lineNumber).padStart(width, " ");
@@ -65,71 +70,49 @@ export function formatLine(line: ScannedLine, width: number, maxChars: number): 
 	const hidden = shown.length - kept.length + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
 	let text = shown;
 	if (hidden > 0) text = line.keptEnd ? `[+${hidden} chars] … ${kept}` : `${kept} … [+${hidden} chars]`;
-	const count = (line as Partial<SignalLine>).count;
-	if (count !== undefined && count > 1) text += `  [×${count}]`;
-	return `${number}: ${text}`;
+	const note = noteOf(line);
+	return `${number}${separator} ${text}${note}`;
 }
 
-/** Takes lines in priority order while they fit in `room`; returns how many were taken. */
-function fitCount(formatted: string[], order: "start" | "end", room: number): number {
-	let used = 0;
-	let taken = 0;
-	for (let i = 0; i < formatted.length; i++) {
-		const line = formatted[order === "start" ? i : formatted.length - 1 - i];
-		if (used + line.length + 1 > room) break;
-		used += line.length + 1;
-		taken++;
-	}
-	return taken;
+/** The bracketed note after a line: exact repeats, similar lines, a rare shape. */
+function noteOf(line: ScannedLine): string {
+	const item = line as Partial<SignalItem & ShapeFind>;
+	if (item.similar) return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
+	if (item.kind === "repeated") return `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
+	if (item.kind === "rare") return "  [a rare line: its shape appears once]";
+	if (item.count !== undefined && item.count > 1) return `  [×${item.count}]`;
+	return "";
 }
 
-/** Picks up to `max` candidates spread evenly over their order (first and last included). */
-function spread<T>(items: T[], max: number): T[] {
-	if (items.length <= max) return items;
-	if (max <= 0) return [];
-	if (max === 1) return [items[0]];
-	const picked: T[] = [];
-	for (let i = 0; i < max; i++) picked.push(items[Math.round((i * (items.length - 1)) / (max - 1))]);
-	return picked;
+/** A line of the view with the output line it shows (for ordering and overlap). */
+interface Row {
+	lineNumber: number;
+	text: string;
 }
 
-/** Failures first, then warnings, each spread over the whole text; returned in line order. */
-function chooseSignals(candidates: SignalLine[], max: number): SignalLine[] {
-	const strong = candidates.filter((line) => !line.weak);
-	const weak = candidates.filter((line) => line.weak);
-	const chosen = spread(strong, max);
-	const rest = spread(weak, max - chosen.length);
-	return [...chosen, ...rest].sort((a, b) => a.lineNumber - b.lineNumber);
-}
-
-/** Builds the view from a finished scan. */
-export function buildView(scan: ScanResult, options: ViewOptions): string {
+/** Builds the view from a finished scan and the lines read around its signal lines. */
+export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewExtras = { hunks: [], shapeLines: [] }): string {
 	const { thresholdChars, maxLineChars } = options;
 	const width = lineNumberWidth(scan.totalLines);
+	const format = (line: ScannedLine, separator = ":") => formatLine(line, width, maxLineChars, separator);
 
 	// Which lines each part may show, before the budget.
-	const tailLines = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
-	const tailStart = tailLines.length > 0 ? tailLines[0].lineNumber : scan.totalLines + 1;
-	const headLines = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
-	const headEnd = headLines.length > 0 ? headLines[headLines.length - 1].lineNumber : 0;
-	const candidates = scan.signals.filter((line) => line.lineNumber > headEnd && line.lineNumber < tailStart);
-	const signalLines = chooseSignals(candidates, options.maxSignalLines);
+	const tail = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
+	const tailStart = tail.length > 0 ? tail[0].lineNumber : scan.totalLines + 1;
+	const head = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
+	const headEnd = head.length > 0 ? head[head.length - 1].lineNumber : 0;
+	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
+	const items = scan.signals.filter((item) => inMiddle(item.lineNumber)).slice(0, options.maxSignalLines);
+	const hunkOf = new Map<number, Hunk>(extras.hunks.map((hunk) => [hunk.item.lineNumber, hunk]));
+	const shapeLines = extras.shapeLines.filter((line) => inMiddle(line.lineNumber));
 
-	const format = (lines: ScannedLine[]): Part => ({
-		lines,
-		formatted: lines.map((line) => formatLine(line, width, maxLineChars)),
-	});
-	const head = format(headLines);
-	const signals = format(signalLines);
-	const tail = format(tailLines);
-
+	// Fixed parts.
 	const source = options.id
 		? `[pi-overflow id=${options.id}]`
 		: `[pi-overflow] full output could not be stored (${oneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`;
 	const footer = options.id
 		? `[use overflow_query with id=${options.id}: search (regex), lines {start,end}, jsonPath]`
 		: "[pi-overflow: nothing was stored, so overflow_query cannot read more of this output]";
-	// In the header, so that it shows even when no line is omitted.
 	const stopped = scan.signalSearchStopped
 		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
 		: "";
@@ -137,73 +120,115 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 		const truncated = options.truncatedNote ? ` (${oneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
 		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail${stopped}`;
 	};
-	// The header is measured at its longest so the budget holds whatever is chosen.
-	const header = headerFor(signals.lines.length);
-	// The notices between the parts, measured with the largest counts they can carry.
-	const gapNotice = (omitted: number, droppedHead: number, droppedSignals: number, droppedTail: number): string => {
-		const notes: string[] = [];
-		if (droppedHead > 0) notes.push(`${droppedHead} head`);
-		if (droppedSignals > 0) notes.push(`${droppedSignals} signal`);
-		if (droppedTail > 0) notes.push(`${droppedTail} tail`);
-		const dropped = notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
-		const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
-		return `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
-	};
-	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
-	const noticeReserve =
-		gapNotice(Math.max(1, scan.totalLines), head.lines.length, signals.lines.length, tail.lines.length).length + tailNotice(tail.lines.length).length + 2;
+	const header = headerFor(items.length);
 	const noteLine = options.sourceNote ? `[pi-overflow: ${oneLine(options.sourceNote, MAX_NOTE_CHARS)}]` : undefined;
 	const statusLine = options.statusLine ? oneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
-	const extras = (noteLine ? noteLine.length + 1 : 0) + (statusLine ? statusLine.length + 1 : 0);
-	const budget = thresholdChars - header.length - footer.length - 2 - noticeReserve - extras;
+	// The most decisive lines, anywhere (head and tail included), right under the header, within
+	// KEY_SHARE of the room the essentials leave.
+	const essentials = header.length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
+	const keyRoom = Math.floor(Math.max(0, thresholdChars - essentials) * KEY_SHARE);
+	const keyCandidates = findKeyLines(scan, options).map(
+		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
+	);
+	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
+	const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
+	const gapNotice = (omitted: number, dropped: string): string => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
+	const droppedNote = (head: number, signals: number, tail: number): string => {
+		const notes: string[] = [];
+		if (head > 0) notes.push(`${head} head`);
+		if (signals > 0) notes.push(`${signals} signal`);
+		if (tail > 0) notes.push(`${tail} tail`);
+		return notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
+	};
+	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
+	const fixed =
+		[header, noteLine, statusLine, footer, ...keyLines].reduce((sum, line) => sum + (line === undefined ? 0 : line.length + 1), 0) +
+		gapNotice(Math.max(1, scan.totalLines), droppedNote(head.length, items.length, tail.length)).length +
+		tailNotice(tail.length).length +
+		// A "--" between two runs of middle lines that do not touch.
+		(items.length + shapeLines.length) * 5 +
+		2;
+	let room = thresholdChars - fixed;
 
 	// The last line is always shown: when it alone is too long, it is clipped harder.
-	const last = tail.formatted.length - 1;
-	if (last >= 0) {
-		const room = Math.max(40, budget);
-		if (tail.formatted[last].length + 1 > room) {
-			const line = tail.lines[last];
-			tail.formatted[last] = formatLine(line, width, Math.max(1, room - width - 40));
+	const tailText = tail.map((line) => format(line));
+	const last = tailText.length - 1;
+	if (last >= 0 && tailText[last].length + 1 > Math.max(40, room)) {
+		tailText[last] = formatLine(tail[last], width, Math.max(1, Math.max(40, room) - width - 40));
+	}
+
+	// First each part within its share, then what is left: tail, signal lines, their context, head, shape lines.
+	const budget = room;
+	let tailCount = takeFromEnd(tailText, Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tailText[last].length + 1 : 0));
+	room -= sizeOf(tailText.slice(tailText.length - tailCount));
+	const signalText = items.map((item) => format(item));
+	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
+	room -= sizeOf(signalText.slice(0, signalCount));
+	const headRows = foldRuns(head, format);
+	let headCount = takeFromStart(
+		headRows.map((row) => row.text),
+		Math.min(room, Math.floor(budget * HEAD_SHARE)),
+	);
+	room -= sizeOf(headRows.slice(0, headCount).map((row) => row.text));
+	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
+	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
+	tailCount = grownTail;
+	const grownSignals = takeFromStart(signalText, sizeOf(signalText.slice(0, signalCount)) + room);
+	room -= sizeOf(signalText.slice(signalCount, grownSignals));
+	signalCount = grownSignals;
+
+	// Context, best hunk first, a few lines at a time, while room lasts.
+	const shownItems = items.slice(0, signalCount);
+	const context = new Map<number, Row[]>();
+	for (const step of CONTEXT_STEPS) {
+		for (const item of shownItems) {
+			const hunk = hunkOf.get(item.lineNumber);
+			if (hunk === undefined) continue;
+			const rows = contextRows(hunk, step, (line) => format(line, "-"));
+			const before = context.get(item.lineNumber) ?? [];
+			const extra = sizeOf(rows.map((row) => row.text)) - sizeOf(before.map((row) => row.text));
+			if (extra <= 0 || extra > room) continue;
+			context.set(item.lineNumber, rows);
+			room -= extra;
 		}
 	}
+	const grownHead = takeFromStart(
+		headRows.map((row) => row.text),
+		sizeOf(headRows.slice(0, headCount).map((row) => row.text)) + room,
+	);
+	room -= sizeOf(headRows.slice(headCount, grownHead).map((row) => row.text));
+	headCount = grownHead;
+	const shapeText = shapeLines.map((line) => format(line));
+	const shapeCount = takeFromStart(shapeText, room);
 
-	// First each part within its share; then the room left over goes to the tail, then to the
-	// signal lines, then to the head, so the head or the signals never take room the tail could use.
-	const sizeOfSignals = (picked: number[]): number => sizeOf(picked.map((index) => signals.formatted[index]));
-	const sizeOfTail = (count: number): number => sizeOf(tail.formatted.slice(tail.formatted.length - count));
-	const lastSize = last >= 0 ? tail.formatted[last].length + 1 : 0;
-	let tailCount = Math.max(last >= 0 ? 1 : 0, fitCount(tail.formatted, "end", Math.max(Math.floor(budget * TAIL_SHARE), lastSize)));
-	let signalPick = fitSignals(signals, Math.floor(budget * SIGNAL_SHARE));
-	let headCount = fitCount(head.formatted, "start", Math.floor(budget * HEAD_SHARE));
-	let left = budget - sizeOfTail(tailCount) - sizeOfSignals(signalPick) - sizeOf(head.formatted.slice(0, headCount));
-	if (left > 0 && tailCount < tail.formatted.length) {
-		const before = sizeOfTail(tailCount);
-		tailCount = Math.max(tailCount, fitCount(tail.formatted, "end", before + left));
-		left -= sizeOfTail(tailCount) - before;
-	}
-	if (left > 0 && signalPick.length < signals.formatted.length) {
-		const before = sizeOfSignals(signalPick);
-		signalPick = fitSignals(signals, before + left);
-		left -= sizeOfSignals(signalPick) - before;
-	}
-	if (left > 0 && headCount < head.formatted.length) headCount = fitCount(head.formatted, "start", sizeOf(head.formatted.slice(0, headCount)) + left);
+	// The middle: signal lines with their context, and shape lines, in line order, each line once.
+	// A line shown for itself wins over the same line as context.
+	const middle = new Map<number, Row>();
+	const putIfAbsent = (row: Row) => {
+		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
+	};
+	shownItems.forEach((item, index) => middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: signalText[index] }));
+	shapeLines.slice(0, shapeCount).forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shapeText[index] }));
+	for (const item of shownItems) for (const row of context.get(item.lineNumber) ?? []) putIfAbsent(row);
+	const middleRows = [...middle.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 
-	const signalCount = signalPick.length;
-	const shownHead = head.formatted.slice(0, headCount);
-	const shownSignals = signalPick.map((index) => signals.formatted[index]);
-	const shownTail = tail.formatted.slice(tail.formatted.length - tailCount);
-	const droppedHead = head.formatted.length - headCount;
-	const droppedSignals = signals.formatted.length - signalCount;
-	const droppedTail = tail.formatted.length - tailCount;
-
-	const out: string[] = [headerFor(signalCount)];
+	const shownHead = headRows.slice(0, headCount);
+	const shownTail = tailText.slice(tailText.length - tailCount);
+	const droppedHead = head.length - Math.min(head.length, shownHead.reduce((sum, row) => sum + (row.lines ?? 1), 0));
+	const out: string[] = [headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
-	out.push(...shownHead);
-	const firstTail = tailCount > 0 ? tail.lines[tail.lines.length - tailCount].lineNumber : scan.totalLines + 1;
-	const lastHead = headCount > 0 ? head.lines[headCount - 1].lineNumber : 0;
+	out.push(...keyLines, ...shownHead.map((row) => row.text));
+	const firstTail = tailCount > 0 ? tail[tail.length - tailCount].lineNumber : scan.totalLines + 1;
+	const lastHead = shownHead.length > 0 ? shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber : 0;
 	const omitted = firstTail - lastHead - 1;
-	if (omitted > 0) out.push(gapNotice(omitted, droppedHead, droppedSignals, droppedTail));
-	if (shownSignals.length > 0) out.push(...shownSignals, tailNotice(tailCount));
+	if (omitted > 0) out.push(gapNotice(omitted, droppedNote(droppedHead, items.length - shownItems.length, tail.length - tailCount)));
+	let previous = lastHead;
+	for (const row of middleRows) {
+		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
+		out.push(row.text);
+		previous = row.lineNumber;
+	}
+	if (middleRows.length > 0) out.push(tailNotice(tailCount));
 	out.push(...shownTail);
 	if (statusLine) out.push(statusLine);
 	out.push(footer);
@@ -213,56 +238,87 @@ export function buildView(scan: ScanResult, options: ViewOptions): string {
 }
 
 /**
- * The most signal lines that fit in `room`: failures first, then warnings with the room left, each
- * spread evenly rather than cut from one end (indexes, ascending).
+ * The most decisive lines of an output, anywhere (head and tail included): up to KEY_LINES signal
+ * lines, errors before warnings, in the scan's rank order, then in line order. The view shows them
+ * under its header; details.overflow.top carries them for the masking stub.
  */
-function fitSignals(part: Part, room: number): number[] {
-	const strong: number[] = [];
-	const weak: number[] = [];
-	part.lines.forEach((line, index) => ((line as SignalLine).weak ? weak : strong).push(index));
-	const pickedStrong = fitSpread(part.formatted, strong, room);
-	const left = room - sizeOf(pickedStrong.map((index) => part.formatted[index]));
-	const pickedWeak = fitSpread(part.formatted, weak, left);
-	return [...pickedStrong, ...pickedWeak].sort((a, b) => a - b);
+export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSignalLines">): SignalItem[] {
+	const middle = scan.signals.slice(0, options.maxSignalLines);
+	const rank = (item: SignalItem) => {
+		const index = middle.indexOf(item);
+		return index >= 0 ? index : middle.length + scan.shownSignals.indexOf(item);
+	};
+	return [...middle, ...scan.shownSignals]
+		.sort((a, b) => b.severity - a.severity || rank(a) - rank(b))
+		.slice(0, KEY_LINES)
+		.sort((a, b) => a.lineNumber - b.lineNumber);
 }
 
-function fitSpread(formatted: string[], indexes: number[], room: number): number[] {
-	for (let keep = indexes.length; keep > 0; keep--) {
-		const picked = spread(indexes, keep);
-		if (sizeOf(picked.map((index) => formatted[index])) <= room) return picked;
+/** How many lines from the start fit in `room` (each counted with its newline). */
+function takeFromStart(lines: readonly string[], room: number): number {
+	let used = 0;
+	let taken = 0;
+	for (const line of lines) {
+		if (used + line.length + 1 > room) break;
+		used += line.length + 1;
+		taken++;
 	}
-	return [];
+	return taken;
+}
+
+/** How many lines from the end fit in `room`. */
+function takeFromEnd(lines: readonly string[], room: number): number {
+	let used = 0;
+	let taken = 0;
+	for (let i = lines.length - 1; i >= 0; i--) {
+		if (used + lines[i].length + 1 > room) break;
+		used += lines[i].length + 1;
+		taken++;
+	}
+	return taken;
+}
+
+/**
+ * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
+ * opens first (they name what failed), then its block in order, then the lines just above it.
+ */
+function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
+	const byPriority = [...(hunk.header ? [hunk.header] : []), ...hunk.messages, ...hunk.after, ...[...hunk.before].reverse()];
+	return byPriority
+		.slice(0, limit)
+		.sort((a, b) => a.lineNumber - b.lineNumber)
+		.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
+}
+
+interface HeadRow extends Row {
+	/** Lines this row stands for (a folded run), when more than one. */
+	lines?: number;
+	lastLine?: number;
+}
+
+/**
+ * Head lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside) folded into
+ * its first line, a count, and its last line: a head of sixty `CC [M] drivers/module_N.o` leaves
+ * room for what matters.
+ */
+function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
+	const rows: HeadRow[] = [];
+	const shape = (line: ScannedLine) => line.text.replace(/\d+/g, "0");
+	for (let i = 0; i < lines.length; ) {
+		let j = i + 1;
+		while (j < lines.length && shape(lines[j]) === shape(lines[i])) j++;
+		if (j - i >= FOLD_RUN_LINES) {
+			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
+			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });
+			rows.push({ lineNumber: lines[j - 1].lineNumber, text: format(lines[j - 1]) });
+		} else {
+			for (let k = i; k < j; k++) rows.push({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
+		}
+		i = j;
+	}
+	return rows;
 }
 
 function oneLine(text: string, max: number): string {
 	return keepStart(text.replace(/\s+/g, " ").trim(), max);
-}
-
-/** Builds the view of a text held in memory (when the store could not keep it). */
-export function buildViewFromText(text: string, options: ViewOptions): ViewResult {
-	return toResult(scanText(text, options), options);
-}
-
-function toResult(scan: ScanResult, options: ViewOptions): ViewResult {
-	return { text: buildView(scan, options), totalLines: scan.totalLines, totalBytes: scan.totalBytes };
-}
-
-/**
- * Scans a file as a stream (bounded memory) and builds its view. One buffer is read into again and
- * again (the scanner copies what it keeps): a fresh buffer per chunk costs more than the scan.
- */
-export async function buildViewFromFile(path: string, options: ViewOptions): Promise<ViewResult> {
-	const scanner = new LineScanner(options);
-	const handle = await open(path, "r");
-	try {
-		const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-		for (;;) {
-			const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-			if (bytesRead === 0) break;
-			scanner.push(buffer.subarray(0, bytesRead));
-		}
-	} finally {
-		await handle.close();
-	}
-	return toResult(scanner.end(), options);
 }

@@ -99,10 +99,16 @@ test("a long result is replaced by a bounded view; details are merged and other 
 	const view = textOf(patch);
 	assert.ok(view.length <= d.config.thresholdChars);
 	assert.match(view, /\n  5000: ERROR: disk quota exceeded\n/);
-	const details = patch.details as { exitCode: number; nested: unknown; overflow: { id: string; totalLines: number; totalBytes: number; truncated: boolean } };
+	const details = patch.details as { exitCode: number; nested: unknown; overflow: { id: string; totalLines: number; totalBytes: number; truncated: boolean; top?: unknown } };
 	assert.equal(details.exitCode, 0);
 	assert.deepEqual(details.nested, { a: 1 });
-	assert.deepEqual(details.overflow, { id: details.overflow.id, totalLines: 10000, totalBytes: Buffer.byteLength(big), truncated: false });
+	assert.deepEqual(details.overflow, {
+		id: details.overflow.id,
+		totalLines: 10000,
+		totalBytes: Buffer.byteLength(big),
+		truncated: false,
+		top: [{ line: 5000, text: "ERROR: disk quota exceeded" }],
+	});
 	assert.equal("isError" in patch, false, "isError is left as it was");
 	assert.equal(readFileSync(join(d.root, `${details.overflow.id}.txt`), "utf8"), big);
 });

@@ -43,6 +43,10 @@ const CUSTOM_RAW: Record<string, string> = {
 	maxStoreBytes: String(64 * MIB),
 	retentionDays: "1.5",
 	exemptTools: '["read", "custom_tool"]',
+	maskAfterChars: "60000",
+	maskBatchChars: "0",
+	contextShare: "0.35",
+	minViewChars: "3000",
 };
 
 const CUSTOM_VALUES: Record<string, unknown> = Object.fromEntries(
@@ -99,6 +103,10 @@ const BAD_VALUES: Record<string, string[]> = {
 	retentionDays: ['"7"', "0.009", "0", "-1", "3650.5", "null", "true", "[7]", "1e999"],
 	signalPattern: ['""', '"x*"', '"a|"', '"(?:)"', '"^"', '"(unclosed"', '"[z-a]"', "42", "null", '["error"]', JSON.stringify("e".repeat(4001))],
 	exemptTools: ['"read"', "null", "{}", "42", "true"],
+	maskAfterChars: integerBadValues(0, 100_000_000),
+	maskBatchChars: integerBadValues(0, 100_000_000),
+	contextShare: ['"0.2"', "0", "0.009", "1.01", "-0.5", "null", "true", "[0.2]", "1e999"],
+	minViewChars: integerBadValues(1_000, 100_000),
 };
 
 describe("DEFAULT_CONFIG", () => {
@@ -115,6 +123,10 @@ describe("DEFAULT_CONFIG", () => {
 		assert.equal(DEFAULT_CONFIG.maxStoreBytes, 512 * MIB);
 		assert.equal(DEFAULT_CONFIG.retentionDays, 7);
 		assert.deepEqual(DEFAULT_CONFIG.exemptTools, ["read", "edit", "write", "overflow_query", "ask_user_question"]);
+		assert.equal(DEFAULT_CONFIG.maskAfterChars, 40_000);
+		assert.equal(DEFAULT_CONFIG.maskBatchChars, 20_000);
+		assert.equal(DEFAULT_CONFIG.contextShare, 0.2);
+		assert.equal(DEFAULT_CONFIG.minViewChars, 2_000);
 	});
 
 	test("takes its signal pattern from src/signals.ts and compiles it case-insensitive", () => {
@@ -185,14 +197,16 @@ describe("parseConfig with valid values", () => {
 	test("accepts both ends of every range", () => {
 		const low = parseConfig(
 			'{"thresholdChars":1000,"headLines":0,"tailLines":1,"maxSignalLines":0,"maxLineChars":80,"contextLines":0,' +
-				`"maxResults":1,"searchTimeoutMs":100,"maxEntryBytes":${MIB},"maxStoreBytes":${MIB},"retentionDays":0.01}`,
+				`"maxResults":1,"searchTimeoutMs":100,"maxEntryBytes":${MIB},"maxStoreBytes":${MIB},"retentionDays":0.01,` +
+				'"maskAfterChars":0,"maskBatchChars":0,"contextShare":0.01,"minViewChars":1000}',
 		);
 		assert.deepEqual(low.problems, []);
 		assert.equal(low.config.maxStoreBytes, MIB);
 		assert.equal(low.config.retentionDays, 0.01);
 		const high = parseConfig(
 			'{"thresholdChars":10000000,"headLines":10000,"tailLines":10000,"maxSignalLines":1000,"maxLineChars":100000,' +
-				`"contextLines":50,"maxResults":10000,"searchTimeoutMs":60000,"maxEntryBytes":${4 * GIB},"maxStoreBytes":${TIB},"retentionDays":3650}`,
+				`"contextLines":50,"maxResults":10000,"searchTimeoutMs":60000,"maxEntryBytes":${4 * GIB},"maxStoreBytes":${TIB},"retentionDays":3650,` +
+				'"maskAfterChars":100000000,"maskBatchChars":100000000,"contextShare":1,"minViewChars":100000}',
 		);
 		assert.deepEqual(high.problems, []);
 		assert.equal(high.config.maxEntryBytes, 4 * GIB);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test, type TestContext } from "node:test";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
-import { formatJsonBounded, QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../src/query.js";
+import { QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store/index.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
@@ -150,7 +150,7 @@ describe("lines", () => {
 			const number = Number(/^ *(\d+):/.exec(viewLine)![1]);
 			const answer = await query(deps, { id: meta.id, lines: { start: number, end: number } });
 			const shown = answer.text.split("\n")[1];
-			assert.equal(shown, viewLine.replace(/  \[×\d+\]$/, ""), `line ${number}`);
+			assert.equal(shown, viewLine.replace(/  \[[^\]]*\]$/, ""), `line ${number}`);
 		}
 	});
 
@@ -336,6 +336,15 @@ describe("jsonPath", () => {
 		assert.match(await queryError(deps, { id: trailing.id, jsonPath: "a" }), /not JSON \(Unexpected non-whitespace character after JSON at position 9 \(line 2, column 1\)\)/);
 	});
 
+	test("stops reading at searchTimeoutMs and says the whole text must be read, so search or lines are the way on", async (t) => {
+		let clock = 0;
+		const deps = await createDeps(t, { searchTimeoutMs: 1000 });
+		deps.jsonPathTuning = { chunkBytes: 64 * 1024, now: () => (clock += 400) };
+		const meta = await storeEntry(deps.store, JSON.stringify(document));
+		const message = await queryError(deps, { id: meta.id, jsonPath: "items[7999].name" });
+		assert.match(message, new RegExp(`^overflow_query: jsonPath stopped after \\d+ ms \\(searchTimeoutMs=1000\\) having read \\d+ of ${meta.totalBytes} bytes of id=${meta.id}; .*use search or lines instead$`));
+	});
+
 	test("cuts a value too large for the answer and suggests a deeper path", async (t) => {
 		const deps = await createDeps(t, { thresholdChars: 1000 });
 		const meta = await storeEntry(deps.store, JSON.stringify(document));
@@ -346,14 +355,27 @@ describe("jsonPath", () => {
 		assert.equal(total, JSON.stringify(document.items, null, 2).length);
 	});
 
-	test("prints values exactly as JSON.stringify with two-space indentation", () => {
-		const values: unknown[] = [null, true, 0, -1.5e-7, "tab\tquote\"", [], {}, [[[]]], { a: [1, { b: null }], "": "empty key", "é": "ünï" }, document.items.slice(0, 3)];
+	test("prints values exactly as JSON.stringify with two-space indentation", async (t) => {
+		const deps = await createDeps(t);
+		const small = await createDeps(t, { thresholdChars: 1000 });
+		const values: unknown[] = [null, true, 0, -1.5e-7, "tab\tquote\"", [], {}, [[[]]], { a: [1, { b: null }], "": "empty key", "é": "ünï" }, document.items.slice(0, 3), document.items.slice(0, 40)];
 		for (const value of values) {
 			const expected = JSON.stringify(value, null, 2);
-			assert.deepEqual(formatJsonBounded(value, 1_000_000), { text: expected, totalChars: expected.length });
-			const cut = formatJsonBounded(value, 5);
-			assert.equal(cut.text, expected.slice(0, 5));
-			assert.equal(cut.totalChars, expected.length);
+			const meta = await storeEntry(deps.store, JSON.stringify(value));
+			const whole = await query(deps, { id: meta.id, jsonPath: "$" });
+			assert.equal(whole.text.slice(whole.text.indexOf("\n") + 1), expected);
+			assert.equal(whole.summary.truncated, false);
+			// Cut: the answer shows the start of the same text and counts all of it.
+			const cutMeta = await storeEntry(small.store, JSON.stringify(value));
+			const cut = await query(small, { id: cutMeta.id, jsonPath: "$" });
+			const shown = cut.text.split("\n").slice(1);
+			if (cut.summary.truncated) {
+				const note = shown.pop()!;
+				assert.ok(expected.startsWith(shown.join("\n")));
+				assert.match(note, new RegExp(`it is ${expected.length} chars as pretty JSON`));
+			} else {
+				assert.equal(shown.join("\n"), expected);
+			}
 		}
 	});
 });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_CONFIG } from "../src/config.js";
-import { buildViewFromFile } from "../src/view.js";
+import { buildViewFromFile } from "../src/view-build.js";
 import { isShownInView, loadRealFixtures, parseViewLines } from "./fixtures/real/fixtures.js";
 
 const FIXTURES = loadRealFixtures();

@@ -4,19 +4,19 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, type TestContext, test } from "node:test";
 import { promisify } from "node:util";
-import { PROGRESS_SLOTS, SEARCH_WORKER_SOURCE, type SearchWorkerMessage } from "../src/search-worker.js";
+import { PROGRESS_SLOTS, type SearchWorkerMessage } from "../src/search-protocol.js";
 import {
 	disposeSearchWorkers,
 	MAX_SEARCH_WORKERS,
 	prewarmSearchWorker,
 	readSearchWorkerStats,
 	searchFile,
-	type SearchLine,
 	type SearchOptions,
 	type SearchResult,
 } from "../src/search.js";
 import { createTempDir } from "./helpers/tmp.js";
 import { createRandom } from "./helpers/random.js";
+import { randomText, searchReference, splitLines } from "./helpers/search-oracle.js";
 
 after(() => disposeSearchWorkers());
 
@@ -28,76 +28,6 @@ const BASE_OPTIONS: SearchOptions = {
 	timeoutMs: 10_000,
 	budgetChars: 1_000_000_000,
 };
-
-/** Lines as the store counts them: split on \n, \r before it dropped, no line after a final \n. */
-function splitLines(text: string): string[] {
-	if (text === "") return [];
-	const lines = text.split("\n");
-	if (text.endsWith("\n")) lines.pop();
-	return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
-}
-
-/** What grep -n -i -C would show, with the engine's windows and clipping: the oracle. */
-function searchReference(text: string, options: SearchOptions): { lines: SearchLine[]; totalHits: number } {
-	const lines = splitLines(text);
-	const regex = new RegExp(options.pattern, "i");
-	const hits: number[] = [];
-	lines.forEach((line, index) => {
-		if (regex.test(line)) hits.push(index);
-	});
-	const collected = hits.slice(0, options.maxResults);
-	const limit = hits[options.maxResults] ?? lines.length;
-	const shown = new Set<number>();
-	for (const hit of collected) {
-		for (let index = Math.max(0, hit - options.contextLines); index <= Math.min(lines.length - 1, hit + options.contextLines); index++) {
-			if (index < limit) shown.add(index);
-		}
-	}
-	const hitSet = new Set(collected);
-	const max = options.maxLineChars;
-	const out = [...shown].sort((a, b) => a - b).map((index): SearchLine => {
-		const line = lines[index]!;
-		if (!hitSet.has(index)) {
-			let end = Math.min(line.length, max);
-			if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
-			return { lineNumber: index + 1, text: line.slice(0, end), hit: false, cutBefore: 0, cutAfter: line.length - end, matchStart: -1, matchLength: 0 };
-		}
-		const match = regex.exec(line)!;
-		let start = 0;
-		let end = line.length;
-		if (line.length > max) {
-			start = match[0].length >= max ? match.index : match.index - Math.floor((max - match[0].length) / 2);
-			start = Math.max(0, Math.min(start, line.length - max));
-			end = start + max;
-			if (start > 0 && /[\udc00-\udfff]/.test(line[start]!)) start += 1;
-			if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
-		}
-		return {
-			lineNumber: index + 1,
-			text: line.slice(start, end),
-			hit: true,
-			cutBefore: start,
-			cutAfter: line.length - end,
-			matchStart: match.index - start,
-			matchLength: Math.max(0, Math.min(match[0].length, end - match.index)),
-		};
-	});
-	return { lines: out, totalHits: hits.length };
-}
-
-function randomText(random: () => number, lineCount: number): string {
-	const alphabet = ["a", "b", "a", "b", "x", " ", "é", "😀", "\r", "A", "B"];
-	const lines: string[] = [];
-	for (let index = 0; index < lineCount; index++) {
-		const roll = random();
-		const length = roll < 0.1 ? 0 : roll < 0.95 ? Math.floor(random() * 30) : 300 + Math.floor(random() * 1500);
-		let line = "";
-		for (let k = 0; k < length; k++) line += alphabet[Math.floor(random() * alphabet.length)];
-		if (random() < 0.1) line += "\r";
-		lines.push(line);
-	}
-	return lines.join("\n") + (random() < 0.5 ? "\n" : "");
-}
 
 describe("searchFile against a line-by-line oracle", () => {
 	const patterns = ["a", "bb+", "^a", "b$", "é", "😀", "a.b", "x|é", "(?<=a)b", "a(?!b)", "^$", "x*", "\\s$", "[^ab]{3}", "a\\r?b", "^[^x]*$", "b\\nA"];
@@ -268,18 +198,16 @@ describe("time bound and workers", () => {
 		assert.equal(readSearchWorkerStats().busy, 0, "the worker was let go");
 	});
 
-	test("runs the worker source in a plain node process, without tsx", async (t) => {
+	test("runs the worker module in a plain node process, without tsx", async (t) => {
 		const dir = await createTempDir(t);
 		const textPath = join(dir, "plain.txt");
 		await writeFile(textPath, "one\ntwo error\nthree\n");
-		const sourcePath = join(dir, "worker-source.js");
-		await writeFile(sourcePath, SEARCH_WORKER_SOURCE);
+		const workerUrl = new URL("../src/search-worker.js", import.meta.url).href;
 		const driver = `
 			const { Worker, MessageChannel } = require("node:worker_threads");
-			const { readFileSync } = require("node:fs");
 			const { port1, port2 } = new MessageChannel();
 			const progress = new SharedArrayBuffer(${PROGRESS_SLOTS * 8});
-			const worker = new Worker(readFileSync(${JSON.stringify(sourcePath)}, "utf8"), { eval: true, workerData: { port: port2, progress }, transferList: [port2] });
+			const worker = new Worker(new URL(${JSON.stringify(workerUrl)}), { workerData: { port: port2, progress }, transferList: [port2] });
 			const lines = [];
 			let started;
 			port1.on("message", (message) => {

@@ -9,7 +9,8 @@ import { describe, test } from "node:test";
 import { createDefaultConfig } from "../src/config.js";
 import { scanText } from "../src/scan.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
-import { buildView, buildViewFromFile, buildViewFromText, renderTerminalLine, type ViewOptions } from "../src/view.js";
+import { buildView, renderTerminalLine, type ViewOptions } from "../src/view.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
@@ -43,6 +44,8 @@ interface ShownLine {
 	/** Which end was kept when the line was cut. */
 	kept: "whole" | "start" | "end";
 	count: number;
+	/** Shown as context around a signal line ("N- "), not for itself ("N: "). */
+	context: boolean;
 }
 
 const NUMBERED_LINE = /^\s*(\d+)\D/;
@@ -53,21 +56,22 @@ function shownLines(view: string): ShownLine[] {
 	for (const line of view.split("\n")) {
 		const numbered = NUMBERED_LINE.exec(line);
 		if (!numbered) continue;
-		const match = /^\s*(\d+): (.*)$/s.exec(line);
-		assert.ok(match, `a numbered line has "N: " before its text: ${JSON.stringify(line.slice(0, 80))}`);
-		let body = match[2];
+		const match = /^\s*(\d+)([:-]) (.*)$/s.exec(line);
+		assert.ok(match, `a numbered line has "N: " (or "N- " for context) before its text: ${JSON.stringify(line.slice(0, 80))}`);
+		let body = match[3];
+		const context = match[2] === "-";
 		let count = 1;
-		const repeated = / {2}\[×(\d+)\]$/.exec(body);
-		if (repeated) {
-			count = Number(repeated[1]);
-			body = body.slice(0, -repeated[0].length);
+		const note = / {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears once\])$/.exec(body);
+		if (note) {
+			if (note[1] !== undefined) count = Number(note[1]);
+			body = body.slice(0, -note[0].length);
 		}
 		const clippedEnd = /^(.*) … \[\+(\d+) chars\]$/s.exec(body);
 		const clippedStart = /^\[\+(\d+) chars\] … (.*)$/s.exec(body);
 		const lineNumber = Number(match[1]);
-		if (clippedEnd) shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count });
-		else if (clippedStart) shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count });
-		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count });
+		if (clippedEnd) shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count, context });
+		else if (clippedStart) shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count, context });
+		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count, context });
 	}
 	return shown;
 }
@@ -102,6 +106,11 @@ function assertFaithfulView(view: string, original: string | string[], options: 
 	return shown;
 }
 
+/** A word of letters only, distinct for each n: lines that differ by it have distinct shapes. */
+function word(n: number): string {
+	return n.toString(26).replace(/[0-9]/g, (digit) => String.fromCharCode(113 + Number(digit)));
+}
+
 function numbersOf(shown: ShownLine[]): number[] {
 	return shown.map((line) => line.lineNumber);
 }
@@ -111,39 +120,39 @@ function range(from: number, to: number): number[] {
 }
 
 describe("the view's shape", () => {
-	test("shows head, omitted-lines notice, tail and the query footer for a long seq", () => {
+	test("shows head, omitted-lines notice, tail and the query footer for a long seq", async () => {
 		const text = Array.from({ length: 300_000 }, (_, i) => `${i + 1}`).join("\n") + "\n";
 		const options = viewOptions();
-		const { text: view, totalLines, totalBytes } = buildViewFromText(text, options);
+		const { text: view, totalLines, totalBytes } = await buildViewFromText(text, options);
 		assert.equal(totalLines, 300_000);
 		assert.equal(totalBytes, Buffer.byteLength(text));
 		const lines = view.split("\n");
 		assert.equal(lines[0], `[pi-overflow id=0123456789ab] bash output: 300000 lines, ${totalBytes} bytes — showing head, 0 signal lines, tail`);
-		assert.equal(lines[1], "     1: 1");
-		assert.equal(lines[61], "  ... 299860 lines omitted ...");
+		// Sixty head lines of one shape fold into the first, a count and the last.
+		assert.deepEqual(lines.slice(1, 5), ["     1: 1", "  ... 58 more lines like these ...", "    60: 60", "  ... 299860 lines omitted ..."]);
 		assert.equal(lines.at(-2), "300000: 300000");
 		assert.equal(lines.at(-1), "[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]");
 		const shown = assertFaithfulView(view, text, options);
-		assert.deepEqual(numbersOf(shown), [...range(1, 60), ...range(299_921, 300_000)]);
+		assert.deepEqual(numbersOf(shown), [1, 60, ...range(299_921, 300_000)]);
 	});
 
-	test("shows every line of a short text once, without an omitted notice", () => {
+	test("shows every line of a short text once, without an omitted notice", async () => {
 		const text = "a\nb\nc\n";
-		const view = buildViewFromText(text, viewOptions()).text;
+		const view = (await buildViewFromText(text, viewOptions())).text;
 		assert.deepEqual(numbersOf(assertFaithfulView(view, text, viewOptions())), [1, 2, 3]);
 		assert.ok(!view.includes("omitted"));
 	});
 
-	test("shows the header and footer alone for an empty text", () => {
-		const view = buildViewFromText("", viewOptions()).text;
+	test("shows the header and footer alone for an empty text", async () => {
+		const view = (await buildViewFromText("", viewOptions())).text;
 		assert.deepEqual(shownLines(view), []);
 		assert.match(view, /^\[pi-overflow id=0123456789ab\] bash output: 0 lines, 0 bytes/);
 	});
 
-	test("numbers lines wider than six digits without losing alignment of the text", () => {
+	test("numbers lines wider than six digits without losing alignment of the text", async () => {
 		const text = "x\n".repeat(1_234_567);
 		const options = viewOptions();
-		const view = buildViewFromText(text, options).text;
+		const view = (await buildViewFromText(text, options)).text;
 		assert.ok(view.includes("\n1234567: x\n"));
 		assert.ok(view.includes("\n      1: x\n"));
 		assertFaithfulView(view, text, options);
@@ -157,18 +166,18 @@ describe("the view's shape", () => {
 		const path = join(dir, "original.txt");
 		await writeFile(path, text);
 		const options = viewOptions();
-		const first = buildViewFromText(text, options);
-		const second = buildViewFromText(text, viewOptions());
+		const first = await buildViewFromText(text, options);
+		const second = await buildViewFromText(text, viewOptions());
 		const fromFile = await buildViewFromFile(path, options);
 		assert.equal(second.text, first.text);
 		assert.deepEqual(fromFile, first);
 		assert.equal(buildView(scanText(text, options), options), first.text);
 	});
 
-	test("works with the default configuration object", () => {
+	test("works with the default configuration object", async () => {
 		const config = createDefaultConfig();
 		const text = "error: x\n".repeat(10) + "ok\n".repeat(100_000);
-		const view = buildViewFromText(text, { ...config, id: "0123456789ab", toolName: "bash" }).text;
+		const view = (await buildViewFromText(text, { ...config, id: "0123456789ab", toolName: "bash" })).text;
 		assertFaithfulView(view, text, { ...config, id: "0123456789ab", toolName: "bash" });
 	});
 });
@@ -205,7 +214,7 @@ describe("the view stays within thresholdChars on adversarial inputs", () => {
 		},
 	};
 	for (const [name, make] of Object.entries(inputs)) {
-		test(name, () => {
+		test(name, async () => {
 			const text = make();
 			const lines = splitLines(text);
 			// Variants that scan alike share one scan (the view is pure over it).
@@ -229,13 +238,13 @@ describe("the view stays within thresholdChars on adversarial inputs", () => {
 });
 
 describe("the end is always visible", () => {
-	test("shows all tail lines when the head and the signal lines are huge", () => {
+	test("shows all tail lines when the head and the signal lines are huge", async () => {
 		const lines: string[] = [];
 		for (let i = 0; i < 60; i++) lines.push(`head ${i} ${"h".repeat(100_000)}`);
-		for (let i = 0; i < 1000; i++) lines.push(`error: E${i} ${"s".repeat(100_000)}`);
+		for (let i = 0; i < 1000; i++) lines.push(`error: ${word(i)} ${"s".repeat(100_000)}`);
 		for (let i = 0; i < 80; i++) lines.push(`tail line ${i}`);
 		const options = viewOptions();
-		const view = buildViewFromText(lines.join("\n"), options).text;
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
 		const numbers = numbersOf(shown);
 		assert.deepEqual(numbers.slice(-80), range(1061, 1140));
@@ -243,10 +252,10 @@ describe("the end is always visible", () => {
 		assert.ok(numbers.some((n) => n > 60 && n <= 1060), "some signal lines are still shown");
 	});
 
-	test("gives the tail more room than the head when every line is long", () => {
+	test("gives the tail more room than the head when every line is long", async () => {
 		const text = Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n";
 		const options = viewOptions();
-		const shown = assertFaithfulView(buildViewFromText(text, options).text, text, options);
+		const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, options);
 		const head = shown.filter((line) => line.lineNumber <= 60).length;
 		const tail = shown.filter((line) => line.lineNumber > 120).length;
 		assert.ok(tail > head, `tail ${tail} lines, head ${head}`);
@@ -254,22 +263,22 @@ describe("the end is always visible", () => {
 		assert.deepEqual(numbersOf(shown).slice(-tail), range(201 - tail, 200), "the tail is the last lines, contiguous");
 	});
 
-	test("shows the last line clipped harder when it alone is larger than the room", () => {
+	test("shows the last line clipped harder when it alone is larger than the room", async () => {
 		const text = `first\n${"z".repeat(30_000)}`;
 		for (const thresholdChars of [1000, 24000]) {
 			const options = viewOptions({ thresholdChars, maxLineChars: 100_000 });
-			const shown = assertFaithfulView(buildViewFromText(text, options).text, text, { ...options, maxLineChars: 100_000 });
+			const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, { ...options, maxLineChars: 100_000 });
 			assert.equal(shown.at(-1)?.lineNumber, 2);
 		}
 	});
 
-	test("says how many lines were dropped to fit, and from which part", () => {
+	test("says how many lines were dropped to fit, and from which part", async () => {
 		const lines: string[] = [];
-		for (let i = 0; i < 60; i++) lines.push(`head ${i} ${"h".repeat(600)}`);
-		for (let i = 0; i < 40; i++) lines.push(`error: E${i} ${"s".repeat(600)}`);
+		for (let i = 0; i < 60; i++) lines.push(`head ${word(i)} ${"h".repeat(600)}`);
+		for (let i = 0; i < 40; i++) lines.push(`error: ${word(i)} ${"s".repeat(600)}`);
 		for (let i = 0; i < 80; i++) lines.push(`tail ${i} ${"t".repeat(600)}`);
 		const options = viewOptions();
-		const view = buildViewFromText(lines.join("\n"), options).text;
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
 		const head = shown.filter((line) => line.lineNumber <= 60).length;
 		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 100).length;
@@ -285,11 +294,11 @@ describe("the end is always visible", () => {
 });
 
 describe("signal lines", () => {
-	test("spreads the chosen signal lines over the whole file", () => {
+	test("spreads the chosen signal lines over the whole file", async () => {
 		const lines: string[] = [];
-		for (let i = 1; i <= 20_000; i++) lines.push(i % 100 === 0 ? `error: E${i} distinct failure number ${i}` : `ok ${i}`);
+		for (let i = 1; i <= 20_000; i++) lines.push(i % 100 === 0 ? `error: ${word(i)} failed` : `ok ${i}`);
 		const options = viewOptions();
-		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
 		const signals = numbersOf(shown).filter((n) => n > 60 && n <= 20_000 - 80);
 		assert.equal(signals.length, 40);
 		assert.ok(signals.every((n) => n % 100 === 0));
@@ -298,11 +307,11 @@ describe("signal lines", () => {
 		assert.ok(signals[signals.length - 1] >= 18_000, `last at ${signals.at(-1)}`);
 	});
 
-	test("shows identical repeated signals once, at the first line number, with a count", () => {
+	test("shows identical repeated signals once, at the first line number, with a count", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 10_000; i++) lines.push(i > 100 && i <= 9000 && i % 20 === 0 ? "error: connection refused" : `ok ${i}`);
 		const options = viewOptions();
-		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
 		const signals = shown.filter((line) => line.text === "error: connection refused");
 		assert.deepEqual(
 			signals.map((line) => [line.lineNumber, line.count]),
@@ -310,24 +319,24 @@ describe("signal lines", () => {
 		);
 	});
 
-	test("does not repeat signal lines of the head or the tail", () => {
+	test("does not repeat signal lines of the head or the tail", async () => {
 		const lines: string[] = ["error: boot failed", ...Array.from({ length: 5000 }, (_, i) => (i >= 100 && i % 50 === 0 ? "error: boot failed" : `ok ${i}`))];
 		for (let i = 0; i < 80; i++) lines.push(i === 40 ? "error: in the tail" : `tail ${i}`);
 		const options = viewOptions();
-		const view = buildViewFromText(lines.join("\n"), options).text;
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
 		assert.equal(shown.filter((line) => line.text === "error: boot failed").length, 1);
 		assert.equal(shown.filter((line) => line.text === "error: in the tail").length, 1);
 		assert.match(view.split("\n")[0], /showing head, 0 signal lines, tail$/);
 	});
 
-	test("lets warnings yield to errors when room is short", () => {
+	test("lets warnings yield to errors when room is short", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
-		for (let i = 1; i <= 30; i++) lines.push(`error: E${i} ${"e".repeat(300)}`, `warning: W${i} ${"w".repeat(300)}`);
+		for (let i = 1; i <= 30; i++) lines.push(`error: ${word(i)} ${"e".repeat(300)}`, `warning: ${word(i)} ${"w".repeat(300)}`);
 		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
 		const options = viewOptions({ thresholdChars: 8000 });
-		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
 		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120);
 		assert.ok(signals.length > 3 && signals.length < 30, `${signals.length} signal lines fit`);
 		assert.ok(
@@ -336,23 +345,24 @@ describe("signal lines", () => {
 		);
 	});
 
-	test("adds warnings after the errors when there is room", () => {
+	test("adds warnings after the errors when there is room", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
-		for (let i = 1; i <= 30; i++) lines.push(`error: E${i} broken`, `warning: W${i} unused`);
+		for (let i = 1; i <= 30; i++) lines.push(`error: ${word(i)} broken`, `warning: ${word(i)} unused`);
 		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
 		const options = viewOptions();
-		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
-		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120);
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		// Lines shown for themselves; a warning right under an error may also be shown as its context.
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120 && !line.context);
 		assert.equal(signals.filter((line) => line.text.startsWith("error")).length, 30);
 		assert.equal(signals.filter((line) => line.text.startsWith("warning")).length, 10);
 	});
 
-	test("shows the end of a giant line when only its end signals", () => {
+	test("shows the end of a giant line when only its end signals", async () => {
 		const lines = ["start", ...Array.from({ length: 100 }, (_, i) => `ok ${i}`), `${"j".repeat(300_000)} Segmentation fault`];
 		for (let i = 0; i < 80; i++) lines.push(`tail ${i}`);
 		const options = viewOptions({ headLines: 1 });
-		const shown = assertFaithfulView(buildViewFromText(lines.join("\n"), options).text, lines, options);
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
 		const giant = shown.find((line) => line.lineNumber === 102);
 		assert.equal(giant?.kept, "end");
 		assert.ok(giant?.text.endsWith("Segmentation fault"));
@@ -360,61 +370,61 @@ describe("signal lines", () => {
 });
 
 describe("what a terminal would show", () => {
-	test("clips a long line to maxLineChars with a note counting the cut characters", () => {
+	test("clips a long line to maxLineChars with a note counting the cut characters", async () => {
 		const long = "L".repeat(1234);
-		const view = buildViewFromText(`a\n${long}\nb\n`, viewOptions()).text;
+		const view = (await buildViewFromText(`a\n${long}\nb\n`, viewOptions())).text;
 		assert.ok(view.includes(`\n     2: ${"L".repeat(500)} … [+734 chars]\n`));
 	});
 
-	test("counts cut characters in UTF-16 units without splitting a surrogate pair", () => {
+	test("counts cut characters in UTF-16 units without splitting a surrogate pair", async () => {
 		const long = "😀".repeat(600);
 		const text = `${long}\n`;
 		const options = viewOptions();
-		const shown = assertFaithfulView(buildViewFromText(text, options).text, text, options);
+		const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, options);
 		assert.ok(!shown[0].text.includes("\ufffd"));
 		assert.equal(shown[0].text.length, 500);
 	});
 
-	test("shows a progress-bar line in its final state", () => {
+	test("shows a progress-bar line in its final state", async () => {
 		const text = `start\n10%\r20%\r100% done\nend\n`;
-		const view = buildViewFromText(text, viewOptions()).text;
+		const view = (await buildViewFromText(text, viewOptions())).text;
 		assert.ok(view.includes("\n     2: 100% done\n"));
 	});
 
-	test("shows a long progress-bar line in its final state, not its first draw", () => {
+	test("shows a long progress-bar line in its final state, not its first draw", async () => {
 		const line = `${Array.from({ length: 3000 }, (_, i) => `${String(i % 100).padStart(3)}%`).join("\r")}\r100% done`;
-		const view = buildViewFromText(`start\n${line}\nend\n`, viewOptions()).text;
+		const view = (await buildViewFromText(`start\n${line}\nend\n`, viewOptions())).text;
 		assert.ok(view.includes("\n     2: 100% done\n"), view);
 	});
 
-	test("removes ANSI colour codes from the view", () => {
+	test("removes ANSI colour codes from the view", async () => {
 		const text = "\x1b[1m\x1b[31merror\x1b[0m: \x1b[33mbad\x1b[39m thing\n\x1b]0;title\x07plain\n";
-		const view = buildViewFromText(text, viewOptions()).text;
+		const view = (await buildViewFromText(text, viewOptions())).text;
 		assert.ok(view.includes("\n     1: error: bad thing\n"));
 		assert.ok(view.includes("\n     2: plain\n"));
 		assert.ok(!view.includes("\x1b"));
 	});
 
-	test("finds coloured signal lines and shows them without colour", () => {
+	test("finds coloured signal lines and shows them without colour", async () => {
 		const lines = Array.from({ length: 1000 }, (_, i) => (i === 500 ? "\x1b[1;31merror[E0308]\x1b[0m: mismatched types" : `ok ${i}`));
 		const options = viewOptions();
-		const view = buildViewFromText(lines.join("\n"), options).text;
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		assert.ok(view.includes("\n   501: error[E0308]: mismatched types\n"));
 	});
 });
 
 describe("when the store failed", () => {
-	test("says the output could not be stored and why, shows no id, and fits", () => {
+	test("says the output could not be stored and why, shows no id, and fits", async () => {
 		const text = "error: x\n".repeat(100) + "ok\n".repeat(100_000);
 		const options = viewOptions({ id: undefined, storeError: "EACCES: permission denied, open '/store/abc.txt'" });
-		const view = buildViewFromText(text, options).text;
+		const view = (await buildViewFromText(text, options)).text;
 		assertFaithfulView(view, text, options);
 		assert.ok(!view.includes("id="));
 		assert.match(view, /could not be stored \(EACCES: permission denied, open '\/store\/abc.txt'\)/);
 		assert.match(view.split("\n").at(-1) ?? "", /nothing was stored/);
 	});
 
-	test("fits in 1000 characters even with a long reason, tool name and capping note", () => {
+	test("fits in 1000 characters even with a long reason, tool name and capping note", async () => {
 		const text = Array.from({ length: 100_000 }, (_, i) => (i % 1000 === 0 ? `error: ${i} ${"x".repeat(2000)}` : `line ${i}`)).join("\n");
 		const options = viewOptions({
 			thresholdChars: 1000,
@@ -423,7 +433,7 @@ describe("when the store failed", () => {
 			toolName: "tool\n".repeat(1000),
 			truncatedNote: "note ".repeat(1000),
 		});
-		const view = buildViewFromText(text, options).text;
+		const view = (await buildViewFromText(text, options)).text;
 		assertFaithfulView(view, text, options);
 		assert.equal(view.split("\n")[0].includes("\n"), false);
 		assert.ok(view.split("\n").length >= 4, "the view still shows lines");

@@ -3,19 +3,11 @@
 // the given order, and a scripted faux model. Every run uses the caller's fresh agent directory
 // (PI_CODING_AGENT_DIR), never ~/.pi.
 
-import type { ToolResultMessage } from "@mariozechner/pi-ai";
-import { type FauxResponseStep, registerFauxProvider } from "@mariozechner/pi-ai";
-import {
-	AuthStorage,
-	createAgentSession,
-	DefaultResourceLoader,
-	ModelRegistry,
-	SessionManager,
-	SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import type { FauxResponseStep, ToolResultMessage } from "@mariozechner/pi-ai";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { openPiSession } from "./pi-session.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CAPTURE_PATH = join(REPO_ROOT, "capture.ts");
@@ -50,48 +42,15 @@ export function resultText(message: ToolResultMessage): string {
 }
 
 export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
-	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-	process.env.PI_CODING_AGENT_DIR = options.agentDir;
-	const faux = registerFauxProvider();
+	const pi = await openPiSession({ agentDir: options.agentDir, extensionPaths: options.extensionPaths, cwd: options.cwd });
 	try {
-		faux.setResponses(options.responses);
-		const model = faux.getModel();
-		const authStorage = AuthStorage.inMemory();
-		authStorage.setRuntimeApiKey(model.provider, "faux-key");
-		const modelRegistry = ModelRegistry.inMemory(authStorage);
-		const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false } });
-		const cwd = options.cwd ?? options.agentDir;
-		const resourceLoader = new DefaultResourceLoader({
-			cwd,
-			agentDir: options.agentDir,
-			settingsManager,
-			additionalExtensionPaths: options.extensionPaths,
-		});
-		await resourceLoader.reload();
-		const { session, extensionsResult } = await createAgentSession({
-			cwd,
-			agentDir: options.agentDir,
-			model,
-			authStorage,
-			modelRegistry,
-			settingsManager,
-			sessionManager: SessionManager.inMemory(),
-			resourceLoader,
-		});
-		const extensionErrors: PiRunResult["extensionErrors"] = [];
-		await session.bindExtensions({ onError: (error) => extensionErrors.push(error) });
-		try {
-			await session.prompt(options.prompt ?? "go");
-		} finally {
-			session.dispose();
-		}
-		const toolResults = session.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
-		return { sessionId: session.sessionId, toolResults, extensionErrors, loadErrors: extensionsResult.errors };
+		pi.respond(...options.responses);
+		await pi.session.prompt(options.prompt ?? "go");
 	} finally {
-		faux.unregister();
-		if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-		else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+		pi.close();
 	}
+	const toolResults = pi.session.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+	return { sessionId: pi.session.sessionId, toolResults, extensionErrors: pi.extensionErrors, loadErrors: pi.loadErrors };
 }
 
 /** A stage-2 entry file with an injected config, for tests that need non-default settings. */

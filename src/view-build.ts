@@ -1,0 +1,66 @@
+// A view built from bytes: scan them, read the lines around the chosen signal lines back from the
+// same bytes (hunks.ts), compose (view.ts). For a file (the recall measurements, the overview of a
+// stored entry) and for a text held in memory (when nothing could be stored). Files are streamed
+// through one reused buffer; memory stays bounded whatever their size.
+
+import { open } from "node:fs/promises";
+import { readViewExtras } from "./hunks.js";
+import { keepCharsFor } from "./render.js";
+import { LineScanner, type ScanResult } from "./scan.js";
+import { type ByteSource, bufferSource, READ_CHUNK_BYTES } from "./source.js";
+import { buildView, type ViewOptions } from "./view.js";
+
+export interface ViewResult {
+	/** What the model sees. */
+	text: string;
+	totalLines: number;
+	totalBytes: number;
+}
+
+/**
+ * The view of a finished scan of `source` (the bytes the scan was pushed, whose offsets it
+ * recorded); `countShape` is the scanner's, which tells rare lines from routine ones.
+ */
+export async function composeView(scan: ScanResult, source: ByteSource, options: ViewOptions, countShape?: (raw: string) => number): Promise<string> {
+	const items = scan.signals.slice(0, options.maxSignalLines);
+	const extras = await readViewExtras(source, scan, items, keepCharsFor(options.maxLineChars), countShape);
+	return buildView(scan, options, extras);
+}
+
+/** Scans a byte source as a stream and builds its view. */
+export async function buildViewFromSource(source: ByteSource, options: ViewOptions): Promise<ViewResult> {
+	const scanner = new LineScanner(options);
+	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, source.size)));
+	for (let position = 0; position < source.size; ) {
+		const read = await source.read(buffer, position);
+		if (read <= 0) break;
+		scanner.push(buffer.subarray(0, read));
+		position += read;
+	}
+	const scan = scanner.end();
+	return { text: await composeView(scan, source, options, (raw) => scanner.countShape(raw)), totalLines: scan.totalLines, totalBytes: scan.totalBytes };
+}
+
+/** Builds the view of a file (bounded memory). */
+export async function buildViewFromFile(path: string, options: ViewOptions): Promise<ViewResult> {
+	const handle = await open(path, "r");
+	try {
+		const { size } = await handle.stat();
+		const source: ByteSource = {
+			size,
+			async read(target, position) {
+				const { bytesRead } = await handle.read(target, 0, Math.min(target.length, Math.max(0, size - position)), position);
+				return bytesRead;
+			},
+			close: () => handle.close(),
+		};
+		return await buildViewFromSource(source, options);
+	} finally {
+		await handle.close();
+	}
+}
+
+/** Builds the view of a text held in memory. */
+export async function buildViewFromText(text: string, options: ViewOptions): Promise<ViewResult> {
+	return buildViewFromSource(bufferSource(Buffer.from(text, "utf8")), options);
+}
