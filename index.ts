@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import { createOverflowExtension } from "./src/extension.js";
-import { resolveStoreRoot } from "./src/store.js";
+import { resolveStoreRoot } from "./src/store/index.js";
 
 export default function overflow(pi: ExtensionAPI): void {
 	createOverflowExtension({

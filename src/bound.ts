@@ -14,7 +14,7 @@ import type { ScannedLine } from "./render.js";
 import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
-import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store.js";
+import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
 import { describeError, keepStart } from "./text.js";
 import { composeView } from "./view-build.js";
 import { findKeyLines, formatLine, lineNumberWidth } from "./view.js";

@@ -2,13 +2,13 @@
 // the same first screen the model saw when the result was bounded. Invariant: the output's own line
 // numbers and totals — a stored copy that left out the middle is scanned up to its marker line, the
 // scan jumps over the left-out lines (taking the signal lines the first scan found there from the
-// metadata), and goes on with the tail. Streams the file through one reused buffer.
+// metadata), and goes on with the tail. Streams the stored text (opened by the caller: store.openText)
+// through one reused buffer.
 
-import { open } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { LineScanner } from "./scan.js";
-import type { EntryGap, EntryMeta } from "./store.js";
+import type { EntryGap, EntryMeta } from "./store/index.js";
 import type { ByteSource } from "./source.js";
 import { composeView } from "./view-build.js";
 
@@ -16,34 +16,20 @@ import { composeView } from "./view-build.js";
 const READ_CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
-/** The entry's view within `thresholdChars`, from the stored copy at `path`. */
-export async function buildEntryView(meta: EntryMeta, path: string, config: OverflowConfig, thresholdChars: number): Promise<string> {
-	const handle = await open(path, "r");
-	try {
-		const { size } = await handle.stat();
-		const source: ByteSource = {
-			size,
-			async read(target, position) {
-				const { bytesRead } = await handle.read(target, 0, Math.min(target.length, Math.max(0, size - position)), position);
-				return bytesRead;
-			},
-			close: async () => {},
-		};
-		const scanner = new LineScanner(config);
-		await scanStoredCopy(source, scanner, meta.gap);
-		const scan = scanner.end();
-		return await composeView({ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes }, source, {
-			...config,
-			thresholdChars,
-			id: meta.id,
-			toolName: meta.toolName,
-			truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
-			sourceNote: meta.sourceNote,
-			statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
-		}, (raw) => scanner.countShape(raw));
-	} finally {
-		await handle.close();
-	}
+/** The entry's view within `thresholdChars`, from its stored copy `source` (left open). */
+export async function buildEntryView(meta: EntryMeta, source: ByteSource, config: OverflowConfig, thresholdChars: number): Promise<string> {
+	const scanner = new LineScanner(config);
+	await scanStoredCopy(source, scanner, meta.gap);
+	const scan = scanner.end();
+	return await composeView({ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes }, source, {
+		...config,
+		thresholdChars,
+		id: meta.id,
+		toolName: meta.toolName,
+		truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
+		sourceNote: meta.sourceNote,
+		statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
+	}, (raw) => scanner.countShape(raw));
 }
 
 /** Pushes the stored copy into the scanner, jumping over the marker line of a left-out middle. */

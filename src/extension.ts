@@ -11,7 +11,7 @@ import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfi
 import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
 import { disposeSearchWorkers } from "./search.js";
 import { findStash, joinTextParts } from "./stash.js";
-import { OverflowStore, type StoreOptions } from "./store.js";
+import { OverflowStore, type StoreOptions } from "./store/index.js";
 import { registerQueryTool } from "./tool.js";
 import { USER_BASH_ENTRY_TYPE, type UserBashBoundDependencies, type UserBashRecord, UserBashViews } from "./user-bash.js";
 

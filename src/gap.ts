@@ -3,7 +3,7 @@
 // standing for the middle. Pure. Invariant: stored lines before the marker keep their numbers, the
 // stored line after it is the output's `firstTailLine`, and the marker line itself is no output line.
 
-import type { EntryGap } from "./store.js";
+import type { EntryGap } from "./store/index.js";
 
 /** The output's number of a stored line; undefined for the marker line. */
 export function toOutputLine(gap: EntryGap | undefined, storedLine: number): number | undefined {

@@ -1,13 +1,14 @@
 // Reading numbered lines from the middle or the end of a large stored file without rescanning it
-// from the start every time. A sparse line index (the byte offset of every `stride`-th line) is
+// from the start every time. The file is read through the byte source its caller opened (a stored
+// text: store.openText). A sparse line index (the byte offset of every `stride`-th line) is
 // built on first use by a newline-count pass — only as far as the asked line — and cached in
 // memory, keyed by path + size + mtime (at most DEFAULT_LINE_INDEX_CACHE_ENTRIES files, each
 // totalLines / stride numbers). Invariant: lines are numbered as scan.ts numbers them (split on
 // \n, a \r before it belongs to the ending, a final newline adds no line), memory stays bounded
 // by the read chunk and `keepChars` per yielded line, however long a line is.
 
-import { open, type FileHandle } from "node:fs/promises";
 import { GIANT_LINE_KEEP_BYTES, PendingLine, type ScannedLine, shapeGiantLine, shapeLine } from "./render.js";
+import type { ByteSource } from "./source.js";
 
 /** Lines between two indexed offsets: a lookup reads at most this many lines before the one asked. */
 export const DEFAULT_LINE_INDEX_STRIDE = 4096;
@@ -27,6 +28,13 @@ export interface ReadLinesOptions {
 	stride?: number;
 	/** Default DEFAULT_LINE_READ_CHUNK_BYTES. */
 	chunkBytes?: number;
+}
+
+/** A file's bytes, opened by the caller, and what names it in the index cache. */
+export interface IndexedText extends ByteSource {
+	/** Names the file in the cache; with size and mtimeMs it tells a changed file from the indexed one. */
+	readonly path: string;
+	readonly mtimeMs: number;
 }
 
 interface LineIndex {
@@ -73,10 +81,10 @@ function findIndex(path: string, size: number, mtimeMs: number, stride: number):
 }
 
 /** Counts newlines from where the index stops until it holds offsets[wanted] or the file ends. */
-async function extendIndex(handle: FileHandle, index: LineIndex, wanted: number, chunkBytes: number): Promise<void> {
+async function extendIndex(text: IndexedText, index: LineIndex, wanted: number, chunkBytes: number): Promise<void> {
 	const buffer = Buffer.allocUnsafe(chunkBytes);
 	while (index.offsets.length <= wanted && !index.complete) {
-		const { bytesRead } = await handle.read(buffer, 0, chunkBytes, index.scannedBytes);
+		const bytesRead = await text.read(buffer, index.scannedBytes);
 		if (bytesRead === 0) {
 			index.complete = true;
 			break;
@@ -95,13 +103,12 @@ async function extendIndex(handle: FileHandle, index: LineIndex, wanted: number,
 }
 
 /** The indexed line at or before `lineNumber`: where to start reading. */
-async function seekLine(handle: FileHandle, path: string, lineNumber: number, stride: number, chunkBytes: number): Promise<{ offset: number; lineNumber: number }> {
-	const stats = await handle.stat();
-	const index = findIndex(path, stats.size, stats.mtimeMs, stride);
+async function seekLine(text: IndexedText, lineNumber: number, stride: number, chunkBytes: number): Promise<{ offset: number; lineNumber: number }> {
+	const index = findIndex(text.path, text.size, text.mtimeMs, stride);
 	const wanted = Math.floor((lineNumber - 1) / stride);
 	while (index.offsets.length <= wanted && !index.complete) {
 		if (index.extending === undefined) {
-			const run = extendIndex(handle, index, wanted, chunkBytes);
+			const run = extendIndex(text, index, wanted, chunkBytes);
 			index.extending = run.finally(() => {
 				index.extending = undefined;
 			});
@@ -113,67 +120,62 @@ async function seekLine(handle: FileHandle, path: string, lineNumber: number, st
 }
 
 /**
- * Yields the lines of the file at `path` from line `startLine` on, until the file ends or the
- * caller stops iterating (which closes the file). Seeks through the cached sparse index. Each line
+ * Yields the lines of `text` from line `startLine` on, until the file ends or the caller stops
+ * iterating (the caller closes the text). Seeks through the cached sparse index. Each line
  * is shaped as the scan shapes it (shapeLine / shapeGiantLine), so a line reads the same here as in
  * the view: `\r` redraws resolved and escapes removed before it is clipped.
  */
-export async function* readLinesFrom(path: string, startLine: number, options: ReadLinesOptions): AsyncGenerator<ScannedLine> {
+export async function* readLinesFrom(text: IndexedText, startLine: number, options: ReadLinesOptions): AsyncGenerator<ScannedLine> {
 	const stride = options.stride ?? DEFAULT_LINE_INDEX_STRIDE;
 	const chunkBytes = options.chunkBytes ?? DEFAULT_LINE_READ_CHUNK_BYTES;
 	const keepChars = Math.max(1, options.keepChars);
 	const isSignal = options.isSignal ?? (() => false);
-	const handle = await open(path, "r");
-	try {
-		const start = await seekLine(handle, path, startLine, stride, chunkBytes);
-		const buffer = Buffer.allocUnsafe(chunkBytes);
-		let position = start.offset;
-		let lineNumber = start.lineNumber;
-		// A shown line that began in an earlier chunk: its ends kept, its length counted.
-		let pending: PendingLine | undefined;
+	const start = await seekLine(text, startLine, stride, chunkBytes);
+	const buffer = Buffer.allocUnsafe(chunkBytes);
+	let position = start.offset;
+	let lineNumber = start.lineNumber;
+	// A shown line that began in an earlier chunk: its ends kept, its length counted.
+	let pending: PendingLine | undefined;
 
-		const finishPending = (): ScannedLine => {
-			const line = pending as PendingLine;
-			pending = undefined;
-			const number = lineNumber++;
-			return line.isGiant ? shapeGiantLine(number, line, keepChars, isSignal)[0] : shapeLine(number, line.whole(), keepChars);
-		};
+	const finishPending = (): ScannedLine => {
+		const line = pending as PendingLine;
+		pending = undefined;
+		const number = lineNumber++;
+		return line.isGiant ? shapeGiantLine(number, line, keepChars, isSignal)[0] : shapeLine(number, line.whole(), keepChars);
+	};
 
+	for (;;) {
+		const bytesRead = await text.read(buffer, position);
+		if (bytesRead === 0) break;
+		position += bytesRead;
+		let lineStart = 0;
 		for (;;) {
-			const { bytesRead } = await handle.read(buffer, 0, chunkBytes, position);
-			if (bytesRead === 0) break;
-			position += bytesRead;
-			let lineStart = 0;
-			for (;;) {
-				let end = buffer.indexOf(NEWLINE, lineStart);
-				if (end >= bytesRead) end = -1;
-				if (lineNumber < startLine) {
-					// Before the asked line: only count (a skipped line may go on in the next chunk).
-					if (end === -1) break;
-					lineNumber += 1;
-					lineStart = end + 1;
-					continue;
-				}
-				if (end === -1) {
-					if (lineStart < bytesRead) (pending ??= new PendingLine()).append(buffer.subarray(lineStart, bytesRead));
-					break;
-				}
-				if (pending !== undefined) {
-					pending.append(buffer.subarray(lineStart, end));
-					yield finishPending();
-				} else if (end - lineStart <= GIANT_LINE_KEEP_BYTES) {
-					yield shapeLine(lineNumber++, buffer.toString("utf8", lineStart, end), keepChars);
-				} else {
-					pending = new PendingLine();
-					pending.append(buffer.subarray(lineStart, end));
-					yield finishPending();
-				}
+			let end = buffer.indexOf(NEWLINE, lineStart);
+			if (end >= bytesRead) end = -1;
+			if (lineNumber < startLine) {
+				// Before the asked line: only count (a skipped line may go on in the next chunk).
+				if (end === -1) break;
+				lineNumber += 1;
 				lineStart = end + 1;
+				continue;
 			}
+			if (end === -1) {
+				if (lineStart < bytesRead) (pending ??= new PendingLine()).append(buffer.subarray(lineStart, bytesRead));
+				break;
+			}
+			if (pending !== undefined) {
+				pending.append(buffer.subarray(lineStart, end));
+				yield finishPending();
+			} else if (end - lineStart <= GIANT_LINE_KEEP_BYTES) {
+				yield shapeLine(lineNumber++, buffer.toString("utf8", lineStart, end), keepChars);
+			} else {
+				pending = new PendingLine();
+				pending.append(buffer.subarray(lineStart, end));
+				yield finishPending();
+			}
+			lineStart = end + 1;
 		}
-		// The last line has no newline.
-		if (pending !== undefined) yield finishPending();
-	} finally {
-		await handle.close();
 	}
+	// The last line has no newline.
+	if (pending !== undefined) yield finishPending();
 }

@@ -3,7 +3,8 @@
 // characters, deterministic for the same file and config (a search that runs out of time excepted),
 // numbers lines exactly as the bounded view does, and says whether it was cut and how to get the
 // rest; every failure is a QueryError whose short message tells the model what to do next. Stored
-// files are read as streams (jsonPath too: src/json-stream.ts walks the text without building it).
+// texts are read as streams through store.openText (jsonPath too, by path: src/json-stream.ts walks
+// the text without building it).
 
 import { lstat } from "node:fs/promises";
 import type { OverflowConfig } from "./config.js";
@@ -14,7 +15,7 @@ import { evaluateJsonPath, type JsonPathOptions, type JsonValueSummary } from ".
 import { readLinesFrom } from "./line-index.js";
 import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchOptions, type SearchResult } from "./search.js";
 import { keepCharsFor, stripAnsi } from "./render.js";
-import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore } from "./store.js";
+import { type EntryGap, isEntryId, type EntryMeta, type OverflowStore, type StoredText } from "./store/index.js";
 import { formatLine, lineNumberWidth, renderTerminalLine } from "./view.js";
 import { keepStart, plural, sizeOf } from "./text.js";
 import { fitSearchLine } from "./search-protocol.js";
@@ -123,12 +124,31 @@ export async function runQuery(params: QueryParams, deps: QueryDependencies, sig
 	return answer;
 }
 
-/** The stored text's path, checked to be there and a regular file (a vanished entry reads as expired). */
+function notRegularError(id: string): QueryError {
+	return new QueryError(`overflow_query: the stored output of id=${id} is not a regular file; re-run the command.`);
+}
+
+/**
+ * The entry's stored text, opened by the store (store.openText); the caller closes it. A text that
+ * vanished (expired, evicted) reads as expired; something other than a regular file is refused.
+ */
+async function openEntryText(meta: EntryMeta, deps: QueryDependencies): Promise<StoredText> {
+	try {
+		return await deps.store.openText(meta.id);
+	} catch (error) {
+		const code = (error as { code?: unknown } | null)?.code;
+		if (code === "ENOENT" || code === "ENOTDIR") throw expiredError(meta.id, deps.config);
+		if (code === "EINVAL") throw notRegularError(meta.id);
+		throw error;
+	}
+}
+
+/** The stored text's path, checked to be there and a regular file (a vanished entry reads as expired). jsonPath only. */
 async function locateText(meta: EntryMeta, deps: QueryDependencies): Promise<string> {
 	const path = deps.store.textPath(meta.id);
 	try {
 		const stats = await lstat(path);
-		if (!stats.isFile()) throw new QueryError(`overflow_query: the stored output of id=${meta.id} is not a regular file; re-run the command.`);
+		if (!stats.isFile()) throw notRegularError(meta.id);
 	} catch (error) {
 		if (error instanceof QueryError) throw error;
 		throw expiredError(meta.id, deps.config);
@@ -139,7 +159,13 @@ async function locateText(meta: EntryMeta, deps: QueryDependencies): Promise<str
 async function answerInfo(meta: EntryMeta, deps: QueryDependencies): Promise<QueryAnswer> {
 	const { config } = deps;
 	const about = describeEntry(meta);
-	const view = await buildEntryView(meta, await locateText(meta, deps), config, Math.max(200, config.thresholdChars - about.length - 1));
+	const text = await openEntryText(meta, deps);
+	let view: string;
+	try {
+		view = await buildEntryView(meta, text, config, Math.max(200, config.thresholdChars - about.length - 1));
+	} finally {
+		await text.close();
+	}
 	return { text: `${about}\n${view}`.slice(0, config.thresholdChars), summary: { selector: "info", truncated: false } };
 }
 
@@ -162,7 +188,6 @@ function checkLineNumber(value: unknown, name: string): number {
 }
 
 async function answerLines(meta: EntryMeta, range: { start: number; end?: number }, deps: QueryDependencies): Promise<QueryAnswer> {
-	const { config } = deps;
 	const total = meta.totalLines;
 	if (typeof range !== "object" || range === null) {
 		throw new QueryError("overflow_query: lines must be an object {start, end}, e.g. lines: {start: 1, end: 200}");
@@ -176,8 +201,19 @@ async function answerLines(meta: EntryMeta, range: { start: number; end?: number
 	if (askedEnd !== undefined && askedEnd < start) {
 		throw new QueryError(`overflow_query: lines.end=${askedEnd} is before lines.start=${start}; the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}, with start ≤ end.`);
 	}
+	const text = await openEntryText(meta, deps);
+	try {
+		return await formatLinesAnswer(meta, text, start, askedEnd, deps);
+	} finally {
+		await text.close();
+	}
+}
+
+/** Reads from the open text the lines of [start, askedEnd] that fit into thresholdChars. */
+async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: number, askedEnd: number | undefined, deps: QueryDependencies): Promise<QueryAnswer> {
+	const { config } = deps;
+	const total = meta.totalLines;
 	const last = Math.min(askedEnd ?? total, total);
-	const path = await locateText(meta, deps);
 	const width = lineNumberWidth(total);
 	const budget = config.thresholdChars - NOTES_RESERVE_CHARS;
 	const gap = meta.gap;
@@ -190,7 +226,7 @@ async function answerLines(meta: EntryMeta, range: { start: number; end?: number
 	let touchedGap = false;
 	const keepChars = keepCharsFor(config.maxLineChars);
 	const isSignal = (text: string) => config.signalRegex.test(stripAnsi(text));
-	for await (const stored of readLinesFrom(path, storedStart, { keepChars, isSignal, stride: deps.lineIndexStride })) {
+	for await (const stored of readLinesFrom(source, storedStart, { keepChars, isSignal, stride: deps.lineIndexStride })) {
 		const lineNumber = toOutputLine(gap, stored.lineNumber);
 		let formatted: string;
 		if (lineNumber === undefined) {
@@ -250,10 +286,11 @@ async function answerSearch(meta: EntryMeta, pattern: string, deps: QueryDepende
 			`overflow_query: invalid regex /${echo(pattern)}/: ${compiled.error}; escape special characters (\\( \\[ \\. \\* \\+ \\?) or use a simpler pattern`,
 		);
 	}
-	const path = await locateText(meta, deps);
+	const text = await openEntryText(meta, deps);
 	let result: SearchResult;
 	try {
-		result = await searchFile(path, {
+		// The worker reads the descriptor openText opened; it is closed once searchFile has settled.
+		result = await searchFile(text.fd, {
 			pattern,
 			contextLines: config.contextLines,
 			maxResults: config.maxResults,
@@ -268,6 +305,8 @@ async function answerSearch(meta: EntryMeta, pattern: string, deps: QueryDepende
 			throw new QueryError(`overflow_query: the search could not run (${echo(error.message)}); read the output with lines: {start: 1} instead`);
 		}
 		throw error;
+	} finally {
+		await text.close();
 	}
 	return formatSearchAnswer(meta, pattern, result, config);
 }

@@ -74,7 +74,9 @@ export function readProgress(progress, id) {
  * @typedef {object} SearchWorkerRequest
  * @property {"search"} type
  * @property {number} id
- * @property {string} path
+ * @property {string} [path] The file's path (the worker opens and closes it), unless `fd` is given.
+ * @property {number} [fd] A descriptor the main thread opened (store.openText) and keeps open for the search: read
+ *   with pread, never closed here.
  * @property {string} pattern
  * @property {number} contextLines
  * @property {number} maxResults

@@ -25,15 +25,19 @@ function post(message) {
 }
 
 /**
- * The stored file, read by position.
- * @param {string} path
+ * The stored file, read by position: the descriptor the main thread passed (its to close), or the
+ * file at `path`, opened and closed here.
+ * @param {SearchWorkerRequest} request
  * @returns {ByteSource}
  */
-function openFileSource(path) {
-	const fd = openSync(path, "r");
+function openFileSource(request) {
+	const given = request.fd;
+	const fd = given ?? openSync(/** @type {string} */ (request.path), "r");
 	return {
 		read: (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
-		close: () => closeSync(fd),
+		close: () => {
+			if (given === undefined) closeSync(fd);
+		},
 	};
 }
 
@@ -45,7 +49,7 @@ port.on("message", (/** @type {SearchWorkerRequest} */ request) => {
 	/** @type {SearchDoneMessage} */
 	let reply;
 	try {
-		reply = runSearch(request, startedAt, () => openFileSource(request.path), progress, (lines) => post({ type: "lines", id: request.id, lines }));
+		reply = runSearch(request, startedAt, () => openFileSource(request), progress, (lines) => post({ type: "lines", id: request.id, lines }));
 	} catch (error) {
 		const message = String((error instanceof Error && error.message) || error);
 		reply = { type: "done", id: request.id, totalHits: 0, collectedHits: 0, collectionStop: null, stoppedAtLine: 0, linesSearched: 0, error: message };

@@ -146,12 +146,15 @@ function createNotStartedResult(waitedMs: number): SearchResult {
 }
 
 /**
- * Searches the file at `path` (a regular file) line by line, as grep -n -i -E -C would, in a worker.
+ * Searches a regular file line by line, as grep -n -i -E -C would, in a worker. `file` is its path,
+ * or a descriptor of this process (store.openText's) that the worker reads with pread and never
+ * closes: the caller closes it once searchFile has settled. (A worker terminated at that moment may
+ * still issue one pread on the closed number; it only reads, and its answer is already discarded.)
  * Resolves with the hits so far when the time runs out, and without hits (stopped.cause "wait") when
  * no worker began it within maxWaitMs; rejects with a SearchEngineError when the worker cannot run,
  * and with an AbortError-named Error when `signal` aborts.
  */
-export async function searchFile(path: string, options: SearchOptions): Promise<SearchResult> {
+export async function searchFile(file: string | number, options: SearchOptions): Promise<SearchResult> {
 	const askedAt = Date.now();
 	const waitEnd = askedAt + (options.maxWaitMs ?? Math.max(DEFAULT_MIN_WAIT_MS, DEFAULT_WAIT_TIMEOUTS * options.timeoutMs));
 	let acquired: SearchWorker | undefined;
@@ -166,7 +169,7 @@ export async function searchFile(path: string, options: SearchOptions): Promise<
 	const request: SearchWorkerRequest = {
 		type: "search",
 		id: nextRequestId++,
-		path,
+		...(typeof file === "number" ? { fd: file } : { path: file }),
 		pattern: options.pattern,
 		contextLines: options.contextLines,
 		maxResults: options.maxResults,

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { boundToolResult, type BoundDependencies, type ToolResultInput } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { type Stash, stashOriginal } from "../src/stash.js";
-import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { createTempDir } from "./helpers/tmp.js";
 

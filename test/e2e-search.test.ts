@@ -43,7 +43,7 @@ function writeTunedIndex(dir: string, configText: string, tuning: Pick<SearchOpt
 			`import { getAgentDir } from "@mariozechner/pi-coding-agent";`,
 			`import { parseConfig } from ${source("config.ts")};`,
 			`import { createOverflowExtension } from ${source("extension.ts")};`,
-			`import { OverflowStore, resolveStoreRoot } from ${source("store.ts")};`,
+			`import { OverflowStore, resolveStoreRoot } from ${source("store/index.ts")};`,
 			`import { registerQueryTool } from ${source("tool.ts")};`,
 			`export default function (pi: any) {`,
 			`  const config = parseConfig(${JSON.stringify(configText)});`,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { utimes, writeFile } from "node:fs/promises";
+import { open, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { clearLineIndexCache, describeLineIndex, readLinesFrom } from "../src/line-index.js";
+import { clearLineIndexCache, describeLineIndex, type IndexedText, readLinesFrom } from "../src/line-index.js";
 import { type ScannedLine, shapeLine } from "../src/render.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -19,11 +19,23 @@ function expectedLine(line: string, lineNumber: number, keepChars: number): Scan
 	return shapeLine(lineNumber, line, keepChars);
 }
 
+/** The file as a reader gets a stored text (store.openText): size and mtime from fstat, bytes by pread. */
+async function openIndexedText(path: string): Promise<IndexedText> {
+	const handle = await open(path, "r");
+	const { size, mtimeMs } = await handle.stat();
+	return { path, size, mtimeMs, read: async (target, position) => (await handle.read(target, 0, target.length, position)).bytesRead, close: () => handle.close() };
+}
+
 async function readAll(path: string, start: number, options: Parameters<typeof readLinesFrom>[2], limit = Infinity): Promise<ScannedLine[]> {
 	const lines: ScannedLine[] = [];
-	for await (const line of readLinesFrom(path, start, options)) {
-		lines.push(line);
-		if (lines.length >= limit) break;
+	const text = await openIndexedText(path);
+	try {
+		for await (const line of readLinesFrom(text, start, options)) {
+			lines.push(line);
+			if (lines.length >= limit) break;
+		}
+	} finally {
+		await text.close();
 	}
 	return lines;
 }

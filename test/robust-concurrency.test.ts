@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
-import { computeEntryId, DEFAULT_QUOTA_LOW_WATER_RATIO, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { computeEntryId, DEFAULT_QUOTA_LOW_WATER_RATIO, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import type { WorkerReport } from "./helpers/robust-concurrency-child.js";
 import {
 	assertEntryVerifies,

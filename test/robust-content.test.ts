@@ -16,7 +16,7 @@ import { boundToolResult, type ToolResultInput, type ToolResultPatch } from "../
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { READ_CHUNK_BYTES } from "../src/source.js";
 import type { Stash } from "../src/stash.js";
-import { type EntryMeta, OverflowStore } from "../src/store.js";
+import { type EntryMeta, OverflowStore } from "../src/store/index.js";
 import { keepEnd } from "../src/text.js";
 import { buildMixedOutput, HOSTILE_INVALID_UTF8, HOSTILE_MIXED_LINES } from "./fixtures/ext/robust-tools.js";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT, resultText, runPi } from "./helpers/pi.js";

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createDefaultConfig } from "../src/config.js";
-import { computeEntryId, DEFAULT_ORPHAN_AGE_MS, OverflowStore } from "../src/store.js";
+import { computeEntryId, DEFAULT_ORPHAN_AGE_MS, OverflowStore } from "../src/store/index.js";
 import {
 	assertEntryVerifies,
 	assertTextVerifies,

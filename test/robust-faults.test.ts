@@ -14,7 +14,7 @@ import { test } from "node:test";
 import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { ensureStash, type Stash, stashOriginal } from "../src/stash.js";
-import { computeEntryId, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { computeEntryId, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { buildEntryMeta, listStore } from "./helpers/robust-common.js";
 import { createFaultyFs, ENTRY_FAULT_STEPS, FAULT_CODES, type FaultStep } from "./helpers/robust-faulty-fs.js";

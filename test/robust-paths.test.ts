@@ -16,7 +16,7 @@ import { type TestContext, test } from "node:test";
 import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound.js";
 import { createDefaultConfig } from "../src/config.js";
 import type { Stash } from "../src/stash.js";
-import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store.js";
+import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { REPO_ROOT } from "./helpers/pi.js";
 import { HELPERS_DIR, listStore } from "./helpers/robust-common.js";

@@ -9,7 +9,7 @@ import { after, test } from "node:test";
 import fc from "fast-check";
 import { createDefaultConfig } from "../src/config.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { OverflowStore } from "../src/store.js";
+import { OverflowStore } from "../src/store/index.js";
 import { registerQueryTool } from "../src/tool.js";
 import { jsonDocument, numberedLog } from "./fixtures/ext/tools.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";

@@ -1,4 +1,4 @@
-// Tests of the quota at commit time (src/store.ts, StoreOptions.maxStoreBytes): which entries a
+// Tests of the quota at commit time (src/store/quota.ts, StoreOptions.maxStoreBytes): which entries a
 // commit evicts, that a commit within the quota costs no directory scan, the low-water mark, other
 // processes' entries, commits racing each other, and failures reported instead of thrown. Every
 // test has its own mkdtemp directory; entry ages come from createdAt, never from the wall clock.
@@ -16,7 +16,7 @@ import {
 	NODE_STORE_FS,
 	OverflowStore,
 	type StoreFs,
-} from "../src/store.js";
+} from "../src/store/index.js";
 import { measureLiveStore, summarizeStore } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
 

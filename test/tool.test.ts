@@ -6,7 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { QueryError } from "../src/query.js";
 import { disposeSearchWorkers } from "../src/search.js";
-import { type EntryMeta, OverflowStore } from "../src/store.js";
+import { type EntryMeta, OverflowStore } from "../src/store/index.js";
 import { createQueryGuidelines, describeAnswer, describeQueryTool, QUERY_TOOL_NAME, QueryParameters, registerQueryTool } from "../src/tool.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";

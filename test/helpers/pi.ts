@@ -62,7 +62,7 @@ export function writeConfiguredIndex(dir: string, configText: string): string {
 			`import { getAgentDir } from "@mariozechner/pi-coding-agent";`,
 			`import { parseConfig } from ${JSON.stringify(join(REPO_ROOT, "src", "config.ts"))};`,
 			`import { createOverflowExtension } from ${JSON.stringify(join(REPO_ROOT, "src", "extension.ts"))};`,
-			`import { resolveStoreRoot } from ${JSON.stringify(join(REPO_ROOT, "src", "store.ts"))};`,
+			`import { resolveStoreRoot } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};`,
 			`export default function (pi: any) {`,
 			`  createOverflowExtension({ config: parseConfig(${JSON.stringify(configText)}), configPath: "test-config.json", storeRoot: resolveStoreRoot(getAgentDir()) })(pi);`,
 			`}`,

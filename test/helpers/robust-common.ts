@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type CommitResult, countTextLines, type EntryMeta, type OverflowStore } from "../../src/store.js";
+import { type CommitResult, countTextLines, type EntryMeta, type OverflowStore } from "../../src/store/index.js";
 
 /** `npm run test:stress` sets STRESS=1: heavier counts, same assertions. */
 export const STRESS = process.env.STRESS === "1";

@@ -9,7 +9,7 @@
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeSync } from "node:fs";
-import { computeEntryId, OverflowStore } from "../../src/store.js";
+import { computeEntryId, OverflowStore } from "../../src/store/index.js";
 import { buildEntryMeta, CONCURRENCY_PROFILE, ENTRY_NAME, entrySizeFor, generateEntryContent, measureLiveStore, writeEntry } from "./robust-common.js";
 
 export interface WorkerReport {

@@ -7,7 +7,7 @@
 // commit that happened).
 
 import { writeSync } from "node:fs";
-import { computeEntryId, OverflowStore } from "../../src/store.js";
+import { computeEntryId, OverflowStore } from "../../src/store/index.js";
 import { buildEntryMeta, CRASH_PROFILE, entrySizeFor, generateEntryContent, writeEntry } from "./robust-common.js";
 
 const [root, sessionId] = process.argv.slice(2);

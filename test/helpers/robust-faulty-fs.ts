@@ -1,10 +1,10 @@
 // A StoreFs that fails one named step of the store's work with a chosen errno code: NODE_STORE_FS
-// spread, one method replaced, as store.ts intends. Invariant: a fault fires only while the fs is
+// spread, one method replaced, as src/store/fs.ts intends. Invariant: a fault fires only while the fs is
 // armed and only at its step (e.g. the second open is the metadata temp file); every other call,
 // and every call once disarmed, goes to the real file system unchanged, and a handle whose close
 // "fails" is still really closed, so tests never leak descriptors.
 
-import { NODE_STORE_FS, type StoreFileHandle, type StoreFs } from "../../src/store.js";
+import { NODE_STORE_FS, type StoreFileHandle, type StoreFs } from "../../src/store/index.js";
 
 /** Where a fault is injected. "text" is the entry's temp .txt (first file opened), "meta" its .json temp (second). */
 export type FaultStep =

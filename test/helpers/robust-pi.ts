@@ -6,7 +6,7 @@
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { ToolResultInput, ToolResultPatch } from "../../src/bound.js";
 import { createOverflowExtension, type OverflowExtensionOptions } from "../../src/extension.js";
-import type { HousekeepingResult } from "../../src/store.js";
+import type { HousekeepingResult } from "../../src/store/index.js";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 

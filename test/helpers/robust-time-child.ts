@@ -3,7 +3,7 @@ import { openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { boundToolResult } from "../../src/bound.js";
 import { createDefaultConfig } from "../../src/config.js";
-import { OverflowStore } from "../../src/store.js";
+import { OverflowStore } from "../../src/store/index.js";
 
 const [spill, root] = process.argv.slice(2);
 const size = statSync(spill).size;

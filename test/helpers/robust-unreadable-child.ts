@@ -11,7 +11,7 @@ import { dirname } from "node:path";
 import { boundToolResult } from "../../src/bound.js";
 import { createDefaultConfig } from "../../src/config.js";
 import type { Stash } from "../../src/stash.js";
-import { OverflowStore } from "../../src/store.js";
+import { OverflowStore } from "../../src/store/index.js";
 import { numberedLog } from "../fixtures/ext/tools.js";
 
 const [uidText, root, spillPath, fallback] = process.argv.slice(2);

@@ -1,7 +1,7 @@
 // Writes a complete store entry for tests: the text through an EntryWriter (in 4 MiB pieces), then
 // metadata whose totals are the writer's own counts, as the bound stage commits them.
 
-import type { EntryMeta, OverflowStore } from "../../src/store.js";
+import type { EntryMeta, OverflowStore } from "../../src/store/index.js";
 
 export async function writeStoreEntry(store: OverflowStore, id: string, text: string | Buffer, toolName = "bash"): Promise<EntryMeta> {
 	const writer = await store.beginEntry(id);

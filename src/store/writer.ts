@@ -1,0 +1,319 @@
+// One entry's atomic write, as write-file-atomic orders it: each file is a 0600 temp file in the
+// store directory, written, fsynced, closed, then linked into place under a name that must not
+// exist yet — the .txt first, the .json last, so a `<id>.json` under its final name means the entry
+// is complete. Invariant: everything the writer created and has not handed over (temp files, a
+// placed .txt whose .json failed) is released by one path, release(), on every failure and abort;
+// an entry is never replaced, and the error passed on keeps its `code`.
+
+import { createTempName, parseEntryMeta, type EntryMeta } from "./entry.js";
+import { createStoreError, readErrorCode, toStoreError, type StoreError, type StoreFileHandle, type StoreFs } from "./fs.js";
+
+/** Mode of every file the store writes. */
+export const DEFAULT_FILE_MODE = 0o600;
+
+/** What a commit did for the quota (StoreOptions.maxStoreBytes) once the entry was in place. */
+export interface CommitResult {
+	/** Entries evicted: other sessions' first, then this session's, oldest first; never this one. */
+	removedForQuota: number;
+	/** One line per problem met while evicting; the entry is committed all the same. */
+	errors: string[];
+}
+
+export interface EntryWriter {
+	/** Appends to the temp file (partial writes handled). On failure the temp file is already removed. */
+	write(chunk: Uint8Array): Promise<void>;
+	/**
+	 * fsync + close + link to <id>.txt, then writes <id>.json the same way. `meta.id` must be the
+	 * writer's id and `meta.storedBytes`/`meta.storedLines` must describe what was written (else EINVAL).
+	 * On failure nothing of the entry is left behind and the error (with its `code`) is rethrown.
+	 * With a quota, evicts before it resolves when the store is over it (never throws for that).
+	 */
+	commit(meta: EntryMeta): Promise<CommitResult>;
+	/** Closes and removes the temp file(s); safe after a failed write/commit, never throws. No-op after commit. */
+	abort(): Promise<void>;
+	/** Bytes written so far. */
+	readonly bytesWritten: number;
+	/** Lines written so far, counted like EntryMeta.storedLines. */
+	readonly linesWritten: number;
+}
+
+/** Runs once the entry is in place (the store's quota pass); never rejects. */
+export type OnCommitted = (meta: EntryMeta, bytes: number) => Promise<CommitResult>;
+
+// Paths this process is writing right now, across all store instances and module instances (Pi
+// loads each extension file, and each /reload, as its own module instance, so the sets live under a
+// global key like the stash): housekeeping never removes them, whatever the clock says. A temp file
+// named with this process's pid that is in neither set was abandoned (its cleanup unlink failed)
+// and is stale at once.
+const ACTIVE_PATHS_KEY = Symbol.for("my-pi.pi-overflow.store-active-paths.v1");
+
+interface ActivePaths {
+	temps: Set<string>;
+	/** `<root>/<id>` of the entries being committed (their quota pass included). */
+	commits: Set<string>;
+}
+
+function findActivePaths(): ActivePaths {
+	const holder = globalThis as typeof globalThis & { [ACTIVE_PATHS_KEY]?: unknown };
+	const existing = holder[ACTIVE_PATHS_KEY] as Partial<ActivePaths> | undefined;
+	if (existing?.temps instanceof Set && existing.commits instanceof Set) return existing as ActivePaths;
+	const created: ActivePaths = { temps: new Set(), commits: new Set() };
+	holder[ACTIVE_PATHS_KEY] = created;
+	return created;
+}
+
+const { temps: activeTempPaths, commits: activeCommitPaths } = findActivePaths();
+
+/** True while a writer of this process owns the temp file at `path`. */
+export function isActiveTemp(path: string): boolean {
+	return activeTempPaths.has(path);
+}
+
+/** True while this process commits the entry `<root>/<id>` (its quota pass included). */
+export function isCommittingEntry(entryPath: string): boolean {
+	return activeCommitPaths.size > 0 && activeCommitPaths.has(entryPath);
+}
+
+/** The entry's own quota pass is over: from now on it is an entry like any other (the next pass may evict it). */
+export function endCommit(entryPath: string): void {
+	activeCommitPaths.delete(entryPath);
+}
+
+/** A file the writer created and has not placed yet. */
+interface TempFile {
+	path: string;
+	/** Open until finished (or released). */
+	handle: StoreFileHandle | undefined;
+}
+
+export class TempEntryWriter implements EntryWriter {
+	private state: "open" | "committing" | "committed" | "failed" | "aborted" = "open";
+	private failure: StoreError | undefined;
+	private queue: Promise<void> = Promise.resolve();
+	/** Created and not placed: the text's temp file, then the metadata's. */
+	private temps: TempFile[] = [];
+	/** The placed <id>.txt while its .json is not placed yet. */
+	private placedText: string | undefined;
+	private written = 0;
+	private newlines = 0;
+	private lastByte = -1;
+
+	/** Call open() before anything else. `prefix` is the store root with a trailing separator. */
+	constructor(
+		private readonly fs: StoreFs,
+		private readonly prefix: string,
+		private readonly id: string,
+		private readonly onCommitted: OnCommitted,
+	) {}
+
+	get bytesWritten(): number {
+		return this.written;
+	}
+
+	get linesWritten(): number {
+		return this.newlines + (this.written > 0 && this.lastByte !== 0x0a ? 1 : 0);
+	}
+
+	/** Opens the text's temp file. On failure nothing is left of it, and open() may be tried again. */
+	async open(): Promise<void> {
+		try {
+			await this.openTemp();
+		} catch (error) {
+			await this.release();
+			throw error;
+		}
+	}
+
+	write(chunk: Uint8Array): Promise<void> {
+		const next = this.queue.then(() => this.writeNow(chunk));
+		this.queue = next.catch(() => undefined);
+		return next;
+	}
+
+	async commit(meta: EntryMeta): Promise<CommitResult> {
+		await this.queue;
+		this.assertOpen();
+		this.state = "committing";
+		const entryPath = this.prefix + this.id;
+		// Held through the quota pass too: housekeeping and eviction leave the entry just written alone.
+		activeCommitPaths.add(entryPath);
+		try {
+			const placed = await this.place(meta);
+			return await this.onCommitted(placed.meta, placed.bytes);
+		} finally {
+			activeCommitPaths.delete(entryPath);
+		}
+	}
+
+	async abort(): Promise<void> {
+		try {
+			await this.queue;
+		} catch {
+			// A failed write already cleaned up; nothing to add.
+		}
+		if (this.state === "committed" || this.state === "committing") return;
+		if (this.state === "open") this.state = "aborted";
+		await this.release();
+	}
+
+	/**
+	 * The commit's file work, owned by one try/finally: the text's temp file fsynced, closed and
+	 * linked to <id>.txt, then the metadata's written the same way and linked to <id>.json. Unless
+	 * that last link succeeds, the finally releases every file of the entry. Returns the clean
+	 * metadata and the entry's bytes.
+	 */
+	private async place(meta: EntryMeta): Promise<{ meta: EntryMeta; bytes: number }> {
+		try {
+			const clean = this.checkMeta(meta);
+			const body = Buffer.from(`${JSON.stringify(clean, null, 2)}\n`, "utf8");
+			const txtPath = `${this.prefix}${this.id}.txt`;
+			// Never replaces an entry: an id answers with one result's content only (placeNew fails with EEXIST).
+			await this.placeTemp(this.temps[0] as TempFile, txtPath);
+			this.placedText = txtPath;
+			const json = await this.openTemp();
+			await writeFully(json.handle as StoreFileHandle, body);
+			await this.placeTemp(json, `${this.prefix}${this.id}.json`);
+			this.placedText = undefined;
+			this.state = "committed";
+			return { meta: clean, bytes: this.written + body.length };
+		} catch (error) {
+			this.failure = toStoreError(error);
+			this.state = "failed";
+			throw this.failure;
+		} finally {
+			if (this.state !== "committed") await this.release();
+		}
+	}
+
+	/** fsync, close (on this path its deferred write error, as NFS reports one, is not ignored), then link into place. */
+	private async placeTemp(temp: TempFile, finalPath: string): Promise<void> {
+		const handle = temp.handle as StoreFileHandle;
+		await handle.sync();
+		temp.handle = undefined;
+		await handle.close();
+		await placeNew(this.fs, temp.path, finalPath);
+		this.temps = this.temps.filter((other) => other !== temp);
+		activeTempPaths.delete(temp.path);
+	}
+
+	/** Opens `.<id>.<pid>.<hex>.tmp` exclusively, never through a symlink, and makes it exactly 0600. */
+	private async openTemp(): Promise<TempFile> {
+		const { O_CREAT, O_EXCL, O_WRONLY, O_NOFOLLOW } = this.fs.constants;
+		const temp: TempFile = { path: this.prefix + createTempName(this.id), handle: undefined };
+		// Marked active before it exists: housekeeping treats a file of this pid that is not marked as abandoned.
+		activeTempPaths.add(temp.path);
+		try {
+			temp.handle = await this.fs.open(temp.path, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW, DEFAULT_FILE_MODE);
+		} catch (error) {
+			// Not created here (EEXIST names someone else's file): nothing to remove.
+			activeTempPaths.delete(temp.path);
+			throw error;
+		}
+		this.temps.push(temp);
+		// open's mode is filtered by the umask; fchmod makes it exactly 0600 whatever the umask.
+		await temp.handle.chmod(DEFAULT_FILE_MODE);
+		return temp;
+	}
+
+	/** Closes and removes every file the writer holds; best effort, never throws. */
+	private async release(): Promise<void> {
+		const temps = this.temps;
+		const placedText = this.placedText;
+		this.temps = [];
+		this.placedText = undefined;
+		for (const temp of temps) {
+			if (temp.handle !== undefined) await closeQuietly(temp.handle);
+			temp.handle = undefined;
+			await unlinkQuietly(this.fs, temp.path);
+			activeTempPaths.delete(temp.path);
+		}
+		// No unpaired entry: the text goes when its metadata could not be placed.
+		if (placedText !== undefined) await unlinkQuietly(this.fs, placedText);
+	}
+
+	private async writeNow(chunk: Uint8Array): Promise<void> {
+		this.assertOpen();
+		if (!(chunk instanceof Uint8Array)) {
+			throw createStoreError("EINVAL", `write expects a Uint8Array chunk, got ${typeof chunk}`);
+		}
+		if (chunk.length === 0) return;
+		try {
+			await writeFully(this.temps[0]?.handle as StoreFileHandle, chunk);
+		} catch (error) {
+			this.failure = toStoreError(error);
+			this.state = "failed";
+			await this.release();
+			throw this.failure;
+		}
+		this.written += chunk.length;
+		for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) this.newlines++;
+		this.lastByte = chunk[chunk.length - 1];
+	}
+
+	private assertOpen(): void {
+		if (this.state === "open") return;
+		if (this.state === "failed" && this.failure !== undefined) throw this.failure;
+		throw createStoreError("EBADF", `entry ${this.id} is already ${this.state}`);
+	}
+
+	private checkMeta(meta: EntryMeta): EntryMeta {
+		const clean = parseEntryMeta(meta);
+		if (clean === undefined) throw createStoreError("EINVAL", `invalid metadata for entry ${this.id}`);
+		if (clean.id !== this.id) throw createStoreError("EINVAL", `metadata id ${clean.id} does not match entry ${this.id}`);
+		if (clean.storedBytes !== this.written) {
+			throw createStoreError("EINVAL", `metadata storedBytes ${clean.storedBytes} does not match the ${this.written} bytes written`);
+		}
+		if (clean.storedLines !== this.linesWritten) {
+			throw createStoreError("EINVAL", `metadata storedLines ${clean.storedLines} does not match the ${this.linesWritten} lines written`);
+		}
+		return clean;
+	}
+}
+
+/**
+ * Moves a finished temp file to its final name, failing with EEXIST instead of replacing a file
+ * there: link(2) then unlink the temp name. Where hard links are not supported, an lstat that
+ * finds nothing and then rename(2) (racy only against another writer of the same id).
+ */
+async function placeNew(fs: StoreFs, tempPath: string, finalPath: string): Promise<void> {
+	try {
+		await fs.link(tempPath, finalPath);
+	} catch (error) {
+		const code = readErrorCode(error);
+		if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
+		try {
+			await fs.lstat(finalPath);
+		} catch (missing) {
+			if (readErrorCode(missing) !== "ENOENT") throw missing;
+			await fs.rename(tempPath, finalPath);
+			return;
+		}
+		throw createStoreError("EEXIST", `${finalPath} already exists`);
+	}
+	await unlinkQuietly(fs, tempPath);
+}
+
+async function writeFully(handle: StoreFileHandle, bytes: Uint8Array): Promise<void> {
+	let offset = 0;
+	while (offset < bytes.length) {
+		const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, null);
+		if (!(bytesWritten > 0)) throw createStoreError("EIO", "write made no progress");
+		offset += bytesWritten;
+	}
+}
+
+async function closeQuietly(handle: StoreFileHandle): Promise<void> {
+	try {
+		await handle.close();
+	} catch {
+		// Already closed or the descriptor is gone: nothing left to release.
+	}
+}
+
+async function unlinkQuietly(fs: StoreFs, path: string): Promise<void> {
+	try {
+		await fs.unlink(path);
+	} catch {
+		// Best effort: ENOENT means someone else already removed it; anything else we cannot fix here.
+	}
+}

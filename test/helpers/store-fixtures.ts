@@ -1,0 +1,215 @@
+// Shared by the store's tests: a fixed clock, entries written through the store, a StoreFs with
+// failures injected by errno code, and assertions that read stored files back byte for byte and
+// list the directory to prove nothing was left behind.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readdir, readFile, utimes } from "node:fs/promises";
+
+import { computeEntryId, countTextLines, type EntryMeta, NODE_STORE_FS, type OverflowStore, type StoreFileHandle, type StoreFs } from "../../src/store/index.js";
+
+export const NOW = Date.parse("2025-06-01T12:00:00.000Z");
+export const MINUTE_MS = 60 * 1000;
+export const HOUR_MS = 60 * MINUTE_MS;
+export const DAY_MS = 24 * HOUR_MS;
+export const ENTRY_NAME = /^[0-9a-f]{12}\.(txt|json)$/;
+export const GENEROUS = { retentionMs: 7 * DAY_MS, maxStoreBytes: 512 * 1024 * 1024 };
+
+export function createErrnoError(code: string): NodeJS.ErrnoException {
+	return Object.assign(new Error(`${code}: injected failure`), { code });
+}
+
+export interface Faults {
+	open?: (path: string) => string | undefined;
+	write?: (path: string, callIndex: number) => string | undefined;
+	sync?: (path: string) => string | undefined;
+	rename?: (from: string, to: string) => string | undefined;
+	link?: (from: string, to: string) => string | undefined;
+	readdir?: (path: string) => string | undefined;
+	mkdir?: (path: string) => string | undefined;
+	unlink?: (path: string) => string | undefined;
+	/** Opening a file for reading (store.openText). */
+	openRead?: (path: string) => string | undefined;
+	/** A read of a file opened for reading. */
+	read?: (path: string) => string | undefined;
+	maxBytesPerWrite?: number;
+}
+
+/** NODE_STORE_FS with failures (by errno code) injected where a fault function returns one. */
+export function injectFaults(faults: Faults): StoreFs {
+	const base = NODE_STORE_FS;
+	let writeCalls = 0;
+	return {
+		...base,
+		async open(path, flags, mode) {
+			const code = faults.open?.(path);
+			if (code !== undefined) throw createErrnoError(code);
+			const handle = await base.open(path, flags, mode);
+			const wrapped: StoreFileHandle = {
+				async write(buffer, offset, length, position) {
+					const writeCode = faults.write?.(path, writeCalls++);
+					if (writeCode !== undefined) throw createErrnoError(writeCode);
+					const capped = Math.min(length, faults.maxBytesPerWrite ?? length);
+					return handle.write(buffer, offset, capped, position);
+				},
+				async sync() {
+					const syncCode = faults.sync?.(path);
+					if (syncCode !== undefined) throw createErrnoError(syncCode);
+					return handle.sync();
+				},
+				chmod: (fileMode) => handle.chmod(fileMode),
+				close: () => handle.close(),
+			};
+			return wrapped;
+		},
+		async openRead(path, flags) {
+			const code = faults.openRead?.(path);
+			if (code !== undefined) throw createErrnoError(code);
+			const handle = await base.openRead(path, flags);
+			return {
+				fd: handle.fd,
+				stat: () => handle.stat(),
+				async read(buffer, offset, length, position) {
+					const readCode = faults.read?.(path);
+					if (readCode !== undefined) throw createErrnoError(readCode);
+					return handle.read(buffer, offset, length, position);
+				},
+				close: () => handle.close(),
+			};
+		},
+		async rename(from, to) {
+			const code = faults.rename?.(from, to);
+			if (code !== undefined) throw createErrnoError(code);
+			return base.rename(from, to);
+		},
+		async link(from, to) {
+			const code = faults.link?.(from, to);
+			if (code !== undefined) throw createErrnoError(code);
+			return base.link(from, to);
+		},
+		async readdir(path) {
+			const code = faults.readdir?.(path);
+			if (code !== undefined) throw createErrnoError(code);
+			return base.readdir(path);
+		},
+		async mkdir(path, options) {
+			const code = faults.mkdir?.(path);
+			if (code !== undefined) throw createErrnoError(code);
+			return base.mkdir(path, options);
+		},
+		async unlink(path) {
+			const code = faults.unlink?.(path);
+			if (code !== undefined) throw createErrnoError(code);
+			return base.unlink(path);
+		},
+	};
+}
+
+export function isTempName(path: string): boolean {
+	return /(^|\/)\.[0-9a-f]{12}\.\d+\.[0-9a-f]+\.tmp$/.test(path);
+}
+
+export function buildMeta(id: string, bytes: Uint8Array, overrides: Partial<EntryMeta> = {}): EntryMeta {
+	return {
+		id,
+		sessionId: "session-a",
+		toolCallId: "call-1",
+		toolName: "bash",
+		createdAt: new Date(NOW).toISOString(),
+		totalLines: countTextLines(bytes),
+		totalBytes: bytes.length,
+		storedLines: countTextLines(bytes),
+		storedBytes: bytes.length,
+		truncated: false,
+		source: "current",
+		...overrides,
+	};
+}
+
+export interface StoredEntry {
+	id: string;
+	bytes: Buffer;
+}
+
+/** Writes one entry through the store, in chunks of `chunkSize`. */
+export async function storeEntry(
+	store: OverflowStore,
+	options: { sessionId?: string; toolCallId: string; text?: string | Buffer; createdMs?: number; chunkSize?: number },
+): Promise<StoredEntry> {
+	const sessionId = options.sessionId ?? "session-a";
+	const id = computeEntryId(sessionId, options.toolCallId);
+	const bytes = Buffer.isBuffer(options.text) ? options.text : Buffer.from(options.text ?? `output of ${options.toolCallId}\n`, "utf8");
+	const writer = await store.beginEntry(id);
+	const chunkSize = options.chunkSize ?? 65536;
+	for (let offset = 0; offset < bytes.length; offset += chunkSize) {
+		await writer.write(bytes.subarray(offset, offset + chunkSize));
+	}
+	await writer.commit(
+		buildMeta(id, bytes, {
+			sessionId,
+			toolCallId: options.toolCallId,
+			createdAt: new Date(options.createdMs ?? NOW).toISOString(),
+		}),
+	);
+	return { id, bytes };
+}
+
+export async function listNames(dir: string): Promise<string[]> {
+	return (await readdir(dir)).sort();
+}
+
+export async function assertEmptyStore(root: string): Promise<void> {
+	assert.deepEqual(await listNames(root), [], "no entry, partial or temp file may be left behind");
+}
+
+export async function assertEntryReadsBack(store: OverflowStore, entry: StoredEntry): Promise<void> {
+	const stored = await readFile(store.textPath(entry.id));
+	assert.ok(stored.equals(entry.bytes), "the stored text is byte-identical to what was written");
+	const meta = await store.readMeta(entry.id);
+	assert.ok(meta !== undefined, "the entry has readable metadata");
+	assert.equal(meta.totalBytes, entry.bytes.length);
+}
+
+export function modeOf(stats: { mode: number }): number {
+	return stats.mode & 0o777;
+}
+
+export async function withUmask<T>(mask: number, run: () => Promise<T>): Promise<T> {
+	const previous = process.umask(mask);
+	try {
+		return await run();
+	} finally {
+		process.umask(previous);
+	}
+}
+
+export function findDeadPid(): number {
+	const child = spawnSync(process.execPath, ["-e", ""]);
+	assert.ok(typeof child.pid === "number" && child.pid > 0);
+	return child.pid;
+}
+
+export async function setMtime(path: string, ms: number): Promise<void> {
+	await utimes(path, new Date(ms), new Date(ms));
+}
+
+/** NODE_STORE_FS, counting the calls of each method (and the files readSmallTextFiles is asked for). */
+export function countFsCalls(): { fs: StoreFs; calls: Record<string, number> } {
+	const calls: Record<string, number> = {};
+	const count = (name: string, by = 1) => {
+		calls[name] = (calls[name] ?? 0) + by;
+	};
+	const base = NODE_STORE_FS;
+	const fs: StoreFs = {
+		...base,
+		open: (path, flags, mode) => (count("open"), base.open(path, flags, mode)),
+		lstat: (path) => (count("lstat"), base.lstat(path)),
+		mkdir: (path, options) => (count("mkdir"), base.mkdir(path, options)),
+		chmod: (path, mode) => (count("chmod"), base.chmod(path, mode)),
+		rename: (from, to) => (count("rename"), base.rename(from, to)),
+		unlink: (path) => (count("unlink"), base.unlink(path)),
+		readdir: (path) => (count("readdir"), base.readdir(path)),
+		readSmallTextFiles: (paths, maxBytes) => (count("readSmallTextFiles"), count("smallFilesRead", paths.length), base.readSmallTextFiles(paths, maxBytes)),
+	};
+	return { fs, calls };
+}
