@@ -8,6 +8,8 @@
 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config.js";
+import { classifySeverity, SEVERITY_ERROR } from "../src/signal-policy.js";
+import { SIGNAL_PATTERN_PARTS } from "../src/signals.js";
 import { buildViewFromFile } from "../src/view-build.js";
 import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, type RealFixture, stripAnsi, withoutLineEnd } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
@@ -32,6 +34,10 @@ interface Row {
 	signalNear: number;
 	/** Decisive lines the view does not show, with the reason. */
 	missed: string[];
+	/** Per default pattern part (SIGNAL_PATTERN_PARTS order): lines it matches, of those the error-severity ones (not weak warnings), and the decisive ones. */
+	partMatches: number[];
+	partErrors: number[];
+	partDecisive: number[];
 }
 
 interface MeasuredSet {
@@ -106,8 +112,19 @@ async function measure(fixture: RealFixture): Promise<Row> {
 	const pi = cutLikePi(fixture);
 	const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
 	let otherMatches = 0;
+	const partMatches = PART_REGEXES.map(() => 0);
+	const partErrors = PART_REGEXES.map(() => 0);
+	const partDecisive = PART_REGEXES.map(() => 0);
 	fixture.lines.forEach((raw, index) => {
-		if (!decisive.has(index + 1) && config.signalRegex.test(stripAnsi(withoutLineEnd(raw)))) otherMatches++;
+		const text = stripAnsi(withoutLineEnd(raw));
+		const isDecisive = decisive.has(index + 1);
+		if (!isDecisive && config.signalRegex.test(text)) otherMatches++;
+		PART_REGEXES.forEach((regex, part) => {
+			if (!regex.test(text)) return;
+			partMatches[part]!++;
+			if (classifySeverity(text) === SEVERITY_ERROR) partErrors[part]!++;
+			if (isDecisive) partDecisive[part]!++;
+		});
 	});
 	const precision = countSignalPrecision(fixture, shown.keys());
 	return {
@@ -123,6 +140,9 @@ async function measure(fixture: RealFixture): Promise<Row> {
 		signalShown: precision.shown,
 		signalNear: precision.near,
 		missed,
+		partMatches,
+		partErrors,
+		partDecisive,
 	};
 }
 
@@ -144,12 +164,42 @@ function sumRows(rows: Row[]): Row {
 		signalShown: 0,
 		signalNear: 0,
 		missed: [],
+		partMatches: [],
+		partErrors: [],
+		partDecisive: [],
 	};
 	for (const row of rows) {
 		for (const key of ["lines", "bytes", "decisive", "viewKept", "viewChars", "piKept", "piChars", "otherMatches", "signalShown", "signalNear"] as const) total[key] += row[key];
 		total.missed.push(...row.missed);
 	}
 	return total;
+}
+
+/** Each default pattern part on its own, to count what it matches. */
+const PART_REGEXES = SIGNAL_PATTERN_PARTS.map((part) => new RegExp(part.source, "i"));
+/** A part that matches more than this share of one output's lines is a precision bug to look at. */
+const FLOOD_SHARE = 0.05;
+
+/** How many lines each pattern part matched over a set, how many were decisive, and its largest share of one output. */
+function printPatternParts(set: MeasuredSet): void {
+	console.log(
+		`pattern parts (each on its own; a line can match several; "errors" are the matched lines of error severity, the rest weak warnings shown last; "largest share": the errors' largest share of one output's lines, flagged above ${FLOOD_SHARE * 100}%):`,
+	);
+	const table = SIGNAL_PATTERN_PARTS.map((part, index) => {
+		let matched = 0;
+		let errors = 0;
+		let decisive = 0;
+		let largest = 0;
+		for (const row of set.rows) {
+			matched += row.partMatches[index]!;
+			errors += row.partErrors[index]!;
+			decisive += row.partDecisive[index]!;
+			largest = Math.max(largest, row.lines === 0 ? 0 : row.partErrors[index]! / row.lines);
+		}
+		const label = part.source.length > 48 ? `${part.source.slice(0, 47)}…` : part.source;
+		return [`${index + 1}. ${label}`, String(matched), String(errors), String(decisive), `${(100 * largest).toFixed(1)}%${largest > FLOOD_SHARE ? " !" : ""}`];
+	});
+	for (const line of formatTable(["part", "lines matched", "errors", "decisive", "largest share"], table)) console.log(`  ${line}`);
 }
 
 /** Right-aligned columns, the first left-aligned. */
@@ -177,6 +227,7 @@ function printSet(set: MeasuredSet): void {
 		String(row.otherMatches),
 	]);
 	for (const line of formatTable(header, table)) console.log(line);
+	printPatternParts(set);
 	if (!set.showContents) {
 		console.log(`(held-out: counts only; ${total.decisive - total.viewKept} decisive lines missed — do not look at them while tuning)`);
 		return;
