@@ -12,6 +12,7 @@ import type { SignalItem } from "./signal-collector.js";
 import {
 	BLOCK_MESSAGE_LINES,
 	BLOCK_SCAN_LINES,
+	classifyShape,
 	continuesBlock,
 	findLeadingContext,
 	HUNK_AFTER_LINES,
@@ -19,7 +20,7 @@ import {
 	indentOf,
 	isBlockMessage,
 	opensBlock,
-	RARE_CONTEXT_SHAPE_LINES,
+	type ShapeKind,
 } from "./signal-policy.js";
 import type { ShapeLine } from "./shape-counter.js";
 import type { ByteSource } from "./source.js";
@@ -89,12 +90,9 @@ export async function readViewExtras(
 	keepChars: number,
 	countShape: (raw: string) => number = () => 0,
 ): Promise<ViewExtras> {
-	const isRare = (raw: string) => {
-		const count = countShape(raw);
-		return count > 0 && count <= RARE_CONTEXT_SHAPE_LINES;
-	};
+	const shapeKind = (raw: string) => classifyShape(countShape(raw), scan.shapes.shapedLines);
 	const hunks: Hunk[] = [];
-	for (const item of items) hunks.push(await readHunk(source, item, keepChars, isRare));
+	for (const item of items) hunks.push(await readHunk(source, item, keepChars, shapeKind));
 	// Lines the signal pattern matched were ranked as signals already: not offered again as shapes.
 	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
 	const headEnd = scan.head.length > 0 ? scan.head[scan.head.length - 1].lineNumber : 0;
@@ -160,7 +158,7 @@ async function readLineAt(source: ByteSource, offset: number, lineNumber: number
 }
 
 /** One signal line's hunk; a line whose offset is unknown, or whose shown text is its end, stands alone. */
-async function readHunk(source: ByteSource, item: SignalItem, keepChars: number, isRare: (raw: string) => boolean): Promise<Hunk> {
+async function readHunk(source: ByteSource, item: SignalItem, keepChars: number, shapeKind: (raw: string) => ShapeKind): Promise<Hunk> {
 	if (item.offset < 0 || item.keptEnd) return { item, before: [], after: [], messages: [] };
 	const [beforeBytes, afterBytes] = await Promise.all([
 		readRange(source, item.offset - READ_BEFORE_BYTES, item.offset),
@@ -178,7 +176,7 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	const after: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(HUNK_AFTER_LINES, belowRaw.length); k++) {
 		const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
-		if (!continuesBlock(signalIndent, line.text, isRare(belowRaw[k]))) break;
+		if (!continuesBlock(signalIndent, line.text, shapeKind(belowRaw[k]))) break;
 		after.push(line);
 	}
 	const messages: ScannedLine[] = [];
@@ -194,7 +192,7 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	const leading = findLeadingContext(
 		item.text,
 		above.map((line) => line.text),
-		(index) => isRare(aboveLines[index]),
+		(index) => shapeKind(aboveLines[index]),
 	);
 	return {
 		item,

@@ -125,20 +125,38 @@ export function indentOf(text: string): number {
 
 /** A line whose shape the whole output has at most this many times is rare: unlike the output's routine lines. */
 export const RARE_CONTEXT_SHAPE_LINES = 2;
+/**
+ * A line whose shape makes up at least this share of the output's lines (and at least
+ * ROUTINE_CONTEXT_MIN_LINES of them) is routine: the build's `  CC [M] module_N.o` around an
+ * error is not part of its block, however it is indented.
+ */
+export const ROUTINE_CONTEXT_SHARE = 0.25;
+export const ROUTINE_CONTEXT_MIN_LINES = 50;
+
+/** How a line's shape compares with the rest of the output, for the block rules. */
+export type ShapeKind = "rare" | "routine" | "usual";
+
+/** The ShapeKind of a line whose shape the output has `count` times among `shapedLines` (0: not known). */
+export function classifyShape(count: number, shapedLines: number): ShapeKind {
+	if (count <= 0) return "usual";
+	if (count <= RARE_CONTEXT_SHAPE_LINES) return "rare";
+	return count >= ROUTINE_CONTEXT_MIN_LINES && count >= ROUTINE_CONTEXT_SHARE * shapedLines ? "routine" : "usual";
+}
 
 /**
  * Does `line` continue the block of a signal line indented by `signalIndent`? A blank line ends
  * it; a line indented deeper belongs to it (a traceback's frames, javac's `symbol:`/`location:`);
  * under an indented signal, a line indented as much does too (ExUnit's `left:`/`right:`); the
  * known continuation forms (CONTINUATION) do at any indentation; and so does a line of a rare
- * shape (`rare`: the output has its shape at most RARE_CONTEXT_SHAPE_LINES times), since a report
- * differs from the routine lines around it (a sanitizer's `READ of size 4 …` under its `ERROR`).
+ * shape, since a report differs from the routine lines around it (a sanitizer's `READ of size 4 …`
+ * under its `ERROR`). A routine line continues a block only in a known continuation form.
  */
-export function continuesBlock(signalIndent: number, line: string, rare = false): boolean {
+export function continuesBlock(signalIndent: number, line: string, shape: ShapeKind = "usual"): boolean {
 	const indent = indentOf(line);
 	if (indent < 0) return false;
+	if (shape === "routine") return CONTINUATION.test(line);
 	if (indent > signalIndent || (signalIndent > 0 && indent >= signalIndent)) return true;
-	return rare || CONTINUATION.test(line);
+	return shape === "rare" || CONTINUATION.test(line);
 }
 
 /** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
@@ -156,7 +174,7 @@ export function isSectionHeader(line: string): boolean {
 export function findLeadingContext(
 	signal: string,
 	above: readonly string[],
-	isRare: (index: number) => boolean = () => false,
+	shapeOf: (index: number) => ShapeKind = () => "usual",
 ): { context: number[]; header?: number } {
 	const signalIndent = Math.max(0, indentOf(signal));
 	const context: number[] = [];
@@ -164,7 +182,8 @@ export function findLeadingContext(
 	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_BEFORE_LINES; k--) {
 		const indent = indentOf(above[k]);
 		if (indent < 0) break;
-		if (signalIndent === 0 ? indent > 0 || CONTINUATION.test(above[k]) || isRare(k) : indent >= signalIndent) {
+		const shape = shapeOf(k);
+		if (shape === "routine" ? CONTINUATION.test(above[k]) : signalIndent === 0 ? indent > 0 || CONTINUATION.test(above[k]) || shape === "rare" : indent >= signalIndent) {
 			context.push(k);
 			continue;
 		}

@@ -11,6 +11,7 @@
 import { type ScannedLine, renderTerminalLine } from "./render.js";
 import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
+import { SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import { SEVERITY_ERROR } from "./signal-policy.js";
 import type { ScanOptions } from "./scan.js";
@@ -49,8 +50,10 @@ const CONTEXT_STEPS = [2, 4, 8, 12, 24];
 const JSON_PROBLEMS_SHOWN = 5;
 const OUTLINE_CHARS = 260;
 const OUTLINE_PATH_CHARS = 100;
-/** Head lines of one shape in a row that fold into their first and last line and a count. */
+/** Head or tail lines of one shape in a row that fold into their first and last line and a count. */
 const FOLD_RUN_LINES = 6;
+/** The tail's last lines never fold: what a run printed last is shown as it was. */
+const TAIL_UNFOLDED_LINES = 20;
 /** Longest tool name, store error and notes repeated in the header, in characters. */
 const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
@@ -170,10 +173,16 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	let room = thresholdChars - fixed;
 
 	// The last line is always shown: when it alone is too long, it is clipped harder.
-	const tailText = tail.map((line) => format(line));
+	// Signal lines in head and tail never fold away (`failed=1` among ansible's `failed=0` recap lines).
+	const signalLines = new Set(scan.shownSignals.map((item) => item.lineNumber));
+	// (Only a line's first SIGNAL_WINDOW_CHARS: a configured pattern's time per test stays bounded.)
+	for (const line of [...head, ...tail]) if (options.signalRegex.test(line.text.slice(0, SIGNAL_WINDOW_CHARS))) signalLines.add(line.lineNumber);
+	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
+	const tailRows = [...foldRuns(tail.slice(0, foldable), format, signalLines), ...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) }))];
+	const tailText = tailRows.map((row) => row.text);
 	const last = tailText.length - 1;
 	if (last >= 0 && tailText[last].length + 1 > Math.max(40, room)) {
-		tailText[last] = formatLine(tail[last], width, Math.max(1, Math.max(40, room) - width - 40));
+		tailText[last] = formatLine(tail[tail.length - 1], width, Math.max(1, Math.max(40, room) - width - 40));
 	}
 
 	// First each part within its share, then what is left: tail, signal lines, their context, head, shape lines.
@@ -183,7 +192,7 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const signalText = items.map((item) => format(item));
 	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	room -= sizeOf(signalText.slice(0, signalCount));
-	const headRows = foldRuns(head, format);
+	const headRows = foldRuns(head, format, signalLines);
 	let headCount = takeFromStart(
 		headRows.map((row) => row.text),
 		Math.min(room, Math.floor(budget * HEAD_SHARE)),
@@ -233,21 +242,22 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 
 	const shownHead = headRows.slice(0, headCount);
 	const shownTail = tailText.slice(tailText.length - tailCount);
-	const droppedHead = head.length - Math.min(head.length, shownHead.reduce((sum, row) => sum + (row.lines ?? 1), 0));
+	const droppedHead = head.length - Math.min(head.length, linesOf(shownHead));
+	const shownTailLines = linesOf(tailRows.slice(tailRows.length - tailCount));
 	const out: string[] = [headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
 	out.push(...keyLines, ...shownHead.map((row) => row.text));
-	const firstTail = tailCount > 0 ? tail[tail.length - tailCount].lineNumber : scan.totalLines + 1;
+	const firstTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
 	const lastHead = shownHead.length > 0 ? shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber : 0;
 	const omitted = firstTail - lastHead - 1;
-	if (omitted > 0) out.push(gapNotice(omitted, droppedNote(droppedHead, items.length - shownItems.length, tail.length - tailCount)));
+	if (omitted > 0) out.push(gapNotice(omitted, droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines)));
 	let previous = lastHead;
 	for (const row of middleRows) {
 		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
 		out.push(row.text);
 		previous = row.lineNumber;
 	}
-	if (middleRows.length > 0) out.push(tailNotice(tailCount));
+	if (middleRows.length > 0) out.push(tailNotice(shownTailLines));
 	out.push(...shownTail);
 	if (statusLine) out.push(statusLine);
 	out.push(footer);
@@ -346,17 +356,23 @@ interface HeadRow extends Row {
 	lastLine?: number;
 }
 
+/** The output lines that rows stand for. */
+function linesOf(rows: readonly HeadRow[]): number {
+	return rows.reduce((sum, row) => sum + (row.lines ?? 1), 0);
+}
+
 /**
- * Head lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside) folded into
- * its first line, a count, and its last line: a head of sixty `CC [M] drivers/module_N.o` leaves
- * room for what matters.
+ * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside)
+ * folded into its first line, a count, and its last line: a head or tail of sixty
+ * `CC [M] drivers/module_N.o` leaves room for what matters. The last line stays a line of its own,
+ * and a signal line (`signalLines`) is never part of a run.
  */
-function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
+function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string, signalLines: ReadonlySet<number>): HeadRow[] {
 	const rows: HeadRow[] = [];
 	const shape = (line: ScannedLine) => line.text.replace(/\d+/g, "0");
 	for (let i = 0; i < lines.length; ) {
 		let j = i + 1;
-		while (j < lines.length && shape(lines[j]) === shape(lines[i])) j++;
+		if (!signalLines.has(lines[i].lineNumber)) while (j < lines.length && !signalLines.has(lines[j].lineNumber) && shape(lines[j]) === shape(lines[i])) j++;
 		if (j - i >= FOLD_RUN_LINES) {
 			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
 			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });

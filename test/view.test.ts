@@ -130,10 +130,52 @@ describe("the view's shape", () => {
 		assert.equal(lines[0], `[pi-overflow id=0123456789ab] bash output: 300000 lines, ${totalBytes} bytes — showing head, 0 signal lines, tail`);
 		// Sixty head lines of one shape fold into the first, a count and the last.
 		assert.deepEqual(lines.slice(1, 5), ["     1: 1", "  ... 58 more lines like these ...", "    60: 60", "  ... 299860 lines omitted ..."]);
+		// So do the tail's lines above its last twenty, which are shown as they are.
+		assert.deepEqual(lines.slice(-24, -20), ["299921: 299921", "  ... 58 more lines like these ...", "299980: 299980", "299981: 299981"]);
 		assert.equal(lines.at(-2), "300000: 300000");
 		assert.equal(lines.at(-1), "[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]");
 		const shown = assertFaithfulView(view, text, options);
-		assert.deepEqual(numbersOf(shown), [1, 60, ...range(299_921, 300_000)]);
+		assert.deepEqual(numbersOf(shown), [1, 60, 299_921, ...range(299_980, 300_000)]);
+	});
+
+	test("folds a run of one shape in the tail above its last twenty lines, but never a signal line among them", async () => {
+		const lines = Array.from({ length: 5000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
+		// ansible's recap: lines that differ only in digits, one of which says what failed.
+		for (let host = 1; host <= 10; host++) lines.push(`web${String(host).padStart(2, "0")} : ok=17 changed=3 failed=${host === 4 ? 1 : 0} skipped=0`);
+		lines.push(...Array.from({ length: 20 }, (_, i) => `  LD [M]  drivers/module_${i}.ko`));
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const rows = view.split("\n");
+		const tail = rows.slice(rows.findIndex((row) => row.startsWith("  4951:")), -1);
+		assert.deepEqual(tail, [
+			"  4951:   CC [M]  drivers/module_4950.o",
+			"  ... 48 more lines like these ...",
+			"  5000:   CC [M]  drivers/module_4999.o",
+			"  5001: web01 : ok=17 changed=3 failed=0 skipped=0",
+			"  5002: web02 : ok=17 changed=3 failed=0 skipped=0",
+			"  5003: web03 : ok=17 changed=3 failed=0 skipped=0",
+			"  5004: web04 : ok=17 changed=3 failed=1 skipped=0",
+			"  5005: web05 : ok=17 changed=3 failed=0 skipped=0",
+			"  ... 4 more lines like these ...",
+			"  5010: web10 : ok=17 changed=3 failed=0 skipped=0",
+			// The last twenty lines never fold.
+			...Array.from({ length: 20 }, (_, i) => `  ${5011 + i}:   LD [M]  drivers/module_${i}.ko`),
+		]);
+		assert.equal(shown.at(-1)?.lineNumber, 5030);
+	});
+
+	test("routine lines around an error are not its block, however they are indented; its own block is", async () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
+		lines.splice(1500, 0, "drivers/net/socket.c:88:12: error: struct sock has no member named sk_flags", "   88 |         sk->sk_flags = 0;", "      |             ^~");
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options));
+		assert.deepEqual(
+			shown.filter((n) => n > 60 && n < 2900),
+			[1501, 1502, 1503],
+			"the error with its gutter lines, no CC [M] lines around it",
+		);
 	});
 
 	test("shows every line of a short text once, without an omitted notice", async () => {
@@ -242,7 +284,7 @@ describe("the end is always visible", () => {
 		const lines: string[] = [];
 		for (let i = 0; i < 60; i++) lines.push(`head ${i} ${"h".repeat(100_000)}`);
 		for (let i = 0; i < 1000; i++) lines.push(`error: ${word(i)} ${"s".repeat(100_000)}`);
-		for (let i = 0; i < 80; i++) lines.push(`tail line ${i}`);
+		for (let i = 0; i < 80; i++) lines.push(`tail line ${word(i)}`);
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
@@ -253,7 +295,7 @@ describe("the end is always visible", () => {
 	});
 
 	test("gives the tail more room than the head when every line is long", async () => {
-		const text = Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n";
+		const text = Array.from({ length: 200 }, (_, i) => `${word(i)} ${"y".repeat(490)}`).join("\n") + "\n";
 		const options = viewOptions();
 		const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, options);
 		const head = shown.filter((line) => line.lineNumber <= 60).length;
@@ -276,7 +318,7 @@ describe("the end is always visible", () => {
 		const lines: string[] = [];
 		for (let i = 0; i < 60; i++) lines.push(`head ${word(i)} ${"h".repeat(600)}`);
 		for (let i = 0; i < 40; i++) lines.push(`error: ${word(i)} ${"s".repeat(600)}`);
-		for (let i = 0; i < 80; i++) lines.push(`tail ${i} ${"t".repeat(600)}`);
+		for (let i = 0; i < 80; i++) lines.push(`tail ${word(i)} ${"t".repeat(600)}`);
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
