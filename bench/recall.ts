@@ -1,10 +1,12 @@
 // `npm run recall`: how many decisive lines of real toolchain outputs survive, and at what size,
 // in pi-overflow's bounded view at the default settings — against the baseline measured in the
 // same run: Pi's own bash cut (truncateTail: the last 2000 lines or the last 50 KB, whichever is
-// hit first, whole lines counted from the end, plus its one-line notice). Three sets, reported
-// apart: test/fixtures/real/, and the unseen corpus's tuning and held-out halves
-// (test/fixtures/unseen/split.json). `--set real|tuning|heldout` measures one set. Not a test.
-// The held-out half is reported as counts only (never line contents): do not tune on it.
+// hit first, whole lines counted from the end, plus its one-line notice). Four sets, reported
+// apart: test/fixtures/real/, the unseen corpus's tuning and held-out halves
+// (test/fixtures/unseen/split.json), and the late unseen set made after tuning ended
+// (test/fixtures/unseen-late/). `--set real|tuning|heldout|late` measures one set. Not a test.
+// The held-out half and the late set are reported as counts only (never line contents): do not
+// tune on them.
 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config.js";
@@ -13,6 +15,7 @@ import { SIGNAL_PATTERN_PARTS } from "../src/signals.js";
 import { buildViewFromFile } from "../src/view-build.js";
 import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, type RealFixture, stripAnsi, withoutLineEnd } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
+import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
 
 /** A shown line within this many lines of a decisive line counts as its context (precision). */
 const CONTEXT_RADIUS_LINES = 5;
@@ -47,7 +50,7 @@ interface MeasuredSet {
 	showContents: boolean;
 }
 
-const SETS = ["real", "tuning", "heldout"] as const;
+const SETS = ["real", "tuning", "heldout", "late"] as const;
 type SetName = (typeof SETS)[number];
 
 const config = DEFAULT_CONFIG;
@@ -229,7 +232,7 @@ function printSet(set: MeasuredSet): void {
 	for (const line of formatTable(header, table)) console.log(line);
 	printPatternParts(set);
 	if (!set.showContents) {
-		console.log(`(held-out: counts only; ${total.decisive - total.viewKept} decisive lines missed — do not look at them while tuning)`);
+		console.log(`(${set.title}: counts only; ${total.decisive - total.viewKept} decisive lines missed — do not look at them while tuning)`);
 		return;
 	}
 	if (total.missed.length === 0) console.log("the view shows every decisive line");
@@ -261,11 +264,11 @@ function parseSets(argv: string[]): SetName[] {
 }
 
 async function measureSet(name: SetName): Promise<MeasuredSet> {
-	const fixtures = name === "real" ? loadRealFixtures() : loadUnseenFixtures(name);
+	const fixtures = name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : loadUnseenFixtures(name);
 	const rows: Row[] = [];
 	for (const fixture of fixtures) rows.push(await measure(fixture));
-	const title = name === "real" ? "real/" : name === "tuning" ? "unseen tuning" : "unseen held-out";
-	return { title, rows, showContents: name !== "heldout" };
+	const title = { real: "real/", tuning: "unseen tuning", heldout: "unseen held-out", late: "unseen late" }[name];
+	return { title, rows, showContents: name === "real" || name === "tuning" };
 }
 
 const measured: MeasuredSet[] = [];

@@ -7,14 +7,28 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { loadRealFixtures } from "./fixtures/real/fixtures.js";
+import { loadRealFixtures, type RealFixture } from "./fixtures/real/fixtures.js";
 import { loadUnseenFixtures, loadUnseenSplit, UNSEEN_FIXTURES_DIR } from "./fixtures/unseen/fixtures.js";
+import { LATE_FIXTURES_DIR, loadLateFixtures } from "./fixtures/unseen-late/fixtures.js";
 
 /** An unseen output is well over the default threshold (24 000 chars): at least twice it. */
 const MIN_OUTPUT_CHARS = 50_000;
 
 const split = loadUnseenSplit();
 const fixtures = loadUnseenFixtures();
+
+/** A fixture's decisive lines are lines of its log, at their numbers, in order; the log is long enough. */
+function assertDecisiveLinesInPlace(fixture: RealFixture): void {
+	assert.ok(fixture.decisive.length > 0, "at least one decisive line");
+	assert.ok(fixture.text.length >= MIN_OUTPUT_CHARS, `${fixture.text.length} chars`);
+	let previous = 0;
+	for (const line of fixture.decisive) {
+		assert.ok(line.lineNumber > previous, `line ${line.lineNumber} after ${previous}`);
+		assert.ok(line.lineNumber <= fixture.lines.length, `line ${line.lineNumber} of ${fixture.lines.length}`);
+		assert.equal(fixture.lines[line.lineNumber - 1], line.raw, `${fixture.name}:${line.lineNumber}`);
+		previous = line.lineNumber;
+	}
+}
 
 /** NAME and TOOLCHAIN as each generator declares them. */
 function readGenerators(): Map<string, string> {
@@ -45,17 +59,7 @@ describe("the unseen corpus", () => {
 	});
 
 	for (const fixture of fixtures) {
-		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => {
-			assert.ok(fixture.decisive.length > 0, "at least one decisive line");
-			assert.ok(fixture.text.length >= MIN_OUTPUT_CHARS, `${fixture.text.length} chars`);
-			let previous = 0;
-			for (const line of fixture.decisive) {
-				assert.ok(line.lineNumber > previous, `line ${line.lineNumber} after ${previous}`);
-				assert.ok(line.lineNumber <= fixture.lines.length, `line ${line.lineNumber} of ${fixture.lines.length}`);
-				assert.equal(fixture.lines[line.lineNumber - 1], line.raw, `${fixture.name}:${line.lineNumber}`);
-				previous = line.lineNumber;
-			}
-		});
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture));
 	}
 
 	test("every output has a generator, and split.json names each with its generator's toolchain", () => {
@@ -84,4 +88,29 @@ describe("the unseen corpus", () => {
 		assert.ok(tuning > 0 && heldout > 0, `tuning ${tuning}, heldout ${heldout}`);
 		assert.ok(Math.abs(tuning - heldout) <= 2, `tuning ${tuning}, heldout ${heldout}: roughly half each`);
 	});
+});
+
+describe("the late unseen set", () => {
+	const late = loadLateFixtures();
+	const known = new Set([...loadRealFixtures(), ...fixtures].map((fixture) => fixture.name));
+
+	test("has 12 outputs of toolchains the unseen corpus does not have, each with its generator", () => {
+		assert.equal(late.length, 12);
+		const genDir = join(LATE_FIXTURES_DIR, "gen");
+		const declared = new Map<string, string>();
+		for (const file of readdirSync(genDir).filter((name) => /^gen-.*\.sh$/.test(name))) {
+			const text = readFileSync(join(genDir, file), "utf8");
+			declared.set(/^NAME=([\w.-]+)$/m.exec(text)?.[1] ?? file, /^TOOLCHAIN=([\w.-]+)$/m.exec(text)?.[1] ?? "");
+		}
+		for (const fixture of late) {
+			assert.ok(!known.has(fixture.name), `${fixture.name} is new`);
+			const toolchain = declared.get(fixture.name);
+			assert.ok(toolchain, `${fixture.name} has a generator`);
+			assert.ok(!(toolchain in split.toolchains), `${fixture.name}: ${toolchain} is not in the unseen corpus`);
+		}
+	});
+
+	for (const fixture of late) {
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture));
+	}
 });
