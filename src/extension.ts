@@ -106,7 +106,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now, maxStoreBytes: config.maxStoreBytes });
 		const configWarnings = formatLayeredProblems(loaded.problems, options.configPath);
 		let startupWarned = false;
-		const telemetry = new RecallTelemetry({ root: store.root, ensureRoot: () => store.ensureRoot(), now: options.now });
+		const telemetry = new RecallTelemetry({ root: store.root, now: options.now });
 		// The session's entries, for /overflow's completions (which get no context).
 		let sessionEntries: (() => readonly unknown[]) | undefined;
 

@@ -71,7 +71,7 @@ function readRow(overflow: Record<string, unknown> | undefined, toolName: string
 /** The listing: a header, then per result one line of facts and, indented, its decisive line. */
 export function formatSessionList(rows: readonly SessionEntryRow[], existing: ReadonlySet<string>, now: number): string {
 	if (rows.length === 0) return "pi-overflow: nothing stored in this session yet (results that fit are left as they are).";
-	const lines = [`pi-overflow: ${plural(rows.length, "stored result")} in this session, newest first (/overflow show <id>):`];
+	const lines = [`pi-overflow: ${plural(rows.length, "stored result")} this session, newest first (show <id>):`];
 	for (const row of rows.slice(0, MAX_LISTED)) {
 		const gone = existing.has(row.id) ? "" : "  (purged or expired)";
 		lines.push(`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}${gone}`);
@@ -173,7 +173,7 @@ export async function runOverflowCommand(args: string, ctx: ExtensionCommandCont
 	if (sub === "purge" && extra.length === 0 && target !== "") return await purge(target, ctx, deps, rows);
 	if (sub === "stats" && target === "") {
 		const { entries } = await deps.store.listEntries();
-		return formatStats(entries, deps.config, await deps.telemetry.read(), now);
+		return formatStats(entries, deps.config, deps.telemetry.read(), now);
 	}
 	return `pi-overflow: unknown /overflow ${keepStart(args.trim(), 40)}; use /overflow, /overflow show <id>, /overflow purge <id>|session|all, /overflow stats`;
 }

@@ -2,18 +2,21 @@
 // of them (overflow_query) and how often it re-ran the same call in the turn right after a bounded
 // result (a sign the view missed what it needed). Invariants: only counts are kept, never a command,
 // a path or any output (a call is compared by a hash of its input, held in memory for one turn);
-// the counts file is the store's `stats.json`, 0600, written atomically, at most MAX_TOOLS tools;
-// nothing here throws into Pi.
+// the counts file is `<agentDir>/my-pi/pi-overflow-stats.json` beside the store, 0600, written
+// atomically and at once (a few hundred bytes, synchronously: no write is left pending when a session
+// ends), at most MAX_TOOLS tools; nothing here throws into Pi.
 
 import { createHash, randomBytes } from "node:crypto";
-import { constants, open, readFile, rename, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
-/** The counts file's name in the store directory (housekeeping never touches it: not an entry name). */
-export const TELEMETRY_FILE_NAME = "stats.json";
+/** The counts file's name, in the store directory's parent (`my-pi/`). */
+export const TELEMETRY_FILE_NAME = "pi-overflow-stats.json";
 /** Tools counted apart; any further tool is counted under "other". */
 const MAX_TOOLS = 64;
 const FILE_MODE = 0o600;
+/** Mode of `my-pi/` when the counts file creates it (as the store does). */
+const DIR_MODE = 0o700;
 const MAX_FILE_BYTES = 64 * 1024;
 
 export interface ToolCounts {
@@ -32,18 +35,13 @@ export interface TelemetryCounts {
 }
 
 export interface TelemetryOptions {
-	/** The store directory (made by the store; the counts file is written only once it exists). */
+	/** The store directory; the counts file goes beside it. */
 	root: string;
-	/** Makes sure the store directory exists with its modes (OverflowStore.ensureRoot). */
-	ensureRoot: () => Promise<void>;
 	now?: () => number;
 }
 
 export class RecallTelemetry {
 	private counts: TelemetryCounts | undefined;
-	private loading: Promise<TelemetryCounts> | undefined;
-	private saving: Promise<void> = Promise.resolve();
-	private dirty = false;
 	/** Inputs (hashed) of the results bounded in the current turn, and in the turn before. */
 	private boundedThisTurn = new Map<string, string>();
 	private boundedLastTurn = new Map<string, string>();
@@ -52,17 +50,17 @@ export class RecallTelemetry {
 	private readonly path: string;
 	private readonly now: () => number;
 
-	constructor(private readonly options: TelemetryOptions) {
-		this.path = join(options.root, TELEMETRY_FILE_NAME);
+	constructor(options: TelemetryOptions) {
+		this.path = join(dirname(options.root), TELEMETRY_FILE_NAME);
 		this.now = options.now ?? Date.now;
 	}
 
 	/** A tool call started: a call equal to one bounded in the turn before counts as a re-run. */
 	noteToolCall(toolName: string, input: unknown): void {
-		if (this.boundedLastTurn.get(hashCall(toolName, input)) === toolName) {
-			this.boundedLastTurn.delete(hashCall(toolName, input));
-			this.bump(toolName, "reruns");
-		}
+		const key = hashCall(toolName, input);
+		if (this.boundedLastTurn.get(key) !== toolName) return;
+		this.boundedLastTurn.delete(key);
+		this.bump(toolName, "reruns");
 	}
 
 	/** A result was bounded (`id` when it was stored). */
@@ -89,70 +87,60 @@ export class RecallTelemetry {
 		this.boundedThisTurn = new Map();
 	}
 
-	/** The counts so far (from the file, plus this process's). */
-	async read(): Promise<TelemetryCounts> {
-		const counts = await this.load();
+	/** The counts so far (the file's, which every process adds to). */
+	read(): TelemetryCounts {
+		const counts = this.load();
 		return { since: counts.since, tools: structuredClone(counts.tools) };
 	}
 
-	/** Resolves once every count so far is on disk. */
-	async flush(): Promise<void> {
-		await this.load();
-		await this.saving;
-		if (this.dirty) await this.save();
-	}
-
 	private bump(toolName: string, field: keyof ToolCounts): void {
-		void this.load().then((counts) => {
-			const names = Object.keys(counts.tools);
-			const tool = counts.tools[toolName] !== undefined || names.length < MAX_TOOLS ? toolName : "other";
-			counts.tools[tool] ??= { bounded: 0, queried: 0, reruns: 0 };
-			counts.tools[tool][field] += 1;
-			this.dirty = true;
-			this.saving = this.saving.then(() => this.save());
-		});
+		// Read again first: another Pi process may have counted since.
+		this.counts = undefined;
+		const counts = this.load();
+		const tool = counts.tools[toolName] !== undefined || Object.keys(counts.tools).length < MAX_TOOLS ? toolName : "other";
+		counts.tools[tool] ??= { bounded: 0, queried: 0, reruns: 0 };
+		counts.tools[tool][field] += 1;
+		this.save(counts);
 	}
 
-	private load(): Promise<TelemetryCounts> {
-		if (this.counts !== undefined) return Promise.resolve(this.counts);
-		this.loading ??= readCounts(this.path).then((counts) => {
-			this.counts = counts ?? { since: new Date(this.now()).toISOString(), tools: {} };
-			return this.counts;
-		});
-		return this.loading;
+	private load(): TelemetryCounts {
+		this.counts ??= readCounts(this.path) ?? { since: new Date(this.now()).toISOString(), tools: {} };
+		return this.counts;
 	}
 
-	private async save(): Promise<void> {
-		if (!this.dirty || this.counts === undefined) return;
-		this.dirty = false;
+	private save(counts: TelemetryCounts): void {
 		const temp = `${this.path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 		try {
-			await this.options.ensureRoot();
-			const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+			mkdirSync(dirname(this.path), { recursive: true, mode: DIR_MODE });
+			const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
 			try {
-				await handle.writeFile(`${JSON.stringify(this.counts)}\n`);
-				await handle.chmod(FILE_MODE);
+				writeFileSync(fd, `${JSON.stringify(counts)}\n`);
+				fchmodSync(fd, FILE_MODE);
 			} finally {
-				await handle.close();
+				closeSync(fd);
 			}
-			await rename(temp, this.path);
+			renameSync(temp, this.path);
 		} catch {
-			await unlink(temp).catch(() => undefined); // counts are best effort: the next change tries again
+			try {
+				unlinkSync(temp); // counts are best effort: the next change tries again
+			} catch {
+				// nothing was created
+			}
 		}
 	}
 }
 
 /** The counts file, when it is there and ours; undefined otherwise (a fresh start). */
-async function readCounts(path: string): Promise<TelemetryCounts | undefined> {
+function readCounts(path: string): TelemetryCounts | undefined {
 	try {
-		const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+		const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 		let text: string;
 		try {
-			const stats = await handle.stat();
+			const stats = fstatSync(fd);
 			if (!stats.isFile() || stats.size > MAX_FILE_BYTES) return undefined;
-			text = await readFile(handle, "utf8");
+			text = readFileSync(fd, "utf8");
 		} finally {
-			await handle.close();
+			closeSync(fd);
 		}
 		return parseCounts(JSON.parse(text));
 	} catch {

@@ -11,6 +11,7 @@ import {
 	AuthStorage,
 	createAgentSession,
 	DefaultResourceLoader,
+	type ExtensionUIContext,
 	ModelRegistry,
 	type SessionStartEvent,
 	SessionManager,
@@ -31,6 +32,8 @@ export interface PiSessionOptions {
 	sessionStartEvent?: SessionStartEvent;
 	/** Pi settings, e.g. compaction (auto-compaction is off unless given). */
 	settings?: Parameters<typeof SettingsManager.inMemory>[0];
+	/** A UI for extensions (ctx.hasUI true); default none, as in print mode. */
+	uiContext?: ExtensionUIContext;
 }
 
 export interface PiSession {
@@ -97,7 +100,7 @@ export async function openPiSession(options: PiSessionOptions): Promise<PiSessio
 			...(options.sessionStartEvent ? { sessionStartEvent: options.sessionStartEvent } : {}),
 		});
 		const extensionErrors: PiSession["extensionErrors"] = [];
-		await session.bindExtensions({ onError: (error) => extensionErrors.push(error) });
+		await session.bindExtensions({ uiContext: options.uiContext, onError: (error) => extensionErrors.push(error) });
 		const contexts: Context[] = [];
 		const record =
 			(step: FauxResponseStep): FauxResponseStep =>
