@@ -88,10 +88,10 @@ export function formatStats(entries: readonly KnownEntry[], config: OverflowConf
 	const oldest = entries.reduce((min, entry) => Math.min(min, entry.createdMs), Number.POSITIVE_INFINITY);
 	const share = config.maxStoreBytes > 0 ? Math.round((bytes / config.maxStoreBytes) * 100) : 0;
 	const lines = [
-		`pi-overflow store: ${formatBytes(bytes)} of ${formatBytes(config.maxStoreBytes)} (${share}%), ${countEntries(entries.length)}, ${plural(sessions, "session")}` +
-			(entries.length > 0 ? `, oldest ${formatAge(now - oldest)}` : ""),
-		`entries are kept ${config.retentionDays} days. Per tool since ${counts.since.slice(0, 10)}: results bounded,`,
-		"queried by the model, and re-run right after (a sign the view missed something):",
+		`pi-overflow store: ${formatBytes(bytes)} of ${formatBytes(config.maxStoreBytes)} (${share}%): ${countEntries(entries.length)}, ${plural(sessions, "session")}`,
+		`${entries.length > 0 ? `oldest stored ${formatAge(now - oldest)}; ` : ""}entries are kept ${config.retentionDays} days.`,
+		`Per tool since ${counts.since.slice(0, 10)}: results bounded, queried by the model, and`,
+		"re-run right after a bounded result (a sign the view missed something):",
 	];
 	const tools = Object.entries(counts.tools).sort((a, b) => b[1].bounded - a[1].bounded);
 	if (tools.length === 0) lines.push("  nothing bounded yet");

@@ -90,7 +90,7 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 	assert.match(shown, /5000: src\/net\/socket\.c:88:12: error/);
 
 	const stats = await runCommand(pi, said, "stats");
-	assert.match(stats, /^pi-overflow store: [\d.]+ (KiB|MiB) of 512 MiB \(\d+%\), 3 entries, 1 session, oldest just now\n/);
+	assert.match(stats, /^pi-overflow store: [\d.]+ (KiB|MiB) of 512 MiB \(\d+%\): 3 entries, 1 session\noldest stored just now; entries are kept 7 days\.\n/);
 	assert.match(stats, /\n {2}big_log +2 bounded +1 queried +1 re-run/);
 	assert.match(stats, /\n {2}bash +1 bounded +0 queried +0 re-run/);
 	for (const line of stats.split("\n")) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
@@ -124,7 +124,7 @@ test("/overflow purge all asks first in the TUI: declined keeps every entry, con
 	writeFileSync(`${other}.txt`, "x\n", { mode: 0o600 });
 	writeFileSync(`${other}.json`, JSON.stringify({ id: "aaaaaaaaaaaa", sessionId: "other", toolCallId: "t", toolName: "bash", createdAt: new Date().toISOString(), totalLines: 1, totalBytes: 2, storedBytes: 2, storedLines: 1, truncated: false, source: "current" }), { mode: 0o600 });
 
-	assert.match(await runCommand(pi, said, "stats"), /2 entries, 2 sessions/);
+	assert.match(await runCommand(pi, said, "stats"), /: 2 entries, 2 sessions\n/);
 	assert.equal(await runCommand(pi, said, "purge session"), "pi-overflow: purged this session's stored results: 1 entry removed.");
 	assert.equal(await runCommand(pi, said, "purge all"), "pi-overflow: nothing purged.");
 	assert.match(said.at(-2)!.message, /Delete 1 stored result of every session/);
