@@ -1,26 +1,32 @@
 // Stage 2 wiring: the bound tool_result handler (each result within its share of the context
-// window), the context handler (the user's `!command` output bounded, old views masked in what the
-// model is sent), the overflow_query tool and the session_start housekeeping. Invariants: no handler
-// throws into Pi; housekeeping never delays start-up (it runs after session_start has returned); each
-// warning to the user is given once per process.
+// window; Pi's spill file released once its output is stored), the context handler (the user's
+// `!command` output bounded, old views masked in what the model is sent), the overflow_query tool,
+// the /overflow command, the recall telemetry and the session_start housekeeping. Invariants: no
+// handler throws into Pi; housekeeping never delays start-up (it runs after session_start has
+// returned); each warning to the user is given once per process, at session start.
 
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { boundToolResult } from "./bound.js";
 import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./budget.js";
-import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
+import { type ConfigResult, createDefaultConfig, formatLayeredProblems, loadLayeredConfig, type OverflowConfig } from "./config.js";
+import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./load-check.js";
 import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
 import { disposeSearchWorkers } from "./search.js";
 import { findStash, joinTextParts } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
-import { registerQueryTool } from "./tool.js";
+import { listSessionRows, registerOverflowCommand } from "./overflow-command.js";
+import { releaseSpillFile } from "./spill-release.js";
+import { RecallTelemetry } from "./telemetry.js";
+import { QUERY_TOOL_NAME, registerQueryTool } from "./tool.js";
 import { USER_BASH_ENTRY_TYPE, type UserBashBoundDependencies, type UserBashRecord, UserBashViews } from "./user-bash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const WARNED_KEY = Symbol.for("my-pi.pi-overflow.warned.v1");
 
 export interface OverflowExtensionOptions {
 	/** config/pi-overflow.json of the bundle. */
 	configPath?: string;
+	/** The user's overrides, `<agentDir>/my-pi/pi-overflow.json`, layered field by field over configPath. */
+	userConfigPath?: string;
 	/** A parsed config, instead of reading configPath (tests). */
 	config?: ConfigResult;
 	/** `<agentDir>/my-pi/pi-overflow`. */
@@ -32,16 +38,6 @@ export interface OverflowExtensionOptions {
 	onHousekeeping?: (result: Awaited<ReturnType<OverflowStore["housekeep"]>>) => void;
 	/** Called after each context event with what masking did (benchmarks count the rewrites). */
 	onContext?: (report: { masked: number; stepped: boolean; chars: number }) => void;
-}
-
-/** Warnings shown once per process, whichever module instance (after /reload) asks. */
-function warnOnce(ctx: ExtensionContext | undefined, message: string): void {
-	const holder = globalThis as typeof globalThis & { [WARNED_KEY]?: Set<string> };
-	holder[WARNED_KEY] ??= new Set();
-	if (holder[WARNED_KEY].has(message)) return;
-	holder[WARNED_KEY].add(message);
-	if (ctx?.hasUI) ctx.ui.notify(message, "warning");
-	else process.stderr.write(`${message}\n`);
 }
 
 /** Tool calls whose start time is remembered at once (a call whose result never comes is forgotten). */
@@ -57,6 +53,11 @@ function findShownIds(entries: readonly unknown[]): string[] {
 		if (typeof overflow?.id === "string") ids.push(overflow.id);
 	}
 	return ids;
+}
+
+function readOverflowId(details: unknown): string | undefined {
+	const id = (details as { overflow?: { id?: unknown } } | undefined)?.overflow?.id;
+	return typeof id === "string" ? id : undefined;
 }
 
 /** What Pi says of the context window, when the host provides it. */
@@ -77,17 +78,37 @@ function listBoundedCalls(message: unknown, exemptTools: readonly string[]): str
 	return ids;
 }
 
-export const MISSING_CAPTURE_WARNING =
-	"pi-overflow: capture.ts is not loaded before the other extensions, so results an earlier extension cut cannot be recovered from memory; load capture.ts first and index.ts last (see the README).";
+export { MISSING_CAPTURE_WARNING } from "./load-check.js";
+
+/** The config files read, lowest first; none when the options give a parsed config. */
+function loadOptionsConfig(options: OverflowExtensionOptions): ConfigResult {
+	if (options.config) return options.config;
+	const paths = [options.configPath, options.userConfigPath].filter((path): path is string => typeof path === "string" && path !== "");
+	return paths.length > 0 ? loadLayeredConfig(paths) : { config: createDefaultConfig(), problems: [] };
+}
+
+/** At session start: says once whether capture.ts is missing (capture.ts itself says when it loads after index.ts). */
+function checkCaptureLoaded(event: object, ctx: ExtensionContext): void {
+	const seen = markSessionStart("index", event);
+	if (seen.has("capture")) return;
+	const decide = () => {
+		// capture.ts marks the same event when it loads after index.ts (and warns itself).
+		if (!markSessionStart("index", event).has("capture")) warnOnce(ctx, MISSING_CAPTURE_WARNING);
+	};
+	if (!findStash()) decide();
+	else setImmediate(decide); // a stash from before a /reload: wait for the handlers after this one
+}
 
 export function createOverflowExtension(options: OverflowExtensionOptions): (pi: ExtensionAPI) => void {
 	return (pi: ExtensionAPI) => {
-		const loaded: ConfigResult =
-			options.config ?? (options.configPath ? loadConfig(options.configPath) : { config: createDefaultConfig(), problems: [] });
+		const loaded = loadOptionsConfig(options);
 		const config: OverflowConfig = loaded.config;
 		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now, maxStoreBytes: config.maxStoreBytes });
-		const configWarning = formatConfigProblems(loaded.problems, options.configPath);
+		const configWarnings = formatLayeredProblems(loaded.problems, options.configPath);
 		let startupWarned = false;
+		const telemetry = new RecallTelemetry({ root: store.root, now: options.now });
+		// The session's entries, for /overflow's completions (which get no context).
+		let sessionEntries: (() => readonly unknown[]) | undefined;
 
 		// When each tool call started: a spill file it names must have been written since.
 		const toolStarts = new Map<string, number>();
@@ -100,6 +121,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		const userBash = new UserBashViews({
 			persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
 			now: options.now,
+			onSpillBounded: config.releaseSpillFiles ? (input, patch) => releaseSpillFile(input, patch, store, Number.POSITIVE_INFINITY) : undefined,
 		});
 		const windowBudget = (ctx: ExtensionContext): number => computeTurnBudget(readWindowUsage(ctx), config, sentChars);
 		const userBashDependencies = (ctx: ExtensionContext) => (): UserBashBoundDependencies => ({
@@ -110,9 +132,10 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			budgetChars: capViewBudget(windowBudget(ctx), config),
 		});
 
-		pi.on("session_start", (_event, ctx) => {
-			if (configWarning) warnOnce(ctx, configWarning);
+		pi.on("session_start", (event, ctx) => {
+			for (const warning of configWarnings) warnOnce(ctx, warning);
 			startupWarned = true;
+			checkCaptureLoaded(event, ctx);
 			const sessionId = ctx.sessionManager.getSessionId();
 			// A resumed session's ids are never issued again, even when their entries expired.
 			if (typeof ctx.sessionManager.getEntries === "function") {
@@ -120,6 +143,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				store.rememberEntryIds(findShownIds(entries));
 				// The `!command` texts this session already showed: the same bytes and ids again.
 				store.rememberEntryIds(userBash.restore(entries));
+				sessionEntries = () => ctx.sessionManager.getEntries();
 			}
 			// After session_start returns: start-up never waits for the store.
 			setImmediate(() => {
@@ -131,6 +155,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		});
 
 		pi.on("tool_call", (event) => {
+			telemetry.noteToolCall(event.toolName, event.input);
+			if (event.toolName === QUERY_TOOL_NAME) noteQuery(event.input);
 			// The earliest start wins when a provider reuses a toolCallId: the bound stays safe.
 			if (!toolStarts.has(event.toolCallId)) toolStarts.set(event.toolCallId, (options.now ?? Date.now)());
 			if (toolStarts.size > MAX_TRACKED_TOOL_CALLS) toolStarts.delete(toolStarts.keys().next().value as string);
@@ -139,14 +165,11 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 
 		pi.on("tool_result", async (event, ctx) => {
 			try {
-				if (!startupWarned && configWarning) {
-					warnOnce(ctx, configWarning);
+				if (!startupWarned) {
+					for (const warning of configWarnings) warnOnce(ctx, warning);
 					startupWarned = true;
 				}
 				const stash = findStash();
-				if (!stash || (!stash.entries.has(event.toolCallId) && !config.exemptTools.includes(event.toolName))) {
-					warnOnce(ctx, MISSING_CAPTURE_WARNING);
-				}
 				const toolStartedAt = toolStarts.get(event.toolCallId);
 				toolStarts.delete(event.toolCallId);
 				const turn = turnBudget;
@@ -162,7 +185,10 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				});
 				turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
 				if (!patch) return undefined;
-				return { content: patch.content, details: patch.details };
+				const id = readOverflowId(patch.details);
+				telemetry.noteBounded(event.toolName, event.input, id);
+				const released = config.releaseSpillFiles ? (await releaseSpillFile(event, patch, store, capViewBudget(share, config))).patch : patch;
+				return { content: released.content, details: released.details };
 			} catch {
 				return undefined; // boundToolResult does not throw; this guards the wiring itself
 			}
@@ -171,6 +197,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		// Each assistant turn's tool calls share one budget, taken from the window as the turn ends.
 		pi.on("message_end", (event, ctx) => {
 			try {
+				if ((event.message as { role?: unknown }).role === "assistant") telemetry.noteTurnEnd();
 				const calls = listBoundedCalls(event.message, config.exemptTools);
 				turnBudget = calls.length > 0 ? new SharedBudget(windowBudget(ctx), calls) : undefined;
 			} catch {
@@ -220,5 +247,14 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		pi.on("session_shutdown", () => disposeSearchWorkers());
 
 		registerQueryTool(pi, { config, store });
+		registerOverflowCommand(pi, { config, store, telemetry, now: options.now }, () => listSessionRows(sessionEntries?.() ?? []).map((row) => row.id));
+
+		/** overflow_query on an id: counted for the tool whose result it was. */
+		function noteQuery(input: unknown): void {
+			const id = (input as { id?: unknown } | undefined)?.id;
+			if (typeof id !== "string") return;
+			if (telemetry.findTool(id) !== undefined) telemetry.noteQuery(id);
+			else void store.readMeta(id).then((meta) => meta && telemetry.noteQuery(id, meta.toolName));
+		}
 	};
 }

@@ -78,8 +78,8 @@ function shorten(text: string, max: number): string {
 	return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
-/** One line for the TUI: what came back, and whether something was left out. */
-export function describeAnswer(summary: QuerySummary | undefined): string {
+/** One line for the TUI: what came back, and whether something was left out (`firstLine`: the answer's). */
+export function describeAnswer(summary: QuerySummary | undefined, firstLine?: string): string {
 	if (summary === undefined) return "done";
 	const cut = summary.truncated ? " (cut)" : "";
 	switch (summary.selector) {
@@ -93,8 +93,11 @@ export function describeAnswer(summary: QuerySummary | undefined): string {
 			return summary.lines ? `lines ${summary.lines[0]}–${summary.lines[1]} of ${summary.totalLines ?? "?"}${cut}` : `no lines${cut}`;
 		case "jsonPath":
 			return `${summary.path ?? "$"}: ${summary.valueType ?? "value"}${cut}`;
-		default:
-			return `overview${cut}`;
+		default: {
+			// The entry's own header ("bash output stored …: 150000 lines, …") says more than "overview".
+			const header = firstLine?.replace(/^\[pi-overflow id=[0-9a-f]{12}\] /, "").trim();
+			return header ? `overview: ${header}${cut}` : `overview${cut}`;
+		}
 	}
 }
 
@@ -115,7 +118,8 @@ function renderAnswer(result: AgentToolResult<unknown>, options: ToolRenderResul
 		return theme.fg("error", shorten(message, options.expanded ? 2000 : 160));
 	}
 	const summary = isQuerySummary(result.details) ? result.details : undefined;
-	const line = summary?.truncated ? theme.fg("warning", describeAnswer(summary)) : theme.fg("success", describeAnswer(summary));
+	const described = describeAnswer(summary, text.split("\n", 1)[0]);
+	const line = summary?.truncated ? theme.fg("warning", described) : theme.fg("success", described);
 	return options.expanded ? `${line}\n${theme.fg("toolOutput", text)}` : line;
 }
 

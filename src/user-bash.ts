@@ -7,7 +7,7 @@
 // bytes and the same id; `!!` messages (excludeFromContext) are never touched, so Pi keeps them out.
 
 import { createHash } from "node:crypto";
-import { type BoundDependencies, boundToolResult } from "./bound.js";
+import { type BoundDependencies, boundToolResult, type ContentPart, type ToolResultPatch } from "./bound.js";
 import { type ContextMessage, type MaskableView, readStubLines, type StubLine } from "./masking.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
 import { minSourceBytes, openSpillFile, sourceEndsWith } from "./source.js";
@@ -48,6 +48,8 @@ export interface UserBashOptions {
 	now?: () => number;
 	/** See DEFAULT_SPILL_FLUSH_WAIT_MS. */
 	flushWaitMs?: number;
+	/** Called once a `!command` read from Pi's spill file was bounded (spill-release.ts removes the file). */
+	onSpillBounded?(input: { content: ContentPart[]; details: { fullOutputPath: string } }, patch: ToolResultPatch): Promise<unknown>;
 }
 
 /** What the bound stage needs for one message; the budget is the message's share of the window. */
@@ -168,6 +170,7 @@ export class UserBashViews {
 				},
 				{ ...deps, budgetChars, stash: undefined, toolStartedAt: this.findStart(message) },
 			);
+			if (patch !== undefined && path !== undefined) await this.options.onSpillBounded?.({ content: [{ type: "text", text: message.output }], details: { fullOutputPath: path } }, patch);
 			if (patch === undefined) {
 				if (note === undefined) {
 					this.fitting.add(key);

@@ -153,14 +153,14 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
 	const outline = outlineLine(extras.json);
 	if (outline !== undefined) keyLines.push(outline);
-	const found = scan.signalMatches > 0 ? `; ${plural(scan.signalMatches, "line")} matched the signal pattern` : "";
+	const found = scan.signalMatches > 0 ? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)` : "";
 	const gapNotice = (omitted: number, dropped: string): string => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
 	const droppedNote = (head: number, signals: number, tail: number): string => {
 		const notes: string[] = [];
 		if (head > 0) notes.push(`${head} head`);
 		if (signals > 0) notes.push(`${signals} signal`);
 		if (tail > 0) notes.push(`${tail} tail`);
-		return notes.length > 0 ? `; ${notes.join(", ")} lines dropped to fit ${thresholdChars} chars` : "";
+		return notes.length > 0 ? `; ${notes.join(", ")} line${head + signals + tail === 1 ? "" : "s"} dropped to fit ${thresholdChars} chars` : "";
 	};
 	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
 	const fixed =

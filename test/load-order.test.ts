@@ -3,6 +3,7 @@
 // loader on that exact snippet, with other extensions in every place Pi discovers them.
 
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -12,14 +13,27 @@ import { createTempDir } from "./helpers/tmp.js";
 
 const EXTENSION = `export default function (pi: any) { pi.on("tool_result", () => undefined); }\n`;
 
-/** The JSON blocks under "## Install into Pi" in the README: global settings, then project settings. */
-function readmeSettings(): Array<{ extensions: string[]; packages: unknown[] }> {
+/** The README's "## Install" section. */
+function readmeInstall(): string {
 	const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
-	const start = readme.indexOf("## Install into Pi");
-	const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
-	const blocks = [...section.matchAll(/```jsonc\n([\s\S]*?)```/g)];
-	assert.equal(blocks.length, 2, "the README has a global and a project settings block");
-	return blocks.map((block) => JSON.parse(block[1].replace(/^\s*\/\/.*$/gm, "").replace(/,(\s*[}\]])/g, "$1")));
+	const start = readme.indexOf("## Install\n");
+	assert.ok(start >= 0, "the README has an Install section");
+	return readme.slice(start, readme.indexOf("\n## ", start + 1));
+}
+
+/** The global settings block under "## Install". */
+function readmeSettings(): { extensions: string[]; packages: unknown[] } {
+	const blocks = [...readmeInstall().matchAll(/```jsonc\n([\s\S]*?)```/g)];
+	assert.equal(blocks.length, 1, "the README has one settings.json block");
+	return JSON.parse(blocks[0]![1]!.replace(/^\s*\/\/.*$/gm, "").replace(/,(\s*[}\]])/g, "$1"));
+}
+
+/** Runs the README's shell lines that write a project's .pi/settings.json, in `cwd`, as the user would. */
+function runProjectSnippet(cwd: string, env: Record<string, string | undefined>): void {
+	const block = [...readmeInstall().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!).find((text) => text.includes(".pi/settings.json"));
+	assert.ok(block, "the README has a shell snippet for a project's settings");
+	assert.doesNotMatch(block, /~\/\.pi\/agent/, "no hard-coded agent directory");
+	execFileSync("bash", ["-e", "-c", block], { cwd, env: { ...process.env, ...env } });
 }
 
 /** Pi's real resource loader on a home directory laid out as the README says; returns the load order. */
@@ -37,14 +51,15 @@ async function loadOrder(home: string, withProjectExtensions: boolean): Promise<
 	mkdirSync(pkg);
 	writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: "other-package", pi: { extensions: ["./ext.ts"] } }));
 	writeFileSync(join(pkg, "ext.ts"), EXTENSION);
-	const [global, project] = readmeSettings();
+	const global = readmeSettings();
 	// The user's own entries go where the README's comments say.
 	global.extensions.push("listed.ts");
 	global.packages.splice(global.packages.length - 1, 0, "other-package");
 	writeFileSync(join(agentDir, "settings.json"), JSON.stringify(global, null, 2));
 	if (withProjectExtensions) {
 		writeFileSync(join(cwd, ".pi", "extensions", "auto-project.ts"), EXTENSION);
-		writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify(project, null, 2));
+		// The agent directory named by PI_CODING_AGENT_DIR, not the default: the snippet must follow it.
+		runProjectSnippet(cwd, { HOME: join(home, "not-the-agent-home"), PI_CODING_AGENT_DIR: agentDir });
 	}
 	const previousHome = process.env.HOME;
 	process.env.HOME = home;

@@ -7,7 +7,8 @@
 
 import { dirname, resolve, sep } from "node:path";
 import type { ByteSource } from "../source.js";
-import { DEFAULT_MAX_META_BYTES, StoreDirectory } from "./directory.js";
+import { describeError } from "../text.js";
+import { classifyStoreNames, DEFAULT_MAX_META_BYTES, isComplete, type KnownEntry, StoreDirectory } from "./directory.js";
 import { assertEntryId, computeEntryId, findIssuedIds, isEntryId, MAX_ID_ATTEMPTS, parseMetaText, rememberIssuedId, type EntryMeta } from "./entry.js";
 import { createStoreError, NODE_STORE_FS, readErrorCode, toStoreError, type StoreFs, type StoreReadHandle, type StoreStats } from "./fs.js";
 import { runHousekeeping, type HousekeepingOptions, type HousekeepingResult } from "./housekeeping.js";
@@ -23,6 +24,7 @@ export type { HousekeepingOptions, HousekeepingResult } from "./housekeeping.js"
 export { DEFAULT_QUOTA_LOW_WATER_RATIO } from "./quota.js";
 export { DEFAULT_FILE_MODE } from "./writer.js";
 export type { CommitResult, EntryWriter } from "./writer.js";
+export type { KnownEntry } from "./directory.js";
 
 /** Mode of the store directory (and of `my-pi/` when the store creates it). */
 export const DEFAULT_DIR_MODE = 0o700;
@@ -243,6 +245,29 @@ export class OverflowStore {
 		await run;
 		if (this.housekeeping === run) this.housekeeping = undefined;
 		return result;
+	}
+
+	/** Every complete entry (id, time, bytes, session), for the user's /overflow; problems in `errors`. Never throws. */
+	async listEntries(): Promise<{ entries: KnownEntry[]; errors: string[] }> {
+		const log = { errors: [] as string[] };
+		const entries: KnownEntry[] = [];
+		try {
+			const dirents = await this.dir.list("listing", log);
+			const { halves } = classifyStoreNames(dirents ?? [], this.prefix);
+			const complete = [...halves].filter(([, has]) => isComplete(has)).map(([id]) => this.dir.pathsOf(id));
+			await this.dir.readEntryMetas(complete, log, (_paths, known) => entries.push(known));
+		} catch (error) {
+			log.errors.push(describeError(error));
+		}
+		return { entries, errors: log.errors };
+	}
+
+	/** Removes entries (.json first, so readers see "unknown" before the text goes); never throws. */
+	async removeEntries(ids: readonly string[]): Promise<{ removed: number; errors: string[] }> {
+		const log = { errors: [] as string[] };
+		let removed = 0;
+		for (const id of ids) if (isEntryId(id) && (await this.dir.removeEntry(this.dir.pathsOf(id), log))) removed++;
+		return { removed, errors: log.errors };
 	}
 
 	private keepWithinQuota(meta: EntryMeta, bytes: number): Promise<CommitResult> {

@@ -6,16 +6,19 @@
 
 import type { Context, FauxProviderRegistration, FauxResponseStep } from "@mariozechner/pi-ai";
 import { registerFauxProvider } from "@mariozechner/pi-ai";
+import { rmSync } from "node:fs";
 import {
 	type AgentSession,
 	AuthStorage,
 	createAgentSession,
 	DefaultResourceLoader,
+	type ExtensionUIContext,
 	ModelRegistry,
 	type SessionStartEvent,
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+import { isPiBashSpillPath } from "../../src/pi-bash.js";
 
 export interface PiSessionOptions {
 	/** Fresh temporary agent directory for this run. */
@@ -31,6 +34,8 @@ export interface PiSessionOptions {
 	sessionStartEvent?: SessionStartEvent;
 	/** Pi settings, e.g. compaction (auto-compaction is off unless given). */
 	settings?: Parameters<typeof SettingsManager.inMemory>[0];
+	/** A UI for extensions (ctx.hasUI true); default none, as in print mode. */
+	uiContext?: ExtensionUIContext;
 }
 
 export interface PiSession {
@@ -57,6 +62,20 @@ export function messageText(message: Context["messages"][number]): string {
 /** Every text the provider was sent in one call, system prompt included. */
 export function contextText(context: Context): string {
 	return [context.systemPrompt ?? "", ...context.messages.map(messageText)].join("\n");
+}
+
+/**
+ * Removes the spill files Pi named in a session's messages (a tool's details.fullOutputPath, the
+ * notice of a failed command, a `!command`'s fullOutputPath) that pi-overflow kept: a test leaves
+ * no temp file behind. Only `<tmpdir>/pi-bash-<hex>.log` names are touched.
+ */
+function removeSpillFiles(messages: readonly unknown[]): void {
+	for (const message of messages) {
+		const { details, fullOutputPath, content } = message as { details?: { fullOutputPath?: unknown }; fullOutputPath?: unknown; content?: unknown };
+		const texts = Array.isArray(content) ? content.map((part: { text?: unknown }) => (typeof part?.text === "string" ? part.text : "")).join("\n") : "";
+		const named = [details?.fullOutputPath, fullOutputPath, ...[...texts.matchAll(/Full output: ([^\]\n]+)\]/g)].map((match) => match[1])];
+		for (const path of named) if (typeof path === "string" && isPiBashSpillPath(path)) rmSync(path, { force: true });
+	}
 }
 
 export async function openPiSession(options: PiSessionOptions): Promise<PiSession> {
@@ -97,7 +116,7 @@ export async function openPiSession(options: PiSessionOptions): Promise<PiSessio
 			...(options.sessionStartEvent ? { sessionStartEvent: options.sessionStartEvent } : {}),
 		});
 		const extensionErrors: PiSession["extensionErrors"] = [];
-		await session.bindExtensions({ onError: (error) => extensionErrors.push(error) });
+		await session.bindExtensions({ uiContext: options.uiContext, onError: (error) => extensionErrors.push(error) });
 		const contexts: Context[] = [];
 		const record =
 			(step: FauxResponseStep): FauxResponseStep =>
@@ -115,6 +134,7 @@ export async function openPiSession(options: PiSessionOptions): Promise<PiSessio
 			respond: (...steps) => faux.appendResponses(steps.map(record)),
 			close: () => {
 				try {
+					removeSpillFiles(session.messages);
 					session.dispose();
 				} finally {
 					restore();

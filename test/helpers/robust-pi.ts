@@ -28,6 +28,7 @@ export function createFakePi(): FakePi {
 		registerTool(tool: { name: string }) {
 			tools.push(tool.name);
 		},
+		registerCommand() {},
 	};
 	return { api: api as unknown as ExtensionAPI, handlers, tools, notices };
 }
