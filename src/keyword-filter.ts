@@ -42,6 +42,7 @@ interface FilterExports {
 	memory: WebAssembly.Memory;
 	lines: WebAssembly.Global;
 	scan(tables: number, trie: number, start: number, end: number, out: number): number;
+	count(start: number, end: number): number;
 }
 
 /** The default module, compiled once per process (undefined until first needed), or why it could not be. */
@@ -128,6 +129,45 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 			return lines;
 		},
 	};
+}
+
+/** The module's newline count over windows copied into its memory; undefined where it cannot run. */
+let newlineCounter: ((bytes: Uint8Array, from: number, to: number) => number) | undefined | null;
+
+function createNewlineCounter(): ((bytes: Uint8Array, from: number, to: number) => number) | null {
+	const compiled = (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+	if (!("module" in compiled)) return null;
+	try {
+		const filter = new WebAssembly.Instance(compiled.module, {}).exports as unknown as FilterExports;
+		const input = 0;
+		const pages = Math.ceil((WASM_WINDOW_BYTES + INPUT_PADDING_BYTES) / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
+		if (pages > 0) filter.memory.grow(pages);
+		const memory = new Uint8Array(filter.memory.buffer);
+		return (bytes, from, to) => {
+			let lines = 0;
+			for (let at = from; at < to; at += WASM_WINDOW_BYTES) {
+				const end = Math.min(to, at + WASM_WINDOW_BYTES);
+				memory.set(bytes.subarray(at, end), input);
+				lines += filter.count(input, input + (end - at));
+			}
+			return lines;
+		};
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * The newlines in bytes[from, to): the prefilter's SIMD pass without the keywords (lines that are
+ * not searched, the stored copy's line count), or a memchr per line where WebAssembly cannot run.
+ */
+export function countNewlines(bytes: Uint8Array, from: number, to: number): number {
+	if (newlineCounter === undefined) newlineCounter = createNewlineCounter();
+	if (newlineCounter !== null) return newlineCounter(bytes, from, to);
+	const view = Buffer.from(bytes.buffer, bytes.byteOffset + from, Math.max(0, to - from));
+	let count = 0;
+	for (let at = view.indexOf(0x0a); at >= 0; at = view.indexOf(0x0a, at + 1)) count++;
+	return count;
 }
 
 /**

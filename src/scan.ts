@@ -7,6 +7,7 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
+import { countNewlines } from "./keyword-filter.js";
 import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "./render.js";
 import { SignalCollector, type SignalItem } from "./signal-collector.js";
 import { SignalFinder, SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
@@ -47,13 +48,6 @@ export interface ScanResult {
 	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
 	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };
-}
-
-/** Newlines in bytes[from, to), without making a string of them. A measured hot loop. */
-function countNewlineBytes(bytes: Uint8Array, from: number, to: number): number {
-	let count = 0;
-	for (let i = from; i < to; i++) if (bytes[i] === NEWLINE) count++;
-	return count;
 }
 
 export class LineScanner {
@@ -220,7 +214,8 @@ export class LineScanner {
 					this.collector.add(shapeLine(hitLine, raw, this.keepChars), base + lineStart);
 				});
 			} else {
-				lines += countNewlineBytes(bytes, cursor, end);
+				// Not searched (the search is off or stopped): counted by the prefilter's SIMD pass alone.
+				lines += countNewlines(bytes, cursor, end);
 			}
 		}
 

@@ -117,6 +117,9 @@ export class SignalFinder {
 	private findByKeywords(bytes: Buffer, from: number, end: number, fromLine: number, hit: SignalHit): number {
 		const found: number[] = [];
 		const lines = (this.keywords as KeywordLineFinder).findLines(bytes, from, end, found);
+		// The prefilter pass is the line count, paid for whether or not signals are searched (then by
+		// countNewlines): only testing its candidates is charged to the budget.
+		this.clock = this.now();
 		for (let k = 0; k < found.length; k += 2) {
 			const lineStart = found[k];
 			const raw = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));
