@@ -69,6 +69,8 @@ export interface BoundDependencies {
 	 * is bounded and its view is at most this long. Default, and never more than, config.thresholdChars.
 	 */
 	budgetChars?: number;
+	/** The clock the signal search's time budget is measured with (ScanOptions.now); default performance.now. */
+	scanClock?: () => number;
 }
 
 /** A spill file a result names, and what it must agree with to be used. */
@@ -269,7 +271,7 @@ async function copyOriginal(
 	status: string | undefined,
 ): Promise<Copied | { newlines: number }> {
 	const { config } = deps;
-	const scanner = new LineScanner(config);
+	const scanner = new LineScanner(deps.scanClock ? { ...config, now: deps.scanClock } : config);
 	let storeError = idError;
 	let writer: EntryWriter | undefined;
 	const giveUpStore = async (error: unknown) => {

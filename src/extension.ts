@@ -9,6 +9,7 @@ import { boundToolResult } from "./bound.js";
 import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./budget.js";
 import { type ConfigResult, createDefaultConfig, formatConfigProblems, loadConfig, type OverflowConfig } from "./config.js";
 import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
+import { prewarmSignalSearch } from "./scan.js";
 import { disposeSearchWorkers } from "./search.js";
 import { findStash, joinTextParts } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
@@ -121,6 +122,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				// The `!command` texts this session already showed: the same bytes and ids again.
 				store.rememberEntryIds(userBash.restore(entries));
 			}
+			// After session_start returns: the first large result finds the signal search compiled.
+			setImmediate(() => void prewarmSignalSearch(config.signalRegex));
 			// After session_start returns: start-up never waits for the store.
 			setImmediate(() => {
 				store

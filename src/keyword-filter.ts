@@ -5,6 +5,7 @@
 // where WebAssembly SIMD is missing or the module cannot be loaded, it is findKeywordLines.
 
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
 
 /** Finds the lines holding a keyword; built once per keyword set. */
@@ -48,14 +49,45 @@ interface FilterExports {
 /** The default module, compiled once per process (undefined until first needed), or why it could not be. */
 let defaultModule: { module: WebAssembly.Module } | { error: string } | undefined;
 
+/** Modules compiled in this process (a test hook: the result path must not compile one after the prewarm). */
+export const keywordFilterStats = { compiles: 0 };
+
+const NOT_VALID = "WebAssembly SIMD module does not validate here";
+
+function describeLoadError(error: unknown): { error: string } {
+	return { error: `WebAssembly module could not be loaded: ${error instanceof Error ? error.message : String(error)}` };
+}
+
 function compileModule(load: () => BufferSource): { module: WebAssembly.Module } | { error: string } {
 	try {
 		const bytes = load();
-		if (!WebAssembly.validate(bytes)) return { error: "WebAssembly SIMD module does not validate here" };
+		if (!WebAssembly.validate(bytes)) return { error: NOT_VALID };
+		keywordFilterStats.compiles++;
 		return { module: new WebAssembly.Module(bytes) };
 	} catch (error) {
-		return { error: `WebAssembly module could not be loaded: ${error instanceof Error ? error.message : String(error)}` };
+		return describeLoadError(error);
 	}
+}
+
+/**
+ * Compiles the default module off the main thread (WebAssembly.compile) unless it is compiled
+ * already: the prewarm, so that the first large result does not wait for it. Never rejects.
+ */
+export async function compileDefaultModule(): Promise<void> {
+	if (defaultModule !== undefined) return;
+	let compiled: { module: WebAssembly.Module } | { error: string };
+	try {
+		const bytes = await readFile(DEFAULT_WASM_URL);
+		if (!WebAssembly.validate(bytes)) {
+			compiled = { error: NOT_VALID };
+		} else {
+			keywordFilterStats.compiles++;
+			compiled = { module: await WebAssembly.compile(bytes) };
+		}
+	} catch (error) {
+		compiled = describeLoadError(error);
+	}
+	defaultModule ??= compiled;
 }
 
 /**

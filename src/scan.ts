@@ -7,10 +7,10 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
-import { countNewlines } from "./keyword-filter.js";
+import { compileDefaultModule, countNewlines } from "./keyword-filter.js";
 import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "./render.js";
 import { SignalCollector, type SignalItem } from "./signal-collector.js";
-import { SignalFinder, SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
+import { prepareDefaultSignalFinder, SignalFinder, SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
 import { rankCandidates } from "./signal-policy.js";
 import { ShapeCounter, type ShapeStats } from "./shape-counter.js";
 
@@ -278,4 +278,40 @@ export function scanText(text: string, options: ScanOptions): ScanResult {
 	const step = 1024 * 1024;
 	for (let at = 0; at < bytes.length; at += step) scanner.push(bytes.subarray(at, at + step));
 	return scanner.end();
+}
+
+/**
+ * Lines that take every path of a scan: ASCII, Latin-1 and CJK text (V8 compiles a regex for one-
+ * and two-byte strings apart), signal lines, an ANSI escape, a line longer than a window.
+ */
+const PREWARM_LINES = [
+	"  CC [M]  drivers/gpu/drm/module_1.o",
+	"src/net/socket.c:88:12: error: 'struct sock' has no member named 'sk_flags'",
+	"  ✓ übersetzt Zeichenkette 7 — 日本語のテスト 3",
+	"FAIL src/parser.test.ts > parses nested arrays (12 ms)",
+	"\x1b[31merror\x1b[0m: café failed",
+	"thread 'main' panicked at 'index out of bounds', src/main.rs:14:5",
+	"x".repeat(SIGNAL_WINDOW_CHARS + 10),
+];
+
+/**
+ * Compiles what the first large result would otherwise compile on its path: the WebAssembly
+ * module (off the main thread), the keyword finder, and the signal pattern's regexes (a scan of a
+ * few lines, twice, so V8 compiles them to machine code). Runs in steps between other work; call
+ * it after session_start has returned. Never rejects.
+ */
+export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
+	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+	try {
+		await compileDefaultModule();
+		await yieldToOthers();
+		prepareDefaultSignalFinder();
+		const text = `${[...PREWARM_LINES, ...PREWARM_LINES].join("\n")}\n`;
+		for (let run = 0; run < 2; run++) {
+			await yieldToOthers();
+			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
+		}
+	} catch {
+		// Only a head start: a result compiles what is missing itself.
+	}
 }
