@@ -296,9 +296,9 @@ const PREWARM_LINES = [
 
 /**
  * Compiles what the first large result would otherwise compile on its path: the WebAssembly
- * module (off the main thread), the keyword finder, and the signal pattern's regexes (a scan of a
- * few lines, twice, so V8 compiles them to machine code). Runs in steps between other work; call
- * it after session_start has returned. Never rejects.
+ * module (off the main thread), the keyword finder and the newline counter (its instances), and
+ * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
+ * code). Runs in steps between other work; call it after session_start has returned. Never rejects.
  */
 export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -306,6 +306,7 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 		await compileDefaultModule();
 		await yieldToOthers();
 		prepareDefaultSignalFinder();
+		countNewlines(Buffer.from("\n"), 0, 1);
 		const text = `${[...PREWARM_LINES, ...PREWARM_LINES].join("\n")}\n`;
 		for (let run = 0; run < 2; run++) {
 			await yieldToOthers();
