@@ -16,7 +16,7 @@ import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
-import { writePerformanceDoc } from "./performance-doc.js";
+import { type BenchRow, writePerformanceDoc } from "./performance-doc.js";
 
 const MIB = 1024 * 1024;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -27,22 +27,7 @@ const ONLY_SPEED = process.argv.includes("--only=speed");
 const BEFORE_ROOT = process.env.BENCH_BEFORE;
 const SIGNAL_WORDS = "error|fail|fatal|panic|warn|exception|traceback";
 
-interface Row {
-	name: string;
-	ours_ms: number;
-	baseline: string;
-	baseline_ms: number;
-	/** baseline time / our time: above 1 means faster than the baseline. */
-	ratio: number;
-	peak_rss_growth_mib?: number;
-	/** The same scenario on the code before (BENCH_BEFORE), runs alternating with ours. */
-	before_ms?: number;
-	before_ratio?: number;
-	before_peak_rss_growth_mib?: number;
-	target: string;
-	met: boolean;
-	note?: string;
-}
+type Row = BenchRow;
 
 function median(values: number[]): number {
 	const sorted = [...values].sort((a, b) => a - b);
@@ -113,6 +98,12 @@ function runScenarioPair(name: string, args: Record<string, unknown>): { ours: S
 function beforeColumns(before: ScenarioResult | undefined, baselineMs: number): Partial<Row> {
 	if (before === undefined) return {};
 	return { before_ms: round(before.ms), before_ratio: round(baselineMs / before.ms), before_peak_rss_growth_mib: growth(before) };
+}
+
+/** A row's measured columns: ours against a baseline, with the before columns when there are. */
+function measuredColumns(name: string, pair: { ours: ScenarioResult; before?: ScenarioResult }, baseline: string, baselineMs: number) {
+	const { ours, before } = pair;
+	return { name, ours_ms: round(ours.ms), baseline, baseline_ms: round(baselineMs), ratio: round(baselineMs / ours.ms), peak_rss_growth_mib: growth(ours), ...beforeColumns(before, baselineMs) };
 }
 
 const growth = (r: ScenarioResult) => Math.round(((r.rssPeak - r.rssBefore) / MIB) * 10) / 10;
@@ -217,18 +208,13 @@ function measureBoundStage(dir: string, spill: string, label: string, size: numb
 	const grepCopy = timeCommand("sh", ["-c", 'grep -c -i -E "$1" "$2" && cp "$2" "$3"', "sh", SIGNAL_WORDS, spill, copy]);
 	rmSync(copy, { force: true });
 	const wc = timeCommand("wc", ["-l", spill]);
-	const { ours, before } = runScenarioPair("bound", { spill });
+	const pair = runScenarioPair("bound", { spill });
+	const { ours, before } = pair;
 	const ratio = grepMs / ours.ms;
 	const copyRatio = grepCopy / ours.ms;
 	const beforeNote = before ? `; before: ${round(grepCopy / before.ms)} of grep && cp, ${before.prewarmed ? "prewarmed" : "not prewarmed (no prewarm in that code)"}` : "";
 	rows.push({
-		name: `bound stage, ${label} spill file`,
-		ours_ms: round(ours.ms),
-		baseline: "grep -c -i -E <7 words>",
-		baseline_ms: round(grepMs),
-		ratio: round(ratio),
-		peak_rss_growth_mib: growth(ours),
-		...beforeColumns(before, grepMs),
+		...measuredColumns(`bound stage, ${label} spill file`, pair, "grep -c -i -E <7 words>", grepMs),
 		target: "ratio ≥ 0.7, ≥ 1.0 of grep -c && cp, RSS growth ≤ 64 MiB",
 		met: ratio >= 0.7 && copyRatio >= 1 && growth(ours) <= 64,
 		note: `grep -c && cp ${round(grepCopy)} ms (ratio ${round(copyRatio)})${beforeNote}; wc -l ${round(wc)} ms; view ${ours.viewChars} chars; ${ours.searchStopped ? "signal search STOPPED" : "every line searched"}; ${describePhases(ours)}`,
@@ -251,15 +237,8 @@ function measureBoundStage(dir: string, spill: string, label: string, size: numb
 		const maxEntryBytes = 2 * 1024 * MIB;
 		const raised = runScenarioPair("bound", { spill, maxEntryBytes });
 		const complete = (result: ScenarioResult | undefined) => result !== undefined && !result.searchStopped;
-		const raisedRatio = grepCopy / raised.ours.ms;
 		rows.push({
-			name: `bound stage, ${label} spill file, maxEntryBytes 2 GiB (stored whole)`,
-			ours_ms: round(raised.ours.ms),
-			baseline: "grep -c -i -E <7 words> && cp",
-			baseline_ms: round(grepCopy),
-			ratio: round(raisedRatio),
-			peak_rss_growth_mib: growth(raised.ours),
-			...beforeColumns(raised.before, grepCopy),
+			...measuredColumns(`bound stage, ${label} spill file, maxEntryBytes 2 GiB (stored whole)`, raised, "grep -c -i -E <7 words> && cp", grepCopy),
 			target: "every signal line found within the signal budget (search not stopped), RSS growth ≤ 64 MiB",
 			met: complete(raised.ours) && growth(raised.ours) <= 64,
 			note: `${complete(raised.ours) ? "every line searched" : "signal search STOPPED"}, ${raised.ours.signalMatches} lines matched${raised.before ? `; before: ${complete(raised.before) ? "every line searched" : "signal search stopped"}, ${raised.before.signalMatches ?? "?"} lines matched` : ""}; ${describePhases(raised.ours)}`,
@@ -273,16 +252,11 @@ async function measureViewBuild(dir: string): Promise<Row> {
 	const entry = join(dir, "entry-32MiB.txt");
 	await writeLog(entry, 32 * MIB, 11);
 	const grepEntry = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, entry]);
-	const { ours: view, before } = runScenarioPair("view", { entry });
+	const pair = runScenarioPair("view", { entry });
+	const view = pair.ours;
 	const grepSame = ONLY_SPEED ? undefined : timeCommand("grep", ["-c", "-i", "-P", DEFAULT_SIGNAL_PATTERN, entry]);
 	return {
-		name: "view build, 32 MiB entry (default signalPattern)",
-		ours_ms: round(view.ms),
-		baseline: "grep -c -i -E <7 words>",
-		baseline_ms: round(grepEntry),
-		ratio: round(grepEntry / view.ms),
-		peak_rss_growth_mib: growth(view),
-		...beforeColumns(before, grepEntry),
+		...measuredColumns("view build, 32 MiB entry (default signalPattern)", pair, "grep -c -i -E <7 words>", grepEntry),
 		target: "ratio ≥ 0.7",
 		met: grepEntry / view.ms >= 0.7,
 		note: grepSame === undefined ? "" : `grep -c -i -P with the same default pattern: ${round(grepSame)} ms (ratio ${round(grepSame / view.ms)})`,
@@ -517,15 +491,10 @@ async function main(): Promise<void> {
 		const distinct = join(dir, "distinct-errors.log");
 		writeFileSync(distinct, Array.from({ length: 1_000_000 }, (_, i) => `error: failure number ${i + 1}`).join("\n"));
 		const grepDistinct = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, distinct]);
-		const { ours: boundDistinct, before: beforeDistinct } = runScenarioPair("bound", { spill: distinct });
+		const distinctPair = runScenarioPair("bound", { spill: distinct });
+		const boundDistinct = distinctPair.ours;
 		rows.push({
-			name: "bound stage, 1 000 000 distinct error lines (every line a signal)",
-			ours_ms: round(boundDistinct.ms),
-			baseline: "grep -c -i -E",
-			baseline_ms: round(grepDistinct),
-			ratio: round(grepDistinct / boundDistinct.ms),
-			peak_rss_growth_mib: growth(boundDistinct),
-			...beforeColumns(beforeDistinct, grepDistinct),
+			...measuredColumns("bound stage, 1 000 000 distinct error lines (every line a signal)", distinctPair, "grep -c -i -E", grepDistinct),
 			target: "ratio ≥ 0.7, RSS growth ≤ 64 MiB",
 			met: grepDistinct / boundDistinct.ms >= 0.7 && growth(boundDistinct) <= 64,
 			note: `view ${boundDistinct.viewChars} chars`,
