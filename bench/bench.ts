@@ -8,7 +8,7 @@
 // alternating with ours, for before/after columns. Not a test.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -210,6 +210,10 @@ function measureBoundStage(dir: string, spill: string, label: string, size: numb
 	const wc = timeCommand("wc", ["-l", spill]);
 	const pair = runScenarioPair("bound", { spill });
 	const { ours, before } = pair;
+	for (const result of [ours, before]) {
+		const stored = result?.stored as { totalBytes?: number } | undefined;
+		if (result !== undefined && stored?.totalBytes !== statSync(spill).size) throw new Error(`the bound stage did not use the ${label} spill file (it saw ${stored?.totalBytes} bytes)`);
+	}
 	const ratio = grepMs / ours.ms;
 	const copyRatio = grepCopy / ours.ms;
 	const beforeNote = before ? `; before: ${round(grepCopy / before.ms)} of grep && cp, ${before.prewarmed ? "prewarmed" : "not prewarmed (no prewarm in that code)"}` : "";

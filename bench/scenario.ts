@@ -30,6 +30,11 @@ function rssNow(): number {
 	return process.memoryUsage.rss();
 }
 
+/**
+ * The last lines of a file, about `bytes` of them, from a line start: what a tool shows of its
+ * output. (Cut inside a character, the text would not be the file's end once decoded, and the bound
+ * stage would rightly refuse the spill file and bound the shown text alone.)
+ */
 function readTail(path: string, bytes: number): string {
 	const size = statSync(path).size;
 	const length = Math.min(size, bytes);
@@ -37,7 +42,7 @@ function readTail(path: string, bytes: number): string {
 	const fd = openSync(path, "r");
 	readSync(fd, buffer, 0, length, size - length);
 	closeSync(fd);
-	return buffer.toString("utf8");
+	return buffer.toString("utf8", length < size ? buffer.indexOf(0x0a) + 1 : 0);
 }
 
 /** A pi stand-in that records handlers, so the real extension code runs without Pi's runner. */

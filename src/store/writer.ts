@@ -11,11 +11,6 @@ import { createStoreError, readErrorCode, toStoreError, type StoreError, type St
 
 /** Mode of every file the store writes. */
 export const DEFAULT_FILE_MODE = 0o600;
-/**
- * Bytes written after which what is written so far is fsynced in the background, so that the
- * disk works while the caller goes on (the scan) and commit's own fsync has little left to do.
- */
-export const DEFAULT_SYNC_AHEAD_BYTES = 8 * 1024 * 1024;
 
 /** What a commit did for the quota (StoreOptions.maxStoreBytes) once the entry was in place. */
 export interface CommitResult {
@@ -103,12 +98,6 @@ export class TempEntryWriter implements EntryWriter {
 	private written = 0;
 	private newlines = 0;
 	private lastByte = -1;
-	/** Bytes written since the last background fsync started. */
-	private unsynced = 0;
-	/** The background fsync in flight, if any; it never rejects (its error is kept in syncFailure). */
-	private syncing: Promise<void> | undefined;
-	/** A background fsync's error: commit fails with it (a later fsync may not report it again). */
-	private syncFailure: unknown;
 
 	/** Call open() before anything else. `prefix` is the store root with a trailing separator. */
 	constructor(
@@ -200,8 +189,6 @@ export class TempEntryWriter implements EntryWriter {
 	/** fsync, close (on this path its deferred write error, as NFS reports one, is not ignored), then link into place. */
 	private async placeTemp(temp: TempFile, finalPath: string): Promise<void> {
 		const handle = temp.handle as StoreFileHandle;
-		await this.syncing;
-		if (this.syncFailure !== undefined) throw this.syncFailure;
 		await handle.sync();
 		temp.handle = undefined;
 		await handle.close();
@@ -231,8 +218,6 @@ export class TempEntryWriter implements EntryWriter {
 
 	/** Closes and removes every file the writer holds; best effort, never throws. */
 	private async release(): Promise<void> {
-		// A background fsync finishes before its descriptor is closed.
-		await this.syncing;
 		const temps = this.temps;
 		const placedText = this.placedText;
 		this.temps = [];
@@ -264,24 +249,6 @@ export class TempEntryWriter implements EntryWriter {
 		this.written += chunk.length;
 		this.newlines += countNewlines(chunk, 0, chunk.length);
 		this.lastByte = chunk[chunk.length - 1];
-		this.unsynced += chunk.length;
-		if (this.unsynced >= DEFAULT_SYNC_AHEAD_BYTES && this.syncing === undefined) this.syncAhead();
-	}
-
-	/** Starts an fsync of what is written so far; the next write does not wait for it. */
-	private syncAhead(): void {
-		const handle = this.temps[0]?.handle;
-		if (handle === undefined) return;
-		this.unsynced = 0;
-		this.syncing = handle.sync().then(
-			() => {
-				this.syncing = undefined;
-			},
-			(error: unknown) => {
-				this.syncFailure ??= toStoreError(error);
-				this.syncing = undefined;
-			},
-		);
 	}
 
 	private assertOpen(): void {
