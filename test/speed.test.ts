@@ -13,6 +13,7 @@ import { boundToolResult } from "../src/bound.js";
 import { createDefaultConfig } from "../src/config.js";
 import { countNewlines } from "../src/keyword-filter.js";
 import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
+import { bufferSource, pumpCapped } from "../src/source.js";
 import { prepareDefaultSignalFinder } from "../src/signal-finder.js";
 import { OverflowStore } from "../src/store/index.js";
 import { createRandom } from "./helpers/random.js";
@@ -102,4 +103,38 @@ test("the SIMD newline count agrees with a plain count at every offset and lengt
 	}
 	assert.equal(countNewlines(bytes, 0, bytes.length), plain(0, bytes.length));
 	assert.equal(countNewlines(Buffer.from("\n\n\n"), 1, 1), 0);
+});
+
+test("the pump reads ahead while a chunk is stored, and a slow store still gets every chunk whole and in order", async () => {
+	const random = createRandom(7);
+	const text = Buffer.from(Array.from({ length: 60_000 }, (_, i) => `line ${i} ${"x".repeat(Math.floor(random() * 80))}`).join("\n"));
+	for (const maxEntryBytes of [text.length, 1024 * 1024]) {
+		const stored: Buffer[] = [];
+		const scanned: Buffer[] = [];
+		let newlines = 0;
+		const pumped = await pumpCapped(bufferSource(text), maxEntryBytes, {
+			scan: (chunk) => {
+				scanned.push(Buffer.from(chunk));
+				newlines += countNewlines(chunk, 0, chunk.length);
+			},
+			// Copies the chunk only after other reads had their turn: a buffer reused too early shows here.
+			store: async (chunk) => {
+				await new Promise((resolve) => setTimeout(resolve, 1));
+				stored.push(Buffer.from(chunk));
+			},
+			newlinesSeen: () => newlines,
+		});
+		assert.ok(Buffer.concat(scanned).equals(text), "the scan saw every byte in order");
+		const copy = Buffer.concat(stored);
+		assert.equal(copy.length, pumped.storedBytes);
+		if (pumped.gap === undefined) {
+			assert.ok(copy.equals(text));
+		} else {
+			assert.ok(text.length > maxEntryBytes && copy.length <= maxEntryBytes);
+			const marker = copy.indexOf("[pi-overflow: lines ");
+			assert.ok(text.subarray(0, marker).equals(copy.subarray(0, marker)), "the head is the original's");
+			const tail = copy.subarray(copy.indexOf(0x0a, marker) + 1);
+			assert.ok(text.subarray(text.length - tail.length).equals(tail), "the tail is the original's");
+		}
+	}
 });
