@@ -594,10 +594,17 @@ async function main(): Promise<void> {
 	const date = new Date().toISOString();
 	// --only=speed replaces its rows (by name) and keeps the others with the date they were measured.
 	const kept = ONLY_SPEED && existsSync(latest) ? (JSON.parse(readFileSync(latest, "utf8")) as { date: string; rows: Row[] }) : undefined;
-	const merged = kept ? [...kept.rows.filter((row) => !rows.some((fresh) => fresh.name === row.name)).map((row) => ({ measured: kept.date, ...row })), ...rows] : rows;
+	const merged = kept ? mergeRows(kept.rows, kept.date, rows) : rows;
 	const results = { date, node: process.version, runs: RUNS, ...(BEFORE_ROOT ? { before: describeBefore(BEFORE_ROOT) } : {}), rows: merged };
 	writeFileSync(latest, `${JSON.stringify(results, null, 2)}\n`);
 	writePerformanceDoc(results, join(ROOT, "docs", "performance.md"));
+}
+
+/** The kept rows in their order, each replaced by a fresh row of the same name; fresh rows with new names at the end. */
+function mergeRows(kept: Row[], keptDate: string, fresh: Row[]): Row[] {
+	const byName = new Map(fresh.map((row) => [row.name, row]));
+	const merged = kept.map((row) => byName.get(row.name) ?? { measured: row.measured ?? keptDate, ...row });
+	return [...merged, ...fresh.filter((row) => !kept.some((old) => old.name === row.name))];
 }
 
 /** The commit of the older code measured (its git HEAD, or its path when it is no checkout). */

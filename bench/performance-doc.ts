@@ -46,7 +46,7 @@ function formatRows(rows: BenchRow[], withBefore: boolean): string[] {
 		...rows.map((row) => {
 			const rss = row.before_peak_rss_growth_mib === undefined ? cell(row.peak_rss_growth_mib) : `${cell(row.peak_rss_growth_mib)} (${row.before_peak_rss_growth_mib})`;
 			const ratio = row.ratio === 0 ? "—" : String(row.ratio);
-			const note = [row.measured ? `measured ${row.measured.slice(0, 10)}` : "", row.note ?? ""].filter(Boolean).join("; ");
+			const note = [row.measured ? `measured ${row.measured.slice(0, 16).replace("T", " ")} UTC by an earlier run` : "", row.note ?? ""].filter(Boolean).join("; ");
 			const before = withBefore ? ` ${cell(row.before_ms)} | ${cell(row.before_ratio)} |` : "";
 			return `| ${cell(row.name)} | ${row.ours_ms} | ${cell(row.baseline)} | ${row.baseline_ms} | ${ratio} |${before} ${rss} | ${cell(row.target)} | ${row.met ? "yes" : "**no**"} | ${cell(note)} |`;
 		}),
