@@ -1,42 +1,25 @@
-// One tool result through stage 2: exempt? → resolve the original → store it → bounded view or
-// recovery marker → patch. Invariants: it never throws (a failure yields a bounded result that
-// says what went wrong); the text the model receives is never longer than its budget (at most
-// thresholdChars, lower when the context window is short: budgetChars); a
-// result that fits and was not cut costs no disk I/O and no hashing; every non-text part and
-// every details field is preserved, and details.overflow is merged in; a spill path is untrusted
-// (source.ts checks the file, and it must agree with the text the tool produced); line numbers and
-// totals are the output's own, also when the stored copy leaves out the middle.
+// One tool result through stage 2: exempt? → which original (original.ts) → decideBound (leave /
+// mark / bound) → one pass that stores and scans it → recovery marker or bounded view. Invariants:
+// it never throws (a failure yields a bounded result that says what went wrong); the model never
+// gets more than the result's budget; a result that fits and was not cut costs no disk I/O and no
+// hashing; non-text parts and details are kept (tool-result.ts); line numbers and totals are the
+// output's own, also when the stored copy leaves out the middle.
 
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
-import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
+import { fallbackOriginal, findSpillCandidate, type ResolvedOriginal, resolveOriginal, type SpillCandidate } from "./original.js";
+import { findPiBashStatus } from "./pi-bash.js";
 import type { ScannedLine } from "./render.js";
 import { LineScanner, type ScanResult, scanText } from "./scan.js";
-import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
+import { bufferSource, type PumpResult, pumpCapped, type SpillChecks } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
-import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
+import type { EntryGap, EntryMeta, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
 import { describeError, keepStart } from "./text.js";
+import { appendToLastText, mergeDetails, replaceText, type ToolResultInput, type ToolResultPatch } from "./tool-result.js";
 import { composeView } from "./view-build.js";
 import { findKeyLines, formatLine, lineNumberWidth } from "./view.js";
 
-/** The fields of Pi's tool_result event that the bound stage reads. */
-export interface ToolResultInput {
-	toolName: string;
-	toolCallId: string;
-	content: ReadonlyArray<ContentPart>;
-	details?: unknown;
-	isError?: boolean;
-	/** Set by hosts that run tools inside tools; such nested results are left alone. */
-	parentToolCallId?: unknown;
-}
-
-/** A part of a tool result's content, as Pi's TextContent and ImageContent. */
-export type ContentPart = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
-
-export interface ToolResultPatch {
-	content: ContentPart[];
-	details: unknown;
-}
+export type { ContentPart, ToolResultInput, ToolResultPatch } from "./tool-result.js";
 
 /** What the model can read back about a stored result (merged into details.overflow). */
 export interface OverflowDetails {
@@ -69,24 +52,8 @@ export interface BoundDependencies {
 	 * is bounded and its view is at most this long. Default, and never more than, config.thresholdChars.
 	 */
 	budgetChars?: number;
-}
-
-/** A spill file a result names, and what it must agree with to be used. */
-interface SpillCandidate {
-	path: string;
-	/** The output the tool showed: the file, decoded, must end with exactly this. */
-	kept: string;
-	/** Pi's line count of the whole output ("of N" in its notice): the file must have N - 1 newlines. */
-	totalLines?: number;
-}
-
-interface ResolvedOriginal {
-	source: ByteSource;
-	kind: EntrySource;
-	/** Why a better source was not used (kept in the metadata and shown in the view). */
-	note?: string;
-	/** See SpillCandidate.totalLines. */
-	expectLines?: number;
+	/** The clock the signal search's time budget is measured with (ScanOptions.now); default performance.now. */
+	scanClock?: () => number;
 }
 
 /** Longest reason shown for a spill file that was not used. */
@@ -101,45 +68,30 @@ export function formatRecoveryMarker(id: string, totalLines: number, totalBytes:
 	return `[pi-overflow id=${id} lines=${totalLines} bytes=${totalBytes}] full output stored; overflow_query can search or read it`;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** What the bound stage does with a result: leave it as it is, append the recovery marker, or replace it by a view. */
+export type BoundDecision = "leave" | "mark" | "bound";
 
-function detailsSpillPath(event: ToolResultInput): string | undefined {
-	if (isRecord(event.details) && typeof event.details.fullOutputPath === "string" && event.details.fullOutputPath.length > 0) {
-		return event.details.fullOutputPath;
-	}
-	return undefined;
+/** What is known about a result when a decision is made (more is known at each step). */
+export interface BoundFacts {
+	/** Characters of the text the model would receive as it is. */
+	currentChars: number;
+	/** The result's budget (thresholdChars, or less: budgetChars). */
+	budgetChars: number;
+	/** A longer original exists or may exist (a spill file named, a longer stashed text, the original resolved). */
+	longer: boolean;
+	/** The recovery marker's length, once it is known: it must fit with the text. */
+	markerChars?: number;
 }
 
 /**
- * The spill file a result names, with what the tool showed of it: Pi's bash notice (its kept output
- * and line count) when the text as the tool produced it ends with one naming this file, else the
- * whole produced text (a line naming the path dropped). A path read from text is taken only from
- * Pi's notice on a failed bash command, where Pi threw `details` away.
+ * The one rule: a text longer than its budget is bounded; a text that fits is left as it is unless
+ * a longer original exists, and then it is marked, when the marker fits with it (else bounded).
  */
-function findSpillCandidate(event: ToolResultInput, produced: string): SpillCandidate | undefined {
-	const detailsPath = detailsSpillPath(event);
-	const notice = event.toolName === "bash" ? parsePiBashNotice(produced) : undefined;
-	if (detailsPath !== undefined) {
-		if (notice !== undefined && notice.path === detailsPath) return { path: detailsPath, kept: notice.kept, totalLines: notice.totalLines };
-		// Pi's verdict on a failed command is not part of the output.
-		const status = event.toolName === "bash" && event.isError ? findPiBashStatus(produced) : undefined;
-		const output = status === undefined ? produced : produced.slice(0, produced.length - status.length).replace(/\n\n$/, "");
-		return { path: detailsPath, kept: withoutPathLine(output, detailsPath) };
-	}
-	if (notice?.status !== undefined && event.isError && isPiBashSpillPath(notice.path)) {
-		return { path: notice.path, kept: notice.kept, totalLines: notice.totalLines };
-	}
-	return undefined;
-}
-
-/** The text without a last line that names `path` (a tool's own "full output: <path>" note). */
-function withoutPathLine(text: string, path: string): string {
-	const trimmed = text.replace(/\n+$/, "");
-	const lineStart = trimmed.lastIndexOf("\n") + 1;
-	if (!trimmed.slice(lineStart).includes(path)) return text;
-	return trimmed.slice(0, lineStart).replace(/\n+$/, "");
+export function decideBound(facts: BoundFacts): BoundDecision {
+	if (facts.currentChars > facts.budgetChars) return "bound";
+	if (!facts.longer) return "leave";
+	if (facts.markerChars === undefined || facts.currentChars + 1 + facts.markerChars <= facts.budgetChars) return "mark";
+	return "bound";
 }
 
 /**
@@ -158,7 +110,7 @@ export async function boundToolResult(event: ToolResultInput, given: BoundDepend
 	const spill = findSpillCandidate(event, produced);
 	const stashLonger = stashed !== undefined && stashed.text.length > current.length;
 	// The cheap exit: small, and nothing suggests a longer original.
-	if (current.length <= config.thresholdChars && spill === undefined && !stashLonger) return undefined;
+	if (decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: spill !== undefined || stashLonger }) === "leave") return undefined;
 
 	try {
 		return await boundLarge(event, deps, current, stashLonger ? stashed.text : undefined, spill);
@@ -175,39 +127,9 @@ function applyBudget(deps: BoundDependencies): BoundDependencies {
 	return { ...deps, config: { ...deps.config, thresholdChars: Math.max(1, Math.floor(budget)) } };
 }
 
+/** What a spill file must be to be used for this result. */
 function spillChecks(deps: BoundDependencies): SpillChecks {
 	return { uid: deps.uid ?? process.getuid?.(), notBeforeMs: deps.toolStartedAt };
-}
-
-/** The spill file when it passes every check, else the longer stashed original, else the current text. */
-async function resolveOriginal(
-	current: string,
-	stashedText: string | undefined,
-	spill: SpillCandidate | undefined,
-	checks: SpillChecks,
-): Promise<ResolvedOriginal> {
-	let note: string | undefined;
-	if (spill !== undefined) {
-		const opened = await openSpillFile(spill.path, checks);
-		if (!opened.ok) {
-			note = `${opened.reason}; not used`;
-		} else if (opened.source.size <= minSourceBytes(spill.kept)) {
-			// No longer than what the tool showed: not a cut original (each U+FFFD may be one invalid byte).
-			await opened.source.close();
-			note = "spill file is not longer than the result; not used";
-		} else if (!(await sourceEndsWith(opened.source, spill.kept))) {
-			await opened.source.close();
-			note = "spill file does not end with the output the tool showed; not used";
-		} else {
-			return { source: opened.source, kind: "spill-file", expectLines: spill.totalLines };
-		}
-	}
-	return fallbackOriginal(current, stashedText, note);
-}
-
-function fallbackOriginal(current: string, stashedText: string | undefined, note: string | undefined): ResolvedOriginal {
-	if (stashedText !== undefined) return { source: bufferSource(Buffer.from(stashedText, "utf8")), kind: "stash", note };
-	return { source: bufferSource(Buffer.from(current, "utf8")), kind: "current", note };
 }
 
 interface Copied {
@@ -228,8 +150,9 @@ async function boundLarge(
 ): Promise<ToolResultPatch | undefined> {
 	const { config } = deps;
 	let original = await resolveOriginal(current, stashedText, spill, spillChecks(deps));
+	const leave = () => decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current" }) === "leave";
 	try {
-		if (original.kind === "current" && current.length <= config.thresholdChars) return undefined;
+		if (leave()) return undefined;
 		let id: string | undefined;
 		let idError: string | undefined;
 		try {
@@ -244,12 +167,12 @@ async function boundLarge(
 			const note = `spill file has ${copied.newlines + 1} lines where Pi's notice says ${original.expectLines}; not used`;
 			await original.source.close().catch(() => {});
 			original = fallbackOriginal(current, stashedText, note);
-			if (original.kind === "current" && current.length <= config.thresholdChars) return undefined;
+			if (leave()) return undefined;
 			copied = await copyOriginal(event, deps, original, id, idError, status);
 			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
 		}
 		const storedId = copied.storeError === undefined ? id : undefined;
-		return await finish(event, config, current, copied, original.source, storedId, original.note, status);
+		return await finish(event, config, current, copied, original, storedId, status);
 	} finally {
 		await original.source.close().catch(() => {});
 	}
@@ -269,7 +192,7 @@ async function copyOriginal(
 	status: string | undefined,
 ): Promise<Copied | { newlines: number }> {
 	const { config } = deps;
-	const scanner = new LineScanner(config);
+	const scanner = new LineScanner(deps.scanClock ? { ...config, now: deps.scanClock } : config);
 	let storeError = idError;
 	let writer: EntryWriter | undefined;
 	const giveUpStore = async (error: unknown) => {
@@ -308,29 +231,40 @@ async function copyOriginal(
 	}
 	const scan = scanner.end();
 	if (writer !== undefined && id !== undefined) {
-		const meta: EntryMeta = {
-			id,
-			sessionId: deps.sessionId,
-			toolCallId: event.toolCallId,
-			toolName: event.toolName,
-			createdAt: new Date(deps.now ? deps.now() : Date.now()).toISOString(),
-			totalLines: scan.totalLines,
-			totalBytes: scan.totalBytes,
-			storedBytes: writer.bytesWritten,
-			storedLines: writer.linesWritten,
-			truncated: pumped.gap !== undefined,
-			...(pumped.gap ? { gap: describeGap(pumped, scan, config) } : {}),
-			source: original.kind,
-			...(original.note ? { sourceNote: original.note } : {}),
-			...(status ? { status } : {}),
-		};
 		try {
-			await writer.commit(meta);
+			await writer.commit(describeEntry(id, event, deps, original, { scan, pumped, writer, status }));
 		} catch (error) {
 			await giveUpStore(error);
 		}
 	}
 	return { scan, pumped, countShape: (raw) => scanner.countShape(raw), ...(storeError !== undefined ? { storeError } : {}) };
+}
+
+/** The metadata of a stored original: the output's totals (the scan's) and what the writer kept. */
+function describeEntry(
+	id: string,
+	event: ToolResultInput,
+	deps: BoundDependencies,
+	original: ResolvedOriginal,
+	copy: { scan: ScanResult; pumped: PumpResult; writer: EntryWriter; status: string | undefined },
+): EntryMeta {
+	const { scan, pumped, writer, status } = copy;
+	return {
+		id,
+		sessionId: deps.sessionId,
+		toolCallId: event.toolCallId,
+		toolName: event.toolName,
+		createdAt: new Date(deps.now ? deps.now() : Date.now()).toISOString(),
+		totalLines: scan.totalLines,
+		totalBytes: scan.totalBytes,
+		storedBytes: writer.bytesWritten,
+		storedLines: writer.linesWritten,
+		truncated: pumped.gap !== undefined,
+		...(pumped.gap ? { gap: describeGap(pumped, scan, deps.config) } : {}),
+		source: original.kind,
+		...(original.note ? { sourceNote: original.note } : {}),
+		...(status ? { status } : {}),
+	};
 }
 
 /** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */
@@ -348,17 +282,18 @@ function describeGap(pumped: PumpResult, scan: ScanResult, config: OverflowConfi
 	return { ...gap, signals };
 }
 
+/** The patch for a copied original: the recovery marker under a text that fits, else the view. */
 async function finish(
 	event: ToolResultInput,
 	config: OverflowConfig,
 	current: string,
 	copied: Copied,
-	source: ByteSource,
+	original: ResolvedOriginal,
 	id: string | undefined,
-	sourceNote: string | undefined,
 	status: string | undefined,
 ): Promise<ToolResultPatch> {
 	const { scan, pumped, storeError } = copied;
+	const { source, note: sourceNote } = original;
 	const top = findKeyLines(scan, config).map((item) => ({ line: item.lineNumber, text: keepStart(item.text, TOP_LINE_CHARS) }));
 	const overflow: OverflowDetails = {
 		...(id ? { id } : {}),
@@ -368,14 +303,13 @@ async function finish(
 		...(storeError ? { storeError } : {}),
 		...(top.length > 0 ? { top } : {}),
 	};
-	if (current.length <= config.thresholdChars) {
-		const marker = id
-			? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
-			: `[pi-overflow] an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`.slice(0, 400);
-		if (current.length + 1 + marker.length <= config.thresholdChars) {
-			const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length);
-			return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details: mergeDetails(event.details, overflow) };
-		}
+	const marker = id
+		? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
+		: `[pi-overflow] an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`.slice(0, 400);
+	const facts = { currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current", markerChars: marker.length };
+	if (decideBound(facts) === "mark") {
+		const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length);
+		return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details: mergeDetails(event.details, overflow) };
 	}
 	const view = await composeView(
 		scan,
@@ -435,37 +369,4 @@ async function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, cu
 		const room = Math.max(0, deps.config.thresholdChars - notice.length - 1);
 		return { content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`), details: event.details };
 	}
-}
-
-function mergeDetails(details: unknown, overflow: OverflowDetails): unknown {
-	if (details === undefined || details === null) return { overflow };
-	if (isRecord(details)) return { ...details, overflow };
-	return details; // not an object: nothing can be merged without changing its shape
-}
-
-/** The text parts replaced by one, at the first text part's place; everything else kept in order. */
-function replaceText(content: ReadonlyArray<ContentPart>, text: string): ContentPart[] {
-	const out: ContentPart[] = [];
-	let placed = false;
-	for (const part of content) {
-		if (part.type !== "text") {
-			out.push(part);
-		} else if (!placed) {
-			out.push({ type: "text", text });
-			placed = true;
-		}
-	}
-	if (!placed) out.unshift({ type: "text", text });
-	return out;
-}
-
-function appendToLastText(content: ReadonlyArray<ContentPart>, line: string): ContentPart[] {
-	let last = -1;
-	content.forEach((part, index) => {
-		if (part.type === "text") last = index;
-	});
-	if (last < 0) return [{ type: "text", text: line }, ...content];
-	return content.map((part, index) =>
-		index === last && part.type === "text" ? { type: "text", text: `${part.text}\n${line}` } : part,
-	);
 }

@@ -11,6 +11,7 @@ import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from
 import { type ConfigResult, createDefaultConfig, formatLayeredProblems, loadLayeredConfig, type OverflowConfig } from "./config.js";
 import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./load-check.js";
 import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
+import { prewarmSignalSearch } from "./scan.js";
 import { disposeSearchWorkers } from "./search.js";
 import { findStash, joinTextParts } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
@@ -145,6 +146,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 				store.rememberEntryIds(userBash.restore(entries));
 				sessionEntries = () => ctx.sessionManager.getEntries();
 			}
+			// After session_start returns: the first large result finds the signal search compiled.
+			setImmediate(() => void prewarmSignalSearch(config.signalRegex));
 			// After session_start returns: start-up never waits for the store.
 			setImmediate(() => {
 				store

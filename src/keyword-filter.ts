@@ -5,6 +5,7 @@
 // where WebAssembly SIMD is missing or the module cannot be loaded, it is findKeywordLines.
 
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
 
 /** Finds the lines holding a keyword; built once per keyword set. */
@@ -42,19 +43,51 @@ interface FilterExports {
 	memory: WebAssembly.Memory;
 	lines: WebAssembly.Global;
 	scan(tables: number, trie: number, start: number, end: number, out: number): number;
+	count(start: number, end: number): number;
 }
 
 /** The default module, compiled once per process (undefined until first needed), or why it could not be. */
 let defaultModule: { module: WebAssembly.Module } | { error: string } | undefined;
 
+/** Modules compiled in this process (a test hook: the result path must not compile one after the prewarm). */
+export const keywordFilterStats = { compiles: 0 };
+
+const NOT_VALID = "WebAssembly SIMD module does not validate here";
+
+function describeLoadError(error: unknown): { error: string } {
+	return { error: `WebAssembly module could not be loaded: ${error instanceof Error ? error.message : String(error)}` };
+}
+
 function compileModule(load: () => BufferSource): { module: WebAssembly.Module } | { error: string } {
 	try {
 		const bytes = load();
-		if (!WebAssembly.validate(bytes)) return { error: "WebAssembly SIMD module does not validate here" };
+		if (!WebAssembly.validate(bytes)) return { error: NOT_VALID };
+		keywordFilterStats.compiles++;
 		return { module: new WebAssembly.Module(bytes) };
 	} catch (error) {
-		return { error: `WebAssembly module could not be loaded: ${error instanceof Error ? error.message : String(error)}` };
+		return describeLoadError(error);
 	}
+}
+
+/**
+ * Compiles the default module off the main thread (WebAssembly.compile) unless it is compiled
+ * already: the prewarm, so that the first large result does not wait for it. Never rejects.
+ */
+export async function compileDefaultModule(): Promise<void> {
+	if (defaultModule !== undefined) return;
+	let compiled: { module: WebAssembly.Module } | { error: string };
+	try {
+		const bytes = await readFile(DEFAULT_WASM_URL);
+		if (!WebAssembly.validate(bytes)) {
+			compiled = { error: NOT_VALID };
+		} else {
+			keywordFilterStats.compiles++;
+			compiled = { module: await WebAssembly.compile(bytes) };
+		}
+	} catch (error) {
+		compiled = describeLoadError(error);
+	}
+	defaultModule ??= compiled;
 }
 
 /**
@@ -128,6 +161,45 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 			return lines;
 		},
 	};
+}
+
+/** The module's newline count over windows copied into its memory; undefined where it cannot run. */
+let newlineCounter: ((bytes: Uint8Array, from: number, to: number) => number) | undefined | null;
+
+function createNewlineCounter(): ((bytes: Uint8Array, from: number, to: number) => number) | null {
+	const compiled = (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+	if (!("module" in compiled)) return null;
+	try {
+		const filter = new WebAssembly.Instance(compiled.module, {}).exports as unknown as FilterExports;
+		const input = 0;
+		const pages = Math.ceil((WASM_WINDOW_BYTES + INPUT_PADDING_BYTES) / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
+		if (pages > 0) filter.memory.grow(pages);
+		const memory = new Uint8Array(filter.memory.buffer);
+		return (bytes, from, to) => {
+			let lines = 0;
+			for (let at = from; at < to; at += WASM_WINDOW_BYTES) {
+				const end = Math.min(to, at + WASM_WINDOW_BYTES);
+				memory.set(bytes.subarray(at, end), input);
+				lines += filter.count(input, input + (end - at));
+			}
+			return lines;
+		};
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * The newlines in bytes[from, to): the prefilter's SIMD pass without the keywords (lines that are
+ * not searched, the stored copy's line count), or a memchr per line where WebAssembly cannot run.
+ */
+export function countNewlines(bytes: Uint8Array, from: number, to: number): number {
+	if (newlineCounter === undefined) newlineCounter = createNewlineCounter();
+	if (newlineCounter !== null) return newlineCounter(bytes, from, to);
+	const view = Buffer.from(bytes.buffer, bytes.byteOffset + from, Math.max(0, to - from));
+	let count = 0;
+	for (let at = view.indexOf(0x0a); at >= 0; at = view.indexOf(0x0a, at + 1)) count++;
+	return count;
 }
 
 /**

@@ -7,9 +7,10 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
+import { compileDefaultModule, countNewlines } from "./keyword-filter.js";
 import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "./render.js";
 import { SignalCollector, type SignalItem } from "./signal-collector.js";
-import { SignalFinder, SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
+import { prepareDefaultSignalFinder, SignalFinder, SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
 import { rankCandidates } from "./signal-policy.js";
 import { ShapeCounter, type ShapeStats } from "./shape-counter.js";
 
@@ -47,13 +48,6 @@ export interface ScanResult {
 	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
 	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };
-}
-
-/** Newlines in bytes[from, to), without making a string of them. A measured hot loop. */
-function countNewlineBytes(bytes: Uint8Array, from: number, to: number): number {
-	let count = 0;
-	for (let i = from; i < to; i++) if (bytes[i] === NEWLINE) count++;
-	return count;
 }
 
 export class LineScanner {
@@ -220,7 +214,8 @@ export class LineScanner {
 					this.collector.add(shapeLine(hitLine, raw, this.keepChars), base + lineStart);
 				});
 			} else {
-				lines += countNewlineBytes(bytes, cursor, end);
+				// Not searched (the search is off or stopped): counted by the prefilter's SIMD pass alone.
+				lines += countNewlines(bytes, cursor, end);
 			}
 		}
 
@@ -283,4 +278,41 @@ export function scanText(text: string, options: ScanOptions): ScanResult {
 	const step = 1024 * 1024;
 	for (let at = 0; at < bytes.length; at += step) scanner.push(bytes.subarray(at, at + step));
 	return scanner.end();
+}
+
+/**
+ * Lines that take every path of a scan: ASCII, Latin-1 and CJK text (V8 compiles a regex for one-
+ * and two-byte strings apart), signal lines, an ANSI escape, a line longer than a window.
+ */
+const PREWARM_LINES = [
+	"  CC [M]  drivers/gpu/drm/module_1.o",
+	"src/net/socket.c:88:12: error: 'struct sock' has no member named 'sk_flags'",
+	"  ✓ übersetzt Zeichenkette 7 — 日本語のテスト 3",
+	"FAIL src/parser.test.ts > parses nested arrays (12 ms)",
+	"\x1b[31merror\x1b[0m: café failed",
+	"thread 'main' panicked at 'index out of bounds', src/main.rs:14:5",
+	"x".repeat(SIGNAL_WINDOW_CHARS + 10),
+];
+
+/**
+ * Compiles what the first large result would otherwise compile on its path: the WebAssembly
+ * module (off the main thread), the keyword finder and the newline counter (its instances), and
+ * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
+ * code). Runs in steps between other work; call it after session_start has returned. Never rejects.
+ */
+export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
+	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+	try {
+		await compileDefaultModule();
+		await yieldToOthers();
+		prepareDefaultSignalFinder();
+		countNewlines(Buffer.from("\n"), 0, 1);
+		const text = `${[...PREWARM_LINES, ...PREWARM_LINES].join("\n")}\n`;
+		for (let run = 0; run < 2; run++) {
+			await yieldToOthers();
+			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
+		}
+	} catch {
+		// Only a head start: a result compiles what is missing itself.
+	}
 }

@@ -9,6 +9,7 @@
 
 import { isAscii } from "node:buffer";
 import { createKeywordLineFinder, type KeywordLineFinder } from "./keyword-filter.js";
+import { findSignalRegexes } from "./regex-cache.js";
 import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "./regex-safety.js";
 import { ANSI_PATTERN, stripAnsi, stripLineEnd } from "./render.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
@@ -68,10 +69,11 @@ export class SignalFinder {
 	stopped: { atLine: number; afterMs: number } | undefined;
 
 	constructor(signalRegex: RegExp, now: () => number = () => performance.now()) {
-		const flags = signalRegex.flags.replace(/[gmy]/g, "");
-		this.blockRegex = new RegExp(signalRegex.source, `${flags}gm`);
-		this.lineRegex = new RegExp(signalRegex.source, `${flags}m`);
-		this.windowRegex = new RegExp(signalRegex.source, `${flags}gm`);
+		// Shared and kept compiled (regex-cache.ts): the prewarm compiles them before the first result.
+		const shared = findSignalRegexes(signalRegex.source, signalRegex.flags.replace(/[gmy]/g, ""));
+		this.blockRegex = shared.block;
+		this.lineRegex = shared.line;
+		this.windowRegex = shared.window;
 		this.byteSafe = isByteSafePattern(signalRegex.source);
 		this.windowed = signalRegex.source !== DEFAULT_SIGNAL_PATTERN;
 		this.keywords = !this.windowed && signalRegex.flags.includes("i") ? prepareDefaultSignalFinder() : undefined;
@@ -117,6 +119,9 @@ export class SignalFinder {
 	private findByKeywords(bytes: Buffer, from: number, end: number, fromLine: number, hit: SignalHit): number {
 		const found: number[] = [];
 		const lines = (this.keywords as KeywordLineFinder).findLines(bytes, from, end, found);
+		// The prefilter pass is the line count, paid for whether or not signals are searched (then by
+		// countNewlines): only testing its candidates is charged to the budget.
+		this.clock = this.now();
 		for (let k = 0; k < found.length; k += 2) {
 			const lineStart = found[k];
 			const raw = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));

@@ -174,22 +174,42 @@ export interface PumpResult {
  * Streams the source to the scan and, capped at `maxEntryBytes`, to the store: beyond the cap the
  * store gets the head and the tail (about half each, cut at line boundaries) with one marker line
  * between them, counted inside the cap, while the scan still gets every byte (the middle is read
- * once, for the scan only). Memory: one reused READ_CHUNK_BYTES buffer.
+ * once, for the scan only). Memory: two reused READ_CHUNK_BYTES buffers. The next chunk is read,
+ * and the last one stored, while the scan works on it: the scan runs on the main thread, reads and
+ * writes in the thread pool. The store sink sees the chunks in order, one at a time.
  */
 export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
 	const size = source.size;
-	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, size)));
+	const chunkBytes = Math.min(READ_CHUNK_BYTES, Math.max(1, size));
+	const buffers = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)];
+	// The chunk being stored lives in one buffer; the next read goes to the other.
+	let storing: Promise<void> = Promise.resolve();
+	let turn = 0;
+	const readInto = (buffer: Buffer, at: number, to: number): Promise<number> => {
+		const want = Math.min(buffer.length, to - at);
+		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
+	};
 	const pumpRange = async (from: number, to: number, store: boolean): Promise<number> => {
 		let pumped = 0;
-		for (let at = from; at < to; ) {
-			const want = Math.min(buffer.length, to - at);
-			const read = await source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
-			if (read <= 0) break;
-			const chunk = buffer.subarray(0, read);
-			sinks.scan(chunk);
-			if (store) await sinks.store(chunk);
-			at += read;
-			pumped += read;
+		let reading = readInto(buffers[turn], from, to);
+		try {
+			for (let at = from; at < to; ) {
+				const read = await reading;
+				if (read <= 0) break;
+				const chunk = buffers[turn].subarray(0, read);
+				at += read;
+				pumped += read;
+				// The other buffer is free once its chunk is stored: read ahead into it.
+				await storing;
+				turn = 1 - turn;
+				reading = readInto(buffers[turn], at, to);
+				if (store) storing = Promise.resolve(sinks.store(chunk));
+				sinks.scan(chunk);
+			}
+			await storing;
+		} finally {
+			// No read or write outlives the pump, also when the scan or the store threw.
+			await Promise.allSettled([reading, storing]);
 		}
 		return pumped;
 	};

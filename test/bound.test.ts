@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { boundToolResult, type BoundDependencies, type ToolResultInput } from "../src/bound.js";
+import { boundToolResult, type BoundDependencies, decideBound, type ToolResultInput } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { type Stash, stashOriginal } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
@@ -257,4 +257,13 @@ test("a failed bash result bounded from its spill file still tells the model the
 	assert.equal(lines.at(-2), "[bash: Command exited with code 2]");
 	assert.match(lines.at(-1) ?? "", /^\[use overflow_query with id=/);
 	assert.match(view, /25000: error: the build broke here/);
+});
+
+test("decideBound: a text over its budget is bounded; one that fits is left, or marked when a longer original exists and the marker fits", () => {
+	assert.equal(decideBound({ currentChars: 101, budgetChars: 100, longer: false }), "bound");
+	assert.equal(decideBound({ currentChars: 100, budgetChars: 100, longer: false }), "leave");
+	assert.equal(decideBound({ currentChars: 100, budgetChars: 100, longer: false, markerChars: 10 }), "leave");
+	assert.equal(decideBound({ currentChars: 50, budgetChars: 100, longer: true }), "mark");
+	assert.equal(decideBound({ currentChars: 50, budgetChars: 100, longer: true, markerChars: 49 }), "mark");
+	assert.equal(decideBound({ currentChars: 50, budgetChars: 100, longer: true, markerChars: 50 }), "bound");
 });

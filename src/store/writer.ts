@@ -5,6 +5,7 @@
 // placed .txt whose .json failed) is released by one path, release(), on every failure and abort;
 // an entry is never replaced, and the error passed on keeps its `code`.
 
+import { countNewlines } from "../keyword-filter.js";
 import { createTempName, parseEntryMeta, type EntryMeta } from "./entry.js";
 import { createStoreError, readErrorCode, toStoreError, type StoreError, type StoreFileHandle, type StoreFs } from "./fs.js";
 
@@ -246,7 +247,7 @@ export class TempEntryWriter implements EntryWriter {
 			throw this.failure;
 		}
 		this.written += chunk.length;
-		for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) this.newlines++;
+		this.newlines += countNewlines(chunk, 0, chunk.length);
 		this.lastByte = chunk[chunk.length - 1];
 	}
 
