@@ -238,7 +238,7 @@ export class SignalFinder {
 		const now = this.now();
 		this.spentMs += now - this.clock;
 		this.clock = now;
-		if (this.spentMs > SIGNAL_SCAN_BUDGET_MS) this.stopped = { atLine: typeof atLine === "number" ? atLine : atLine(), afterMs: Math.round(this.spentMs) };
+		if (this.spentMs > SIGNAL_SCAN_BUDGET_MS) this.stopped = { atLine: typeof atLine === "number" ? atLine : atLine(), afterMs: Math.ceil(this.spentMs) };
 		return !this.stopped;
 	}
 }
