@@ -7,7 +7,7 @@
 // recurses; the deadline is checked between chunks; at most MAX_JSON_PATH_RUNS evaluations run at
 // once in the process (others wait, their clocks not started).
 
-import { open, type FileHandle } from "node:fs/promises";
+import type { ByteSource } from "./source.js";
 import {
 	ALL_LEVELS,
 	type ContainerKind,
@@ -91,16 +91,14 @@ export interface JsonPathOptions {
 	now?: () => number;
 }
 
-/** Follows `segments` into the JSON text of the file at `path`. */
-export async function evaluateJsonPath(path: string, segments: readonly PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
+/**
+ * Follows `segments` into the JSON text of `source` (a stored text from store.openText: never opened
+ * here by path). The caller closes the source.
+ */
+export async function evaluateJsonPath(source: ByteSource, segments: readonly PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
 	const release = await acquireRun(options.signal);
 	try {
-		const handle = await open(path, "r");
-		try {
-			return await evaluateOpenFile(handle, segments, options);
-		} finally {
-			await handle.close();
-		}
+		return await evaluateSource(source, segments, options);
 	} finally {
 		release();
 	}
@@ -191,7 +189,7 @@ class ChunkReader {
 	private readonly deadline: number;
 
 	constructor(
-		readonly handle: FileHandle,
+		readonly source: ByteSource,
 		chunkBytes: number,
 		readonly started: number,
 		timeoutMs: number,
@@ -208,8 +206,7 @@ class ChunkReader {
 		if (this.now() > this.deadline) throw new DeadlinePassed(position);
 		const length = Math.min(this.buffer.length, end - position);
 		if (length <= 0) return 0;
-		const { bytesRead } = await this.handle.read(this.buffer, 0, length, position);
-		return bytesRead;
+		return this.source.read(this.buffer.subarray(0, length), position);
 	}
 
 	/**
@@ -243,10 +240,10 @@ class ChunkReader {
 	}
 }
 
-async function evaluateOpenFile(handle: FileHandle, segments: readonly PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
+async function evaluateSource(source: ByteSource, segments: readonly PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
 	const now = options.now ?? (() => performance.now());
-	const reader = new ChunkReader(handle, options.chunkBytes ?? DEFAULT_JSON_CHUNK_BYTES, now(), options.timeoutMs, now, options.signal);
-	const { size } = await handle.stat();
+	const reader = new ChunkReader(source, options.chunkBytes ?? DEFAULT_JSON_CHUNK_BYTES, now(), options.timeoutMs, now, options.signal);
+	const { size } = source;
 	const start = await skipByteOrderMark(reader, size);
 	try {
 		const navigator = new PathNavigator(segments, options.maxTrackedKeys ?? DEFAULT_MAX_TRACKED_KEYS);
@@ -269,7 +266,7 @@ async function evaluateOpenFile(handle: FileHandle, segments: readonly PathSegme
 async function skipByteOrderMark(reader: ChunkReader, size: number): Promise<number> {
 	if (size < 3) return 0;
 	const head = Buffer.alloc(3);
-	const { bytesRead } = await reader.handle.read(head, 0, 3, 0);
+	const bytesRead = await reader.source.read(head, 0);
 	return bytesRead === 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
 }
 
@@ -1007,7 +1004,7 @@ async function describeSyntaxError(reader: ChunkReader, error: JsonSyntaxError, 
 	let before = "";
 	for (let at = start; at < error.offset; ) {
 		const length = Math.min(reader.buffer.length, error.offset - at);
-		const { bytesRead } = await reader.handle.read(reader.buffer, 0, length, at);
+		const bytesRead = await reader.source.read(reader.buffer.subarray(0, length), at);
 		if (bytesRead === 0) break;
 		at += bytesRead;
 		const text = decoder.decode(reader.buffer.subarray(0, bytesRead), { stream: at < error.offset });
@@ -1019,12 +1016,12 @@ async function describeSyntaxError(reader: ChunkReader, error: JsonSyntaxError, 
 		before = (before + text).slice(-10);
 	}
 	const near = Buffer.alloc(Math.max(CONTEXT_BYTES, SHORT_SOURCE_BYTES));
-	const { bytesRead } = await reader.handle.read(near, 0, Math.max(0, Math.min(CONTEXT_BYTES, size - error.offset)), error.offset);
+	const bytesRead = await reader.source.read(near.subarray(0, Math.max(0, Math.min(CONTEXT_BYTES, size - error.offset))), error.offset);
 	const after = near.toString("utf8", 0, bytesRead).slice(0, 11);
 	let source = "";
 	if (size - start <= SHORT_SOURCE_BYTES) {
-		const whole = await reader.handle.read(near, 0, size - start, start);
-		source = near.toString("utf8", 0, whole.bytesRead);
+		const whole = await reader.source.read(near.subarray(0, size - start), start);
+		source = near.toString("utf8", 0, whole);
 	}
 	const sourceLength = source === "" ? Number.POSITIVE_INFINITY : source.length;
 	const message = formatJsonSyntaxError(error.kind, { position, sourceLength, source, before, after });

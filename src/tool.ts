@@ -7,7 +7,7 @@ import type { AgentToolResult, ExtensionAPI, Theme, ToolRenderResultOptions } fr
 import { Text } from "@mariozechner/pi-tui";
 import { Type } from "@sinclair/typebox";
 import type { OverflowConfig } from "./config.js";
-import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "./query.js";
+import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "./query/index.js";
 
 export const QUERY_TOOL_NAME = "overflow_query";
 

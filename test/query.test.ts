@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test, type TestContext } from "node:test";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
-import { QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../src/query.js";
+import { QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store/index.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
