@@ -4,7 +4,7 @@
 // one-line echo of the model's own pattern or path. No builder reads a stored text by path.
 
 import type { OverflowConfig } from "../config.js";
-import type { JsonPathOptions } from "../json-stream.js";
+import type { JsonPathOptions } from "../json/index.js";
 import type { SearchOptions } from "../search.js";
 import type { EntryMeta, OverflowStore, StoredText } from "../store/index.js";
 import { keepStart } from "../text.js";

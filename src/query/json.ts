@@ -4,7 +4,7 @@
 
 import type { OverflowConfig } from "../config.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment } from "../json-path.js";
-import { evaluateJsonPath, type JsonPathResult, type JsonValueSummary } from "../json-stream.js";
+import { evaluateJsonPath, type JsonPathResult, type JsonValueSummary } from "../json/index.js";
 import type { EntryMeta } from "../store/index.js";
 import { plural } from "../text.js";
 import { echo, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";

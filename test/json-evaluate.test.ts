@@ -1,4 +1,4 @@
-// Tests for src/json-stream.ts and src/json-lexer.ts: the streaming jsonPath gives what JSON.parse +
+// Tests for src/json/evaluate.ts (and the lexer, navigator, measurer and printer under it): the streaming jsonPath gives what JSON.parse +
 // selectJsonPath + JSON.stringify(value, null, 2) (cut to the room) give on the same text — values,
 // missing paths and syntax errors — on random documents read in random chunk sizes; and it stays
 // bounded on large, deep and hostile documents (time by an injected clock, never by wall time).
@@ -8,7 +8,7 @@ import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import fc from "fast-check";
-import { type JsonPathOptions, type JsonPathResult, type JsonValueSummary, evaluateJsonPath, MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json-stream.js";
+import { type JsonPathOptions, type JsonPathResult, type JsonValueSummary, evaluateJsonPath, MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json/evaluate.js";
 import { type PathSegment, selectJsonPath } from "../src/json-path.js";
 import type { ByteSource } from "../src/source.js";
 import { keepStart } from "../src/text.js";
