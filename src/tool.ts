@@ -8,6 +8,7 @@ import { Text } from "@mariozechner/pi-tui";
 import { Type } from "@sinclair/typebox";
 import type { OverflowConfig } from "./config.js";
 import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "./query/index.js";
+import { toOneLine } from "./text.js";
 
 export const QUERY_TOOL_NAME = "overflow_query";
 
@@ -64,18 +65,13 @@ export function createQueryGuidelines(config: OverflowConfig): string[] {
 
 function describeSelector(args: Partial<QueryParams> | undefined): string {
 	if (args === undefined) return "";
-	if (typeof args.search === "string") return `search /${shorten(args.search, 60)}/i`;
+	if (typeof args.search === "string") return `search /${toOneLine(args.search, 60)}/i`;
 	if (args.lines !== undefined && typeof args.lines === "object" && args.lines !== null) {
 		const { start, end } = args.lines;
 		return end === undefined ? `lines ${start}…` : `lines ${start}–${end}`;
 	}
-	if (typeof args.jsonPath === "string") return `jsonPath ${shorten(args.jsonPath, 60)}`;
+	if (typeof args.jsonPath === "string") return `jsonPath ${toOneLine(args.jsonPath, 60)}`;
 	return "overview";
-}
-
-function shorten(text: string, max: number): string {
-	const flat = text.replace(/\s+/g, " ");
-	return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
 /** One line for the TUI: what came back, and whether something was left out. */
@@ -112,7 +108,7 @@ function renderAnswer(result: AgentToolResult<unknown>, options: ToolRenderResul
 	const text = firstText(result);
 	if (isError) {
 		const message = text.split("\n", 1)[0] ?? "";
-		return theme.fg("error", shorten(message, options.expanded ? 2000 : 160));
+		return theme.fg("error", toOneLine(message, options.expanded ? 2000 : 160));
 	}
 	const summary = isQuerySummary(result.details) ? result.details : undefined;
 	const line = summary?.truncated ? theme.fg("warning", describeAnswer(summary)) : theme.fg("success", describeAnswer(summary));
@@ -136,7 +132,7 @@ export function registerQueryTool(pi: ExtensionAPI, deps: QueryDependencies): vo
 				if (error instanceof Error && error.name === "AbortError") throw error;
 				// Anything else is our fault: pass on a short message, never a stack.
 				const message = error instanceof Error ? error.message : String(error);
-				throw new Error(`overflow_query failed: ${shorten(message, MAX_UNEXPECTED_ERROR_CHARS)}`);
+				throw new Error(`overflow_query failed: ${toOneLine(message, MAX_UNEXPECTED_ERROR_CHARS)}`);
 			}
 		},
 		renderCall(args, theme, context) {

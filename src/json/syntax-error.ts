@@ -1,7 +1,7 @@
 // A syntax error of the stored text worded as JSON.parse words it, with its line and column: the
 // text before the error is decoded again (as Buffer#toString decodes it) through the chunk reader.
 
-import { keepStart } from "../text.js";
+import { flattenControls, shortenText } from "../text.js";
 import type { ChunkReader } from "./chunk-reader.js";
 import { formatJsonSyntaxError } from "./syntax-message.js";
 import type { JsonSyntaxError } from "./token.js";
@@ -48,7 +48,7 @@ export async function describeSyntaxError(reader: ChunkReader, error: JsonSyntax
 	const sourceLength = source === "" ? Number.POSITIVE_INFINITY : source.length;
 	const message = formatJsonSyntaxError(error.kind, { position, sourceLength, source, before, after });
 	// The message quotes the text around the error, newlines included: it stays one line.
-	const reason = message.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
+	const reason = flattenControls(message);
 	const where = message.includes(" at position ") ? ` (line ${line}, column ${position - lineStart + 1})` : "";
-	return `${reason.length > MAX_REASON_CHARS ? `${keepStart(reason, MAX_REASON_CHARS - 1)}…` : reason}${where}`;
+	return `${shortenText(reason, MAX_REASON_CHARS)}${where}`;
 }

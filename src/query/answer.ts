@@ -7,7 +7,7 @@ import type { OverflowConfig } from "../config.js";
 import type { JsonPathOptions } from "../json/index.js";
 import type { SearchOptions } from "../search.js";
 import type { EntryMeta, OverflowStore, StoredText } from "../store/index.js";
-import { keepStart } from "../text.js";
+import { flattenControls, shortenText } from "../text.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -94,6 +94,5 @@ export async function openEntryText(meta: EntryMeta, deps: QueryDependencies): P
 
 /** The model's own text quoted back on one line, at most MAX_ECHO_CHARS characters. */
 export function echo(text: string): string {
-	const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, " ");
-	return flat.length <= MAX_ECHO_CHARS ? flat : `${keepStart(flat, MAX_ECHO_CHARS - 1)}…`;
+	return shortenText(flattenControls(text), MAX_ECHO_CHARS);
 }
