@@ -15,6 +15,7 @@ import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, type SpillChecks, sourceEndsWith } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
 import type { EntryGap, EntryMeta, EntrySource, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
+import { formatNotice, formatRecoveryMarker } from "./protocol.js";
 import { describeError, keepStart } from "./text.js";
 import { composeView } from "./view-build.js";
 import { findKeyLines, formatLine, lineNumberWidth } from "./view.js";
@@ -96,10 +97,6 @@ const TOP_LINE_CHARS = 200;
 /** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
 const MAX_GAP_SIGNAL_CHARS = 16_000;
 
-/** Appended when an earlier layer cut a result that still fits. */
-export function formatRecoveryMarker(id: string, totalLines: number, totalBytes: number): string {
-	return `[pi-overflow id=${id} lines=${totalLines} bytes=${totalBytes}] full output stored; overflow_query can search or read it`;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -371,7 +368,7 @@ async function finish(
 	if (current.length <= config.thresholdChars) {
 		const marker = id
 			? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
-			: `[pi-overflow] an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`.slice(0, 400);
+			: formatNotice(`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`).slice(0, 400);
 		if (current.length + 1 + marker.length <= config.thresholdChars) {
 			const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length);
 			return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details: mergeDetails(event.details, overflow) };
@@ -431,7 +428,7 @@ async function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, cu
 			details: mergeDetails(event.details, { totalLines: scan.totalLines, totalBytes: scan.totalBytes, truncated: false, storeError: reason }),
 		};
 	} catch {
-		const notice = `[pi-overflow] output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`;
+		const notice = formatNotice(`output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`);
 		const room = Math.max(0, deps.config.thresholdChars - notice.length - 1);
 		return { content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`), details: event.details };
 	}

@@ -6,6 +6,7 @@
 // provider's prompt cache of it) is rewritten rarely. Pure: messages in, messages out.
 
 import { joinTextParts } from "./stash.js";
+import { formatIdTag, formatMaskedFooter, isOwnLine } from "./protocol.js";
 import { plural, toOneLine } from "./text.js";
 
 /** Longest stub, in characters. */
@@ -92,8 +93,8 @@ export class MaskingState {
  */
 export function buildMaskStub(input: StubInput): string {
 	const tool = toOneLine(input.toolName, MAX_TOOL_NAME_CHARS);
-	const header = `[pi-overflow id=${input.id}] ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — an older view, masked here to save context; the full output is stored`;
-	const footer = `[use overflow_query with id=${input.id} to read it back: no selector shows the view again; search (regex), lines {start,end}, jsonPath]`;
+	const header = `${formatIdTag(input.id)} ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — an older view, masked here to save context; the full output is stored`;
+	const footer = formatMaskedFooter(input.id);
 	const lines = input.lines.slice(0, MAX_STUB_LINES).map(formatStubLine);
 	let room = MAX_STUB_CHARS - header.length - footer.length - 2;
 	const shown: string[] = [];
@@ -143,7 +144,7 @@ export function findDecisiveLines(text: string, signalRegex: RegExp): StubLine[]
 			// A folded run inside the head: not a boundary between head, signals and tail.
 		} else if (/^\s*\.\.\. /.test(raw)) {
 			if (runs[runs.length - 1].length > 0) runs.push([]); // a notice between head, signals and tail
-		} else if (raw.trim() !== "" && !raw.startsWith("[pi-overflow") && !raw.startsWith("[use overflow_query")) {
+		} else if (raw.trim() !== "" && !isOwnLine(raw)) {
 			plain.push(raw);
 		}
 	}

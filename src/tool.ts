@@ -8,16 +8,17 @@ import { Text } from "@mariozechner/pi-tui";
 import { Type } from "@sinclair/typebox";
 import type { OverflowConfig } from "./config.js";
 import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "./query/index.js";
+import { ID_TAG_EXAMPLE, ID_TAG_PLACEHOLDER, QUERY_TOOL_NAME } from "./protocol.js";
 import { toOneLine } from "./text.js";
 
-export const QUERY_TOOL_NAME = "overflow_query";
+export { QUERY_TOOL_NAME };
 
 /** Longest error text passed on from an unexpected failure. */
 const MAX_UNEXPECTED_ERROR_CHARS = 300;
 
 export const QueryParameters = Type.Object(
 	{
-		id: Type.String({ pattern: "^[0-9a-f]{12}$", description: "The 12-hex-digit id from a [pi-overflow id=…] line." }),
+		id: Type.String({ pattern: "^[0-9a-f]{12}$", description: `The 12-hex-digit id from a ${ID_TAG_EXAMPLE} line.` }),
 		search: Type.Optional(
 			Type.String({
 				minLength: 1,
@@ -45,7 +46,7 @@ export const QueryParameters = Type.Object(
 export function describeQueryTool(config: OverflowConfig): string {
 	const seconds = config.searchTimeoutMs / 1000;
 	return [
-		"Search or read the full stored output of an earlier tool result that pi-overflow shortened. Such a result shows a [pi-overflow id=<id>] line; its line numbers are the ones used here.",
+		`Search or read the full stored output of an earlier tool result that pi-overflow shortened. Such a result shows a ${ID_TAG_PLACEHOLDER} line; its line numbers are the ones used here.`,
 		"Give the id and at most one selector:",
 		`- search: case-insensitive JavaScript regex over each line, e.g. {"id":"3f2a9c1b7d4e","search":"error|failed"} → hit lines "N: text" with ${config.contextLines} context lines "N- text" around each (at most ${config.maxResults} hits shown) and the total hit count. A search stops after ${seconds} s (searchTimeoutMs) and returns the hits found so far.`,
 		'- lines: a 1-based inclusive range, e.g. {"id":"3f2a9c1b7d4e","lines":{"start":1200,"end":1300}}; a long range returns what fits and says where to continue.',
@@ -57,7 +58,7 @@ export function describeQueryTool(config: OverflowConfig): string {
 /** System-prompt guideline bullets; each names the tool, since they are read out of context. */
 export function createQueryGuidelines(config: OverflowConfig): string[] {
 	return [
-		`When a tool result contains a [pi-overflow id=<id>] line, its full output is stored: call ${QUERY_TOOL_NAME} with that id (search, lines or jsonPath) instead of re-running the command or guessing the omitted part.`,
+		`When a tool result contains a ${ID_TAG_PLACEHOLDER} line, its full output is stored: call ${QUERY_TOOL_NAME} with that id (search, lines or jsonPath) instead of re-running the command or guessing the omitted part.`,
 		`Use ${QUERY_TOOL_NAME} search (a regex such as "error|warn") to find lines, then ${QUERY_TOOL_NAME} lines {start, end} to read around a line number; ${QUERY_TOOL_NAME} jsonPath reads one value of JSON output.`,
 		`An ${QUERY_TOOL_NAME} search stops after ${config.searchTimeoutMs / 1000} s; if it reports that it stopped, retry with a simpler pattern (no nested quantifiers such as (a+)+).`,
 	];
@@ -120,7 +121,7 @@ export function registerQueryTool(pi: ExtensionAPI, deps: QueryDependencies): vo
 		name: QUERY_TOOL_NAME,
 		label: "Overflow query",
 		description: describeQueryTool(deps.config),
-		promptSnippet: "Search or read the full output behind a [pi-overflow id=…] line (regex search, line ranges, JSON paths)",
+		promptSnippet: `Search or read the full output behind a ${ID_TAG_EXAMPLE} line (regex search, line ranges, JSON paths)`,
 		promptGuidelines: createQueryGuidelines(deps.config),
 		parameters: QueryParameters,
 		async execute(_toolCallId, params, signal) {

@@ -8,6 +8,7 @@ import type { OverflowConfig } from "../config.js";
 import { buildEntryView } from "../entry-view.js";
 import { describeLeftOut } from "../gap.js";
 import { type EntryMeta, isEntryId, type OverflowStore } from "../store/index.js";
+import { formatIdTag, ID_TAG_EXAMPLE } from "../protocol.js";
 import { keepStart, plural } from "../text.js";
 import { expiredError, openEntryText, type QueryAnswer, type QueryDependencies, QueryError, type QueryParams } from "./answer.js";
 import { answerJsonPath } from "./json.js";
@@ -22,7 +23,7 @@ const SELECTORS = ["search", "lines", "jsonPath"] as const;
 /** Loads an entry's metadata, or fails with an error naming the id and what to do. */
 export async function loadEntry(store: OverflowStore, config: OverflowConfig, id: unknown): Promise<EntryMeta> {
 	if (!isEntryId(id)) {
-		throw new QueryError(`overflow_query: id must be 12 lowercase hex characters as shown in a [pi-overflow id=…] line, got ${JSON.stringify(String(id)).slice(0, 40)}`);
+		throw new QueryError(`overflow_query: id must be 12 lowercase hex characters as shown in a ${ID_TAG_EXAMPLE} line, got ${JSON.stringify(String(id)).slice(0, 40)}`);
 	}
 	const meta = await store.readMeta(id);
 	if (!meta) throw expiredError(id, config);
@@ -33,7 +34,7 @@ export function describeEntry(meta: EntryMeta): string {
 	const source = meta.source === "spill-file" ? "the tool's spill file" : meta.source === "stash" ? "the uncut original (an earlier extension cut the result)" : "the result text";
 	const capped = meta.gap ? `; ${describeLeftOut(meta.gap)}` : "";
 	const note = meta.sourceNote ? `; note: ${meta.sourceNote}` : "";
-	return `[pi-overflow id=${meta.id}] ${meta.toolName} output stored ${meta.createdAt}: ${plural(meta.totalLines, "line")}, ${meta.totalBytes} bytes, from ${source}${capped}${note}`;
+	return `${formatIdTag(meta.id)} ${meta.toolName} output stored ${meta.createdAt}: ${plural(meta.totalLines, "line")}, ${meta.totalBytes} bytes, from ${source}${capped}${note}`;
 }
 
 /** Answers one overflow_query call; throws QueryError for anything the model should fix. */

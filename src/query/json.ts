@@ -6,6 +6,7 @@ import type { OverflowConfig } from "../config.js";
 import { formatPathPrefix, parseJsonPath, type PathSegment } from "../json-path.js";
 import { evaluateJsonPath, type JsonPathResult, type JsonValueSummary } from "../json/index.js";
 import type { EntryMeta } from "../store/index.js";
+import { formatIdTag } from "../protocol.js";
 import { plural } from "../text.js";
 import { echo, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
 
@@ -15,7 +16,7 @@ export async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryD
 	const parsed = parseJsonPath(path);
 	if ("error" in parsed) throw new QueryError(`overflow_query: ${parsed.error}`);
 	const canonical = formatPathPrefix(parsed.segments);
-	const headerOf = (summary: JsonValueSummary): string => `[pi-overflow id=${meta.id}] jsonPath ${echo(canonical)}: ${describeValue(summary)}`;
+	const headerOf = (summary: JsonValueSummary): string => `${formatIdTag(meta.id)} jsonPath ${echo(canonical)}: ${describeValue(summary)}`;
 	const text = await openEntryText(meta, deps);
 	let result: JsonPathResult;
 	try {

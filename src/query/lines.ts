@@ -6,6 +6,7 @@ import { describeLeftOut, toOutputLine, toStoredLine } from "../gap.js";
 import { readLinesFrom } from "../line-index.js";
 import { keepCharsFor, stripAnsi } from "../render.js";
 import type { EntryGap, EntryMeta, StoredText } from "../store/index.js";
+import { formatIdTag } from "../protocol.js";
 import { plural } from "../text.js";
 import { formatLine, lineNumberWidth } from "../view.js";
 import { echo, MIN_SHRUNK_LINE_CHARS, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
@@ -83,8 +84,8 @@ async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: num
 	}
 	const clamped = askedEnd !== undefined && askedEnd > total ? ` (end ${askedEnd} clamped to the last line)` : "";
 	const header = body.length > 0
-		? `[pi-overflow id=${meta.id}] lines ${shownFirst === 0 ? start : shownFirst}–${shownLast} of ${total}${clamped}`
-		: `[pi-overflow id=${meta.id}] no lines could be read from line ${start} on (the stored file has fewer lines than its metadata says)`;
+		? `${formatIdTag(meta.id)} lines ${shownFirst === 0 ? start : shownFirst}–${shownLast} of ${total}${clamped}`
+		: `${formatIdTag(meta.id)} no lines could be read from line ${start} on (the stored file has fewer lines than its metadata says)`;
 	const notes: string[] = [];
 	const cut = body.length > 0 && shownLast < last;
 	if (cut) {

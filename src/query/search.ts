@@ -6,6 +6,7 @@ import type { OverflowConfig } from "../config.js";
 import { describeLeftOut, toOutputLine } from "../gap.js";
 import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchResult } from "../search.js";
 import type { EntryGap, EntryMeta } from "../store/index.js";
+import { formatIdTag } from "../protocol.js";
 import { plural, sizeOf } from "../text.js";
 import { renderTerminalLine } from "../render.js";
 import { lineNumberWidth } from "../view.js";
@@ -135,14 +136,14 @@ function describeSearchHeader(meta: EntryMeta, pattern: string, result: SearchRe
 	const echoed = `/${echo(pattern)}/i`;
 	if (result.totalHits === 0) {
 		return stopped?.cause === "wait"
-			? `[pi-overflow id=${meta.id}] search ${echoed}: not run; no search worker came free (see below)`
+			? `${formatIdTag(meta.id)} search ${echoed}: not run; no search worker came free (see below)`
 			: stopped
-			? `[pi-overflow id=${meta.id}] search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
-			: `[pi-overflow id=${meta.id}] search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
+			? `${formatIdTag(meta.id)} search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
+			: `${formatIdTag(meta.id)} search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
 	}
 	const counted = stopped ? `at least ${plural(result.totalHits, "hit line")} (the search stopped at line ${stopped.atLine} of ${total})` : `${plural(result.totalHits, "hit line")} in ${plural(total, "line")}`;
 	const shown = shownHits === result.totalHits ? "all shown" : `showing ${shownHits}`;
-	return `[pi-overflow id=${meta.id}] search ${echoed}: ${counted}; ${shown}, with ${plural(config.contextLines, "context line")} around each (hits "N:", context "N-", gaps "${GAP_MARKER}")`;
+	return `${formatIdTag(meta.id)} search ${echoed}: ${counted}; ${shown}, with ${plural(config.contextLines, "context line")} around each (hits "N:", context "N-", gaps "${GAP_MARKER}")`;
 }
 
 /** The closing notes: hits not shown and why, a search that did not run or stopped, the left-out middle. */
