@@ -7,8 +7,9 @@ import { test } from "node:test";
 import { boundToolResult, type BoundDependencies, type ToolResultInput } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { createStash, type Stash, stashOriginal } from "../src/stash.js";
-import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
+import { OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
+import { type InjectedFs, injectFaults } from "./helpers/faulty-fs.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const SESSION = "session-1";
@@ -24,38 +25,8 @@ async function deps(t: Parameters<typeof createTempDir>[0], options: { fs?: Stor
 }
 
 /** A file system that fails the named operation with the given code while `armed` is true. */
-function faultyFs(operation: "write" | "sync" | "link" | "open" | "mkdir" | "readdir", code: string): StoreFs & { armed: boolean; calls: number } {
-	const fail = () => Object.assign(new Error(`${code}: injected ${operation} failure`), { code });
-	const fs: StoreFs & { armed: boolean; calls: number } = {
-		...NODE_STORE_FS,
-		armed: true,
-		calls: 0,
-		async open(path, flags, mode) {
-			fs.calls++;
-			if (fs.armed && operation === "open") throw fail();
-			const handle = await NODE_STORE_FS.open(path, flags, mode);
-			return {
-				...handle,
-				write: (...args) => (fs.armed && operation === "write" ? Promise.reject(fail()) : handle.write(...args)),
-				sync: () => (fs.armed && operation === "sync" ? Promise.reject(fail()) : handle.sync()),
-			};
-		},
-		async link(from, to) {
-			fs.calls++;
-			if (fs.armed && operation === "link") throw fail();
-			return NODE_STORE_FS.link(from, to);
-		},
-		async mkdir(path, options) {
-			fs.calls++;
-			if (fs.armed && operation === "mkdir") throw fail();
-			return NODE_STORE_FS.mkdir(path, options);
-		},
-		async lstat(path) {
-			fs.calls++;
-			return NODE_STORE_FS.lstat(path);
-		},
-	};
-	return fs;
+function faultyFs(operation: "write" | "sync" | "link" | "open" | "mkdir" | "readdir", code: string): InjectedFs {
+	return injectFaults({ [operation]: () => code, label: operation });
 }
 
 function textOf(patch: { content: Array<{ type: string; text?: string }> } | undefined): string {

@@ -17,7 +17,7 @@ import { createStash, ensureStash, type Stash, stashOriginal } from "../src/stas
 import { computeEntryId, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { buildEntryMeta, listStore } from "./helpers/robust-common.js";
-import { createFaultyFs, ENTRY_FAULT_STEPS, FAULT_CODES, type FaultStep } from "./helpers/robust-faulty-fs.js";
+import { createFaultyFs, ENTRY_FAULT_STEPS, FAULT_CODES, type FaultStep } from "./helpers/faulty-fs.js";
 import { driveExtension } from "./helpers/robust-pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 

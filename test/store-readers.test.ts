@@ -15,7 +15,7 @@ import { createDefaultConfig } from "../src/config.js";
 import { type QueryDependencies, QueryError, type QueryParams, runQuery } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
-import { injectFaults } from "./helpers/store-fixtures.js";
+import { injectFaults } from "./helpers/faulty-fs.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 
