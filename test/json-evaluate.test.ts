@@ -1,7 +1,8 @@
-// Tests for src/json/evaluate.ts (and the lexer, navigator, measurer and printer under it): the streaming jsonPath gives what JSON.parse +
-// selectJsonPath + JSON.stringify(value, null, 2) (cut to the room) give on the same text — values,
-// missing paths and syntax errors — on random documents read in random chunk sizes; and it stays
-// bounded on large, deep and hostile documents (time by an injected clock, never by wall time).
+// Tests for src/json/evaluate.ts (and the lexer, navigator, measurer and printer under it): the
+// streaming jsonPath gives what JSON.parse + selectJsonPath + JSON.stringify(value, null, 2) (cut
+// to the room) give on the same text — values, missing paths and syntax errors — on random
+// documents read in random chunk sizes; and it stays bounded on large, deep and hostile documents
+// (time by an injected clock, never by wall time).
 
 import assert from "node:assert/strict";
 import { open, writeFile } from "node:fs/promises";
