@@ -4,28 +4,7 @@
 // decodes it), and stops at the first error with the kind and byte offset V8 would report; it never
 // recurses and never builds a value; memory is one byte per open container plus the captured token.
 
-import {
-	isDigit,
-	JsonTokenScanner,
-	N_INT,
-	N_MINUS,
-	N_ZERO,
-	QUOTE,
-	S_AFTER_VALUE,
-	S_ARRAY_FIRST,
-	S_COLON,
-	S_COLON_FIRST,
-	S_DONE,
-	S_ESCAPE,
-	S_FAILED,
-	S_KEY,
-	S_LITERAL,
-	S_NUMBER,
-	S_OBJECT_FIRST,
-	S_STRING,
-	S_UNICODE,
-	S_VALUE,
-} from "./token-scanner.js";
+import { isDigit, JsonTokenScanner, N_INT, N_MINUS, N_ZERO, QUOTE, S_AFTER_VALUE, S_ARRAY_FIRST, S_COLON, S_COLON_FIRST, S_DONE, S_ESCAPE, S_FAILED, S_KEY, S_LITERAL, S_NUMBER, S_OBJECT_FIRST, S_STRING, S_UNICODE, S_VALUE } from "./token-scanner.js";
 import { type ContainerKind, EMPTY_BUFFER, KIND_ARRAY, KIND_OBJECT } from "./token.js";
 
 export { ALL_LEVELS, DEFAULT_CAPTURE_LIMIT_BYTES, type JsonLexerOptions } from "./token-scanner.js";

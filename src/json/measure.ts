@@ -3,23 +3,7 @@
 // the objects whose members JSON.parse would reorder or merge, for the printer. Memory: one frame
 // per open object (up to MAX_TRACKED_OBJECT_DEPTH) and the keys they remember.
 
-import {
-	type ContainerKind,
-	decodeNumberToken,
-	decodeStringToken,
-	type JsonEventHandler,
-	type JsonToken,
-	KIND_ARRAY,
-	KIND_OBJECT,
-	measureNumberToken,
-	type ParentKind,
-	SCALAR_FALSE,
-	SCALAR_NULL,
-	SCALAR_NUMBER,
-	SCALAR_STRING,
-	SCALAR_TRUE,
-	type ScalarKind,
-} from "./token.js";
+import { type ContainerKind, decodeNumberToken, decodeStringToken, type JsonEventHandler, type JsonToken, KIND_ARRAY, KIND_OBJECT, measureNumberToken, type ParentKind, SCALAR_FALSE, SCALAR_NULL, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE, type ScalarKind } from "./token.js";
 import { arrayIndexOfKey, type KeyBudget, KeyTracker } from "./keys.js";
 
 /** Objects nested this deep inside the selected value are not checked for duplicate keys. */

@@ -5,13 +5,7 @@
 import type { ChunkReader } from "./chunk-reader.js";
 import { arrayIndexOfKey } from "./keys.js";
 import { JsonLexer } from "./lexer.js";
-import {
-	type ContainerKind,
-	decodeStringToken,
-	type JsonEventHandler,
-	type JsonToken,
-	type ScalarKind,
-} from "./token.js";
+import { type ContainerKind, decodeStringToken, type JsonEventHandler, type JsonToken, type ScalarKind } from "./token.js";
 
 export interface Member {
 	key: string;

@@ -6,16 +6,7 @@ import { describeArrayOutOfRange, describeArrayWithoutKey, describeMissingStep, 
 import { ALL_LEVELS, JsonLexer, NEVER } from "./lexer.js";
 import { arrayIndexOfKey, type KeyBudget, KeyTracker } from "./keys.js";
 import { measureScalar, type Outcome, scalarKindName, scalarValue, ValueMeasurer } from "./measure.js";
-import {
-	type ContainerKind,
-	decodeStringToken,
-	type JsonEventHandler,
-	type JsonToken,
-	KIND_ARRAY,
-	KIND_OBJECT,
-	type ParentKind,
-	type ScalarKind,
-} from "./token.js";
+import { type ContainerKind, decodeStringToken, type JsonEventHandler, type JsonToken, KIND_ARRAY, KIND_OBJECT, type ParentKind, type ScalarKind } from "./token.js";
 
 interface PathFrame {
 	kind: ContainerKind;

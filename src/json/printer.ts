@@ -7,21 +7,7 @@ import type { ChunkReader } from "./chunk-reader.js";
 import { JsonLexer } from "./lexer.js";
 import type { SelectedValue } from "./measure.js";
 import { collectMembers, type Member } from "./members.js";
-import {
-	type ContainerKind,
-	decodeNumberToken,
-	decodeStringToken,
-	type JsonEventHandler,
-	type JsonToken,
-	KIND_ARRAY,
-	KIND_OBJECT,
-	type ParentKind,
-	SCALAR_FALSE,
-	SCALAR_NUMBER,
-	SCALAR_STRING,
-	SCALAR_TRUE,
-	type ScalarKind,
-} from "./token.js";
+import { type ContainerKind, decodeNumberToken, decodeStringToken, type JsonEventHandler, type JsonToken, KIND_ARRAY, KIND_OBJECT, type ParentKind, SCALAR_FALSE, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE, type ScalarKind } from "./token.js";
 
 /** The shortest text one more object member adds when printed: `\n  "": 0,`. */
 const MIN_MEMBER_CHARS = 9;

@@ -80,38 +80,14 @@ export function injectFaults(faults: Faults, base: StoreFs = NODE_STORE_FS): Inj
 				close: () => handle.close(),
 			};
 		},
-		async lstat(path) {
-			at(faults.lstat, path);
-			return base.lstat(path);
-		},
-		async chmod(path, mode) {
-			at(faults.chmod, path);
-			return base.chmod(path, mode);
-		},
-		async rename(from, to) {
-			at(faults.rename, from, to);
-			return base.rename(from, to);
-		},
-		async link(from, to) {
-			at(faults.link, from, to);
-			return base.link(from, to);
-		},
-		async readdir(path) {
-			at(faults.readdir, path);
-			return base.readdir(path);
-		},
-		async mkdir(path, options) {
-			at(faults.mkdir, path);
-			return base.mkdir(path, options);
-		},
-		async unlink(path) {
-			at(faults.unlink, path);
-			return base.unlink(path);
-		},
-		async readSmallTextFiles(paths, maxBytes) {
-			at(faults.readSmallTextFiles, paths);
-			return base.readSmallTextFiles(paths, maxBytes);
-		},
+		lstat: async (path) => (at(faults.lstat, path), base.lstat(path)),
+		chmod: async (path, mode) => (at(faults.chmod, path), base.chmod(path, mode)),
+		rename: async (from, to) => (at(faults.rename, from, to), base.rename(from, to)),
+		link: async (from, to) => (at(faults.link, from, to), base.link(from, to)),
+		readdir: async (path) => (at(faults.readdir, path), base.readdir(path)),
+		mkdir: async (path, options) => (at(faults.mkdir, path), base.mkdir(path, options)),
+		unlink: async (path) => (at(faults.unlink, path), base.unlink(path)),
+		readSmallTextFiles: async (paths, maxBytes) => (at(faults.readSmallTextFiles, paths), base.readSmallTextFiles(paths, maxBytes)),
 	};
 
 	function wrapWriteHandle(handle: StoreFileHandle, path: string): StoreFileHandle {
