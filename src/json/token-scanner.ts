@@ -4,8 +4,12 @@
 // Invariant: a token is reported once, whole, at its end; an error stops everything at its offset.
 
 import { StringMeasure } from "./string-measure.js";
-import { type ContainerKind, type JsonErrorKind, type JsonEventHandler, type JsonSyntaxError, type JsonToken, type ParentKind, SCALAR_FALSE, SCALAR_NULL, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE, type ScalarKind } from "./token.js";
+import * as tokens from "./token.js";
+import type { ContainerKind, JsonErrorKind, JsonEventHandler, JsonSyntaxError, JsonToken, ParentKind, ScalarKind } from "./token.js";
 import { TokenCapture } from "./token-capture.js";
+
+// Module constants, not imported bindings, in the byte loops (see lexer.ts).
+const { SCALAR_FALSE, SCALAR_NULL, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE } = tokens;
 
 // Grammar states.
 export const S_VALUE = 0;
