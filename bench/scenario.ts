@@ -10,7 +10,7 @@ import { createDefaultConfig, parseConfig } from "../src/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { ensureStash } from "../src/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
-import { runQuery } from "../src/query.js";
+import { runQuery } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { renderTerminalLine } from "../src/render.js";
 import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";

@@ -14,6 +14,7 @@ import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { bufferSource, type PumpResult, pumpCapped, type SpillChecks } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
 import type { EntryGap, EntryMeta, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
+import { formatNotice, formatRecoveryMarker } from "./protocol.js";
 import { describeError, keepStart } from "./text.js";
 import { appendToLastText, mergeDetails, replaceText, type ToolResultInput, type ToolResultPatch } from "./tool-result.js";
 import { composeView } from "./view-build.js";
@@ -63,10 +64,6 @@ const TOP_LINE_CHARS = 200;
 /** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
 const MAX_GAP_SIGNAL_CHARS = 16_000;
 
-/** Appended when an earlier layer cut a result that still fits. */
-export function formatRecoveryMarker(id: string, totalLines: number, totalBytes: number): string {
-	return `[pi-overflow id=${id} lines=${totalLines} bytes=${totalBytes}] full output stored; overflow_query can search or read it`;
-}
 
 /** What the bound stage does with a result: leave it as it is, append the recovery marker, or replace it by a view. */
 export type BoundDecision = "leave" | "mark" | "bound";
@@ -305,7 +302,7 @@ async function finish(
 	};
 	const marker = id
 		? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
-		: `[pi-overflow] an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`.slice(0, 400);
+		: formatNotice(`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`).slice(0, 400);
 	const facts = { currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current", markerChars: marker.length };
 	if (decideBound(facts) === "mark") {
 		const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length);
@@ -365,7 +362,7 @@ async function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, cu
 			details: mergeDetails(event.details, { totalLines: scan.totalLines, totalBytes: scan.totalBytes, truncated: false, storeError: reason }),
 		};
 	} catch {
-		const notice = `[pi-overflow] output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`;
+		const notice = formatNotice(`output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`);
 		const room = Math.max(0, deps.config.thresholdChars - notice.length - 1);
 		return { content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`), details: event.details };
 	}

@@ -19,7 +19,7 @@ import {
 	SCALAR_STRING,
 	SCALAR_TRUE,
 	type ScalarKind,
-} from "./json-lexer.js";
+} from "./json/index.js";
 import { formatPathPrefix, type PathSegment } from "./json-path.js";
 import { isJsonRuleKey, JSON_RULE_KEY_BYTES, type JsonMemberValue, judgeJsonMember } from "./signal-policy.js";
 import { type ByteSource, READ_CHUNK_BYTES } from "./source.js";

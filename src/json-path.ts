@@ -4,6 +4,8 @@
 // "jsonPath: ", names the position or the path prefix that failed, and says what was expected or what
 // exists there. Only own properties are ever read (`__proto__` and `constructor` are ordinary keys).
 
+import { shortenText } from "./text.js";
+
 /** One step of a path: an object key, or an array index. */
 export type PathSegment = string | number;
 
@@ -267,13 +269,13 @@ export function describeObjectKeys(count: number, firstKeys: readonly string[]):
 export function describeScalar(value: unknown): string {
 	if (value === null) return "null";
 	if (value === undefined) return "undefined";
-	if (typeof value === "string") return `a string (${shortenEnd(JSON.stringify(value), MAX_SCALAR_ECHO_CHARS)})`;
+	if (typeof value === "string") return `a string (${shortenText(JSON.stringify(value), MAX_SCALAR_ECHO_CHARS)})`;
 	if (typeof value === "number" || typeof value === "boolean") return `a ${typeof value} (${String(value)})`;
 	return `a ${typeof value}`;
 }
 
 function echoKey(key: string): string {
-	return shortenEnd(JSON.stringify(key), MAX_KEY_ECHO_CHARS);
+	return shortenText(JSON.stringify(key), MAX_KEY_ECHO_CHARS);
 }
 
 /** The path as shown in a parse error: whole when short, else a window around `index`. */
@@ -283,10 +285,6 @@ function echoPath(text: string, index: number): string {
 	const start = Math.max(0, Math.min(index - half, text.length - MAX_PATH_ECHO_CHARS));
 	const end = start + MAX_PATH_ECHO_CHARS;
 	return `${start > 0 ? "…" : ""}${text.slice(start, end)}${end < text.length ? "…" : ""}`;
-}
-
-function shortenEnd(text: string, maxChars: number): string {
-	return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
 
 function shortenMiddle(text: string, maxChars: number): string {

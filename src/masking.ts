@@ -6,7 +6,8 @@
 // provider's prompt cache of it) is rewritten rarely. Pure: messages in, messages out.
 
 import { joinTextParts } from "./stash.js";
-import { keepStart, plural } from "./text.js";
+import { formatIdTag, formatMaskedFooter, isOwnLine } from "./protocol.js";
+import { plural, toOneLine } from "./text.js";
 
 /** Longest stub, in characters. */
 export const MAX_STUB_CHARS = 1_000;
@@ -91,9 +92,9 @@ export class MaskingState {
  * decisive lines with their line numbers, and the hint to read it back. At most MAX_STUB_CHARS.
  */
 export function buildMaskStub(input: StubInput): string {
-	const tool = oneLine(input.toolName, MAX_TOOL_NAME_CHARS);
-	const header = `[pi-overflow id=${input.id}] ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — an older view, masked here to save context; the full output is stored`;
-	const footer = `[use overflow_query with id=${input.id} to read it back: no selector shows the view again; search (regex), lines {start,end}, jsonPath]`;
+	const tool = toOneLine(input.toolName, MAX_TOOL_NAME_CHARS);
+	const header = `${formatIdTag(input.id)} ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — an older view, masked here to save context; the full output is stored`;
+	const footer = formatMaskedFooter(input.id);
 	const lines = input.lines.slice(0, MAX_STUB_LINES).map(formatStubLine);
 	let room = MAX_STUB_CHARS - header.length - footer.length - 2;
 	const shown: string[] = [];
@@ -106,7 +107,7 @@ export function buildMaskStub(input: StubInput): string {
 }
 
 function formatStubLine(line: StubLine): string {
-	const text = oneLine(line.text, MAX_STUB_LINE_CHARS);
+	const text = toOneLine(line.text, MAX_STUB_LINE_CHARS);
 	return line.line === undefined ? `  (last line shown): ${text}` : `${String(line.line).padStart(6, " ")}: ${text}`;
 }
 
@@ -143,7 +144,7 @@ export function findDecisiveLines(text: string, signalRegex: RegExp): StubLine[]
 			// A folded run inside the head: not a boundary between head, signals and tail.
 		} else if (/^\s*\.\.\. /.test(raw)) {
 			if (runs[runs.length - 1].length > 0) runs.push([]); // a notice between head, signals and tail
-		} else if (raw.trim() !== "" && !raw.startsWith("[pi-overflow") && !raw.startsWith("[use overflow_query")) {
+		} else if (raw.trim() !== "" && !isOwnLine(raw)) {
 			plain.push(raw);
 		}
 	}
@@ -252,11 +253,6 @@ function measureTextParts(content: unknown): number {
 function joinText(content: unknown): string {
 	if (typeof content === "string") return content;
 	return Array.isArray(content) ? joinTextParts(content.filter(isRecord) as Array<{ type: string; text?: unknown }>) : "";
-}
-
-function oneLine(text: string, max: number): string {
-	const flat = text.replace(/\s+/g, " ").trim();
-	return flat.length <= max ? flat : `${keepStart(flat, max - 1)}…`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

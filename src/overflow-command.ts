@@ -6,7 +6,7 @@
 
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { OverflowConfig } from "./config.js";
-import { QueryError, runQuery } from "./query.js";
+import { QueryError, runQuery } from "./query/index.js";
 import type { KnownEntry, OverflowStore } from "./store/index.js";
 import type { RecallTelemetry, TelemetryCounts } from "./telemetry.js";
 import { describeError, keepStart, plural } from "./text.js";

@@ -9,6 +9,7 @@ import { constants, type promises as fsPromises } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
+import { formatNote } from "./protocol.js";
 import { describeError } from "./text.js";
 
 /** Bytes read at a time from a spill file. */
@@ -253,7 +254,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 /** The one line that stands for a left-out middle in a stored copy (after a "\n" when the head ends inside a line). */
 function formatGapMarker(gap: { from: number; to: number; bytes: number; size: number; maxEntryBytes: number; newline: boolean }): string {
 	const lines = gap.to >= gap.from ? `lines ${gap.from}-${gap.to}` : `part of line ${gap.from - 1}`;
-	return `${gap.newline ? "\n" : ""}[pi-overflow: ${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}]\n`;
+	return `${gap.newline ? "\n" : ""}${formatNote(`${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}`)}\n`;
 }
 
 /** True when a line starts at `position` (the byte before it is a newline, or it is the start). */

@@ -55,17 +55,16 @@ export function findStash(): Stash | undefined {
 	return isStash(value) ? value : undefined;
 }
 
+/** An empty ring with the default capacity and character budget, not shared (ensureStash shares one). */
+export function createStash(): Stash {
+	return { version: 1, capacity: STASH_CAPACITY, maxTotalChars: STASH_MAX_TOTAL_CHARS, entries: new Map(), totalChars: 0 };
+}
+
 /** The shared ring, created on first use; a reload of capture.ts reuses the existing one. */
 export function ensureStash(): Stash {
 	const existing = findStash();
 	if (existing) return existing;
-	const stash: Stash = {
-		version: 1,
-		capacity: STASH_CAPACITY,
-		maxTotalChars: STASH_MAX_TOTAL_CHARS,
-		entries: new Map(),
-		totalChars: 0,
-	};
+	const stash = createStash();
 	(globalThis as GlobalWithStash)[Symbol.for(STASH_KEY)] = stash;
 	return stash;
 }

@@ -7,16 +7,18 @@ import type { AgentToolResult, ExtensionAPI, Theme, ToolRenderResultOptions } fr
 import { Text } from "@mariozechner/pi-tui";
 import { Type } from "@sinclair/typebox";
 import type { OverflowConfig } from "./config.js";
-import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "./query.js";
+import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "./query/index.js";
+import { ID_TAG_EXAMPLE, ID_TAG_PLACEHOLDER, QUERY_TOOL_NAME } from "./protocol.js";
+import { toOneLine } from "./text.js";
 
-export const QUERY_TOOL_NAME = "overflow_query";
+export { QUERY_TOOL_NAME };
 
 /** Longest error text passed on from an unexpected failure. */
 const MAX_UNEXPECTED_ERROR_CHARS = 300;
 
 export const QueryParameters = Type.Object(
 	{
-		id: Type.String({ pattern: "^[0-9a-f]{12}$", description: "The 12-hex-digit id from a [pi-overflow id=…] line." }),
+		id: Type.String({ pattern: "^[0-9a-f]{12}$", description: `The 12-hex-digit id from a ${ID_TAG_EXAMPLE} line.` }),
 		search: Type.Optional(
 			Type.String({
 				minLength: 1,
@@ -44,7 +46,7 @@ export const QueryParameters = Type.Object(
 export function describeQueryTool(config: OverflowConfig): string {
 	const seconds = config.searchTimeoutMs / 1000;
 	return [
-		"Search or read the full stored output of an earlier tool result that pi-overflow shortened. Such a result shows a [pi-overflow id=<id>] line; its line numbers are the ones used here.",
+		`Search or read the full stored output of an earlier tool result that pi-overflow shortened. Such a result shows a ${ID_TAG_PLACEHOLDER} line; its line numbers are the ones used here.`,
 		"Give the id and at most one selector:",
 		`- search: case-insensitive JavaScript regex over each line, e.g. {"id":"3f2a9c1b7d4e","search":"error|failed"} → hit lines "N: text" with ${config.contextLines} context lines "N- text" around each (at most ${config.maxResults} hits shown) and the total hit count. A search stops after ${seconds} s (searchTimeoutMs) and returns the hits found so far.`,
 		'- lines: a 1-based inclusive range, e.g. {"id":"3f2a9c1b7d4e","lines":{"start":1200,"end":1300}}; a long range returns what fits and says where to continue.',
@@ -56,7 +58,7 @@ export function describeQueryTool(config: OverflowConfig): string {
 /** System-prompt guideline bullets; each names the tool, since they are read out of context. */
 export function createQueryGuidelines(config: OverflowConfig): string[] {
 	return [
-		`When a tool result contains a [pi-overflow id=<id>] line, its full output is stored: call ${QUERY_TOOL_NAME} with that id (search, lines or jsonPath) instead of re-running the command or guessing the omitted part.`,
+		`When a tool result contains a ${ID_TAG_PLACEHOLDER} line, its full output is stored: call ${QUERY_TOOL_NAME} with that id (search, lines or jsonPath) instead of re-running the command or guessing the omitted part.`,
 		`Use ${QUERY_TOOL_NAME} search (a regex such as "error|warn") to find lines, then ${QUERY_TOOL_NAME} lines {start, end} to read around a line number; ${QUERY_TOOL_NAME} jsonPath reads one value of JSON output.`,
 		`An ${QUERY_TOOL_NAME} search stops after ${config.searchTimeoutMs / 1000} s; if it reports that it stopped, retry with a simpler pattern (no nested quantifiers such as (a+)+).`,
 	];
@@ -64,18 +66,13 @@ export function createQueryGuidelines(config: OverflowConfig): string[] {
 
 function describeSelector(args: Partial<QueryParams> | undefined): string {
 	if (args === undefined) return "";
-	if (typeof args.search === "string") return `search /${shorten(args.search, 60)}/i`;
+	if (typeof args.search === "string") return `search /${toOneLine(args.search, 60)}/i`;
 	if (args.lines !== undefined && typeof args.lines === "object" && args.lines !== null) {
 		const { start, end } = args.lines;
 		return end === undefined ? `lines ${start}…` : `lines ${start}–${end}`;
 	}
-	if (typeof args.jsonPath === "string") return `jsonPath ${shorten(args.jsonPath, 60)}`;
+	if (typeof args.jsonPath === "string") return `jsonPath ${toOneLine(args.jsonPath, 60)}`;
 	return "overview";
-}
-
-function shorten(text: string, max: number): string {
-	const flat = text.replace(/\s+/g, " ");
-	return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
 /** One line for the TUI: what came back, and whether something was left out (`firstLine`: the answer's). */
@@ -115,7 +112,7 @@ function renderAnswer(result: AgentToolResult<unknown>, options: ToolRenderResul
 	const text = firstText(result);
 	if (isError) {
 		const message = text.split("\n", 1)[0] ?? "";
-		return theme.fg("error", shorten(message, options.expanded ? 2000 : 160));
+		return theme.fg("error", toOneLine(message, options.expanded ? 2000 : 160));
 	}
 	const summary = isQuerySummary(result.details) ? result.details : undefined;
 	const described = describeAnswer(summary, text.split("\n", 1)[0]);
@@ -128,7 +125,7 @@ export function registerQueryTool(pi: ExtensionAPI, deps: QueryDependencies): vo
 		name: QUERY_TOOL_NAME,
 		label: "Overflow query",
 		description: describeQueryTool(deps.config),
-		promptSnippet: "Search or read the full output behind a [pi-overflow id=…] line (regex search, line ranges, JSON paths)",
+		promptSnippet: `Search or read the full output behind a ${ID_TAG_EXAMPLE} line (regex search, line ranges, JSON paths)`,
 		promptGuidelines: createQueryGuidelines(deps.config),
 		parameters: QueryParameters,
 		async execute(_toolCallId, params, signal) {
@@ -140,7 +137,7 @@ export function registerQueryTool(pi: ExtensionAPI, deps: QueryDependencies): vo
 				if (error instanceof Error && error.name === "AbortError") throw error;
 				// Anything else is our fault: pass on a short message, never a stack.
 				const message = error instanceof Error ? error.message : String(error);
-				throw new Error(`overflow_query failed: ${shorten(message, MAX_UNEXPECTED_ERROR_CHARS)}`);
+				throw new Error(`overflow_query failed: ${toOneLine(message, MAX_UNEXPECTED_ERROR_CHARS)}`);
 			}
 		},
 		renderCall(args, theme, context) {

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { type BoundDependencies, boundToolResult, type ContentPart, type ToolResultPatch } from "./bound.js";
 import { type ContextMessage, type MaskableView, readStubLines, type StubLine } from "./masking.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
+import { formatNote } from "./protocol.js";
 import { minSourceBytes, openSpillFile, sourceEndsWith } from "./source.js";
 import { joinTextParts } from "./stash.js";
 
@@ -158,7 +159,7 @@ export class UserBashViews {
 				// Only Pi's own spill file is read (a user_bash extension may name anything).
 				const refused = isPiBashSpillPath(spillPath) ? await this.checkSpillFile(spillPath, message, deps) : "not Pi's own spill file";
 				if (refused === undefined) path = spillPath;
-				else note = `[pi-overflow: Pi kept only the end of this output; its full output could not be read (${hideSpillPath(refused, spillPath).slice(0, 160)})]`;
+				else note = formatNote(`Pi kept only the end of this output; its full output could not be read (${hideSpillPath(refused, spillPath).slice(0, 160)})`);
 			}
 			const budgetChars = note === undefined ? deps.budgetChars : Math.max(1, deps.budgetChars - note.length - 1);
 			const patch = await boundToolResult(
@@ -186,7 +187,7 @@ export class UserBashViews {
 		} catch (error) {
 			// Never the spill path, never unbounded: the end Pi kept, said so.
 			const budget = safeBudget(depsOf);
-			const note = `[pi-overflow: this output could not be bounded (${hideSpillPath(String(error instanceof Error ? error.message : error), spillPath).slice(0, 200)}); showing its end]`;
+			const note = formatNote(`this output could not be bounded (${hideSpillPath(String(error instanceof Error ? error.message : error), spillPath).slice(0, 200)}); showing its end`);
 			record = { key, output: `${note}\n${message.output.slice(Math.max(0, message.output.length - Math.max(0, budget - note.length - 1)))}` };
 		}
 		this.records.set(key, record);

@@ -13,6 +13,7 @@ import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
 import { SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
+import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "./protocol.js";
 import { SEVERITY_ERROR } from "./signal-policy.js";
 import type { ScanOptions } from "./scan.js";
 import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
@@ -128,11 +129,11 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 
 	// Fixed parts.
 	const source = options.id
-		? `[pi-overflow id=${options.id}]`
-		: `[pi-overflow] full output could not be stored (${oneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`;
+		? formatIdTag(options.id)
+		: formatNotice(`full output could not be stored (${oneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`);
 	const footer = options.id
-		? `[use overflow_query with id=${options.id}: search (regex), lines {start,end}, jsonPath]`
-		: "[pi-overflow: nothing was stored, so overflow_query cannot read more of this output]";
+		? formatQueryFooter(options.id)
+		: NOTHING_STORED_NOTE;
 	const stopped = scan.signalSearchStopped
 		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
 		: "";
@@ -141,7 +142,7 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail${stopped}`;
 	};
 	const header = headerFor(items.length);
-	const noteLine = options.sourceNote ? `[pi-overflow: ${oneLine(options.sourceNote, MAX_NOTE_CHARS)}]` : undefined;
+	const noteLine = options.sourceNote ? formatNote(oneLine(options.sourceNote, MAX_NOTE_CHARS)) : undefined;
 	const statusLine = options.statusLine ? oneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
 	// The most decisive lines, anywhere (head and tail included), right under the header, within
 	// KEY_SHARE of the room the essentials leave.

@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { boundToolResult, type BoundDependencies, decideBound, type ToolResultInput } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
-import { type Stash, stashOriginal } from "../src/stash.js";
-import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
+import { createStash, type Stash, stashOriginal } from "../src/stash.js";
+import { OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
+import { type InjectedFs, injectFaults } from "./helpers/faulty-fs.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const SESSION = "session-1";
@@ -17,49 +18,15 @@ function textEvent(text: string, overrides: Partial<ToolResultInput> = {}): Tool
 	return { toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text }], details: undefined, isError: false, ...overrides };
 }
 
-function emptyStash(): Stash {
-	return { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
-}
-
 async function deps(t: Parameters<typeof createTempDir>[0], options: { fs?: StoreFs; config?: Partial<OverflowConfig>; stash?: Stash } = {}): Promise<BoundDependencies & { root: string }> {
 	const root = join(await createTempDir(t), "my-pi", "pi-overflow");
 	const config = { ...createDefaultConfig(), ...options.config };
-	return { root, config, store: new OverflowStore({ root, fs: options.fs }), sessionId: SESSION, stash: options.stash ?? emptyStash(), now: () => Date.parse("2026-11-29T12:00:00Z") };
+	return { root, config, store: new OverflowStore({ root, fs: options.fs }), sessionId: SESSION, stash: options.stash ?? createStash(), now: () => Date.parse("2026-11-29T12:00:00Z") };
 }
 
 /** A file system that fails the named operation with the given code while `armed` is true. */
-function faultyFs(operation: "write" | "sync" | "link" | "open" | "mkdir" | "readdir", code: string): StoreFs & { armed: boolean; calls: number } {
-	const fail = () => Object.assign(new Error(`${code}: injected ${operation} failure`), { code });
-	const fs: StoreFs & { armed: boolean; calls: number } = {
-		...NODE_STORE_FS,
-		armed: true,
-		calls: 0,
-		async open(path, flags, mode) {
-			fs.calls++;
-			if (fs.armed && operation === "open") throw fail();
-			const handle = await NODE_STORE_FS.open(path, flags, mode);
-			return {
-				...handle,
-				write: (...args) => (fs.armed && operation === "write" ? Promise.reject(fail()) : handle.write(...args)),
-				sync: () => (fs.armed && operation === "sync" ? Promise.reject(fail()) : handle.sync()),
-			};
-		},
-		async link(from, to) {
-			fs.calls++;
-			if (fs.armed && operation === "link") throw fail();
-			return NODE_STORE_FS.link(from, to);
-		},
-		async mkdir(path, options) {
-			fs.calls++;
-			if (fs.armed && operation === "mkdir") throw fail();
-			return NODE_STORE_FS.mkdir(path, options);
-		},
-		async lstat(path) {
-			fs.calls++;
-			return NODE_STORE_FS.lstat(path);
-		},
-	};
-	return fs;
+function faultyFs(operation: "write" | "sync" | "link" | "open" | "mkdir" | "readdir", code: string): InjectedFs {
+	return injectFaults({ [operation]: () => code, label: operation });
 }
 
 function textOf(patch: { content: Array<{ type: string; text?: string }> } | undefined): string {
@@ -131,7 +98,7 @@ test("a non-object details value is kept as it is", async (t) => {
 });
 
 test("a result that still fits but whose stashed original was longer gets the marker line", async (t) => {
-	const stash = emptyStash();
+	const stash = createStash();
 	const original = numberedLog(10000, {});
 	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
 	const d = await deps(t, { stash });
@@ -145,7 +112,7 @@ test("a result that still fits but whose stashed original was longer gets the ma
 });
 
 test("a result that fits only without the marker line is replaced by the view", async (t) => {
-	const stash = emptyStash();
+	const stash = createStash();
 	const original = numberedLog(10000, {});
 	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
 	const d = await deps(t, { stash });
@@ -182,7 +149,7 @@ for (const [operation, code] of [
 }
 
 test("when an earlier layer cut the result and the store fails, the text is kept and the line under it says the full output could not be stored", async (t) => {
-	const stash = emptyStash();
+	const stash = createStash();
 	const original = numberedLog(10000, {});
 	stashOriginal(stash, { toolCallId: "call-1", toolName: "web", text: original });
 	const d = await deps(t, { stash, fs: faultyFs("write", "ENOSPC") });
@@ -218,7 +185,7 @@ test("a spill file larger than maxEntryBytes is stored as head + marker + tail w
 
 // An open that blocked on the FIFO would never return: the test's timeout turns that into a failure.
 test("a spill path that is a FIFO is never opened for reading: the stashed original is used and the reason recorded", { timeout: 60_000 }, async (t) => {
-	const stash = emptyStash();
+	const stash = createStash();
 	const original = numberedLog(10000, {});
 	stashOriginal(stash, { toolCallId: "call-1", toolName: "bash", text: original });
 	const d = await deps(t, { stash });

@@ -15,7 +15,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
 import { READ_CHUNK_BYTES } from "../src/source.js";
-import type { Stash } from "../src/stash.js";
+import { createStash } from "../src/stash.js";
 import { type EntryMeta, OverflowStore } from "../src/store/index.js";
 import { keepEnd } from "../src/text.js";
 import { buildMixedOutput, HOSTILE_INVALID_UTF8, HOSTILE_MIXED_LINES } from "./fixtures/ext/robust-tools.js";
@@ -38,10 +38,6 @@ interface Bounded {
 	meta: EntryMeta;
 	overflow: { id?: string; totalLines: number; totalBytes: number; truncated: boolean };
 	ms: number;
-}
-
-function emptyStash(): Stash {
-	return { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
 }
 
 interface BoundOptions {
@@ -69,7 +65,7 @@ async function bound(t: Parameters<typeof createTempDir>[0], name: string, optio
 	}
 	const event: ToolResultInput = { toolName: "bash", toolCallId: "call-hostile", content: [{ type: "text", text }], details, isError: false };
 	const started = performance.now();
-	const patch = await boundToolResult(event, { config, store, sessionId: "robust-content", stash: emptyStash() });
+	const patch = await boundToolResult(event, { config, store, sessionId: "robust-content", stash: createStash() });
 	const ms = performance.now() - started;
 	const bytes = options.spill?.length ?? Buffer.byteLength(options.text);
 	timings.push({ name, ms, bytes });
@@ -146,10 +142,10 @@ test("an empty output and a short output of only newlines are left alone", async
 	const store = new OverflowStore({ root: join(dir, "store") });
 	for (const text of ["", "\n", "\n".repeat(1000), "\r\n".repeat(500)]) {
 		const event: ToolResultInput = { toolName: "bash", toolCallId: "call-empty", content: [{ type: "text", text }] };
-		assert.equal(await boundToolResult(event, { config: createDefaultConfig(), store, sessionId: "s", stash: emptyStash() }), undefined);
+		assert.equal(await boundToolResult(event, { config: createDefaultConfig(), store, sessionId: "s", stash: createStash() }), undefined);
 	}
 	const noText: ToolResultInput = { toolName: "bash", toolCallId: "call-none", content: [] };
-	assert.equal(await boundToolResult(noText, { config: createDefaultConfig(), store, sessionId: "s", stash: emptyStash() }), undefined);
+	assert.equal(await boundToolResult(noText, { config: createDefaultConfig(), store, sessionId: "s", stash: createStash() }), undefined);
 });
 
 // Pi sets details.fullOutputPath when the raw output passed 50 KB, even if stripping escapes brought
@@ -162,7 +158,7 @@ test("a spill file no longer than the current text costs nothing: no entry, no m
 		const path = join(dir, `pi-bash-${name}.log`);
 		writeFileSync(path, spill);
 		const event: ToolResultInput = { toolName: "bash", toolCallId: `call-${name}`, content: [{ type: "text", text: spill }], details: { fullOutputPath: path } };
-		const patch = await boundToolResult(event, { config: createDefaultConfig(), store: new OverflowStore({ root }), sessionId: "s", stash: emptyStash() });
+		const patch = await boundToolResult(event, { config: createDefaultConfig(), store: new OverflowStore({ root }), sessionId: "s", stash: createStash() });
 		assert.equal(patch, undefined, `${name}: the result is left alone`);
 	}
 });

@@ -13,11 +13,11 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
-import { ensureStash, type Stash, stashOriginal } from "../src/stash.js";
+import { createStash, ensureStash, type Stash, stashOriginal } from "../src/stash.js";
 import { computeEntryId, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { buildEntryMeta, listStore } from "./helpers/robust-common.js";
-import { createFaultyFs, ENTRY_FAULT_STEPS, FAULT_CODES, type FaultStep } from "./helpers/robust-faulty-fs.js";
+import { createFaultyFs, ENTRY_FAULT_STEPS, FAULT_CODES, type FaultStep } from "./helpers/faulty-fs.js";
 import { driveExtension } from "./helpers/robust-pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -30,10 +30,6 @@ const BIG_OUTPUT = numberedLog(24000, { 23990: DECISIVE });
 
 type Scenario = "replace" | "spill" | "cut";
 const SCENARIOS: readonly Scenario[] = ["replace", "spill", "cut"];
-
-function emptyStash(): Stash {
-	return { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
-}
 
 function textOf(patch: ToolResultPatch | undefined): string {
 	assert.ok(patch, "the result was patched");
@@ -55,7 +51,7 @@ interface ScenarioInput {
 
 /** The three ways a large result reaches stage 2: too long itself, cut by Pi's bash with a spill file, cut by an earlier layer. */
 function buildScenario(scenario: Scenario, dir: string, toolCallId: string, config: OverflowConfig): ScenarioInput {
-	const stash = emptyStash();
+	const stash = createStash();
 	const original = Buffer.from(BIG_OUTPUT);
 	if (scenario === "replace") {
 		return { event: { toolName: "bash", toolCallId, content: [{ type: "text", text: BIG_OUTPUT }], isError: false }, original, stash };
@@ -177,7 +173,7 @@ test("a disk that fails every write of an entry and also every cleanup unlink le
 	const root = join(dir, "store");
 	const writeFails = createFaultyFs("write-middle", "ENOSPC");
 	const unlinkFails = createFaultyFs("unlink", "EIO", writeFails);
-	const deps = createDeps(root, unlinkFails, emptyStash(), createDefaultConfig());
+	const deps = createDeps(root, unlinkFails, createStash(), createDefaultConfig());
 	const patch = await boundToolResult({ toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text: BIG_OUTPUT }] }, deps);
 	assert.match(textOf(patch), /could not be stored \(ENOSPC/);
 	const leftover = listStore(root).temps;
@@ -281,7 +277,7 @@ test("a really full disk (a 4 MB tmpfs): a 10 MB output is bounded, says ENOSPC,
 		const root = join(mountPoint, "agent", "my-pi", "pi-overflow");
 		const config = createDefaultConfig();
 		const huge = numberedLog(150_000, { 149_990: DECISIVE });
-		const deps = createDeps(root, NODE_STORE_FS, emptyStash(), config);
+		const deps = createDeps(root, NODE_STORE_FS, createStash(), config);
 		const patch = await boundToolResult({ toolName: "bash", toolCallId: "call-huge", content: [{ type: "text", text: huge }] }, deps);
 		const text = textOf(patch);
 		assert.ok(text.length <= config.thresholdChars);

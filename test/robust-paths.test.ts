@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound.js";
 import { createDefaultConfig } from "../src/config.js";
-import type { Stash } from "../src/stash.js";
+import { createStash, type Stash, stashOriginal } from "../src/stash.js";
 import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { REPO_ROOT } from "./helpers/pi.js";
@@ -34,11 +34,8 @@ const IS_ROOT = process.getuid?.() === 0;
 const SPILL_CASE_TIMEOUT_MS = 60_000;
 
 function stashWith(text: string | undefined): Stash {
-	const stash: Stash = { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
-	if (text !== undefined) {
-		stash.entries.set(CALL, { toolCallId: CALL, toolName: "bash", text });
-		stash.totalChars = text.length;
-	}
+	const stash = createStash();
+	if (text !== undefined) stashOriginal(stash, { toolCallId: CALL, toolName: "bash", text });
 	return stash;
 }
 

@@ -25,13 +25,11 @@ import {
 	assertEntryReadsBack,
 	buildMeta,
 	countFsCalls,
-	createErrnoError,
 	DAY_MS,
 	ENTRY_NAME,
 	findDeadPid,
 	GENEROUS,
 	HOUR_MS,
-	injectFaults,
 	listNames,
 	MINUTE_MS,
 	NOW,
@@ -39,6 +37,7 @@ import {
 	type StoredEntry,
 	storeEntry,
 } from "./helpers/store-fixtures.js";
+import { createErrnoError, injectFaults } from "./helpers/faulty-fs.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 // ---- the plan, without a disk ----

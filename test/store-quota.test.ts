@@ -17,6 +17,7 @@ import {
 	OverflowStore,
 	type StoreFs,
 } from "../src/store/index.js";
+import { injectFaults } from "./helpers/faulty-fs.js";
 import { measureLiveStore, summarizeStore } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -296,13 +297,7 @@ test("an eviction that cannot remove a file is reported in the commit's result; 
 	const root = join(await createTempDir(t), "store");
 	const seeder = new OverflowStore({ root, now: () => NOW });
 	const stuck = await commitEntry(seeder, "other", "stuck", 30_000, NOW - HOUR_MS);
-	const failing: StoreFs = {
-		...NODE_STORE_FS,
-		async unlink(path) {
-			if (path.endsWith(`${stuck.id}.json`)) throw Object.assign(new Error("EACCES: injected"), { code: "EACCES" });
-			return NODE_STORE_FS.unlink(path);
-		},
-	};
+	const failing = injectFaults({ unlink: (path) => (path.endsWith(`${stuck.id}.json`) ? "EACCES" : undefined) });
 	const store = new OverflowStore({ root, now: () => NOW, fs: failing, maxStoreBytes: 50_000 });
 	const fresh = await commitEntry(store, "mine", "fresh", 30_000, NOW);
 	assert.equal(fresh.result.removedForQuota, 0);
@@ -315,7 +310,7 @@ test("a store directory that cannot be listed: nothing is evicted and the commit
 	const root = join(await createTempDir(t), "store");
 	const seeder = new OverflowStore({ root, now: () => NOW });
 	const old = await commitEntry(seeder, "other", "old", 30_000, NOW - HOUR_MS);
-	const unlisted: StoreFs = { ...NODE_STORE_FS, readdir: async () => Promise.reject(Object.assign(new Error("EIO: injected"), { code: "EIO" })) };
+	const unlisted = injectFaults({ readdir: () => "EIO" });
 	const store = new OverflowStore({ root, now: () => NOW, fs: unlisted, maxStoreBytes: 50_000 });
 	const fresh = await commitEntry(store, "mine", "fresh", 30_000, NOW);
 	assert.equal(fresh.result.removedForQuota, 0);

@@ -1,5 +1,5 @@
 // Every reader of a stored text — overflow_query's overview, its lines answer (with the sparse line
-// index) and its search (the worker) — reads the one file store.openText opened: faults injected
+// index), its search (the worker) and its jsonPath (the streaming evaluator) — reads the one file store.openText opened: faults injected
 // into the store's file system reach them all, a text replaced after the open is not read, something
 // other than a regular file is refused without blocking, a vanished text reads as expired, and no
 // descriptor is left open.
@@ -12,17 +12,18 @@ import { join } from "node:path";
 import { after, test, type TestContext } from "node:test";
 
 import { createDefaultConfig } from "../src/config.js";
-import { type QueryDependencies, QueryError, type QueryParams, runQuery } from "../src/query.js";
+import { type QueryDependencies, QueryError, type QueryParams, runQuery } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
-import { injectFaults } from "./helpers/store-fixtures.js";
+import { injectFaults } from "./helpers/faulty-fs.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 after(() => disposeSearchWorkers());
 
 const ID = "0000000000a1";
-const TEXT = `${Array.from({ length: 5000 }, (_, index) => `line ${index + 1}${index === 2500 ? " error: original-needle" : ""}`).join("\n")}\n`;
+/** A JSON array of 5000 strings, one a line (so every reader, jsonPath included, can answer from it). */
+const TEXT = `[\n${Array.from({ length: 5000 }, (_, index) => JSON.stringify(`line ${index + 1}${index === 2500 ? " error: original-needle" : ""}`)).join(",\n")}\n]\n`;
 
 /** One selector of each kind that reads the stored text. */
 function readersOf(id: string): { name: string; params: QueryParams }[] {
@@ -30,6 +31,7 @@ function readersOf(id: string): { name: string; params: QueryParams }[] {
 		{ name: "overview", params: { id } },
 		{ name: "lines", params: { id, lines: { start: 2490, end: 2510 } } },
 		{ name: "search", params: { id, search: "needle" } },
+		{ name: "jsonPath", params: { id, jsonPath: "$[2500]" } },
 	];
 }
 
@@ -57,10 +59,10 @@ test("a failing open of the stored text reaches every reader with its code", asy
 		const error = await queryFailure(deps, params);
 		assert.equal(error.code, "EIO", name);
 	}
-	assert.deepEqual(opened, Array(3).fill(join(root, `${ID}.txt`)), "each reader opened the text through the store's file system, once");
+	assert.deepEqual(opened, Array(4).fill(join(root, `${ID}.txt`)), "each reader opened the text through the store's file system, once");
 });
 
-test("a failing read of the stored text reaches the overview and the lines answer with its code", async (t) => {
+test("a failing read of the stored text reaches the overview, the lines answer and jsonPath with its code", async (t) => {
 	const { deps } = await createDeps(t, injectFaults({ read: () => "EIO" }));
 	for (const { name, params } of readersOf(ID).filter((reader) => reader.name !== "search")) {
 		assert.equal((await queryFailure(deps, params)).code, "EIO", name);

@@ -13,13 +13,12 @@ import {
 	assertEmptyStore,
 	assertEntryReadsBack,
 	buildMeta,
-	type Faults,
-	injectFaults,
 	isTempName,
 	listNames,
 	NOW,
 	storeEntry,
 } from "./helpers/store-fixtures.js";
+import { type Faults, injectFaults } from "./helpers/faulty-fs.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 test("stores a multi-chunk write byte for byte, multi-byte UTF-8 and invalid bytes split across chunks", async (t) => {

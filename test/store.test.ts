@@ -14,7 +14,6 @@ import {
 	assertEmptyStore,
 	assertEntryReadsBack,
 	buildMeta,
-	injectFaults,
 	isTempName,
 	listNames,
 	modeOf,
@@ -22,6 +21,7 @@ import {
 	storeEntry,
 	withUmask,
 } from "./helpers/store-fixtures.js";
+import { injectFaults } from "./helpers/faulty-fs.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 // ---- paths ----

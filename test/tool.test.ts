@@ -4,7 +4,7 @@ import type { AgentToolResult, ExtensionAPI, Theme, ToolDefinition } from "@mari
 import type { Component } from "@mariozechner/pi-tui";
 import { Value } from "@sinclair/typebox/value";
 import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
-import { QueryError } from "../src/query.js";
+import { QueryError } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store/index.js";
 import { createQueryGuidelines, describeAnswer, describeQueryTool, QUERY_TOOL_NAME, QueryParameters, registerQueryTool } from "../src/tool.js";

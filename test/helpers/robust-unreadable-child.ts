@@ -10,7 +10,7 @@ import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
 import { boundToolResult } from "../../src/bound.js";
 import { createDefaultConfig } from "../../src/config.js";
-import type { Stash } from "../../src/stash.js";
+import { createStash, stashOriginal } from "../../src/stash.js";
 import { OverflowStore } from "../../src/store/index.js";
 import { numberedLog } from "../fixtures/ext/tools.js";
 
@@ -27,11 +27,8 @@ try {
 }
 const original = numberedLog(20_000, { 19_990: "error: only in the original" });
 const current = original.slice(-30_000);
-const stash: Stash = { version: 1, capacity: 64, maxTotalChars: 64 * 1024 * 1024, entries: new Map(), totalChars: 0 };
-if (fallback === "stash") {
-	stash.entries.set("call-unreadable", { toolCallId: "call-unreadable", toolName: "bash", text: original });
-	stash.totalChars = original.length;
-}
+const stash = createStash();
+if (fallback === "stash") stashOriginal(stash, { toolCallId: "call-unreadable", toolName: "bash", text: original });
 const store = new OverflowStore({ root });
 const started = performance.now();
 const patch = await boundToolResult(

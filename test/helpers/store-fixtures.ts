@@ -1,12 +1,12 @@
-// Shared by the store's tests: a fixed clock, entries written through the store, a StoreFs with
-// failures injected by errno code, and assertions that read stored files back byte for byte and
+// Shared by the store's tests: a fixed clock, entries written through the store, a StoreFs that
+// counts its calls, and assertions that read stored files back byte for byte and
 // list the directory to prove nothing was left behind.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readdir, readFile, utimes } from "node:fs/promises";
 
-import { computeEntryId, countTextLines, type EntryMeta, NODE_STORE_FS, type OverflowStore, type StoreFileHandle, type StoreFs } from "../../src/store/index.js";
+import { computeEntryId, countTextLines, type EntryMeta, NODE_STORE_FS, type OverflowStore, type StoreFs } from "../../src/store/index.js";
 
 export const NOW = Date.parse("2025-06-01T12:00:00.000Z");
 export const MINUTE_MS = 60 * 1000;
@@ -14,96 +14,6 @@ export const HOUR_MS = 60 * MINUTE_MS;
 export const DAY_MS = 24 * HOUR_MS;
 export const ENTRY_NAME = /^[0-9a-f]{12}\.(txt|json)$/;
 export const GENEROUS = { retentionMs: 7 * DAY_MS, maxStoreBytes: 512 * 1024 * 1024 };
-
-export function createErrnoError(code: string): NodeJS.ErrnoException {
-	return Object.assign(new Error(`${code}: injected failure`), { code });
-}
-
-export interface Faults {
-	open?: (path: string) => string | undefined;
-	write?: (path: string, callIndex: number) => string | undefined;
-	sync?: (path: string) => string | undefined;
-	rename?: (from: string, to: string) => string | undefined;
-	link?: (from: string, to: string) => string | undefined;
-	readdir?: (path: string) => string | undefined;
-	mkdir?: (path: string) => string | undefined;
-	unlink?: (path: string) => string | undefined;
-	/** Opening a file for reading (store.openText). */
-	openRead?: (path: string) => string | undefined;
-	/** A read of a file opened for reading. */
-	read?: (path: string) => string | undefined;
-	maxBytesPerWrite?: number;
-}
-
-/** NODE_STORE_FS with failures (by errno code) injected where a fault function returns one. */
-export function injectFaults(faults: Faults): StoreFs {
-	const base = NODE_STORE_FS;
-	let writeCalls = 0;
-	return {
-		...base,
-		async open(path, flags, mode) {
-			const code = faults.open?.(path);
-			if (code !== undefined) throw createErrnoError(code);
-			const handle = await base.open(path, flags, mode);
-			const wrapped: StoreFileHandle = {
-				async write(buffer, offset, length, position) {
-					const writeCode = faults.write?.(path, writeCalls++);
-					if (writeCode !== undefined) throw createErrnoError(writeCode);
-					const capped = Math.min(length, faults.maxBytesPerWrite ?? length);
-					return handle.write(buffer, offset, capped, position);
-				},
-				async sync() {
-					const syncCode = faults.sync?.(path);
-					if (syncCode !== undefined) throw createErrnoError(syncCode);
-					return handle.sync();
-				},
-				chmod: (fileMode) => handle.chmod(fileMode),
-				close: () => handle.close(),
-			};
-			return wrapped;
-		},
-		async openRead(path, flags) {
-			const code = faults.openRead?.(path);
-			if (code !== undefined) throw createErrnoError(code);
-			const handle = await base.openRead(path, flags);
-			return {
-				fd: handle.fd,
-				stat: () => handle.stat(),
-				async read(buffer, offset, length, position) {
-					const readCode = faults.read?.(path);
-					if (readCode !== undefined) throw createErrnoError(readCode);
-					return handle.read(buffer, offset, length, position);
-				},
-				close: () => handle.close(),
-			};
-		},
-		async rename(from, to) {
-			const code = faults.rename?.(from, to);
-			if (code !== undefined) throw createErrnoError(code);
-			return base.rename(from, to);
-		},
-		async link(from, to) {
-			const code = faults.link?.(from, to);
-			if (code !== undefined) throw createErrnoError(code);
-			return base.link(from, to);
-		},
-		async readdir(path) {
-			const code = faults.readdir?.(path);
-			if (code !== undefined) throw createErrnoError(code);
-			return base.readdir(path);
-		},
-		async mkdir(path, options) {
-			const code = faults.mkdir?.(path);
-			if (code !== undefined) throw createErrnoError(code);
-			return base.mkdir(path, options);
-		},
-		async unlink(path) {
-			const code = faults.unlink?.(path);
-			if (code !== undefined) throw createErrnoError(code);
-			return base.unlink(path);
-		},
-	};
-}
 
 export function isTempName(path: string): boolean {
 	return /(^|\/)\.[0-9a-f]{12}\.\d+\.[0-9a-f]+\.tmp$/.test(path);

@@ -1,15 +1,17 @@
-// Tests for src/json-stream.ts and src/json-lexer.ts: the streaming jsonPath gives what JSON.parse +
-// selectJsonPath + JSON.stringify(value, null, 2) (cut to the room) give on the same text — values,
-// missing paths and syntax errors — on random documents read in random chunk sizes; and it stays
-// bounded on large, deep and hostile documents (time by an injected clock, never by wall time).
+// Tests for src/json/evaluate.ts (and the lexer, navigator, measurer and printer under it): the
+// streaming jsonPath gives what JSON.parse + selectJsonPath + JSON.stringify(value, null, 2) (cut
+// to the room) give on the same text — values, missing paths and syntax errors — on random
+// documents read in random chunk sizes; and it stays bounded on large, deep and hostile documents
+// (time by an injected clock, never by wall time).
 
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import fc from "fast-check";
-import { type JsonPathOptions, type JsonPathResult, type JsonValueSummary, evaluateJsonPath, MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json-stream.js";
+import { type JsonPathOptions, type JsonPathResult, type JsonValueSummary, evaluateJsonPath, MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json/evaluate.js";
 import { type PathSegment, selectJsonPath } from "../src/json-path.js";
+import type { ByteSource } from "../src/source.js";
 import { keepStart } from "../src/text.js";
 import { createRandom } from "./helpers/random.js";
 import { createTempDir } from "./helpers/tmp.js";
@@ -68,11 +70,32 @@ function expectedResult(bytes: Buffer, segments: PathSegment[], room: (summary: 
 	return { type: "value", summary, text: keepStart(pretty, Math.max(0, room(summary))), totalChars: pretty.length };
 }
 
+/** The file as the byte source store.openText gives (a descriptor read with pread; size from fstat). */
+async function openFileSource(file: string): Promise<ByteSource> {
+	const handle = await open(file, "r");
+	const { size } = await handle.stat();
+	return {
+		size,
+		read: async (target, position) => (await handle.read(target, 0, Math.max(0, Math.min(target.length, size - position)), position)).bytesRead,
+		close: () => handle.close(),
+	};
+}
+
+/** evaluateJsonPath over the file, its source closed once it has answered. */
+async function evaluateFile(file: string, segments: PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
+	const source = await openFileSource(file);
+	try {
+		return await evaluateJsonPath(source, segments, options);
+	} finally {
+		await source.close();
+	}
+}
+
 async function evaluate(t: TestContext, bytes: Buffer, segments: PathSegment[], options: Partial<JsonPathOptions> = {}): Promise<JsonPathResult> {
 	const dir = await createTempDir(t);
 	const file = join(dir, "entry.txt");
 	await writeFile(file, bytes);
-	return evaluateJsonPath(file, segments, { roomFor: () => 100_000, timeoutMs: 60_000, ...options });
+	return evaluateFile(file, segments, { roomFor: () => 100_000, timeoutMs: 60_000, ...options });
 }
 
 /** Equal results; syntax errors word-for-word on Node 20's V8, else at the same position. */
@@ -408,7 +431,9 @@ describe("bounds", () => {
 		const file = join(dir, "entry.txt");
 		await writeFile(file, bytes);
 		const paths: PathSegment[][] = Array.from({ length: 8 }, (_, index) => ["items", index * 300, "name"]);
-		const pending = paths.map((segments) => evaluateJsonPath(file, segments, { roomFor: () => 1000, timeoutMs: 60_000, chunkBytes: 4096 }));
+		const sources = await Promise.all(paths.map(() => openFileSource(file)));
+		t.after(() => Promise.all(sources.map((source) => source.close())));
+		const pending = paths.map((segments, index) => evaluateJsonPath(sources[index]!, segments, { roomFor: () => 1000, timeoutMs: 60_000, chunkBytes: 4096 }));
 		// Taking a place is synchronous: the first ones run, the rest wait in line.
 		const during = readJsonPathRuns();
 		assert.deepEqual({ running: during.running, waiting: during.waiting }, { running: MAX_JSON_PATH_RUNS, waiting: paths.length - MAX_JSON_PATH_RUNS });
@@ -423,7 +448,9 @@ describe("bounds", () => {
 		const file = join(dir, "entry.txt");
 		await writeFile(file, inventory(3000));
 		const controller = new AbortController();
-		const runs = Array.from({ length: 4 }, () => evaluateJsonPath(file, ["last"], { roomFor: () => 100, timeoutMs: 60_000, chunkBytes: 1024, signal: controller.signal }));
+		const sources = await Promise.all(Array.from({ length: 4 }, () => openFileSource(file)));
+		t.after(() => Promise.all(sources.map((source) => source.close())));
+		const runs = sources.map((source) => evaluateJsonPath(source, ["last"], { roomFor: () => 100, timeoutMs: 60_000, chunkBytes: 1024, signal: controller.signal }));
 		controller.abort();
 		const settled = await Promise.allSettled(runs);
 		assert.ok(settled.every((outcome) => outcome.status === "rejected"), JSON.stringify(settled.map((outcome) => outcome.status)));
