@@ -100,164 +100,203 @@ function checkCaptureLoaded(event: object, ctx: ExtensionContext): void {
 	else setImmediate(decide); // a stash from before a /reload: wait for the handlers after this one
 }
 
+/** What the handlers of one loaded extension share. */
+interface OverflowRuntime {
+	options: OverflowExtensionOptions;
+	config: OverflowConfig;
+	store: OverflowStore;
+	telemetry: RecallTelemetry;
+	userBash: UserBashViews;
+	masking: MaskingState;
+	configWarnings: string[];
+	startupWarned: boolean;
+	/** The session's entries, for /overflow's completions (which get no context). */
+	sessionEntries?: () => readonly unknown[];
+	/** When each tool call started: a spill file it names must have been written since. */
+	toolStarts: Map<string, number>;
+	/** The budget the tool calls of the latest assistant turn share. */
+	turnBudget?: SharedBudget;
+	/** Characters last sent to the model: the tokens in use when Pi does not know them. */
+	sentChars: number;
+}
+
 export function createOverflowExtension(options: OverflowExtensionOptions): (pi: ExtensionAPI) => void {
 	return (pi: ExtensionAPI) => {
 		const loaded = loadOptionsConfig(options);
 		const config: OverflowConfig = loaded.config;
 		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now, maxStoreBytes: config.maxStoreBytes });
-		const configWarnings = formatLayeredProblems(loaded.problems, options.configPath);
-		let startupWarned = false;
-		const telemetry = new RecallTelemetry({ root: store.root, now: options.now });
-		// The session's entries, for /overflow's completions (which get no context).
-		let sessionEntries: (() => readonly unknown[]) | undefined;
-
-		// When each tool call started: a spill file it names must have been written since.
-		const toolStarts = new Map<string, number>();
-		const now = options.now ?? Date.now;
-		// The budget the tool calls of the latest assistant turn share.
-		let turnBudget: SharedBudget | undefined;
-		// Characters last sent to the model: the tokens in use when Pi does not know them.
-		let sentChars = 0;
-		const masking = new MaskingState();
-		const userBash = new UserBashViews({
-			persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
-			now: options.now,
-			onSpillBounded: config.releaseSpillFiles ? (input, patch) => releaseSpillFile(input, patch, store, Number.POSITIVE_INFINITY) : undefined,
-		});
-		const windowBudget = (ctx: ExtensionContext): number => computeTurnBudget(readWindowUsage(ctx), config, sentChars);
-		const userBashDependencies = (ctx: ExtensionContext) => (): UserBashBoundDependencies => ({
+		const runtime: OverflowRuntime = {
+			options,
 			config,
 			store,
-			sessionId: ctx.sessionManager.getSessionId(),
-			now: options.now,
-			budgetChars: capViewBudget(windowBudget(ctx), config),
-		});
-
-		pi.on("session_start", (event, ctx) => {
-			for (const warning of configWarnings) warnOnce(ctx, warning);
-			startupWarned = true;
-			checkCaptureLoaded(event, ctx);
-			const sessionId = ctx.sessionManager.getSessionId();
-			// A resumed session's ids are never issued again, even when their entries expired.
-			if (typeof ctx.sessionManager.getEntries === "function") {
-				const entries = ctx.sessionManager.getEntries();
-				store.rememberEntryIds(findShownIds(entries));
-				// The `!command` texts this session already showed: the same bytes and ids again.
-				store.rememberEntryIds(userBash.restore(entries));
-				sessionEntries = () => ctx.sessionManager.getEntries();
-			}
-			// After session_start returns: the first large result finds the signal search compiled.
-			setImmediate(() => void prewarmSignalSearch(config.signalRegex));
-			// After session_start returns: start-up never waits for the store.
-			setImmediate(() => {
-				store
-					.housekeep({ retentionMs: config.retentionDays * DAY_MS, maxStoreBytes: config.maxStoreBytes, currentSessionId: sessionId })
-					.then((result) => options.onHousekeeping?.(result))
-					.catch(() => {});
-			});
-		});
-
-		pi.on("tool_call", (event) => {
-			telemetry.noteToolCall(event.toolName, event.input);
-			if (event.toolName === QUERY_TOOL_NAME) noteQuery(event.input);
-			// The earliest start wins when a provider reuses a toolCallId: the bound stays safe.
-			if (!toolStarts.has(event.toolCallId)) toolStarts.set(event.toolCallId, (options.now ?? Date.now)());
-			if (toolStarts.size > MAX_TRACKED_TOOL_CALLS) toolStarts.delete(toolStarts.keys().next().value as string);
-			return undefined;
-		});
-
-		pi.on("tool_result", async (event, ctx) => {
-			try {
-				if (!startupWarned) {
-					for (const warning of configWarnings) warnOnce(ctx, warning);
-					startupWarned = true;
-				}
-				const stash = findStash();
-				const toolStartedAt = toolStarts.get(event.toolCallId);
-				toolStarts.delete(event.toolCallId);
-				const turn = turnBudget;
-				const share = turn?.draw(event.toolCallId) ?? windowBudget(ctx);
-				const patch = await boundToolResult(event, {
-					config,
-					store,
-					sessionId: ctx.sessionManager.getSessionId(),
-					stash,
-					now: options.now,
-					toolStartedAt,
-					budgetChars: capViewBudget(share, config),
-				});
-				turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
-				if (!patch) return undefined;
-				const id = readOverflowId(patch.details);
-				telemetry.noteBounded(event.toolName, event.input, id);
-				const released = config.releaseSpillFiles ? (await releaseSpillFile(event, patch, store, capViewBudget(share, config))).patch : patch;
-				return { content: released.content, details: released.details };
-			} catch {
-				return undefined; // boundToolResult does not throw; this guards the wiring itself
-			}
-		});
-
-		// Each assistant turn's tool calls share one budget, taken from the window as the turn ends.
-		pi.on("message_end", (event, ctx) => {
-			try {
-				if ((event.message as { role?: unknown }).role === "assistant") telemetry.noteTurnEnd();
-				const calls = listBoundedCalls(event.message, config.exemptTools);
-				turnBudget = calls.length > 0 ? new SharedBudget(windowBudget(ctx), calls) : undefined;
-			} catch {
-				turnBudget = undefined; // each result then takes its budget from the window alone
-			}
-			return undefined;
-		});
-
-		// Pi's interactive mode reports a `!command` before it runs: its spill file must be written since.
-		pi.on("user_bash", (event) => {
-			if (!event.excludeFromContext) userBash.noteStart(event.command, now());
-			return undefined;
-		});
-
-		// What the model is sent: `!command` output bounded (once per message), old views masked.
-		pi.on("context", async (event, ctx) => {
-			try {
-				const deps = userBashDependencies(ctx);
-				const messages: ContextMessage[] = [];
-				for (const message of event.messages as unknown as ContextMessage[]) messages.push(await userBash.transform(message, deps));
-				const result = maskOldViews(messages, masking, config, (message) => readToolResultView(message) ?? userBash.findView(message));
-				sentChars = measureContextChars(result.messages);
-				options.onContext?.({ masked: result.masked, stepped: result.stepped, chars: sentChars });
-				return { messages: result.messages as unknown as ContextEvent["messages"] };
-			} catch {
-				return undefined;
-			}
-		});
-
-		// Pi's compaction summariser reads the messages it summarises as they are: `!command` output bounded too.
-		pi.on("session_before_compact", async (event, ctx) => {
-			try {
-				const deps = userBashDependencies(ctx);
-				const { preparation } = event;
-				for (const list of [preparation.messagesToSummarize, preparation.turnPrefixMessages]) {
-					for (let index = 0; index < list.length; index++) {
-						list[index] = (await userBash.transform(list[index] as unknown as ContextMessage, deps)) as unknown as (typeof list)[number];
-					}
-				}
-			} catch {
-				// The compaction goes on with the messages as they were.
-			}
-			return undefined;
-		});
-
+			telemetry: new RecallTelemetry({ root: store.root, now: options.now }),
+			userBash: new UserBashViews({
+				persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
+				now: options.now,
+				onSpillBounded: config.releaseSpillFiles ? (input, patch) => releaseSpillFile(input, patch, store, Number.POSITIVE_INFINITY) : undefined,
+			}),
+			masking: new MaskingState(),
+			configWarnings: formatLayeredProblems(loaded.problems, options.configPath),
+			startupWarned: false,
+			toolStarts: new Map(),
+			sentChars: 0,
+		};
+		onSessionStart(pi, runtime);
+		onToolResults(pi, runtime);
+		onContext(pi, runtime);
 		// A search still running fails at once instead of waiting for its deadline.
 		pi.on("session_shutdown", () => disposeSearchWorkers());
-
 		registerQueryTool(pi, { config, store });
-		registerOverflowCommand(pi, { config, store, telemetry, now: options.now }, () => listSessionRows(sessionEntries?.() ?? []).map((row) => row.id));
-
-		/** overflow_query on an id: counted for the tool whose result it was. */
-		function noteQuery(input: unknown): void {
-			const id = (input as { id?: unknown } | undefined)?.id;
-			if (typeof id !== "string") return;
-			if (telemetry.findTool(id) !== undefined) telemetry.noteQuery(id);
-			else void store.readMeta(id).then((meta) => meta && telemetry.noteQuery(id, meta.toolName));
-		}
+		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now }, () =>
+			listSessionRows(runtime.sessionEntries?.() ?? []).map((row) => row.id),
+		);
 	};
+}
+
+/** The view budget the window leaves a result now. */
+function windowBudget(runtime: OverflowRuntime, ctx: ExtensionContext): number {
+	return computeTurnBudget(readWindowUsage(ctx), runtime.config, runtime.sentChars);
+}
+
+/** Config warnings, once, at the first chance to show them. */
+function warnConfigOnce(runtime: OverflowRuntime, ctx: ExtensionContext): void {
+	if (runtime.startupWarned) return;
+	for (const warning of runtime.configWarnings) warnOnce(ctx, warning);
+	runtime.startupWarned = true;
+}
+
+/** Warnings, ids already issued, the prewarm and housekeeping (the last two after it returns). */
+function onSessionStart(pi: ExtensionAPI, runtime: OverflowRuntime): void {
+	const { config, store } = runtime;
+	pi.on("session_start", (event, ctx) => {
+		warnConfigOnce(runtime, ctx);
+		checkCaptureLoaded(event, ctx);
+		const sessionId = ctx.sessionManager.getSessionId();
+		// A resumed session's ids are never issued again, even when their entries expired.
+		if (typeof ctx.sessionManager.getEntries === "function") {
+			const entries = ctx.sessionManager.getEntries();
+			store.rememberEntryIds(findShownIds(entries));
+			// The `!command` texts this session already showed: the same bytes and ids again.
+			store.rememberEntryIds(runtime.userBash.restore(entries));
+			runtime.sessionEntries = () => ctx.sessionManager.getEntries();
+		}
+		// After session_start returns: the first large result finds the signal search compiled.
+		setImmediate(() => void prewarmSignalSearch(config.signalRegex));
+		// After session_start returns: start-up never waits for the store.
+		setImmediate(() => {
+			store
+				.housekeep({ retentionMs: config.retentionDays * DAY_MS, maxStoreBytes: config.maxStoreBytes, currentSessionId: sessionId })
+				.then((result) => runtime.options.onHousekeeping?.(result))
+				.catch(() => {});
+		});
+	});
+}
+
+/** Tool calls are timed and counted, results bounded, and each assistant turn's calls share a budget. */
+function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
+	const { config, store, telemetry, toolStarts, options } = runtime;
+	pi.on("tool_call", (event) => {
+		telemetry.noteToolCall(event.toolName, event.input);
+		if (event.toolName === QUERY_TOOL_NAME) noteQuery(runtime, event.input);
+		// The earliest start wins when a provider reuses a toolCallId: the bound stays safe.
+		if (!toolStarts.has(event.toolCallId)) toolStarts.set(event.toolCallId, (options.now ?? Date.now)());
+		if (toolStarts.size > MAX_TRACKED_TOOL_CALLS) toolStarts.delete(toolStarts.keys().next().value as string);
+		return undefined;
+	});
+
+	pi.on("tool_result", async (event, ctx) => {
+		try {
+			warnConfigOnce(runtime, ctx);
+			const toolStartedAt = toolStarts.get(event.toolCallId);
+			toolStarts.delete(event.toolCallId);
+			const turn = runtime.turnBudget;
+			const share = turn?.draw(event.toolCallId) ?? windowBudget(runtime, ctx);
+			const patch = await boundToolResult(event, {
+				config,
+				store,
+				sessionId: ctx.sessionManager.getSessionId(),
+				stash: findStash(),
+				now: options.now,
+				toolStartedAt,
+				budgetChars: capViewBudget(share, config),
+			});
+			turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
+			if (!patch) return undefined;
+			telemetry.noteBounded(event.toolName, event.input, readOverflowId(patch.details));
+			const released = config.releaseSpillFiles ? (await releaseSpillFile(event, patch, store, capViewBudget(share, config))).patch : patch;
+			return { content: released.content, details: released.details };
+		} catch {
+			return undefined; // boundToolResult does not throw; this guards the wiring itself
+		}
+	});
+
+	// Each assistant turn's tool calls share one budget, taken from the window as the turn ends.
+	pi.on("message_end", (event, ctx) => {
+		try {
+			if ((event.message as { role?: unknown }).role === "assistant") telemetry.noteTurnEnd();
+			const calls = listBoundedCalls(event.message, config.exemptTools);
+			runtime.turnBudget = calls.length > 0 ? new SharedBudget(windowBudget(runtime, ctx), calls) : undefined;
+		} catch {
+			runtime.turnBudget = undefined; // each result then takes its budget from the window alone
+		}
+		return undefined;
+	});
+}
+
+/** overflow_query on an id: counted for the tool whose result it was. */
+function noteQuery(runtime: OverflowRuntime, input: unknown): void {
+	const id = (input as { id?: unknown } | undefined)?.id;
+	if (typeof id !== "string") return;
+	if (runtime.telemetry.findTool(id) !== undefined) runtime.telemetry.noteQuery(id);
+	else void runtime.store.readMeta(id).then((meta) => meta && runtime.telemetry.noteQuery(id, meta.toolName));
+}
+
+/** What the model is sent and what the summariser reads: `!command` output bounded, old views masked. */
+function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
+	const { config, store, userBash, options } = runtime;
+	const now = options.now ?? Date.now;
+	const userBashDependencies = (ctx: ExtensionContext) => (): UserBashBoundDependencies => ({
+		config,
+		store,
+		sessionId: ctx.sessionManager.getSessionId(),
+		now: options.now,
+		budgetChars: capViewBudget(windowBudget(runtime, ctx), config),
+	});
+
+	// Pi's interactive mode reports a `!command` before it runs: its spill file must be written since.
+	pi.on("user_bash", (event) => {
+		if (!event.excludeFromContext) userBash.noteStart(event.command, now());
+		return undefined;
+	});
+
+	// What the model is sent: `!command` output bounded (once per message), old views masked.
+	pi.on("context", async (event, ctx) => {
+		try {
+			const deps = userBashDependencies(ctx);
+			const messages: ContextMessage[] = [];
+			for (const message of event.messages as unknown as ContextMessage[]) messages.push(await userBash.transform(message, deps));
+			const result = maskOldViews(messages, runtime.masking, config, (message) => readToolResultView(message) ?? userBash.findView(message));
+			runtime.sentChars = measureContextChars(result.messages);
+			options.onContext?.({ masked: result.masked, stepped: result.stepped, chars: runtime.sentChars });
+			return { messages: result.messages as unknown as ContextEvent["messages"] };
+		} catch {
+			return undefined;
+		}
+	});
+
+	// Pi's compaction summariser reads the messages it summarises as they are: `!command` output bounded too.
+	pi.on("session_before_compact", async (event, ctx) => {
+		try {
+			const deps = userBashDependencies(ctx);
+			const { preparation } = event;
+			for (const list of [preparation.messagesToSummarize, preparation.turnPrefixMessages]) {
+				for (let index = 0; index < list.length; index++) {
+					list[index] = (await userBash.transform(list[index] as unknown as ContextMessage, deps)) as unknown as (typeof list)[number];
+				}
+			}
+		} catch {
+			// The compaction goes on with the messages as they were.
+		}
+		return undefined;
+	});
 }

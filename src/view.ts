@@ -17,6 +17,7 @@ import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORE
 import { SEVERITY_ERROR } from "./signal-policy.js";
 import type { ScanOptions } from "./scan.js";
 import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
+import { contextRows, foldRuns, type HeadRow, linesOf, type Row, takeFromEnd, takeFromStart } from "./view-rows.js";
 
 export { renderTerminalLine };
 
@@ -51,8 +52,6 @@ const CONTEXT_STEPS = [2, 4, 8, 12, 24];
 const JSON_PROBLEMS_SHOWN = 5;
 const OUTLINE_CHARS = 260;
 const OUTLINE_PATH_CHARS = 100;
-/** Head or tail lines of one shape in a row that fold into their first and last line and a count. */
-const FOLD_RUN_LINES = 6;
 /** The tail's last lines never fold: what a run printed last is shown as it was. */
 const TAIL_UNFOLDED_LINES = 20;
 /** Longest tool name, store error and notes repeated in the header, in characters. */
@@ -99,54 +98,77 @@ function noteOf(line: ScannedLine): string {
 	return "";
 }
 
-/** A line of the view with the output line it shows (for ordering and overlap). */
-interface Row {
-	lineNumber: number;
-	text: string;
+/** Which lines each part of the view may show, before the budget. */
+interface ViewParts {
+	head: ScannedLine[];
+	tail: ScannedLine[];
+	/** Is a line between the head and the tail? */
+	inMiddle: (lineNumber: number) => boolean;
+	/** Problem objects of a JSON output first (the structure says they matter), then the signal lines. */
+	items: SignalItem[];
+	hunkOf: Map<number, Hunk>;
+	shapeLines: ShapeFind[];
+	/** Lines of head and tail that never fold away: signal lines. */
+	signalLines: Set<number>;
 }
 
-/** Builds the view from a finished scan and the lines read around its signal lines. */
-export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewExtras = { hunks: [], shapeLines: [] }): string {
-	const { thresholdChars, maxLineChars } = options;
-	const width = lineNumberWidth(scan.totalLines);
-	const format = (line: ScannedLine, separator = ":") => formatLine(line, width, maxLineChars, separator);
-
-	// Which lines each part may show, before the budget.
+function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
 	const tail = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
 	const tailStart = tail.length > 0 ? tail[0].lineNumber : scan.totalLines + 1;
 	const head = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
 	const headEnd = head.length > 0 ? head[head.length - 1].lineNumber : 0;
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
-	// Problem objects of a JSON output first (the structure says they matter), then the signal lines.
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
 	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
 	const items = [...problemHunks.map((hunk) => hunk.item), ...scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber))].slice(
 		0,
 		options.maxSignalLines,
 	);
-	const hunkOf = new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk]));
-	const shapeLines = extras.shapeLines.filter((line) => inMiddle(line.lineNumber));
+	// Signal lines in head and tail never fold away (`failed=1` among ansible's `failed=0` recap lines).
+	// (Only a line's first SIGNAL_WINDOW_CHARS is tested: a configured pattern's time per test stays bounded.)
+	const signalLines = new Set(scan.shownSignals.map((item) => item.lineNumber));
+	for (const line of [...head, ...tail]) if (options.signalRegex.test(line.text.slice(0, SIGNAL_WINDOW_CHARS))) signalLines.add(line.lineNumber);
+	return {
+		head,
+		tail,
+		inMiddle,
+		items,
+		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
+		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
+		signalLines,
+	};
+}
 
-	// Fixed parts.
+/** The view's fixed lines and notices, whatever the budget leaves of the parts. */
+interface ViewFrame {
+	headerFor: (signalCount: number) => string;
+	noteLine?: string;
+	statusLine?: string;
+	footer: string;
+	keyLines: string[];
+	gapNotice: (omitted: number, dropped: string) => string;
+	droppedNote: (head: number, signals: number, tail: number) => string;
+	tailNotice: (count: number) => string;
+}
+
+function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, signalCount: number, width: number): ViewFrame {
+	const { thresholdChars } = options;
 	const source = options.id
 		? formatIdTag(options.id)
 		: formatNotice(`full output could not be stored (${oneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`);
-	const footer = options.id
-		? formatQueryFooter(options.id)
-		: NOTHING_STORED_NOTE;
+	const footer = options.id ? formatQueryFooter(options.id) : NOTHING_STORED_NOTE;
 	const stopped = scan.signalSearchStopped
 		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
 		: "";
-	const headerFor = (signalCount: number): string => {
+	const headerFor = (count: number): string => {
 		const truncated = options.truncatedNote ? ` (${oneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
-		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(signalCount, "signal line")}, tail${stopped}`;
+		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(count, "signal line")}, tail${stopped}`;
 	};
-	const header = headerFor(items.length);
 	const noteLine = options.sourceNote ? formatNote(oneLine(options.sourceNote, MAX_NOTE_CHARS)) : undefined;
 	const statusLine = options.statusLine ? oneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
 	// The most decisive lines, anywhere (head and tail included), right under the header, within
 	// KEY_SHARE of the room the essentials leave.
-	const essentials = header.length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
+	const essentials = headerFor(signalCount).length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
 	const keyRoom = Math.floor(Math.max(0, thresholdChars - essentials) * KEY_SHARE);
 	const keyCandidates = findKeyLines(scan, options).map(
 		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
@@ -155,38 +177,52 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const outline = outlineLine(extras.json);
 	if (outline !== undefined) keyLines.push(outline);
 	const found = scan.signalMatches > 0 ? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)` : "";
-	const gapNotice = (omitted: number, dropped: string): string => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`;
-	const droppedNote = (head: number, signals: number, tail: number): string => {
-		const notes: string[] = [];
-		if (head > 0) notes.push(`${head} head`);
-		if (signals > 0) notes.push(`${signals} signal`);
-		if (tail > 0) notes.push(`${tail} tail`);
-		return notes.length > 0 ? `; ${notes.join(", ")} line${head + signals + tail === 1 ? "" : "s"} dropped to fit ${thresholdChars} chars` : "";
+	return {
+		headerFor,
+		noteLine,
+		statusLine,
+		footer,
+		keyLines,
+		gapNotice: (omitted, dropped) => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`,
+		droppedNote: (head, signals, tail) => {
+			const notes: string[] = [];
+			if (head > 0) notes.push(`${head} head`);
+			if (signals > 0) notes.push(`${signals} signal`);
+			if (tail > 0) notes.push(`${tail} tail`);
+			return notes.length > 0 ? `; ${notes.join(", ")} line${head + signals + tail === 1 ? "" : "s"} dropped to fit ${thresholdChars} chars` : "";
+		},
+		tailNotice: (count) => `  ... tail (last ${plural(count, "line")}) ...`,
 	};
-	const tailNotice = (count: number): string => `  ... tail (last ${plural(count, "line")}) ...`;
-	const fixed =
-		[header, noteLine, statusLine, footer, ...keyLines].reduce((sum, line) => sum + (line === undefined ? 0 : line.length + 1), 0) +
-		gapNotice(Math.max(1, scan.totalLines), droppedNote(head.length, items.length, tail.length)).length +
-		tailNotice(tail.length).length +
-		// A "--" between two runs of middle lines that do not touch.
-		(items.length + shapeLines.length) * 5 +
-		2;
-	let room = thresholdChars - fixed;
+}
 
-	// The last line is always shown: when it alone is too long, it is clipped harder.
-	// Signal lines in head and tail never fold away (`failed=1` among ansible's `failed=0` recap lines).
-	const signalLines = new Set(scan.shownSignals.map((item) => item.lineNumber));
-	// (Only a line's first SIGNAL_WINDOW_CHARS: a configured pattern's time per test stays bounded.)
-	for (const line of [...head, ...tail]) if (options.signalRegex.test(line.text.slice(0, SIGNAL_WINDOW_CHARS))) signalLines.add(line.lineNumber);
+/** What of each part fits: the rows shown and how many. */
+interface Allotment {
+	headRows: HeadRow[];
+	headCount: number;
+	tailRows: HeadRow[];
+	tailText: string[];
+	tailCount: number;
+	signalText: string[];
+	shownItems: SignalItem[];
+	context: Map<number, Row[]>;
+	shapeText: string[];
+	shapeCount: number;
+}
+
+/**
+ * Shares `room` out: first each part within its share, then what is left: tail, signal lines,
+ * their context (best hunk first, a few lines at a time), head, shape lines.
+ */
+function allotRoom(parts: ViewParts, room: number, width: number, format: (line: ScannedLine, separator?: string) => string): Allotment {
+	const { head, tail, items, hunkOf, shapeLines, signalLines } = parts;
 	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
 	const tailRows = [...foldRuns(tail.slice(0, foldable), format, signalLines), ...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) }))];
 	const tailText = tailRows.map((row) => row.text);
+	// The last line is always shown: when it alone is too long, it is clipped harder.
 	const last = tailText.length - 1;
 	if (last >= 0 && tailText[last].length + 1 > Math.max(40, room)) {
 		tailText[last] = formatLine(tail[tail.length - 1], width, Math.max(1, Math.max(40, room) - width - 40));
 	}
-
-	// First each part within its share, then what is left: tail, signal lines, their context, head, shape lines.
 	const budget = room;
 	let tailCount = takeFromEnd(tailText, Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tailText[last].length + 1 : 0));
 	room -= sizeOf(tailText.slice(tailText.length - tailCount));
@@ -194,11 +230,9 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	room -= sizeOf(signalText.slice(0, signalCount));
 	const headRows = foldRuns(head, format, signalLines);
-	let headCount = takeFromStart(
-		headRows.map((row) => row.text),
-		Math.min(room, Math.floor(budget * HEAD_SHARE)),
-	);
-	room -= sizeOf(headRows.slice(0, headCount).map((row) => row.text));
+	const headTexts = headRows.map((row) => row.text);
+	let headCount = takeFromStart(headTexts, Math.min(room, Math.floor(budget * HEAD_SHARE)));
+	room -= sizeOf(headTexts.slice(0, headCount));
 	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
 	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
 	tailCount = grownTail;
@@ -206,7 +240,6 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	room -= sizeOf(signalText.slice(signalCount, grownSignals));
 	signalCount = grownSignals;
 
-	// Context, best hunk first, a few lines at a time, while room lasts.
 	const shownItems = items.slice(0, signalCount);
 	const context = new Map<number, Row[]>();
 	for (const step of CONTEXT_STEPS) {
@@ -221,14 +254,31 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 			room -= extra;
 		}
 	}
-	const grownHead = takeFromStart(
-		headRows.map((row) => row.text),
-		sizeOf(headRows.slice(0, headCount).map((row) => row.text)) + room,
-	);
-	room -= sizeOf(headRows.slice(headCount, grownHead).map((row) => row.text));
+	const grownHead = takeFromStart(headTexts, sizeOf(headTexts.slice(0, headCount)) + room);
+	room -= sizeOf(headTexts.slice(headCount, grownHead));
 	headCount = grownHead;
 	const shapeText = shapeLines.map((line) => format(line));
-	const shapeCount = takeFromStart(shapeText, room);
+	return { headRows, headCount, tailRows, tailText, tailCount, signalText, shownItems, context, shapeText, shapeCount: takeFromStart(shapeText, room) };
+}
+
+/** Builds the view from a finished scan and the lines read around its signal lines. */
+export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewExtras = { hunks: [], shapeLines: [] }): string {
+	const { thresholdChars, maxLineChars } = options;
+	const width = lineNumberWidth(scan.totalLines);
+	const format = (line: ScannedLine, separator = ":") => formatLine(line, width, maxLineChars, separator);
+	const parts = selectParts(scan, options, extras);
+	const { head, tail, items, shapeLines, inMiddle } = parts;
+	const frame = frameView(scan, options, extras, items.length, width);
+	const { noteLine, statusLine, footer, keyLines } = frame;
+	const fixed =
+		[frame.headerFor(items.length), noteLine, statusLine, footer, ...keyLines].reduce((sum, line) => sum + (line === undefined ? 0 : line.length + 1), 0) +
+		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, tail.length)).length +
+		frame.tailNotice(tail.length).length +
+		// A "--" between two runs of middle lines that do not touch.
+		(items.length + shapeLines.length) * 5 +
+		2;
+	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
+	const { shownItems, tailRows, tailCount } = shown;
 
 	// The middle: signal lines with their context, and shape lines, in line order, each line once.
 	// A line shown for itself wins over the same line as context.
@@ -236,30 +286,29 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const putIfAbsent = (row: Row) => {
 		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
 	};
-	shownItems.forEach((item, index) => middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: signalText[index] }));
-	shapeLines.slice(0, shapeCount).forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shapeText[index] }));
-	for (const item of shownItems) for (const row of context.get(item.lineNumber) ?? []) putIfAbsent(row);
+	shownItems.forEach((item, index) => middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: shown.signalText[index] }));
+	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
+	for (const item of shownItems) for (const row of shown.context.get(item.lineNumber) ?? []) putIfAbsent(row);
 	const middleRows = [...middle.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 
-	const shownHead = headRows.slice(0, headCount);
-	const shownTail = tailText.slice(tailText.length - tailCount);
+	const shownHead = shown.headRows.slice(0, shown.headCount);
 	const droppedHead = head.length - Math.min(head.length, linesOf(shownHead));
 	const shownTailLines = linesOf(tailRows.slice(tailRows.length - tailCount));
-	const out: string[] = [headerFor(shownItems.length)];
+	const out: string[] = [frame.headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
 	out.push(...keyLines, ...shownHead.map((row) => row.text));
 	const firstTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
 	const lastHead = shownHead.length > 0 ? shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber : 0;
 	const omitted = firstTail - lastHead - 1;
-	if (omitted > 0) out.push(gapNotice(omitted, droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines)));
+	if (omitted > 0) out.push(frame.gapNotice(omitted, frame.droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines)));
 	let previous = lastHead;
 	for (const row of middleRows) {
 		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
 		out.push(row.text);
 		previous = row.lineNumber;
 	}
-	if (middleRows.length > 0) out.push(tailNotice(shownTailLines));
-	out.push(...shownTail);
+	if (middleRows.length > 0) out.push(frame.tailNotice(shownTailLines));
+	out.push(...shown.tailText.slice(shown.tailText.length - tailCount));
 	if (statusLine) out.push(statusLine);
 	out.push(footer);
 	const view = out.join("\n");
@@ -313,77 +362,6 @@ function outlineLine(json: JsonExtras | undefined): string | undefined {
 		parts.push(`${count}: ${where} (line ${first.startLine})`);
 	}
 	return `  json: ${parts.join("; ")}`;
-}
-
-/** How many lines from the start fit in `room` (each counted with its newline). */
-function takeFromStart(lines: readonly string[], room: number): number {
-	let used = 0;
-	let taken = 0;
-	for (const line of lines) {
-		if (used + line.length + 1 > room) break;
-		used += line.length + 1;
-		taken++;
-	}
-	return taken;
-}
-
-/** How many lines from the end fit in `room`. */
-function takeFromEnd(lines: readonly string[], room: number): number {
-	let used = 0;
-	let taken = 0;
-	for (let i = lines.length - 1; i >= 0; i--) {
-		if (used + lines[i].length + 1 > room) break;
-		used += lines[i].length + 1;
-		taken++;
-	}
-	return taken;
-}
-
-/**
- * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
- * opens first (they name what failed), then its block in order, then the lines just above it.
- */
-function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
-	const byPriority = [...(hunk.header ? [hunk.header] : []), ...hunk.messages, ...hunk.after, ...[...hunk.before].reverse()];
-	return byPriority
-		.slice(0, limit)
-		.sort((a, b) => a.lineNumber - b.lineNumber)
-		.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
-}
-
-interface HeadRow extends Row {
-	/** Lines this row stands for (a folded run), when more than one. */
-	lines?: number;
-	lastLine?: number;
-}
-
-/** The output lines that rows stand for. */
-function linesOf(rows: readonly HeadRow[]): number {
-	return rows.reduce((sum, row) => sum + (row.lines ?? 1), 0);
-}
-
-/**
- * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside)
- * folded into its first line, a count, and its last line: a head or tail of sixty
- * `CC [M] drivers/module_N.o` leaves room for what matters. The last line stays a line of its own,
- * and a signal line (`signalLines`) is never part of a run.
- */
-function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string, signalLines: ReadonlySet<number>): HeadRow[] {
-	const rows: HeadRow[] = [];
-	const shape = (line: ScannedLine) => line.text.replace(/\d+/g, "0");
-	for (let i = 0; i < lines.length; ) {
-		let j = i + 1;
-		if (!signalLines.has(lines[i].lineNumber)) while (j < lines.length && !signalLines.has(lines[j].lineNumber) && shape(lines[j]) === shape(lines[i])) j++;
-		if (j - i >= FOLD_RUN_LINES) {
-			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
-			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });
-			rows.push({ lineNumber: lines[j - 1].lineNumber, text: format(lines[j - 1]) });
-		} else {
-			for (let k = i; k < j; k++) rows.push({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
-		}
-		i = j;
-	}
-	return rows;
 }
 
 function oneLine(text: string, max: number): string {

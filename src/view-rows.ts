@@ -1,0 +1,86 @@
+// The rows of a view: lines taken to fit a room, a hunk's context rows, and runs of one shape in
+// the head or tail folded into their first and last line and a count. Invariant: every row shows
+// an output line with its own number, or stands for a run whose lines it counts (linesOf).
+
+import type { Hunk } from "./hunks.js";
+import type { ScannedLine } from "./render.js";
+
+/** A line of the view with the output line it shows (for ordering and overlap). */
+export interface Row {
+	lineNumber: number;
+	text: string;
+}
+
+/** Head or tail lines of one shape in a row that fold into their first and last line and a count. */
+const FOLD_RUN_LINES = 6;
+
+/** How many lines from the start fit in `room` (each counted with its newline). */
+export function takeFromStart(lines: readonly string[], room: number): number {
+	let used = 0;
+	let taken = 0;
+	for (const line of lines) {
+		if (used + line.length + 1 > room) break;
+		used += line.length + 1;
+		taken++;
+	}
+	return taken;
+}
+
+/** How many lines from the end fit in `room`. */
+export function takeFromEnd(lines: readonly string[], room: number): number {
+	let used = 0;
+	let taken = 0;
+	for (let i = lines.length - 1; i >= 0; i--) {
+		if (used + lines[i].length + 1 > room) break;
+		used += lines[i].length + 1;
+		taken++;
+	}
+	return taken;
+}
+
+/**
+ * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
+ * opens first (they name what failed), then its block in order, then the lines just above it.
+ */
+export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
+	const byPriority = [...(hunk.header ? [hunk.header] : []), ...hunk.messages, ...hunk.after, ...[...hunk.before].reverse()];
+	return byPriority
+		.slice(0, limit)
+		.sort((a, b) => a.lineNumber - b.lineNumber)
+		.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
+}
+
+export interface HeadRow extends Row {
+	/** Lines this row stands for (a folded run), when more than one. */
+	lines?: number;
+	lastLine?: number;
+}
+
+/** The output lines that rows stand for. */
+export function linesOf(rows: readonly HeadRow[]): number {
+	return rows.reduce((sum, row) => sum + (row.lines ?? 1), 0);
+}
+
+/**
+ * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside)
+ * folded into its first line, a count, and its last line: a head or tail of sixty
+ * `CC [M] drivers/module_N.o` leaves room for what matters. The last line stays a line of its own,
+ * and a signal line (`signalLines`) is never part of a run.
+ */
+export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string, signalLines: ReadonlySet<number>): HeadRow[] {
+	const rows: HeadRow[] = [];
+	const shape = (line: ScannedLine) => line.text.replace(/\d+/g, "0");
+	for (let i = 0; i < lines.length; ) {
+		let j = i + 1;
+		if (!signalLines.has(lines[i].lineNumber)) while (j < lines.length && !signalLines.has(lines[j].lineNumber) && shape(lines[j]) === shape(lines[i])) j++;
+		if (j - i >= FOLD_RUN_LINES) {
+			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
+			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });
+			rows.push({ lineNumber: lines[j - 1].lineNumber, text: format(lines[j - 1]) });
+		} else {
+			for (let k = i; k < j; k++) rows.push({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
+		}
+		i = j;
+	}
+	return rows;
+}
