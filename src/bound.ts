@@ -55,12 +55,16 @@ export interface BoundDependencies {
 	budgetChars?: number;
 	/** The clock the signal search's time budget is measured with (ScanOptions.now); default performance.now. */
 	scanClock?: () => number;
+	/** Told the spill file the stored copy was read from (also one only the stashed original named). */
+	onSpillUsed?: (path: string) => void;
 }
 
 /** Longest reason shown for a spill file that was not used. */
 const MAX_NOTE_CHARS = 160;
 /** Characters of each decisive line carried in details.overflow.top. */
 const TOP_LINE_CHARS = 200;
+/** Room the lines a cut lost leave for a spill path in the text to become the private copy's path. */
+const SPILL_PATH_SLACK_CHARS = 512;
 /** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
 const MAX_GAP_SIGNAL_CHARS = 16_000;
 
@@ -169,6 +173,7 @@ async function boundLarge(
 			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
 		}
 		const storedId = copied.storeError === undefined ? id : undefined;
+		if (storedId !== undefined && original.kind === "spill-file" && spill !== undefined) deps.onSpillUsed?.(spill.path);
 		return await finish(event, config, current, copied, original, storedId, status);
 	} finally {
 		await original.source.close().catch(() => {});
@@ -305,7 +310,8 @@ async function finish(
 		: formatNotice(`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`).slice(0, 400);
 	const facts = { currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current", markerChars: marker.length };
 	if (decideBound(facts) === "mark") {
-		const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length);
+		// Room is left for the text's spill path to be replaced by the (longer) private one (spill-release.ts).
+		const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS);
 		return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details: mergeDetails(event.details, overflow) };
 	}
 	const view = await composeView(

@@ -211,6 +211,7 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			toolStarts.delete(event.toolCallId);
 			const turn = runtime.turnBudget;
 			const share = turn?.draw(event.toolCallId) ?? windowBudget(runtime, ctx);
+			let usedSpill: string | undefined;
 			const patch = await boundToolResult(event, {
 				config,
 				store,
@@ -219,11 +220,14 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 				now: options.now,
 				toolStartedAt,
 				budgetChars: capViewBudget(share, config),
+				onSpillUsed: (path) => {
+					usedSpill = path;
+				},
 			});
 			turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
 			if (!patch) return undefined;
 			telemetry.noteBounded(event.toolName, event.input, readOverflowId(patch.details));
-			const released = config.releaseSpillFiles ? (await releaseSpillFile(event, patch, store, capViewBudget(share, config))).patch : patch;
+			const released = config.releaseSpillFiles ? (await releaseSpillFile(event, patch, store, capViewBudget(share, config), undefined, usedSpill)).patch : patch;
 			return { content: released.content, details: released.details };
 		} catch {
 			return undefined; // boundToolResult does not throw; this guards the wiring itself

@@ -28,6 +28,8 @@ export interface ReleaseInput {
  * Removes (or makes private) the Pi spill file behind a committed entry and returns the patch with
  * details.fullOutputPath and the text pointing to the private copy. The patch is returned as it is
  * when nothing qualifies, or when the text naming the private copy would exceed `maxChars`.
+ * `usedPath`: the spill file the bound stage read the entry from (boundToolResult's onSpillUsed),
+ * used when the result no longer names it (an earlier layer cut Pi's notice away).
  */
 export async function releaseSpillFile(
 	input: ReleaseInput,
@@ -35,11 +37,13 @@ export async function releaseSpillFile(
 	store: OverflowStore,
 	maxChars: number,
 	uid: number | undefined = process.getuid?.(),
+	usedPath?: string,
 ): Promise<{ patch: ToolResultPatch; release: SpillRelease }> {
 	const unchanged = { patch, release: "none" as const };
 	try {
 		const id = readOverflowId(patch.details);
-		const path = findSpillPath(input);
+		// The path the bound stage read the stored copy from, when a layer cut Pi's notice away.
+		const path = findSpillPath(input) ?? (usedPath !== undefined && isPiBashSpillPath(usedPath) ? usedPath : undefined);
 		if (id === undefined || path === undefined) return unchanged;
 		const meta = await store.readMeta(id);
 		if (meta === undefined || meta.source !== "spill-file") return unchanged;

@@ -3,8 +3,9 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -186,17 +187,37 @@ test("a failing bash command with huge output keeps isError and its full output 
 	assert.equal(meta.source, "spill-file", "found through Pi's notice although details were lost");
 });
 
-test("a failing bash command whose notice an earlier layer cut away is still recovered from the stashed original", async (t) => {
+test("a failing bash command whose notice an earlier layer cut away is still recovered from the stashed original, and Pi's temp file is removed", async (t) => {
 	const agentDir = await createTempDir(t);
-	const command = "seq 1 300000; exit 2";
+	// A last line no other test prints: Pi's temp file of this output is recognisable by its end.
+	const lastLine = `end of run ${randomBytes(8).toString("hex")}`;
+	const command = `seq 1 300000; echo '${lastLine}'; exit 2`;
 	const run = await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, CUTTER_PATH, INDEX_PATH], responses: script(fauxToolCall("bash", { command })) });
 	const [result] = run.toolResults;
 	assert.equal(result.isError, true);
 	const overflow = overflowOf(result.details);
-	assert.equal(overflow.totalLines, 300000);
+	assert.equal(overflow.totalLines, 300001);
 	const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${overflow.id}.json`), "utf8"));
 	assert.equal(meta.source, "spill-file");
+	const left = readdirSync(tmpdir()).filter((name) => /^pi-bash-[0-9a-f]+\.log$/.test(name) && readTail(join(tmpdir(), name)).includes(lastLine));
+	assert.deepEqual(left, [], "Pi's temp file, which only the stashed original named, is gone");
 });
+
+/** The last bytes of a file ("" when it is gone). */
+function readTail(path: string): string {
+	let fd: number | undefined;
+	try {
+		fd = openSync(path, "r");
+		const size = fstatSync(fd).size;
+		const tail = Buffer.alloc(Math.min(200, size));
+		readSync(fd, tail, 0, tail.length, size - tail.length);
+		return tail.toString("utf8");
+	} catch {
+		return "";
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
 
 test("under umask 000 the store is still 0700 and its files 0600", async (t) => {
 	const agentDir = await createTempDir(t);
