@@ -53,6 +53,8 @@ function recordHandlers(install: (pi: never) => void): Map<string, Array<(event:
 			handlers.set(event, [...(handlers.get(event) ?? []), handler]);
 		},
 		registerTool() {},
+		registerCommand() {},
+		appendEntry() {},
 	};
 	install(pi as never);
 	return handlers;
