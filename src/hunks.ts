@@ -92,7 +92,8 @@ export async function readViewExtras(
 ): Promise<ViewExtras> {
 	const shapeKind = (raw: string) => classifyShape(countShape(raw), scan.shapes.shapedLines);
 	const hunks: Hunk[] = [];
-	for (const item of items) hunks.push(await readHunk(source, item, keepChars, shapeKind));
+	// All at once: each read is positional, and one round of I/O costs what one read costs.
+	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
 	// Lines the signal pattern matched were ranked as signals already: not offered again as shapes.
 	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
 	const headEnd = scan.head.length > 0 ? scan.head[scan.head.length - 1].lineNumber : 0;
@@ -100,10 +101,12 @@ export async function readViewExtras(
 	const inMiddle = (line: ShapeLine) => line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
 	const shapeLines: ShapeFind[] = [];
 	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) => lines.filter(inMiddle).slice(0, MAX_SHAPE_LINES).map((line) => ({ line, kind }));
-	for (const { line, kind } of [...pick(scan.shapes.repeated, "repeated"), ...pick(scan.shapes.rare, "rare")]) {
-		const text = await readLineAt(source, line.offset, line.lineNumber, keepChars);
+	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(scan.shapes.rare, "rare")];
+	const texts = await Promise.all(picked.map(({ line }) => readLineAt(source, line.offset, line.lineNumber, keepChars)));
+	picked.forEach(({ line, kind }, index) => {
+		const text = texts[index];
 		if (text !== undefined) shapeLines.push({ ...text, kind, count: line.count, lastLine: line.lastLine });
-	}
+	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
 	if (findings === undefined) return { hunks, shapeLines };
