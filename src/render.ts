@@ -32,6 +32,8 @@ export interface ScannedLine {
 	partial: boolean;
 	/** Set when `text` is the end of the line rather than its start (a giant line whose end signals). */
 	keptEnd?: true;
+	/** Set by the scan on a head or tail line the signal pattern matched (such a line never folds away). */
+	signal?: true;
 }
 
 /**

@@ -194,6 +194,8 @@ export class LineScanner {
 		const firstLine = this.lineCount + 1;
 		this.shapes.addBlock(bytes, start, end, firstLine, base + start);
 
+		// The block's signal lines in order: those that end up in the tail are marked too.
+		const hits: number[] = [];
 		// Head: decode the block's first lines while the head is short.
 		let cursor = start;
 		let lineNumber = firstLine;
@@ -201,8 +203,12 @@ export class LineScanner {
 			const newline = bytes.indexOf(NEWLINE, cursor);
 			const raw = bytes.toString("utf8", cursor, newline);
 			const line = shapeLine(lineNumber, raw, this.keepChars);
-			this.head.push(line);
-			if (this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber)) this.collector.add(line, base + cursor);
+			const isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
+			this.head.push(isSignal ? markSignal(line) : line);
+			if (isSignal) {
+				hits.push(lineNumber);
+				this.collector.add(line, base + cursor);
+			}
 			cursor = newline + 1;
 			lineNumber++;
 		}
@@ -211,6 +217,7 @@ export class LineScanner {
 		if (cursor < end) {
 			if (this.searching) {
 				lines += this.finder.findInBlock(bytes, start, cursor - start, end, lineNumber, (hitLine, lineStart, raw) => {
+					hits.push(hitLine);
 					this.collector.add(shapeLine(hitLine, raw, this.keepChars), base + lineStart);
 				});
 			} else {
@@ -222,10 +229,13 @@ export class LineScanner {
 		// Tail: the block's last lines replace the oldest ones of the previous tail.
 		const want = Math.min(this.options.tailLines, lines);
 		const fresh: ScannedLine[] = [];
+		let hit = hits.length - 1; // walks down as the tail is read from the end
 		let lineEnd = end - 1;
 		for (let i = 0; i < want; i++) {
 			const lineStart = lineEnd > start ? Math.max(start, bytes.lastIndexOf(NEWLINE, lineEnd - 1) + 1) : start;
-			fresh.push(shapeLine(firstLine + lines - 1 - i, bytes.toString("utf8", lineStart, lineEnd), this.keepChars));
+			const line = shapeLine(firstLine + lines - 1 - i, bytes.toString("utf8", lineStart, lineEnd), this.keepChars);
+			while (hit >= 0 && hits[hit] > line.lineNumber) hit--;
+			fresh.push(hit >= 0 && hits[hit] === line.lineNumber ? markSignal(line) : line);
 			lineEnd = lineStart - 1;
 		}
 		fresh.reverse();
@@ -264,11 +274,17 @@ export class LineScanner {
 		} else {
 			[line, isSignal] = shapeGiantLine(lineNumber, pending, this.keepChars, (text, isEnd) => this.searching && this.finder.testLine(text, lineNumber, isEnd));
 		}
-		if (this.head.length < this.options.headLines) this.head.push(line);
+		const shown = isSignal ? markSignal(line) : line;
+		if (this.head.length < this.options.headLines) this.head.push(shown);
 		if (isSignal) this.collector.add(line, offset);
-		this.pushTail([line]);
+		this.pushTail([shown]);
 		this.lineCount++;
 	}
+}
+
+/** A head or tail line the signal pattern matched, as the view gets it (the collector keeps its own). */
+function markSignal(line: ScannedLine): ScannedLine {
+	return { ...line, signal: true };
 }
 
 /** Scans a whole string (used when the original is only in memory). */

@@ -65,14 +65,15 @@ export function linesOf(rows: readonly HeadRow[]): number {
  * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside)
  * folded into its first line, a count, and its last line: a head or tail of sixty
  * `CC [M] drivers/module_N.o` leaves room for what matters. The last line stays a line of its own,
- * and a signal line (`signalLines`) is never part of a run.
+ * and a signal line (marked by the scan) is never part of a run: `failed=1` among ansible's
+ * `failed=0` recap lines stays.
  */
-export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string, signalLines: ReadonlySet<number>): HeadRow[] {
+export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
 	const rows: HeadRow[] = [];
 	const shape = (line: ScannedLine) => line.text.replace(/\d+/g, "0");
 	for (let i = 0; i < lines.length; ) {
 		let j = i + 1;
-		if (!signalLines.has(lines[i].lineNumber)) while (j < lines.length && !signalLines.has(lines[j].lineNumber) && shape(lines[j]) === shape(lines[i])) j++;
+		if (!lines[i].signal) while (j < lines.length && !lines[j].signal && shape(lines[j]) === shape(lines[i])) j++;
 		if (j - i >= FOLD_RUN_LINES) {
 			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
 			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });

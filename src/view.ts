@@ -11,7 +11,6 @@
 import { type ScannedLine, renderTerminalLine } from "./render.js";
 import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
-import { SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "./protocol.js";
 import { SEVERITY_ERROR } from "./signal-policy.js";
@@ -108,8 +107,6 @@ interface ViewParts {
 	items: SignalItem[];
 	hunkOf: Map<number, Hunk>;
 	shapeLines: ShapeFind[];
-	/** Lines of head and tail that never fold away: signal lines. */
-	signalLines: Set<number>;
 }
 
 function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
@@ -124,10 +121,6 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 		0,
 		options.maxSignalLines,
 	);
-	// Signal lines in head and tail never fold away (`failed=1` among ansible's `failed=0` recap lines).
-	// (Only a line's first SIGNAL_WINDOW_CHARS is tested: a configured pattern's time per test stays bounded.)
-	const signalLines = new Set(scan.shownSignals.map((item) => item.lineNumber));
-	for (const line of [...head, ...tail]) if (options.signalRegex.test(line.text.slice(0, SIGNAL_WINDOW_CHARS))) signalLines.add(line.lineNumber);
 	return {
 		head,
 		tail,
@@ -135,7 +128,6 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 		items,
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
-		signalLines,
 	};
 }
 
@@ -214,9 +206,9 @@ interface Allotment {
  * their context (best hunk first, a few lines at a time), head, shape lines.
  */
 function allotRoom(parts: ViewParts, room: number, width: number, format: (line: ScannedLine, separator?: string) => string): Allotment {
-	const { head, tail, items, hunkOf, shapeLines, signalLines } = parts;
+	const { head, tail, items, hunkOf, shapeLines } = parts;
 	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
-	const tailRows = [...foldRuns(tail.slice(0, foldable), format, signalLines), ...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) }))];
+	const tailRows = [...foldRuns(tail.slice(0, foldable), format), ...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) }))];
 	const tailText = tailRows.map((row) => row.text);
 	// The last line is always shown: when it alone is too long, it is clipped harder.
 	const last = tailText.length - 1;
@@ -229,7 +221,7 @@ function allotRoom(parts: ViewParts, room: number, width: number, format: (line:
 	const signalText = items.map((item) => format(item));
 	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	room -= sizeOf(signalText.slice(0, signalCount));
-	const headRows = foldRuns(head, format, signalLines);
+	const headRows = foldRuns(head, format);
 	const headTexts = headRows.map((row) => row.text);
 	let headCount = takeFromStart(headTexts, Math.min(room, Math.floor(budget * HEAD_SHARE)));
 	room -= sizeOf(headTexts.slice(0, headCount));
