@@ -133,7 +133,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			userBash: new UserBashViews({
 				persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
 				now: options.now,
-				onSpillBounded: config.releaseSpillFiles ? (input, patch) => releaseSpillFile(input, patch, store, Number.POSITIVE_INFINITY) : undefined,
+				onSpillBounded: config.releaseSpillFiles ? (patch, spillPath) => releaseSpillFile(patch, spillPath, store, Number.POSITIVE_INFINITY) : undefined,
 			}),
 			masking: new MaskingState(),
 			configWarnings: formatLayeredProblems(loaded.problems, options.configPath),
@@ -227,7 +227,7 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
 			if (!patch) return undefined;
 			telemetry.noteBounded(event.toolName, event.input, readOverflowId(patch.details));
-			const released = config.releaseSpillFiles ? (await releaseSpillFile(event, patch, store, capViewBudget(share, config), undefined, usedSpill)).patch : patch;
+			const released = config.releaseSpillFiles && usedSpill !== undefined ? (await releaseSpillFile(patch, usedSpill, store, capViewBudget(share, config))).patch : patch;
 			return { content: released.content, details: released.details };
 		} catch {
 			return undefined; // boundToolResult does not throw; this guards the wiring itself

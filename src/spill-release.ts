@@ -8,7 +8,7 @@
 
 import { chmod, lstat, unlink } from "node:fs/promises";
 import type { ContentPart, ToolResultPatch } from "./bound.js";
-import { isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
+import { isPiBashSpillPath } from "./pi-bash.js";
 import { joinTextParts } from "./stash.js";
 import type { OverflowStore } from "./store/index.js";
 
@@ -18,58 +18,39 @@ const PRIVATE_FILE_MODE = 0o600;
 /** What was done with the spill file of one result. */
 export type SpillRelease = "removed" | "made-private" | "none";
 
-export interface ReleaseInput {
-	/** The result as the tool produced it: its details and text name the spill file. */
-	content: ReadonlyArray<{ type: string; text?: unknown }>;
-	details?: unknown;
-}
-
 /**
- * Removes (or makes private) the Pi spill file behind a committed entry and returns the patch with
+ * Removes (or makes private) `spillPath`, the file the bound stage read the committed entry from
+ * (boundToolResult's onSpillUsed), when it is Pi's own temp file, and returns the patch with
  * details.fullOutputPath and the text pointing to the private copy. The patch is returned as it is
  * when nothing qualifies, or when the text naming the private copy would exceed `maxChars`.
- * `usedPath`: the spill file the bound stage read the entry from (boundToolResult's onSpillUsed),
- * used when the result no longer names it (an earlier layer cut Pi's notice away).
  */
 export async function releaseSpillFile(
-	input: ReleaseInput,
 	patch: ToolResultPatch,
+	spillPath: string,
 	store: OverflowStore,
 	maxChars: number,
 	uid: number | undefined = process.getuid?.(),
-	usedPath?: string,
 ): Promise<{ patch: ToolResultPatch; release: SpillRelease }> {
 	const unchanged = { patch, release: "none" as const };
 	try {
 		const id = readOverflowId(patch.details);
-		// The path the bound stage read the stored copy from, when a layer cut Pi's notice away.
-		const path = findSpillPath(input) ?? (usedPath !== undefined && isPiBashSpillPath(usedPath) ? usedPath : undefined);
-		if (id === undefined || path === undefined) return unchanged;
+		if (id === undefined || !isPiBashSpillPath(spillPath)) return unchanged;
 		const meta = await store.readMeta(id);
 		if (meta === undefined || meta.source !== "spill-file") return unchanged;
-		const stats = await lstat(path);
+		const stats = await lstat(spillPath);
 		if (!stats.isFile() || (uid !== undefined && stats.uid !== uid) || stats.size !== meta.totalBytes) return unchanged;
 		if (meta.truncated) {
-			await chmod(path, PRIVATE_FILE_MODE);
+			await chmod(spillPath, PRIVATE_FILE_MODE);
 			return { patch, release: "made-private" };
 		}
-		const released = pointToPrivateCopy(patch, path, store.textPath(id));
+		const released = pointToPrivateCopy(patch, spillPath, store.textPath(id));
 		// The private path may be longer than Pi's: a text that would no longer fit keeps Pi's file.
 		if (joinTextParts(released.content).length > maxChars) return unchanged;
-		await unlink(path);
+		await unlink(spillPath);
 		return { patch: released, release: "removed" };
 	} catch {
 		return unchanged;
 	}
-}
-
-/** Pi's spill file a result names: details.fullOutputPath, else the notice of a failed command. */
-function findSpillPath(input: ReleaseInput): string | undefined {
-	const details = input.details;
-	const fromDetails = isRecord(details) && typeof details.fullOutputPath === "string" ? details.fullOutputPath : undefined;
-	const text = joinTextParts(input.content);
-	const path = fromDetails ?? parsePiBashNotice(text)?.path;
-	return path !== undefined && isPiBashSpillPath(path) ? path : undefined;
 }
 
 function pointToPrivateCopy(patch: ToolResultPatch, spillPath: string, privatePath: string): ToolResultPatch {

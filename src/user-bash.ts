@@ -7,7 +7,7 @@
 // bytes and the same id; `!!` messages (excludeFromContext) are never touched, so Pi keeps them out.
 
 import { createHash } from "node:crypto";
-import { type BoundDependencies, boundToolResult, type ContentPart, type ToolResultPatch } from "./bound.js";
+import { type BoundDependencies, boundToolResult, type ToolResultPatch } from "./bound.js";
 import { type ContextMessage, type MaskableView, readStubLines, type StubLine } from "./masking.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
 import { formatNote } from "./protocol.js";
@@ -50,7 +50,7 @@ export interface UserBashOptions {
 	/** See DEFAULT_SPILL_FLUSH_WAIT_MS. */
 	flushWaitMs?: number;
 	/** Called once a `!command` read from Pi's spill file was bounded (spill-release.ts removes the file). */
-	onSpillBounded?(input: { content: ContentPart[]; details: { fullOutputPath: string } }, patch: ToolResultPatch): Promise<unknown>;
+	onSpillBounded?(patch: ToolResultPatch, spillPath: string): Promise<unknown>;
 }
 
 /** What the bound stage needs for one message; the budget is the message's share of the window. */
@@ -171,7 +171,7 @@ export class UserBashViews {
 				},
 				{ ...deps, budgetChars, stash: undefined, toolStartedAt: this.findStart(message) },
 			);
-			if (patch !== undefined && path !== undefined) await this.options.onSpillBounded?.({ content: [{ type: "text", text: message.output }], details: { fullOutputPath: path } }, patch);
+			if (patch !== undefined && path !== undefined) await this.options.onSpillBounded?.(patch, path);
 			if (patch === undefined) {
 				if (note === undefined) {
 					this.fitting.add(key);
