@@ -15,7 +15,7 @@ import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "./protocol.js";
 import { SEVERITY_ERROR } from "./signal-policy.js";
 import type { ScanOptions } from "./scan.js";
-import { keepEnd, keepStart, plural, sizeOf } from "./text.js";
+import { keepEnd, keepStart, plural, sizeOf, toOneLine } from "./text.js";
 import { contextRows, foldRuns, type HeadRow, linesOf, type Row, takeFromEnd, takeFromStart } from "./view-rows.js";
 
 export { renderTerminalLine };
@@ -147,17 +147,17 @@ function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, s
 	const { thresholdChars } = options;
 	const source = options.id
 		? formatIdTag(options.id)
-		: formatNotice(`full output could not be stored (${oneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`);
+		: formatNotice(`full output could not be stored (${toOneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`);
 	const footer = options.id ? formatQueryFooter(options.id) : NOTHING_STORED_NOTE;
 	const stopped = scan.signalSearchStopped
 		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
 		: "";
 	const headerFor = (count: number): string => {
-		const truncated = options.truncatedNote ? ` (${oneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
-		return `${source} ${oneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(count, "signal line")}, tail${stopped}`;
+		const truncated = options.truncatedNote ? ` (${toOneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
+		return `${source} ${toOneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(count, "signal line")}, tail${stopped}`;
 	};
-	const noteLine = options.sourceNote ? formatNote(oneLine(options.sourceNote, MAX_NOTE_CHARS)) : undefined;
-	const statusLine = options.statusLine ? oneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
+	const noteLine = options.sourceNote ? formatNote(toOneLine(options.sourceNote, MAX_NOTE_CHARS)) : undefined;
+	const statusLine = options.statusLine ? toOneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
 	// The most decisive lines, anywhere (head and tail included), right under the header, within
 	// KEY_SHARE of the room the essentials leave.
 	const essentials = headerFor(signalCount).length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
@@ -356,6 +356,3 @@ function outlineLine(json: JsonExtras | undefined): string | undefined {
 	return `  json: ${parts.join("; ")}`;
 }
 
-function oneLine(text: string, max: number): string {
-	return keepStart(text.replace(/\s+/g, " ").trim(), max);
-}
