@@ -20,7 +20,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor npm's default `Error: no test specified` script",
 	},
 	{
-		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)`,
+		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)`,
 		why: "a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`",
 	},
 	{
@@ -60,8 +60,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "linkers and builds: `undefined reference to`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`, cargo `could not compile`",
 	},
 	{
-		source: String.raw`\bcommand not found\b|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bnon-zero (?:exit )?(?:code|status)`,
-		why: "shells and processes: bash `command not found`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
+		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
 		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\be(?:resolve|noent|acces|perm|connrefused|connreset|timedout|addrinuse|notfound|target|404|integrity|nospc|isdir|notdir|exist|notempty|badengine|lifecycle)\b`,
@@ -139,6 +139,7 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"compilation terminated",
 	"could not compile",
 	"not found",
+	"conflict",
 	"denied",
 	"no such file",
 	"connection refused",

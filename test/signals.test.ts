@@ -177,6 +177,10 @@ describe("the vocabulary of failure", () => {
 		"        Expected values to be strictly equal:",
 		"CMake Error at CMakeLists.txt:3 (add_executable):",
 		"warning: unused variable `count`",
+		"Runtime error near line 2216: Cannot add a NOT NULL column with default value NULL",
+		"Parse error near line 2218: table orders has no column named discount_cents",
+		"CONFLICT (content): Merge conflict in handlers/refund_0213.go",
+		"CONFLICT (modify/delete): jobs/sweep_0847.go deleted in HEAD and modified in release/2.4.",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -215,6 +219,11 @@ describe("the vocabulary of failure", () => {
 		"2024-05-14 09:28:58 INFO    etl.orders: flushed batch of 250 rows to warehouse (error_rate=0.000)",
 		"[worker-1] shard 0000: 16 rows ok, first id 0, subtotal 120, errors 0",
 		"compact: generation 000, free pages 2048, failures 0",
+		"No error found in 12 files",
+		"parse error handling",
+		"  Retry error codes are configured",
+		"conflicts resolved: 3",
+		"Auto-merging handlers/refund_0213.go",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
