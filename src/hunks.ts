@@ -50,7 +50,12 @@ export interface ShapeFind extends ScannedLine {
 	/** Lines of its shape, and the last one's number (repeated lines). */
 	count: number;
 	lastLine: number;
+	/** A rare line's block: the lines right below it that continue it, as a signal line's do (at most RARE_BLOCK_LINES). */
+	after: ScannedLine[];
 }
+
+/** Lines of a rare line's block read, at most: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
+export const RARE_BLOCK_LINES = 4;
 
 /** Lines of a problem object read, at most (the view shows as many as fit). */
 export const MAX_PROBLEM_LINES = 24;
@@ -102,10 +107,17 @@ export async function readViewExtras(
 	const shapeLines: ShapeFind[] = [];
 	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) => lines.filter(inMiddle).slice(0, MAX_SHAPE_LINES).map((line) => ({ line, kind }));
 	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(scan.shapes.rare, "rare")];
-	const texts = await Promise.all(picked.map(({ line }) => readLineAt(source, line.offset, line.lineNumber, keepChars)));
+	const texts = await Promise.all(picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)));
 	picked.forEach(({ line, kind }, index) => {
-		const text = texts[index];
-		if (text !== undefined) shapeLines.push({ ...text, kind, count: line.count, lastLine: line.lastLine });
+		const [first, ...below] = texts[index];
+		if (first === undefined) return;
+		const after: ScannedLine[] = [];
+		const indent = Math.max(0, indentOf(first));
+		for (const raw of below) {
+			if (!continuesBlock(indent, raw, shapeKind(raw))) break;
+			after.push(shapeLine(line.lineNumber + 1 + after.length, raw, keepChars));
+		}
+		shapeLines.push({ ...shapeLine(line.lineNumber, first, keepChars), kind, count: line.count, lastLine: line.lastLine, after });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
@@ -152,12 +164,16 @@ async function readRange(source: ByteSource, from: number, to: number): Promise<
 	return buffer.subarray(0, read);
 }
 
-/** The line that starts at `offset`, shaped as the view shows lines. */
-async function readLineAt(source: ByteSource, offset: number, lineNumber: number, keepChars: number): Promise<ScannedLine | undefined> {
-	if (offset < 0) return undefined;
+/**
+ * Up to `count` whole lines from `offset` (raw text): the first even when the read cuts it, the
+ * others only when they end within the read or at the end of the output.
+ */
+async function readLinesAt(source: ByteSource, offset: number, count: number): Promise<string[]> {
+	if (offset < 0) return [];
 	const bytes = await readRange(source, offset, offset + READ_AFTER_BYTES);
-	const newline = bytes.indexOf(0x0a);
-	return shapeLine(lineNumber, bytes.toString("utf8", 0, newline < 0 ? bytes.length : newline), keepChars);
+	const lines = bytes.toString("utf8").split("\n");
+	const whole = offset + bytes.length >= source.size ? lines.length : lines.length - 1;
+	return lines.slice(0, Math.max(1, Math.min(count, whole)));
 }
 
 /** One signal line's hunk; a line whose offset is unknown, or whose shown text is its end, stands alone. */

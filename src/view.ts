@@ -196,6 +196,7 @@ interface Allotment {
 	tailCount: number;
 	signalText: string[];
 	shownItems: SignalItem[];
+	/** Rows around a shown signal line (its hunk) or a shown rare line (its block), by that line's number. */
 	context: Map<number, Row[]>;
 	shapeText: string[];
 	shapeCount: number;
@@ -250,7 +251,17 @@ function allotRoom(parts: ViewParts, room: number, width: number, format: (line:
 	room -= sizeOf(headTexts.slice(headCount, grownHead));
 	headCount = grownHead;
 	const shapeText = shapeLines.map((line) => format(line));
-	return { headRows, headCount, tailRows, tailText, tailCount, signalText, shownItems, context, shapeText, shapeCount: takeFromStart(shapeText, room) };
+	const shapeCount = takeFromStart(shapeText, room);
+	room -= sizeOf(shapeText.slice(0, shapeCount));
+	// A rare line's block, each whole or not at all, in the order the lines were offered.
+	for (const line of shapeLines.slice(0, shapeCount)) {
+		const rows = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
+		const extra = sizeOf(rows.map((row) => row.text));
+		if (rows.length === 0 || extra > room) continue;
+		context.set(line.lineNumber, rows);
+		room -= extra;
+	}
+	return { headRows, headCount, tailRows, tailText, tailCount, signalText, shownItems, context, shapeText, shapeCount };
 }
 
 /** Builds the view from a finished scan and the lines read around its signal lines. */
@@ -280,7 +291,7 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	};
 	shownItems.forEach((item, index) => middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: shown.signalText[index] }));
 	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
-	for (const item of shownItems) for (const row of shown.context.get(item.lineNumber) ?? []) putIfAbsent(row);
+	for (const rows of shown.context.values()) for (const row of rows) putIfAbsent(row);
 	const middleRows = [...middle.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 
 	const shownHead = shown.headRows.slice(0, shown.headCount);

@@ -178,6 +178,49 @@ describe("the view's shape", () => {
 		);
 	});
 
+	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
+		// bandit-like: 600 uniform low findings, one high finding whose Location line is of a common shape.
+		const lines: string[] = [];
+		for (let i = 0; i < 600; i++) {
+			const high = i === 300;
+			lines.push(
+				high ? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue." : ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
+				high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
+				`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
+				`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
+				`${13 + (i % 7)}\t    subprocess.run(cmd, check=True)`,
+				"",
+			);
+		}
+		lines.pop();
+		const options = viewOptions();
+		const shown = numbersOf(assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options));
+		assert.deepEqual(
+			shown.filter((n) => n > 60 && n < lines.length - 80),
+			[1801, 1802, 1803, 1804],
+			"the odd issue line, its own severity line, the Location and More Info lines under it; the code excerpt, of a common shape and not indented, is not part of it",
+		);
+	});
+
+	test("shows every line of a small group of similar signal lines, and collapses a larger one", async () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `Auto-merging src/file_${i}.go`);
+		const conflicts = [300, 900, 1400, 2000, 2500, 2700];
+		for (const at of conflicts) lines[at - 1] = `CONFLICT (content): Merge conflict in src/file_${at}.go`;
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		assert.deepEqual(
+			numbersOf(shown).filter((n) => lines[n - 1].startsWith("CONFLICT")),
+			conflicts,
+		);
+		lines[2800 - 1] = "CONFLICT (content): Merge conflict in src/file_2800.go";
+		const collapsed = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		assert.deepEqual(
+			collapsed.filter((line) => line.text.startsWith("CONFLICT")).map((line) => line.lineNumber),
+			[300],
+			"seven lines of one shape: the first stands for the others",
+		);
+	});
+
 	test("shows every line of a short text once, without an omitted notice", async () => {
 		const text = "a\nb\nc\n";
 		const view = (await buildViewFromText(text, viewOptions())).text;
