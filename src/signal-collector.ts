@@ -11,9 +11,9 @@ import { keepEnd, keepStart } from "./text.js";
 /** Shapes remembered at once (twice this many before a prune). */
 const MAX_SHAPES = 1024;
 /** Distinct lines kept per shape, from its first; its latest line is kept too. */
-const LINES_PER_SHAPE = 3;
+const LINES_PER_SHAPE = 5;
 /** A shape with at least this many lines is shown once, with a count of its similar lines. */
-export const COLLAPSE_SHAPE_LINES = 5;
+export const COLLAPSE_SHAPE_LINES = 7;
 
 /** A signal line the view may show. */
 export interface SignalItem extends ScannedLine {
