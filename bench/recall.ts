@@ -1,10 +1,11 @@
 // `npm run recall`: how many decisive lines of real toolchain outputs survive, and at what size,
 // in pi-overflow's bounded view at the default settings — against the baseline measured in the
 // same run: Pi's own bash cut (truncateTail: the last 2000 lines or the last 50 KB, whichever is
-// hit first, whole lines counted from the end, plus its one-line notice). Four sets, reported
+// hit first, whole lines counted from the end, plus its one-line notice). Five sets, reported
 // apart: test/fixtures/real/, the unseen corpus's tuning and held-out halves
-// (test/fixtures/unseen/split.json), and the late unseen set made after tuning ended
-// (test/fixtures/unseen-late/). `--set real|tuning|heldout|late` measures one set. Not a test.
+// (test/fixtures/unseen/split.json), the second tuning set (test/fixtures/unseen-tune2/) and the
+// late unseen set made after tuning ended (test/fixtures/unseen-late/).
+// `--set real|tuning|tune2|heldout|late` measures one set. Not a test.
 // The held-out half and the late set are reported as counts only (never line contents): do not
 // tune on them.
 
@@ -16,6 +17,7 @@ import { buildViewFromFile } from "../src/view-build.js";
 import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, type RealFixture, stripAnsi, withoutLineEnd } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
+import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 
 /** A shown line within this many lines of a decisive line counts as its context (precision). */
 const CONTEXT_RADIUS_LINES = 5;
@@ -50,7 +52,7 @@ interface MeasuredSet {
 	showContents: boolean;
 }
 
-const SETS = ["real", "tuning", "heldout", "late"] as const;
+const SETS = ["real", "tuning", "tune2", "heldout", "late"] as const;
 type SetName = (typeof SETS)[number];
 
 const config = DEFAULT_CONFIG;
@@ -264,11 +266,11 @@ function parseSets(argv: string[]): SetName[] {
 }
 
 async function measureSet(name: SetName): Promise<MeasuredSet> {
-	const fixtures = name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : loadUnseenFixtures(name);
+	const fixtures = name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : name === "tune2" ? loadTune2Fixtures() : loadUnseenFixtures(name);
 	const rows: Row[] = [];
 	for (const fixture of fixtures) rows.push(await measure(fixture));
-	const title = { real: "real/", tuning: "unseen tuning", heldout: "unseen held-out", late: "unseen late" }[name];
-	return { title, rows, showContents: name === "real" || name === "tuning" };
+	const title = { real: "real/", tuning: "unseen tuning", tune2: "tuning set 2", heldout: "unseen held-out", late: "unseen late" }[name];
+	return { title, rows, showContents: name === "real" || name === "tuning" || name === "tune2" };
 }
 
 const measured: MeasuredSet[] = [];

@@ -1,7 +1,9 @@
 // The unseen corpus (test/fixtures/unseen/) is well formed: every decisive line is the line at its
 // number in its log, every log has a generator and a place in split.json, both halves hold
-// outputs, and no toolchain has outputs in both halves. It says nothing about what the view keeps
-// of these outputs: `npm run recall` measures that, and the held-out half is not tuned on.
+// outputs, and no toolchain has outputs in both halves. So are the late set and the second tuning
+// set (test/fixtures/unseen-tune2/), whose toolchains are in neither the held-out half nor the
+// late set. It says nothing about what the view keeps of these outputs: `npm run recall`
+// measures that, and the held-out half is not tuned on.
 
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -10,17 +12,20 @@ import { describe, test } from "node:test";
 import { loadRealFixtures, type RealFixture } from "./fixtures/real/fixtures.js";
 import { loadUnseenFixtures, loadUnseenSplit, UNSEEN_FIXTURES_DIR } from "./fixtures/unseen/fixtures.js";
 import { LATE_FIXTURES_DIR, loadLateFixtures } from "./fixtures/unseen-late/fixtures.js";
+import { loadTune2Fixtures, TUNE2_FIXTURES_DIR } from "./fixtures/unseen-tune2/fixtures.js";
 
 /** An unseen output is well over the default threshold (24 000 chars): at least twice it. */
 const MIN_OUTPUT_CHARS = 50_000;
+/** A second-tuning-set output is at least 20 KB (its brief: 20–300 KB). */
+const MIN_TUNE2_OUTPUT_CHARS = 20_000;
 
 const split = loadUnseenSplit();
 const fixtures = loadUnseenFixtures();
 
 /** A fixture's decisive lines are lines of its log, at their numbers, in order; the log is long enough. */
-function assertDecisiveLinesInPlace(fixture: RealFixture): void {
+function assertDecisiveLinesInPlace(fixture: RealFixture, minChars: number = MIN_OUTPUT_CHARS): void {
 	assert.ok(fixture.decisive.length > 0, "at least one decisive line");
-	assert.ok(fixture.text.length >= MIN_OUTPUT_CHARS, `${fixture.text.length} chars`);
+	assert.ok(fixture.text.length >= minChars, `${fixture.text.length} chars`);
 	let previous = 0;
 	for (const line of fixture.decisive) {
 		assert.ok(line.lineNumber > previous, `line ${line.lineNumber} after ${previous}`);
@@ -30,9 +35,9 @@ function assertDecisiveLinesInPlace(fixture: RealFixture): void {
 	}
 }
 
-/** NAME and TOOLCHAIN as each generator declares them. */
-function readGenerators(): Map<string, string> {
-	const genDir = join(UNSEEN_FIXTURES_DIR, "gen");
+/** NAME and TOOLCHAIN as each generator of a fixture directory declares them. */
+function readGenerators(fixturesDir: string = UNSEEN_FIXTURES_DIR): Map<string, string> {
+	const genDir = join(fixturesDir, "gen");
 	const declared = new Map<string, string>();
 	for (const file of readdirSync(genDir).filter((name) => /^gen-.*\.sh$/.test(name))) {
 		const text = readFileSync(join(genDir, file), "utf8");
@@ -112,5 +117,36 @@ describe("the late unseen set", () => {
 
 	for (const fixture of late) {
 		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture));
+	}
+});
+
+describe("the second tuning set", () => {
+	const tune2 = loadTune2Fixtures();
+	const late = loadLateFixtures();
+	const known = new Set([...loadRealFixtures(), ...fixtures, ...late].map((fixture) => fixture.name));
+
+	test("has at least 8 outputs, none named like an output of the other sets", () => {
+		assert.ok(tune2.length >= 8, `${tune2.length} outputs`);
+		assert.deepEqual(
+			tune2.filter((fixture) => known.has(fixture.name)).map((fixture) => fixture.name),
+			[],
+		);
+	});
+
+	test("every output has a generator, and no toolchain is in the held-out half or the late set", () => {
+		const declared = readGenerators(TUNE2_FIXTURES_DIR);
+		assert.deepEqual([...declared.keys()].sort(), tune2.map((fixture) => fixture.name));
+		const heldout = Object.entries(split.toolchains).filter(([, set]) => set === "heldout").map(([toolchain]) => toolchain);
+		const lateToolchains = [...readGenerators(LATE_FIXTURES_DIR).values()];
+		const forbidden = new Set([...heldout, ...lateToolchains]);
+		assert.ok(forbidden.size >= 20, `${forbidden.size} forbidden toolchains read`);
+		assert.deepEqual(
+			[...declared].filter(([, toolchain]) => forbidden.has(toolchain)).map(([name, toolchain]) => `${name}: ${toolchain}`),
+			[],
+		);
+	});
+
+	for (const fixture of tune2) {
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture, MIN_TUNE2_OUTPUT_CHARS));
 	}
 });
