@@ -16,11 +16,13 @@ import {
 	continuesBlock,
 	findLeadingContext,
 	HUNK_AFTER_LINES,
+	HUNK_BLOCK_SCAN_LINES,
 	HUNK_HEADER_LOOKBACK_LINES,
 	indentOf,
 	isBlockMessage,
 	opensBlock,
 	type ShapeKind,
+	thinRuns,
 } from "./signal-policy.js";
 import type { ShapeLine } from "./shape-counter.js";
 import type { ByteSource } from "./source.js";
@@ -192,15 +194,18 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	belowRaw.shift(); // the signal line itself
 
 	const signalIndent = Math.max(0, indentOf(item.text));
-	const after: ScannedLine[] = [];
-	for (let k = 0; k < Math.min(HUNK_AFTER_LINES, belowRaw.length); k++) {
+	const block: ScannedLine[] = [];
+	for (let k = 0; k < Math.min(HUNK_BLOCK_SCAN_LINES, belowRaw.length); k++) {
 		const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
 		if (!continuesBlock(signalIndent, line.text, shapeKind(belowRaw[k]))) break;
-		after.push(line);
+		block.push(line);
 	}
+	const after = thinRuns(block);
+	// A block longer than the cap keeps its last line: where a report ends (the second free, the frame below the recursion).
+	if (after.length > HUNK_AFTER_LINES) after.splice(HUNK_AFTER_LINES - 1, after.length - HUNK_AFTER_LINES);
 	const messages: ScannedLine[] = [];
 	if (opensBlock(item.text)) {
-		for (let k = after.length; k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES; k++) {
+		for (let k = block.length; k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES; k++) {
 			const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
 			if (indentOf(line.text) >= 0 && indentOf(line.text) <= signalIndent) break; // the block's closing line
 			if (isBlockMessage(line.text)) messages.push(line);

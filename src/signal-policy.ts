@@ -71,7 +71,34 @@ export function shapeOf(text: string): string {
 // Hunks: the block a signal line belongs to
 
 /** Most lines after a signal line shown with it (its block), and before it (leading context). */
-export const HUNK_AFTER_LINES = 8;
+export const HUNK_AFTER_LINES = 16;
+/** Lines of a block looked at below its signal line, before runs are thinned (a deep backtrace). */
+export const HUNK_BLOCK_SCAN_LINES = 48;
+/** A line with a letter or a digit in it (not drawing alone). */
+const WORDED = /[\p{L}\p{N}]/u;
+/** Consecutive lines of one shape in a block from which only the first and the last are kept. */
+const BLOCK_RUN_LINES = 3;
+
+/**
+ * A block with each run of BLOCK_RUN_LINES or more lines of one shape thinned to its first and last
+ * line: a backtrace 30 frames deep in one recursive function keeps the frame that faulted, the
+ * recursion's two ends and the frame below it (gdb's `#31 … in worker (arg=0x4) at src/stock.c:48`).
+ */
+export function thinRuns<T extends { text: string }>(lines: readonly T[]): T[] {
+	// Past HUNK_AFTER_LINES, drawing goes first: gutters, carets and rules (`    |      |   ^~~~`)
+	// say nothing the lines with words around them do not (gcc -fanalyzer's event paths).
+	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(line.text));
+	const kept: T[] = [];
+	for (let start = 0; start < lines.length; ) {
+		const shape = shapeOf(lines[start].text);
+		let end = start + 1;
+		while (end < lines.length && shapeOf(lines[end].text) === shape) end++;
+		if (end - start >= BLOCK_RUN_LINES) kept.push(lines[start], lines[end - 1]);
+		else kept.push(...lines.slice(start, end));
+		start = end;
+	}
+	return kept;
+}
 export const HUNK_BEFORE_LINES = 4;
 /** How far above a signal line its section header (a test's name, a task) is looked for. */
 export const HUNK_HEADER_LOOKBACK_LINES = 200;
@@ -87,7 +114,7 @@ export const BLOCK_MESSAGE_LINES = 3;
  * `expected:`/`got:`/`want:`/`diff:`), and TAP's indented `#` diagnostics.
  */
 const CONTINUATION =
-	/^\s*(?:at |-->|::: |\||\d+\s*\||= |[~^][~^\s]*$|[+-] |caused by\b|\.\.\. \d+ more|(?:note|help|hint|detail|context|where|line \d+|query|expected|received|actual|got|want|wanted|left|right|found|diff|stack(?:trace)?)\b\s*:)|^#\s{2,}\S|^\S+:\d+(?::\d+)?: (?:note|help):/i;
+	/^\s*(?:at |-->|::: |\||\d+\s*\||= |[~^][~^\s]*$|[+-] |caused by\b|\.\.\. \d+ more|(?:note|help|hint|detail|context|where|line \d+|query|expected|received|actual|got|want|wanted|left|right|found|diff|stack(?:trace)?|locks held)\b\s*:)|^#\s{2,}\S|^#\d+ +(?:0x[\da-f]+ in )?[\w:~<>.]+ \(|^\S+:\d+(?::\d+)?: (?:note|help):/i;
 /**
  * A line that opens a section a failure may sit in: a test's name or a build step (GoogleTest's
  * `[ RUN      ]`, Go's `=== RUN`, pytest's `____ test_x ____`, Rust's `---- x stdout ----`, Ansible's
@@ -95,6 +122,9 @@ const CONTINUATION =
  */
 const SECTION_HEADER =
 	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S)/;
+
+/** A line that is only a source location (`src/tariff.f90:17:28:`), printed above the snippet and message it locates. */
+const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;
 
 /** A signal line that opens a structured block: it ends with `{` or `[` (a JSON or YAML error object follows). */
 const OPENS_BLOCK = /[{[]\s*$/;
@@ -111,10 +141,23 @@ export function isBlockMessage(line: string): boolean {
 	return MESSAGE_KEY.test(line);
 }
 
-/** Leading whitespace width (a tab counts as 4). */
+/**
+ * A margin some tools put before every line of a report, after which the report's own indentation
+ * starts: valgrind's `==12345== ` (memcheck, helgrind: `==1==    at 0x…: f (x.c:15)` is a frame
+ * under `==1== Possible data race …`).
+ */
+const REPORT_MARGIN = /^==\d{1,10}== ?/;
+
+/** Is `line` (after its report margin) in one of the known continuation forms? */
+function isContinuation(line: string): boolean {
+	return CONTINUATION.test(line.charCodeAt(0) === 0x3d ? line.replace(REPORT_MARGIN, "") : line);
+}
+
+/** Leading whitespace width (a tab counts as 4), after a report margin; -1 for a blank line (or a bare margin). */
 export function indentOf(text: string): number {
 	let width = 0;
-	for (let i = 0; i < text.length; i++) {
+	const margin = text.charCodeAt(0) === 0x3d ? REPORT_MARGIN.exec(text) : null;
+	for (let i = margin === null ? 0 : margin[0].length; i < text.length; i++) {
 		const char = text.charCodeAt(i);
 		if (char === 0x20) width += 1;
 		else if (char === 0x09) width += 4;
@@ -154,9 +197,9 @@ export function classifyShape(count: number, shapedLines: number): ShapeKind {
 export function continuesBlock(signalIndent: number, line: string, shape: ShapeKind = "usual"): boolean {
 	const indent = indentOf(line);
 	if (indent < 0) return false;
-	if (shape === "routine") return CONTINUATION.test(line);
+	if (shape === "routine") return isContinuation(line);
 	if (indent > signalIndent || (signalIndent > 0 && indent >= signalIndent)) return true;
-	return shape === "rare" || CONTINUATION.test(line);
+	return shape === "rare" || isContinuation(line);
 }
 
 /** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
@@ -181,9 +224,13 @@ export function findLeadingContext(
 	let parent: number | undefined;
 	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_BEFORE_LINES; k--) {
 		const indent = indentOf(above[k]);
-		if (indent < 0) break;
+		if (indent < 0) {
+			// gfortran: `file.f90:17:28:`, a blank line, the source snippet, then `Error: …`.
+			if (k > 0 && LOCATION_ALONE.test(above[k - 1])) context.push(k, k - 1);
+			break;
+		}
 		const shape = shapeOf(k);
-		if (shape === "routine" ? CONTINUATION.test(above[k]) : signalIndent === 0 ? indent > 0 || CONTINUATION.test(above[k]) || shape === "rare" : indent >= signalIndent) {
+		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? indent > 0 || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
 			context.push(k);
 			continue;
 		}

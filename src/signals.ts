@@ -52,8 +52,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "crashes and signals: bash `Segmentation fault (core dumped)`, gdb `Program terminated with signal SIGSEGV` and frame `#0`, glibc `double free or corruption`, OOM kills, rust stack overflow",
 	},
 	{
-		source: String.raw`invalid (?:read|write) of size|invalid free\(\)|mismatched free|uninitialised value|conditional jump or move depends|definitely lost: [1-9]|are definitely lost|(?:address|leak|thread|memory|undefinedbehavior)sanitizer\b`,
-		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`) and the sanitizers; not `definitely lost: 0 bytes`",
+		source: String.raw`invalid (?:read|write) of size|invalid free\(\)|mismatched free|uninitialised value|conditional jump or move depends|definitely lost: [1-9]|are definitely lost|(?:address|leak|thread|memory|undefinedbehavior)sanitizer\b|\bdata race\b|\bconflicts with a previous (?:read|write)\b|^[ \t]*previous (?:read|write) (?:at|of)\b`,
+		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`), the sanitizers, and race detectors: helgrind `Possible data race during read of size 8 …` and `This conflicts with a previous write …`, Go's and ThreadSanitizer's `WARNING: DATA RACE` and `Previous write at … by goroutine 7:`; not `definitely lost: 0 bytes`",
 	},
 	{
 		source: String.raw`undefined (?:reference|symbol)|multiple definition of|cannot find -l|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error|could not compile`,
@@ -130,6 +130,9 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"conditional jump",
 	"definitely lost",
 	"sanitizer",
+	"data race",
+	"previous read",
+	"previous write",
 	"undefined ",
 	"multiple definition",
 	"cannot find",

@@ -1,0 +1,106 @@
+// Tests for src/signal-policy.ts's block rules (what lines belong to a signal line), one case per
+// form they were made for, and for the view they give: valgrind's report margin, gdb's frames, a
+// deep recursion, gfortran's location line above a blank, gcc -fanalyzer's drawn event path.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { createDefaultConfig } from "../src/config.js";
+import { continuesBlock, findLeadingContext, HUNK_AFTER_LINES, indentOf, thinRuns } from "../src/signal-policy.js";
+import { buildViewFromText } from "../src/view-build.js";
+
+const lines = (...texts: string[]) => texts.map((text) => ({ text }));
+
+/** The line numbers a view shows between its head (first 60 lines) and its tail (last 80). */
+async function middleOf(text: string): Promise<number[]> {
+	const total = text.split("\n").length;
+	const view = await buildViewFromText(text, { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" });
+	return [...view.text.matchAll(/^ {2,}(\d+)[:-] /gm)].map((match) => Number(match[1])).filter((n) => n > 60 && n <= total - 80);
+}
+
+/** `count` lines of routine progress, numbered from `from`. */
+function progress(count: number, from = 0): string[] {
+	return Array.from({ length: count }, (_, i) => `worker ${(from + i) % 4}: batch ${from + i} posted, ${1000 + i} cents`);
+}
+
+describe("indentation and continuation", () => {
+	test("measures indentation after valgrind's ==pid== margin; a bare margin is a blank line", () => {
+		assert.equal(indentOf("==16570== Possible data race during read of size 8"), 0);
+		assert.equal(indentOf("==16570==    at 0x109217: flush_journal (ledger.c:15)"), 3);
+		assert.equal(indentOf("==16570== "), -1);
+		assert.equal(indentOf("==16570=="), -1);
+		assert.equal(indentOf("== not a margin"), 0);
+		assert.equal(indentOf("    plain"), 4);
+	});
+
+	test("a frame under valgrind's margin continues the block; the report's next paragraph does not", () => {
+		assert.ok(continuesBlock(0, "==1==    at 0x109217: flush_journal (ledger.c:15)"));
+		assert.ok(continuesBlock(0, "==1== Locks held: none"), "helgrind's Locks held: is a known continuation");
+		assert.ok(!continuesBlock(0, "==1== "));
+		assert.ok(!continuesBlock(0, "==1== Thread #3 was created"));
+	});
+
+	test("gdb's numbered frames continue a block; a numbered list item does not", () => {
+		assert.ok(continuesBlock(0, "#1  0x00005555555552ec in sum_chain (n=0x0, depth=1) at src/stock.c:29"));
+		assert.ok(continuesBlock(0, "#12 worker (arg=0x4) at src/stock.c:48"));
+		assert.ok(!continuesBlock(0, "#1 step: compile"));
+	});
+
+	test("takes a location line standing alone above the blank line over a snippet", () => {
+		const above = ["gfortran -c src/tariff_114.f90", "src/tariff_113.f90:17:28:", "", "   17 |     excise_113 = base * rate", "      |                            1"];
+		assert.deepEqual(findLeadingContext("Error: Symbol 'rate' at (1) has no IMPLICIT type", above).context, [1, 2, 3, 4]);
+		const prose = ["Building the docs", "", "   17 |     excise_113 = base * rate"];
+		assert.deepEqual(findLeadingContext("Error: Symbol 'rate'", prose).context, [2], "no location line above the blank: nothing more");
+	});
+});
+
+describe("thinRuns", () => {
+	test("keeps the first and last line of a run of one shape, whole short runs, and order", () => {
+		const frames = lines(
+			"#1  0x52ec in sum_chain (n=0x0, depth=1) at src/stock.c:29",
+			...Array.from({ length: 28 }, (_, i) => `#${i + 2}  0x5307 in sum_chain (n=0x7fffe8001${i}b0, depth=${i + 2}) at src/stock.c:29`),
+			"#30 0x547f in worker (arg=0x4) at src/stock.c:48",
+			"#31 0x51f5 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442",
+		);
+		assert.deepEqual(
+			thinRuns(frames).map((line) => line.text.split(" ")[0]),
+			["#1", "#29", "#30", "#31"],
+		);
+		assert.deepEqual(thinRuns(lines("a 1", "a 2", "b")).map((line) => line.text), ["a 1", "a 2", "b"]);
+	});
+
+	test("drops lines of drawing alone only from a block longer than HUNK_AFTER_LINES", () => {
+		const short = lines("   17 |   free(buf);", "      |   ^~~~~~~~~");
+		assert.deepEqual(thinRuns(short), short);
+		const long = lines(...Array.from({ length: HUNK_AFTER_LINES + 2 }, (_, i) => (i % 2 === 0 ? `    |      |   (${i}) event ${i}` : "    |      |   ^~~~")));
+		assert.ok(thinRuns(long).every((line) => /\d/.test(line.text)));
+	});
+});
+
+describe("the view of a signal line's block", () => {
+	test("helgrind: the data race with its frames under the ==pid== margin", async () => {
+		const report = [
+			"==77== Possible data race during read of size 8 at 0x10C120 by thread #3",
+			"==77== Locks held: none",
+			"==77==    at 0x109217: flush_journal (ledger.c:15)",
+			"==77==    by 0x109314: poster (ledger.c:27)",
+			"==77== ",
+			"==77== Thread #3 was created",
+		];
+		const text = [...progress(700), ...report, ...progress(700, 700)].join("\n");
+		const shown = await middleOf(text);
+		for (const n of [701, 702, 703, 704]) assert.ok(shown.includes(n), `line ${n} is shown; shown: ${shown.join(",")}`);
+	});
+
+	test("gdb: a backtrace 30 frames deep shows the faulting frame, the recursion's ends and the user frame below it", async () => {
+		const bt = [
+			"#0  0x00005555555552b6 in node_units (n=0x0) at src/stock.c:24",
+			"#1  0x00005555555552ec in sum_chain (n=0x0, depth=1) at src/stock.c:29",
+			...Array.from({ length: 29 }, (_, i) => `#${i + 2}  0x0000555555555307 in sum_chain (n=0x7fffe800${(4096 - i * 48).toString(16)}, depth=${i + 2}) at src/stock.c:29`),
+			"#31 0x000055555555547f in worker (arg=0x4) at src/stock.c:48",
+			"",
+		];
+		const text = [...progress(700), ...bt, ...progress(700, 700)].join("\n");
+		const shown = await middleOf(text);
+		for (const n of [701, 702, 731, 732]) assert.ok(shown.includes(n), `line ${n} (${text.split("\n")[n - 1].slice(0, 40)}) is shown; shown: ${shown.join(",")}`);
+	});
+});
