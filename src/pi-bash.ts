@@ -58,7 +58,11 @@ export function parsePiBashNotice(text: string): PiBashNotice | undefined {
  * Nearly every result fails this in a few characters, before the notice pattern walks 8 KiB.
  */
 function mayEndWithNotice(text: string): boolean {
-	return text.endsWith("]") || text.slice(-STATUS_TAIL_CHARS).includes("]\n\nCommand ");
+	const last = text.charCodeAt(text.length - 1);
+	if (last === 0x5d) return true; // "]"
+	// A status line ends with a digit, "seconds" or "aborted".
+	if (!((last >= 0x30 && last <= 0x39) || last === 0x73 || last === 0x64)) return false;
+	return text.includes("]\n\nCommand ", text.length - STATUS_TAIL_CHARS);
 }
 
 /** True for `<os tmpdir>/pi-bash-<hex>.log`, absolute and normalised: the only spill path taken from result text. */
