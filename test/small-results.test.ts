@@ -11,29 +11,23 @@ import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test, type TestContext } from "node:test";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import capture from "../capture.js";
 import { createDefaultConfig } from "../src/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { parsePiBashNotice } from "../src/pi-bash.js";
 import { prewarmSignalSearch } from "../src/scan.js";
 import { ensureStash, joinTextParts, measureTextParts } from "../src/stash.js";
+import { createFakePi } from "./helpers/robust-pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 
-/** A pi stand-in that records handlers, so the real extension code runs without Pi's runner. */
-function recordHandlers(install: (pi: never) => void): Map<string, Handler[]> {
-	const handlers = new Map<string, Handler[]>();
-	const pi = {
-		on(name: string, handler: Handler) {
-			handlers.set(name, [...(handlers.get(name) ?? []), handler]);
-		},
-		registerTool() {},
-		registerCommand() {},
-		appendEntry() {},
-	};
-	install(pi as never);
-	return handlers;
+/** The handlers an extension registers, from a stand-in for Pi's ExtensionAPI. */
+function recordHandlers(install: (pi: ExtensionAPI) => void): Map<string, Handler[]> {
+	const fake = createFakePi();
+	install(fake.api);
+	return fake.handlers;
 }
 
 /** Pi's order: every extension's handlers of an event, capture.ts first; the results returned. */
@@ -43,7 +37,7 @@ async function emit(chain: Array<Map<string, Handler[]>>, name: string, event: o
 	return results;
 }
 
-/** The calls our code makes to node:fs, node:fs/promises and node:crypto's hashes, each with where it came from. */
+/** The calls this repository's code made to node:fs, node:fs/promises and node:crypto, by name ("fs.openSync"). */
 interface Calls {
 	names: string[];
 }
@@ -113,7 +107,7 @@ test("turns of below-threshold results are left as they are, take their stashed 
 	const housekeeping = new Promise<void>((resolve) => {
 		housekept = resolve;
 	});
-	const chain = [recordHandlers(capture as never), recordHandlers(createOverflowExtension({ config: { config, problems: [] }, storeRoot: join(dir, "store"), onHousekeeping: () => housekept() }) as never)];
+	const chain = [recordHandlers(capture), recordHandlers(createOverflowExtension({ config: { config, problems: [] }, storeRoot: join(dir, "store"), onHousekeeping: () => housekept() }))];
 	const ctx = { hasUI: false, sessionManager: { getSessionId: () => "small-session", getEntries: () => [] }, getContextUsage: () => ({ contextWindow: 2_000_000, tokens: 100_000, percent: 5 }) };
 	await emit(chain, "session_start", { type: "session_start", reason: "startup" }, ctx);
 	// Start-up's own I/O (housekeeping, the prewarm's read of the .wasm) ends before the counting starts.
