@@ -13,7 +13,7 @@ import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./load-chec
 import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
 import { prewarmSignalSearch } from "./scan.js";
 import { disposeSearchWorkers } from "./search.js";
-import { findStash, joinTextParts } from "./stash.js";
+import { findStash, measureTextParts } from "./stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
 import { listSessionRows, registerOverflowCommand } from "./overflow-command.js";
 import { releaseSpillFile } from "./spill-release.js";
@@ -192,6 +192,18 @@ function onSessionStart(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 	});
 }
 
+/** The spill file the bound stage read a result's stored copy from, once it says so. */
+interface SpillUse {
+	path?: string;
+}
+
+/** The bound stage's onSpillUsed for one result (an unnamed function: no per-result naming cost). */
+function recordSpillUse(use: SpillUse): (path: string) => void {
+	return (path) => {
+		use.path = path;
+	};
+}
+
 /** Tool calls are timed and counted, results bounded, and each assistant turn's calls share a budget. */
 function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 	const { config, store, telemetry, toolStarts, options } = runtime;
@@ -211,7 +223,7 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			toolStarts.delete(event.toolCallId);
 			const turn = runtime.turnBudget;
 			const share = turn?.draw(event.toolCallId) ?? windowBudget(runtime, ctx);
-			let usedSpill: string | undefined;
+			const spillUse: SpillUse = {};
 			const patch = await boundToolResult(event, {
 				config,
 				store,
@@ -220,13 +232,12 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 				now: options.now,
 				toolStartedAt,
 				budgetChars: capViewBudget(share, config),
-				onSpillUsed: (path) => {
-					usedSpill = path;
-				},
+				onSpillUsed: recordSpillUse(spillUse),
 			});
-			turn?.settle(event.toolCallId, joinTextParts(patch?.content ?? event.content).length);
+			turn?.settle(event.toolCallId, measureTextParts(patch?.content ?? event.content));
 			if (!patch) return undefined;
 			telemetry.noteBounded(event.toolName, event.input, readOverflowId(patch.details));
+			const usedSpill = spillUse.path;
 			const released = config.releaseSpillFiles && usedSpill !== undefined ? (await releaseSpillFile(patch, usedSpill, store, capViewBudget(share, config))).patch : patch;
 			return { content: released.content, details: released.details };
 		} catch {

@@ -29,6 +29,8 @@ const NOTICE_AT_END = new RegExp(
 const SPILL_NAME = /^pi-bash-[0-9a-f]{1,64}\.log$/;
 /** Only the end of a result is searched for Pi's notice. */
 const NOTICE_SEARCH_CHARS = 8192;
+/** What "]\n\n" and the longest status line take at the end of a text (55 characters). */
+const STATUS_TAIL_CHARS = 64;
 /** What Pi's bash shows when it kept no output (the last line was empty and the one before it too long). */
 const NO_OUTPUT = "(no output)";
 
@@ -37,6 +39,7 @@ const NO_OUTPUT = "(no output)";
  * undefined. On success the notice ends the text; on failure the status line follows it.
  */
 export function parsePiBashNotice(text: string): PiBashNotice | undefined {
+	if (!mayEndWithNotice(text)) return undefined;
 	const from = Math.max(0, text.length - NOTICE_SEARCH_CHARS);
 	const match = NOTICE_AT_END.exec(from > 0 ? text.slice(from) : text);
 	if (!match) return undefined;
@@ -48,6 +51,18 @@ export function parsePiBashNotice(text: string): PiBashNotice | undefined {
 		kept: kept === NO_OUTPUT ? "" : kept,
 		...(status !== undefined ? { status } : {}),
 	};
+}
+
+/**
+ * Whether a text can end with Pi's notice: it ends with "]", or with "]\n\n" and a status line.
+ * Nearly every result fails this in a few characters, before the notice pattern walks 8 KiB.
+ */
+function mayEndWithNotice(text: string): boolean {
+	const last = text.charCodeAt(text.length - 1);
+	if (last === 0x5d) return true; // "]"
+	// A status line ends with a digit, "seconds" or "aborted".
+	if (!((last >= 0x30 && last <= 0x39) || last === 0x73 || last === 0x64)) return false;
+	return text.includes("]\n\nCommand ", text.length - STATUS_TAIL_CHARS);
 }
 
 /** True for `<os tmpdir>/pi-bash-<hex>.log`, absolute and normalised: the only spill path taken from result text. */

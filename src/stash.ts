@@ -34,6 +34,8 @@ export interface Stash {
 }
 
 type GlobalWithStash = typeof globalThis & { [key: symbol]: unknown };
+/** Symbol.for(STASH_KEY), looked up once (every load of this module gets the same symbol). */
+const STASH_SYMBOL = Symbol.for(STASH_KEY);
 
 function isStash(value: unknown): value is Stash {
 	if (typeof value !== "object" || value === null) return false;
@@ -51,7 +53,7 @@ function isStash(value: unknown): value is Stash {
 
 /** The shared ring, or undefined when capture.ts has not created it (it is not loaded). */
 export function findStash(): Stash | undefined {
-	const value = (globalThis as GlobalWithStash)[Symbol.for(STASH_KEY)];
+	const value = (globalThis as GlobalWithStash)[STASH_SYMBOL];
 	return isStash(value) ? value : undefined;
 }
 
@@ -65,7 +67,7 @@ export function ensureStash(): Stash {
 	const existing = findStash();
 	if (existing) return existing;
 	const stash = createStash();
-	(globalThis as GlobalWithStash)[Symbol.for(STASH_KEY)] = stash;
+	(globalThis as GlobalWithStash)[STASH_SYMBOL] = stash;
 	return stash;
 }
 
@@ -133,4 +135,16 @@ export function joinTextParts(content: ReadonlyArray<{ type: string; text?: unkn
 		joined = joined === undefined ? part.text : `${joined}\n${part.text}`;
 	}
 	return joined ?? "";
+}
+
+/** The length of joinTextParts(content), without joining anything. */
+export function measureTextParts(content: ReadonlyArray<{ type: string; text?: unknown }>): number {
+	let chars = 0;
+	let parts = 0;
+	for (const part of content) {
+		if (part.type !== "text" || typeof part.text !== "string") continue;
+		chars += part.text.length;
+		parts++;
+	}
+	return parts === 0 ? 0 : chars + parts - 1;
 }

@@ -57,6 +57,7 @@ export class RecallTelemetry {
 
 	/** A tool call started: a call equal to one bounded in the turn before counts as a re-run. */
 	noteToolCall(toolName: string, input: unknown): void {
+		if (this.boundedLastTurn.size === 0) return; // nothing to compare with: no hash
 		const key = hashCall(toolName, input);
 		if (this.boundedLastTurn.get(key) !== toolName) return;
 		this.boundedLastTurn.delete(key);
