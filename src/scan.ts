@@ -218,7 +218,7 @@ export class LineScanner {
 			if (this.searching) {
 				lines += this.finder.findInBlock(bytes, start, cursor - start, end, lineNumber, (hitLine, lineStart, raw) => {
 					hits.push(hitLine);
-					this.collector.add(shapeLine(hitLine, raw, this.keepChars), base + lineStart);
+					this.collector.addRaw(hitLine, raw, base + lineStart);
 				});
 			} else {
 				// Not searched (the search is off or stopped): counted by the prefilter's SIMD pass alone.

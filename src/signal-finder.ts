@@ -8,7 +8,7 @@
 // within the budget plus one run; the default pattern (trusted, linear) always sees whole lines.
 
 import { isAscii } from "node:buffer";
-import { createKeywordLineFinder, type KeywordLineFinder } from "./keyword-filter.js";
+import { createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "./keyword-filter.js";
 import { findSignalRegexes } from "./regex-cache.js";
 import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "./regex-safety.js";
 import { ANSI_PATTERN, stripAnsi, stripLineEnd } from "./render.js";
@@ -26,6 +26,9 @@ export const SIGNAL_WINDOW_CHARS = PATTERN_WINDOW_CHARS;
 const SIGNAL_WINDOW_CONTEXT_CHARS = 128;
 /** How far each window moves on; a match of up to this many characters lies whole in one window. */
 export const SIGNAL_WINDOW_STEP_CHARS = (SIGNAL_WINDOW_CHARS - SIGNAL_WINDOW_CONTEXT_CHARS) / 2;
+
+/** Bytes the keyword prefilter is given at once: its own window (keyword-filter.ts), so it is called no more often. */
+const KEYWORD_WINDOW_BYTES = WASM_WINDOW_BYTES;
 
 const NEWLINE = 0x0a;
 
@@ -115,17 +118,32 @@ export class SignalFinder {
 		return found;
 	}
 
-	/** The default pattern: the keyword prefilter over the bytes finds candidate lines and counts lines. */
+	/**
+	 * The default pattern: the keyword prefilter over the bytes finds candidate lines and counts
+	 * lines, a window of whole lines (about KEYWORD_WINDOW_BYTES) at a time, so that the list of a
+	 * window's candidates stays small even when every line is one (a long list lives through garbage
+	 * collections, and the heap grows by it).
+	 */
 	private findByKeywords(bytes: Buffer, from: number, end: number, fromLine: number, hit: SignalHit): number {
+		const keywords = this.keywords as KeywordLineFinder;
 		const found: number[] = [];
-		const lines = (this.keywords as KeywordLineFinder).findLines(bytes, from, end, found);
-		// The prefilter pass is the line count, paid for whether or not signals are searched (then by
-		// countNewlines): only testing its candidates is charged to the budget.
-		this.clock = this.now();
-		for (let k = 0; k < found.length; k += 2) {
-			const lineStart = found[k];
-			const raw = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));
-			if (this.lineRegex.test(stripAnsi(stripLineEnd(raw)))) hit(fromLine + found[k + 1], lineStart, raw);
+		let lines = 0;
+		for (let at = from; at < end; ) {
+			const last = bytes.lastIndexOf(NEWLINE, Math.min(end, at + KEYWORD_WINDOW_BYTES) - 1);
+			const to = last >= at ? last + 1 : bytes.indexOf(NEWLINE, at) + 1;
+			// The prefilter pass is the line count, paid for whether or not signals are searched (then by
+			// countNewlines): only testing its candidates is charged to the budget.
+			const passStarted = this.now();
+			found.length = 0;
+			const windowLine = fromLine + lines;
+			lines += keywords.findLines(bytes, at, to, found);
+			this.clock += this.now() - passStarted;
+			for (let k = 0; k < found.length; k += 2) {
+				const lineStart = found[k];
+				const raw = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));
+				if (this.lineRegex.test(stripAnsi(stripLineEnd(raw)))) hit(windowLine + found[k + 1], lineStart, raw);
+			}
+			at = to;
 		}
 		return lines;
 	}
