@@ -342,11 +342,31 @@ const PREWARM_LINES = [
 	"x".repeat(SIGNAL_WINDOW_CHARS + 10),
 ];
 
+/** Lines of the larger prewarm text (PREWARM_STEPS scans of it): enough for V8 to optimize the scan's loops. */
+const PREWARM_TEXT_LINES = 4000;
+const PREWARM_STEPS = 4;
+
+/**
+ * A log-like text of PREWARM_TEXT_LINES lines (numbers vary, every tenth line one of PREWARM_LINES):
+ * what makes V8 optimize the scan's hot paths (the block scan, the shape and keyword passes, the
+ * candidate tests and the signal collector) and tier up the WebAssembly functions.
+ */
+function buildPrewarmText(): string {
+	const lines: string[] = [];
+	for (let i = 0; i < PREWARM_TEXT_LINES; i++) {
+		lines.push(i % 10 === 9 ? PREWARM_LINES[(i / 10) % (PREWARM_LINES.length - 1) | 0] : `[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
+	}
+	return `${lines.join("\n")}\n`;
+}
+
 /**
  * Compiles what the first large result would otherwise compile on its path: the WebAssembly
  * module (off the main thread), the keyword finder and the newline counter (its instances), and
  * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
- * code). Runs in steps between other work; call it after session_start has returned. Never rejects.
+ * code); then scans a larger text a few times, so that V8 optimizes the scan's JavaScript and
+ * WebAssembly hot paths (a first result of a few MB would otherwise spend much of its time in
+ * unoptimized code). Runs in steps between other work; call it after session_start has returned.
+ * Never rejects.
  */
 export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -359,6 +379,11 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 		for (let run = 0; run < 2; run++) {
 			await yieldToOthers();
 			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
+		}
+		const larger = buildPrewarmText();
+		for (let run = 0; run < PREWARM_STEPS; run++) {
+			await yieldToOthers();
+			scanText(larger, { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex });
 		}
 	} catch {
 		// Only a head start: a result compiles what is missing itself.
