@@ -14,7 +14,7 @@ import { describeError } from "./text.js";
 
 /** Bytes the scan is given at a time (its shape sampling counts per chunk, so views depend on it). */
 export const READ_CHUNK_BYTES = 1024 * 1024;
-/** Bytes the pump reads (and stores) at a time: READ_CHUNK_BYTES pieces of it go to the scan. */
+/** Bytes the pump reads (and stores) at a time, after a first read of READ_CHUNK_BYTES (so the scan starts sooner): READ_CHUNK_BYTES pieces of it go to the scan. */
 export const PUMP_READ_BYTES = 4 * READ_CHUNK_BYTES;
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
@@ -102,14 +102,23 @@ async function refuseSpill(path: string, stats: Stats, checks: SpillChecks): Pro
 	if (checks.notBeforeMs !== undefined && stats.mtimeMs < checks.notBeforeMs - SPILL_MTIME_SLACK_MS) {
 		return "spill file was last written before the tool ran";
 	}
-	// Every directory above it: a symlink someone else owns could point anywhere.
+	// Every directory above it: a symlink someone else owns could point anywhere. Looked at all at
+	// once, judged from the nearest up (a failure counts only where a walk up would have reached it).
+	const dirs: string[] = [];
 	for (let dir = dirname(path); ; dir = dirname(dir)) {
-		const above = await lstat(dir);
-		if (above.isSymbolicLink() && above.uid !== 0 && above.uid !== checks.uid) {
-			return `spill file is reached through ${dir}, a symlink owned by uid ${above.uid}`;
-		}
-		if (dirname(dir) === dir) return undefined;
+		dirs.push(dir);
+		if (dirname(dir) === dir) break;
 	}
+	const found = await Promise.allSettled(dirs.map((dir) => lstat(dir)));
+	for (let k = 0; k < dirs.length; k++) {
+		const outcome = found[k];
+		if (outcome.status === "rejected") throw outcome.reason;
+		const above = outcome.value;
+		if (above.isSymbolicLink() && above.uid !== 0 && above.uid !== checks.uid) {
+			return `spill file is reached through ${dirs[k]}, a symlink owned by uid ${above.uid}`;
+		}
+	}
+	return undefined;
 }
 
 function fileKind(stats: Stats): string {
@@ -190,13 +199,13 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 	// The chunk being stored lives in one buffer; the next read goes to the other.
 	let storing: Promise<void> = Promise.resolve();
 	let turn = 0;
-	const readInto = (buffer: Buffer, at: number, to: number): Promise<number> => {
-		const want = Math.min(buffer.length, to - at);
+	const readInto = (buffer: Buffer, at: number, to: number, most = buffer.length): Promise<number> => {
+		const want = Math.min(most, buffer.length, to - at);
 		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
 	};
 	const pumpRange = async (from: number, to: number, store: boolean): Promise<number> => {
 		let pumped = 0;
-		let reading = readInto(buffers[turn], from, to);
+		let reading = readInto(buffers[turn], from, to, READ_CHUNK_BYTES);
 		try {
 			for (let at = from; at < to; ) {
 				const read = await reading;
