@@ -12,10 +12,8 @@ import { dirname, isAbsolute } from "node:path";
 import { formatNote } from "./protocol.js";
 import { describeError } from "./text.js";
 
-/** Bytes the scan is given at a time (its shape sampling counts per chunk, so views depend on it). */
+/** Bytes read at a time from a spill file. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
-/** Bytes the pump reads (and stores) at a time, after a first read of READ_CHUNK_BYTES (so the scan starts sooner): READ_CHUNK_BYTES pieces of it go to the scan. */
-export const PUMP_READ_BYTES = 4 * READ_CHUNK_BYTES;
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
 export interface ByteSource {
@@ -186,26 +184,24 @@ export interface PumpResult {
  * Streams the source to the scan and, capped at `maxEntryBytes`, to the store: beyond the cap the
  * store gets the head and the tail (about half each, cut at line boundaries) with one marker line
  * between them, counted inside the cap, while the scan still gets every byte (the middle is read
- * once, for the scan only). Memory: two reused PUMP_READ_BYTES buffers; each read is stored whole
- * and scanned in READ_CHUNK_BYTES pieces (fewer, larger reads and writes; the scan sees the pieces
- * it saw when reads were that size). The next chunk is read, and the last one stored, while the
- * scan works on it: the scan runs on the main thread, reads and writes in the thread pool. The
- * store sink sees the chunks in order, one at a time.
+ * once, for the scan only). Memory: two reused READ_CHUNK_BYTES buffers. The next chunk is read,
+ * and the last one stored, while the scan works on it: the scan runs on the main thread, reads and
+ * writes in the thread pool. The store sink sees the chunks in order, one at a time.
  */
 export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
 	const size = source.size;
-	const chunkBytes = Math.min(PUMP_READ_BYTES, Math.max(1, size));
+	const chunkBytes = Math.min(READ_CHUNK_BYTES, Math.max(1, size));
 	const buffers = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)];
 	// The chunk being stored lives in one buffer; the next read goes to the other.
 	let storing: Promise<void> = Promise.resolve();
 	let turn = 0;
-	const readInto = (buffer: Buffer, at: number, to: number, most = buffer.length): Promise<number> => {
-		const want = Math.min(most, buffer.length, to - at);
+	const readInto = (buffer: Buffer, at: number, to: number): Promise<number> => {
+		const want = Math.min(buffer.length, to - at);
 		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
 	};
 	const pumpRange = async (from: number, to: number, store: boolean): Promise<number> => {
 		let pumped = 0;
-		let reading = readInto(buffers[turn], from, to, READ_CHUNK_BYTES);
+		let reading = readInto(buffers[turn], from, to);
 		try {
 			for (let at = from; at < to; ) {
 				const read = await reading;
@@ -218,7 +214,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 				turn = 1 - turn;
 				reading = readInto(buffers[turn], at, to);
 				if (store) storing = Promise.resolve(sinks.store(chunk));
-				for (let piece = 0; piece < read; piece += READ_CHUNK_BYTES) sinks.scan(chunk.subarray(piece, piece + READ_CHUNK_BYTES));
+				sinks.scan(chunk);
 			}
 			await storing;
 		} finally {
