@@ -151,12 +151,17 @@ async function main(): Promise<Record<string, unknown>> {
 			const boundConfig = typeof args.maxEntryBytes === "number" ? { ...config, maxEntryBytes: args.maxEntryBytes } : config;
 			globalThis.gc?.();
 			const before = rssNow();
+			const windowStartUs = Number(process.hrtime.bigint() / 1000n);
+			const cpuBefore = process.cpuUsage();
 			const started = performance.now();
 			const patch = await boundToolResult(
 				{ toolName: "bash", toolCallId: "bench-call", content: [{ type: "text", text: current }], details: { fullOutputPath: spill }, isError: false },
 				{ config: boundConfig, store, sessionId: "bench", stash: undefined },
 			);
 			const ms = performance.now() - started;
+			const cpu = process.cpuUsage(cpuBefore);
+			// The timed window on the monotonic clock a --cpu-prof profile's timestamps use (bench/profile-window.ts).
+			const windowUs = [windowStartUs, Number(process.hrtime.bigint() / 1000n)];
 			const text = patch?.content.reduce((all, part) => all + (part.type === "text" ? part.text : ""), "") ?? "";
 			const matched = /(\d+) lines? matched the signal pattern/.exec(text);
 			return {
@@ -168,6 +173,9 @@ async function main(): Promise<Record<string, unknown>> {
 				searchStopped: /signal search stopped/.test(text),
 				signalMatches: matched ? Number(matched[1]) : undefined,
 				phases,
+				// CPU time of every thread (the main one and the thread pool's reads and writes) while it ran.
+				cpuMs: (cpu.user + cpu.system) / 1000,
+				windowUs,
 			};
 		}
 		if (name === "scan") {

@@ -17,7 +17,8 @@ import type { EntryGap, EntryMeta, EntryWriter, GapSignal, OverflowStore } from 
 import { formatNotice, formatRecoveryMarker } from "./protocol.js";
 import { describeError, keepStart } from "./text.js";
 import { appendToLastText, mergeDetails, replaceText, type ToolResultInput, type ToolResultPatch } from "./tool-result.js";
-import { composeView } from "./view-build.js";
+import type { ViewExtras } from "./hunks.js";
+import { composeView, readComposeExtras } from "./view-build.js";
 import { findKeyLines, formatLine, lineNumberWidth } from "./view.js";
 
 export type { ContentPart, ToolResultInput, ToolResultPatch } from "./tool-result.js";
@@ -140,6 +141,8 @@ interface Copied {
 	pumped: PumpResult;
 	/** Set when the store could not keep the original. */
 	storeError?: string;
+	/** The view's reads, started before the stored copy was committed when a view is sure to be built. */
+	extras?: Promise<ViewExtras>;
 }
 
 async function boundLarge(
@@ -162,14 +165,16 @@ async function boundLarge(
 			idError = describeError(error);
 		}
 		const status = event.isError ? findPiBashStatus(current) : undefined;
-		let copied = await copyOriginal(event, deps, original, id, idError, status);
+		// A text longer than its budget is replaced by a view whatever else is found.
+		const viewSure = decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: true }) === "bound";
+		let copied = await copyOriginal(event, deps, original, id, idError, status, viewSure);
 		if ("newlines" in copied) {
 			// The spill file does not have the lines Pi counted: not this command's output.
 			const note = `spill file has ${copied.newlines + 1} lines where Pi's notice says ${original.expectLines}; not used`;
 			await original.source.close().catch(() => {});
 			original = fallbackOriginal(current, stashedText, note);
 			if (leave()) return undefined;
-			copied = await copyOriginal(event, deps, original, id, idError, status);
+			copied = await copyOriginal(event, deps, original, id, idError, status, viewSure);
 			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
 		}
 		const storedId = copied.storeError === undefined ? id : undefined;
@@ -184,6 +189,7 @@ async function boundLarge(
  * One pass over the original feeds both the store and the scan; when the store fails, the pass
  * goes on for the scan alone, so the result is bounded without reading anything twice. Returns the
  * newline count instead when the original does not have the lines it must have (nothing is kept).
+ * When `viewSure`, the view's reads run while the stored copy is committed (fsync, link).
  */
 async function copyOriginal(
 	event: ToolResultInput,
@@ -192,6 +198,7 @@ async function copyOriginal(
 	id: string | undefined,
 	idError: string | undefined,
 	status: string | undefined,
+	viewSure: boolean,
 ): Promise<Copied | { newlines: number }> {
 	const { config } = deps;
 	const scanner = new LineScanner(deps.scanClock ? { ...config, now: deps.scanClock } : config);
@@ -232,6 +239,10 @@ async function copyOriginal(
 		return { newlines: scanner.newlines };
 	}
 	const scan = scanner.end();
+	const countShape = (raw: string) => scanner.countShape(raw);
+	const extras = viewSure ? readComposeExtras(scan, original.source, config, countShape) : undefined;
+	// Awaited by finish, which reports a failure; never left unhandled when something throws first.
+	extras?.catch(() => {});
 	if (writer !== undefined && id !== undefined) {
 		try {
 			await writer.commit(describeEntry(id, event, deps, original, { scan, pumped, writer, status }));
@@ -239,7 +250,7 @@ async function copyOriginal(
 			await giveUpStore(error);
 		}
 	}
-	return { scan, pumped, countShape: (raw) => scanner.countShape(raw), ...(storeError !== undefined ? { storeError } : {}) };
+	return { scan, pumped, countShape, ...(storeError !== undefined ? { storeError } : {}), ...(extras ? { extras } : {}) };
 }
 
 /** The metadata of a stored original: the output's totals (the scan's) and what the writer kept. */
@@ -328,6 +339,7 @@ async function finish(
 			statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
 		},
 		copied.countShape,
+		copied.extras,
 	);
 	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
 }

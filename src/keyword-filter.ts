@@ -44,6 +44,7 @@ interface FilterExports {
 	lines: WebAssembly.Global;
 	scan(tables: number, trie: number, start: number, end: number, out: number): number;
 	count(start: number, end: number): number;
+	shapes(start: number, end: number, out: number): number;
 }
 
 /** The default module, compiled once per process (undefined until first needed), or why it could not be. */
@@ -200,6 +201,59 @@ export function countNewlines(bytes: Uint8Array, from: number, to: number): numb
 	let count = 0;
 	for (let at = view.indexOf(0x0a); at >= 0; at = view.indexOf(0x0a, at + 1)) count++;
 	return count;
+}
+
+/** The module's shape hashes of whole lines (see createShapeHasher). */
+export interface ShapeHasher {
+	/** Most bytes hashed per call. */
+	readonly windowBytes: number;
+	/**
+	 * Hashes the lines of bytes[from, to) (whole lines, each ending in "\n", at most windowBytes in
+	 * all): returns how many lines were not blank; for the k-th of them, records[3k] is its hash,
+	 * records[3k + 1] its line index from 0 and records[3k + 2] its start, from `from`.
+	 */
+	hash(bytes: Uint8Array, from: number, to: number): number;
+	readonly records: Uint32Array;
+	/** The lines (blank ones too) of the last call's range. */
+	lastLines(): number;
+}
+
+/** The process's shape hasher: undefined until first needed, null where WebAssembly cannot run. */
+let shapeHasher: ShapeHasher | undefined | null;
+
+/**
+ * The module's `shapes` function, which hashes each line as src/shape-counter.ts hashLine does (bit
+ * for bit), over windows copied into its own instance's memory; null where the module cannot run
+ * (the caller hashes in JavaScript then).
+ */
+export function getShapeHasher(): ShapeHasher | null {
+	if (shapeHasher !== undefined) return shapeHasher;
+	shapeHasher = null;
+	const compiled = (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+	if (!("module" in compiled)) return null;
+	try {
+		const filter = new WebAssembly.Instance(compiled.module, {}).exports as unknown as FilterExports;
+		const input = 0;
+		// Every record is 12 bytes and a line that is not blank has at least 2 (a byte and "\n").
+		const out = alignUp(WASM_WINDOW_BYTES + INPUT_PADDING_BYTES, 64);
+		const outBytes = (WASM_WINDOW_BYTES / 2 + 1) * 12;
+		const pages = Math.ceil((out + outBytes) / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
+		if (pages > 0) filter.memory.grow(pages);
+		const memory = new Uint8Array(filter.memory.buffer);
+		const records = new Uint32Array(filter.memory.buffer, out, outBytes / 4);
+		shapeHasher = {
+			windowBytes: WASM_WINDOW_BYTES,
+			records,
+			hash(bytes, from, to) {
+				memory.set(bytes.subarray(from, to), input);
+				return filter.shapes(input, input + (to - from), out);
+			},
+			lastLines: () => filter.lines.value as number,
+		};
+	} catch {
+		shapeHasher = null;
+	}
+	return shapeHasher;
 }
 
 /**

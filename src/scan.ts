@@ -64,7 +64,9 @@ export class LineScanner {
 	private pending = new PendingLine();
 	private pendingOffset = 0;
 	private readonly head: ScannedLine[] = [];
-	private tail: ScannedLine[] = [];
+	/** The last lines so far, oldest first: at least `tailLines` of them (when there are), in parts. */
+	private tailParts: TailPart[] = [];
+	private tailPartLines = 0;
 	private ended = false;
 
 	constructor(options: ScanOptions) {
@@ -147,7 +149,7 @@ export class LineScanner {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
 			head: this.head,
-			tail: this.tail,
+			tail: this.shapeTail(),
 			signals: rankCandidates(items.filter((item) => !isShown(item.lineNumber))),
 			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber))),
 			signalMatches: this.collector.matches,
@@ -226,31 +228,46 @@ export class LineScanner {
 			}
 		}
 
-		// Tail: the block's last lines replace the oldest ones of the previous tail.
+		// Tail: the block's last lines replace the oldest ones of the previous tail. They are decoded as
+		// one string and shaped only if they are still in the tail at the end (most blocks' are not).
 		const want = Math.min(this.options.tailLines, lines);
-		const fresh: ScannedLine[] = [];
-		let hit = hits.length - 1; // walks down as the tail is read from the end
-		let lineEnd = end - 1;
-		for (let i = 0; i < want; i++) {
-			const lineStart = lineEnd > start ? Math.max(start, bytes.lastIndexOf(NEWLINE, lineEnd - 1) + 1) : start;
-			const line = shapeLine(firstLine + lines - 1 - i, bytes.toString("utf8", lineStart, lineEnd), this.keepChars);
-			while (hit >= 0 && hits[hit] > line.lineNumber) hit--;
-			fresh.push(hit >= 0 && hits[hit] === line.lineNumber ? markSignal(line) : line);
-			lineEnd = lineStart - 1;
+		if (want > 0) {
+			// Walks back over the last `want` lines, from the newline that ends each to its start.
+			let runStart = end;
+			for (let i = 0; i < want; i++) {
+				const lineEnd = runStart - 1;
+				runStart = lineEnd > start ? Math.max(start, bytes.lastIndexOf(NEWLINE, lineEnd - 1) + 1) : start;
+			}
+			const runFirstLine = firstLine + lines - want;
+			const signals: number[] = [];
+			for (let hit = hits.length - 1; hit >= 0 && hits[hit] >= runFirstLine; hit--) signals.push(hits[hit]);
+			const run: TailRun = { firstLine: runFirstLine, lines: want, text: bytes.toString("utf8", runStart, end - 1), signals };
+			this.pushTail(end - runStart <= MAX_TAIL_RUN_BYTES ? { run, lines: want } : { shaped: this.shapeRun(run), lines: want });
 		}
-		fresh.reverse();
-		this.pushTail(fresh);
 		this.lineCount += lines;
 	}
 
-	private pushTail(fresh: ScannedLine[]): void {
-		if (fresh.length >= this.options.tailLines) {
-			this.tail = fresh.slice(fresh.length - this.options.tailLines);
-			return;
-		}
-		const keep = this.options.tailLines - fresh.length;
-		if (this.tail.length > keep) this.tail = this.tail.slice(this.tail.length - keep);
-		for (const line of fresh) this.tail.push(line);
+	/** Adds lines at the end of the tail; drops the oldest parts that are no longer needed for `tailLines` lines. */
+	private pushTail(part: TailPart): void {
+		this.tailParts.push(part);
+		this.tailPartLines += part.lines;
+		let drop = 0;
+		while (drop < this.tailParts.length - 1 && this.tailPartLines - this.tailParts[drop].lines >= this.options.tailLines) this.tailPartLines -= this.tailParts[drop++].lines;
+		if (drop > 0) this.tailParts = this.tailParts.slice(drop);
+	}
+
+	/** The run's lines as the view gets them (signal lines marked). */
+	private shapeRun(run: TailRun): ScannedLine[] {
+		return run.text.split("\n").map((raw, i) => {
+			const line = shapeLine(run.firstLine + i, raw, this.keepChars);
+			return run.signals.includes(line.lineNumber) ? markSignal(line) : line;
+		});
+	}
+
+	/** The last `tailLines` lines, shaped. */
+	private shapeTail(): ScannedLine[] {
+		const lines = this.tailParts.flatMap((part) => ("run" in part ? this.shapeRun(part.run) : part.shaped));
+		return lines.slice(Math.max(0, lines.length - this.options.tailLines));
 	}
 
 	private startPending(bytes: Uint8Array, offset: number): void {
@@ -277,10 +294,25 @@ export class LineScanner {
 		const shown = isSignal ? markSignal(line) : line;
 		if (this.head.length < this.options.headLines) this.head.push(shown);
 		if (isSignal) this.collector.add(line, offset);
-		this.pushTail([shown]);
+		this.pushTail({ shaped: [shown], lines: 1 });
 		this.lineCount++;
 	}
 }
+
+/** Bytes of a block's last lines kept as one string until the end of the scan; longer runs are shaped at once. */
+const MAX_TAIL_RUN_BYTES = 256 * 1024;
+
+/** A block's last lines, undecoded into lines: `text` is their bytes decoded, without the last "\n". */
+interface TailRun {
+	firstLine: number;
+	lines: number;
+	text: string;
+	/** The line numbers among them that the signal pattern matched. */
+	signals: number[];
+}
+
+/** Lines at the end of what was scanned so far: shaped, or a run shaped only if it stays in the tail. */
+type TailPart = { shaped: ScannedLine[]; lines: number } | { run: TailRun; lines: number };
 
 /** A head or tail line the signal pattern matched, as the view gets it (the collector keeps its own). */
 function markSignal(line: ScannedLine): ScannedLine {
@@ -310,11 +342,31 @@ const PREWARM_LINES = [
 	"x".repeat(SIGNAL_WINDOW_CHARS + 10),
 ];
 
+/** Lines of the larger prewarm text (PREWARM_STEPS scans of it): enough for V8 to optimize the scan's loops. */
+const PREWARM_TEXT_LINES = 4000;
+const PREWARM_STEPS = 4;
+
+/**
+ * A log-like text of PREWARM_TEXT_LINES lines (numbers vary, every tenth line one of PREWARM_LINES):
+ * what makes V8 optimize the scan's hot paths (the block scan, the shape and keyword passes, the
+ * candidate tests and the signal collector) and tier up the WebAssembly functions.
+ */
+function buildPrewarmText(): string {
+	const lines: string[] = [];
+	for (let i = 0; i < PREWARM_TEXT_LINES; i++) {
+		lines.push(i % 10 === 9 ? PREWARM_LINES[(i / 10) % (PREWARM_LINES.length - 1) | 0] : `[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
+	}
+	return `${lines.join("\n")}\n`;
+}
+
 /**
  * Compiles what the first large result would otherwise compile on its path: the WebAssembly
  * module (off the main thread), the keyword finder and the newline counter (its instances), and
  * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
- * code). Runs in steps between other work; call it after session_start has returned. Never rejects.
+ * code); then scans a larger text a few times, so that V8 optimizes the scan's JavaScript and
+ * WebAssembly hot paths (a first result of a few MB would otherwise spend much of its time in
+ * unoptimized code). Runs in steps between other work; call it after session_start has returned.
+ * Never rejects.
  */
 export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -327,6 +379,11 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 		for (let run = 0; run < 2; run++) {
 			await yieldToOthers();
 			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
+		}
+		const larger = buildPrewarmText();
+		for (let run = 0; run < PREWARM_STEPS; run++) {
+			await yieldToOthers();
+			scanText(larger, { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex });
 		}
 	} catch {
 		// Only a head start: a result compiles what is missing itself.

@@ -2,17 +2,20 @@
 // only its numbers changing (a retry loop, a lock wait: why a run hung), and a line whose shape is
 // rare in an output of few shapes (the one odd line among thousands of uniform ones). A line's shape
 // is a 32-bit hash of its start with digit runs collapsed, quoted strings and a leading `path:`
-// skipped, and its indentation kept — a byte loop, no string is made. Cheap by sampling: every line
+// skipped, and its indentation kept — hashed by the WebAssembly module (src/wasm/keyword-filter.wat
+// `shapes`, bit for bit hashLine; hashLine where it cannot run), no string is made. Cheap by sampling: every line
 // of the first FULL_BYTES bytes, then the first SAMPLED_SHARE of each block the scan passes (which
 // lines those are depends on how the output was read: the bound stage reads fixed 1 MiB chunks).
 // Memory: at most MAX_SHAPES shapes; past that the output is not "of few shapes" and only the shapes
 // already known go on being counted.
 
+import { getShapeHasher } from "./keyword-filter.js";
+
 /**
  * Bytes of output whose every line is shaped (every real output of the recall sets, ≤ 1.7 MB, is
- * shaped whole), then the share of each block shaped. Measured: shaping costs about 9 ns per byte;
- * at 8 MiB and 1/8 it doubled the scan of a 32 MiB log (80 → 200 ms), at 2 MiB and 1/32 it adds
- * about 30 ms, with the same recall on every set.
+ * shaped whole), then the share of each block shaped. Measured: shaping in JavaScript cost about
+ * 9 ns per byte; at 8 MiB and 1/8 it doubled the scan of a 32 MiB log (80 → 200 ms), at 2 MiB and
+ * 1/32 it added about 30 ms, with the same recall on every set (the WebAssembly hash: about 4 ns).
  */
 const FULL_BYTES = 2 * 1024 * 1024;
 const SAMPLED_SHARE = 1 / 32;
@@ -46,7 +49,7 @@ const BLANK = -1;
  * SKELETON_BYTES bytes with each digit run as one "0", each quoted string as its quote, and a
  * leading `path:` (a token before a colon and a digit) as one token. BLANK for a blank line.
  */
-function hashLine(bytes: Uint8Array, from: number, end: number): number {
+export function hashLine(bytes: Uint8Array, from: number, end: number): number {
 	if (end > from && bytes[end - 1] === 0x0d) end--;
 	let at = from;
 	let indent = 0;
@@ -150,8 +153,38 @@ export class ShapeCounter {
 		if (hash !== BLANK) this.count(hash, lineNumber, offset);
 	}
 
-	/** A measured hot loop: one pass over the bytes, a hash per line, no allocation. */
+	/**
+	 * The lines of bytes[from, stop) (whole lines), hashed by the WebAssembly module (getShapeHasher,
+	 * the same hashes) in windows of whole lines; a line longer than a window, or every line where
+	 * the module cannot run, by hashLine.
+	 */
 	private shapeLines(bytes: Uint8Array, from: number, stop: number, firstLine: number, base: number): void {
+		const hasher = getShapeHasher();
+		if (hasher === null) {
+			this.shapeLinesInJs(bytes, from, stop, firstLine, base);
+			return;
+		}
+		const records = hasher.records;
+		let line = firstLine;
+		for (let at = from; at < stop; ) {
+			let end = stop - at <= hasher.windowBytes ? stop : bytes.lastIndexOf(NEWLINE, at + hasher.windowBytes - 1) + 1;
+			if (end <= at) {
+				end = bytes.indexOf(NEWLINE, at) + 1;
+				if (end <= 0 || end > stop) end = stop;
+				this.shapeLinesInJs(bytes, at, end, line, base);
+				line++;
+				at = end;
+				continue;
+			}
+			const written = hasher.hash(bytes, at, end);
+			for (let k = 0; k < written * 3; k += 3) this.count(records[k], line + records[k + 1], base + at + records[k + 2]);
+			line += hasher.lastLines();
+			at = end;
+		}
+	}
+
+	/** A measured hot loop: one pass over the bytes, a hash per line, no allocation. */
+	private shapeLinesInJs(bytes: Uint8Array, from: number, stop: number, firstLine: number, base: number): void {
 		let line = firstLine;
 		for (let at = from; at < stop; line++) {
 			let end = bytes.indexOf(NEWLINE, at);

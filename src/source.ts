@@ -100,14 +100,23 @@ async function refuseSpill(path: string, stats: Stats, checks: SpillChecks): Pro
 	if (checks.notBeforeMs !== undefined && stats.mtimeMs < checks.notBeforeMs - SPILL_MTIME_SLACK_MS) {
 		return "spill file was last written before the tool ran";
 	}
-	// Every directory above it: a symlink someone else owns could point anywhere.
+	// Every directory above it: a symlink someone else owns could point anywhere. Looked at all at
+	// once, judged from the nearest up (a failure counts only where a walk up would have reached it).
+	const dirs: string[] = [];
 	for (let dir = dirname(path); ; dir = dirname(dir)) {
-		const above = await lstat(dir);
-		if (above.isSymbolicLink() && above.uid !== 0 && above.uid !== checks.uid) {
-			return `spill file is reached through ${dir}, a symlink owned by uid ${above.uid}`;
-		}
-		if (dirname(dir) === dir) return undefined;
+		dirs.push(dir);
+		if (dirname(dir) === dir) break;
 	}
+	const found = await Promise.allSettled(dirs.map((dir) => lstat(dir)));
+	for (let k = 0; k < dirs.length; k++) {
+		const outcome = found[k];
+		if (outcome.status === "rejected") throw outcome.reason;
+		const above = outcome.value;
+		if (above.isSymbolicLink() && above.uid !== 0 && above.uid !== checks.uid) {
+			return `spill file is reached through ${dirs[k]}, a symlink owned by uid ${above.uid}`;
+		}
+	}
+	return undefined;
 }
 
 function fileKind(stats: Stats): string {

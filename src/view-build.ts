@@ -4,7 +4,7 @@
 // through one reused buffer; memory stays bounded whatever their size.
 
 import { open } from "node:fs/promises";
-import { readViewExtras } from "./hunks.js";
+import { readViewExtras, type ViewExtras } from "./hunks.js";
 import { keepCharsFor } from "./render.js";
 import { LineScanner, type ScanResult } from "./scan.js";
 import { type ByteSource, bufferSource, READ_CHUNK_BYTES } from "./source.js";
@@ -18,13 +18,25 @@ export interface ViewResult {
 }
 
 /**
- * The view of a finished scan of `source` (the bytes the scan was pushed, whose offsets it
- * recorded); `countShape` is the scanner's, which tells rare lines from routine ones.
+ * What a view of a finished scan reads back from `source` (the bytes the scan was pushed, whose
+ * offsets it recorded): the lines around its signal lines, its rare lines, a JSON outline. It
+ * depends on nothing but the scan and these options, so it can be started early, beside other work.
  */
-export async function composeView(scan: ScanResult, source: ByteSource, options: ViewOptions, countShape?: (raw: string) => number): Promise<string> {
-	const items = scan.signals.slice(0, options.maxSignalLines);
-	const extras = await readViewExtras(source, scan, items, keepCharsFor(options.maxLineChars), countShape);
-	return buildView(scan, options, extras);
+export function readComposeExtras(
+	scan: ScanResult,
+	source: ByteSource,
+	options: Pick<ViewOptions, "maxSignalLines" | "maxLineChars">,
+	countShape?: (raw: string) => number,
+): Promise<ViewExtras> {
+	return readViewExtras(source, scan, scan.signals.slice(0, options.maxSignalLines), keepCharsFor(options.maxLineChars), countShape);
+}
+
+/**
+ * The view of a finished scan of `source`; `countShape` is the scanner's, which tells rare lines
+ * from routine ones. `extras`: what readComposeExtras started for the same scan, source and options.
+ */
+export async function composeView(scan: ScanResult, source: ByteSource, options: ViewOptions, countShape?: (raw: string) => number, extras?: Promise<ViewExtras>): Promise<string> {
+	return buildView(scan, options, await (extras ?? readComposeExtras(scan, source, options, countShape)));
 }
 
 /** Scans a byte source as a stream and builds its view. */

@@ -188,6 +188,17 @@ describe("chunking", () => {
 		assert.deepEqual(scanText(bytes.toString("utf8"), scanOptions()).totalLines, whole.totalLines);
 	});
 
+	test("keeps the same tail of long lines (a block's last lines over 256 KiB) whatever the chunking", () => {
+		const lines = Array.from({ length: 200 }, (_, i) => `${i % 7 === 0 ? "error: " : ""}${String(i).padStart(5, "0")} ${"é".repeat(2000 + i)}\r`);
+		const bytes = Buffer.from(`${lines.join("\n")}\n`);
+		const whole = scanInChunks(bytes, bytes.length);
+		assert.deepEqual(
+			whole.tail.map((line) => [line.lineNumber, line.text.slice(0, 5), line.signal === true]),
+			lines.slice(120).map((text, i) => [121 + i, text.slice(0, 5), text.startsWith("error")]),
+		);
+		for (const chunk of [7, 65_537, 1 * MIB]) assert.deepEqual(scanInChunks(bytes, chunk), whole, `chunk ${chunk}`);
+	});
+
 	test("gives an identical result whatever the chunking with small head, tail and signal limits", () => {
 		const bytes = mixedText();
 		const options = scanOptions({ headLines: 0, tailLines: 1, maxSignalLines: 3, maxLineChars: 80 });

@@ -3,6 +3,7 @@
 ;; reports exactly the lines of [start, end) that contain a keyword of the trie at `trie`, as
 ;; findKeywordLines in src/keyword-automaton.ts does: the SIMD pass only proposes positions where a
 ;; keyword may start (never missing one), and each proposal is confirmed by a walk of the trie.
+;; `shapes` gives each line's shape hash bit for bit as hashLine in src/shape-counter.ts does.
 ;;
 ;; Memory layout, chosen by the caller:
 ;;   tables: 2 groups x 4 positions x (16 low-nibble + 16 high-nibble) bytes = 256 bytes. Bit b of
@@ -203,4 +204,123 @@
 				(local.set $line (i32.add (local.get $line) (call $sum (local.get $counts))))
 				(br $blocks)))
 		(local.get $line))
+
+	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
+	;; hashLine in src/shape-counter.ts: indentation, then up to 48 bytes with each digit run as one
+	;; "0", each quoted string as its quote, a leading `path:` (a token before a colon and a digit) as
+	;; one token. For each line that is not blank, writes (hash, line index from 0, line start address)
+	;; at `out`; returns how many, and leaves the number of lines in $lines. Reads up to 15 bytes past
+	;; `end` (a line's end is found 16 bytes at a time).
+	(func (export "shapes") (param $start i32) (param $end i32) (param $out i32) (result i32)
+		(local $from i32)
+		(local $lineEnd i32)
+		(local $e i32)
+		(local $p i32)
+		(local $line i32)
+		(local $written i32)
+		(local $indent i32)
+		(local $hash i32)
+		(local $probe i32)
+		(local $emitted i32)
+		(local $inDigits i32)
+		(local $byte i32)
+		(local $close i32)
+		(local $mask i32)
+		(local $newline v128)
+		(local.set $newline (i8x16.splat (i32.const 10)))
+		(local.set $from (local.get $start))
+		(block $done
+			(loop $lines
+				(br_if $done (i32.ge_u (local.get $from) (local.get $end)))
+				;; The line's end: the first "\n" from `from`, 16 bytes at a time.
+				(local.set $lineEnd (local.get $from))
+				(block $found
+					(loop $seek
+						(local.set $mask (i8x16.bitmask (i8x16.eq (v128.load (local.get $lineEnd)) (local.get $newline))))
+						(if (local.get $mask) (then
+							(local.set $lineEnd (i32.add (local.get $lineEnd) (i32.ctz (local.get $mask))))
+							(br $found)))
+						(local.set $lineEnd (i32.add (local.get $lineEnd) (i32.const 16)))
+						(br $seek)))
+				(local.set $e (local.get $lineEnd))
+				(if (i32.gt_u (local.get $e) (local.get $from)) (then
+					(if (i32.eq (i32.load8_u offset=0 (i32.sub (local.get $e) (i32.const 1))) (i32.const 13)) (then
+						(local.set $e (i32.sub (local.get $e) (i32.const 1)))))))
+				;; Indentation.
+				(local.set $p (local.get $from))
+				(local.set $indent (i32.const 0))
+				(block $indented
+					(loop $indenting
+						(br_if $indented (i32.ge_u (local.get $p) (local.get $e)))
+						(local.set $byte (i32.load8_u (local.get $p)))
+						(br_if $indented (i32.and (i32.ne (local.get $byte) (i32.const 0x20)) (i32.ne (local.get $byte) (i32.const 0x09))))
+						(local.set $indent (i32.add (local.get $indent) (i32.const 1)))
+						(local.set $p (i32.add (local.get $p) (i32.const 1)))
+						(br $indenting)))
+				(if (i32.lt_u (local.get $p) (local.get $e)) (then
+					(local.set $hash (i32.mul
+						(i32.xor (i32.const 0x811c9dc5)
+							(select (local.get $indent) (i32.const 16) (i32.lt_u (local.get $indent) (i32.const 16))))
+						(i32.const 0x01000193)))
+					;; A leading `path:` followed by a digit is one token.
+					(local.set $probe (local.get $p))
+					(block $probed
+						(loop $probing
+							(br_if $probed (i32.ge_u (local.get $probe) (local.get $e)))
+							(br_if $probed (i32.ge_u (i32.sub (local.get $probe) (local.get $p)) (i32.const 256)))
+							(local.set $byte (i32.load8_u (local.get $probe)))
+							(br_if $probed (i32.eq (local.get $byte) (i32.const 0x3a)))
+							(br_if $probed (i32.eq (local.get $byte) (i32.const 0x20)))
+							(local.set $probe (i32.add (local.get $probe) (i32.const 1)))
+							(br $probing)))
+					(if (i32.and
+							(i32.and (i32.eq (i32.load8_u (local.get $probe)) (i32.const 0x3a)) (i32.gt_u (local.get $probe) (local.get $p)))
+							(i32.and
+								(i32.lt_u (i32.add (local.get $probe) (i32.const 1)) (local.get $e))
+								(i32.lt_u (i32.sub (i32.load8_u offset=1 (local.get $probe)) (i32.const 0x30)) (i32.const 10))))
+						(then
+							(local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.const 0x50)) (i32.const 0x01000193)))
+							(local.set $p (local.get $probe))))
+					;; The skeleton.
+					(local.set $emitted (i32.const 0))
+					(local.set $inDigits (i32.const 0))
+					(block $skeleton
+						(loop $next
+							(br_if $skeleton (i32.ge_u (local.get $p) (local.get $e)))
+							(br_if $skeleton (i32.ge_u (local.get $emitted) (i32.const 48)))
+							(local.set $byte (i32.load8_u (local.get $p)))
+							(local.set $p (i32.add (local.get $p) (i32.const 1)))
+							(if (i32.lt_u (i32.sub (local.get $byte) (i32.const 0x30)) (i32.const 10)) (then
+								(if (i32.eqz (local.get $inDigits)) (then
+									(local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.const 0x30)) (i32.const 0x01000193)))
+									(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
+									(local.set $inDigits (i32.const 1))))
+								(br $next)))
+							(local.set $inDigits (i32.const 0))
+							(if (i32.or (i32.or (i32.eq (local.get $byte) (i32.const 0x22)) (i32.eq (local.get $byte) (i32.const 0x27))) (i32.eq (local.get $byte) (i32.const 0x60))) (then
+								;; A quoted string is one token: skip to its closing quote (within 200 bytes).
+								(local.set $close (local.get $p))
+								(block $closed
+									(loop $closing
+										(br_if $closed (i32.ge_u (local.get $close) (local.get $e)))
+										(br_if $closed (i32.ge_u (i32.sub (local.get $close) (local.get $p)) (i32.const 200)))
+										(br_if $closed (i32.eq (i32.load8_u (local.get $close)) (local.get $byte)))
+										(local.set $close (i32.add (local.get $close) (i32.const 1)))
+										(br $closing)))
+								(if (i32.lt_u (local.get $close) (local.get $e)) (then
+									(if (i32.eq (i32.load8_u (local.get $close)) (local.get $byte)) (then
+										(local.set $p (i32.add (local.get $close) (i32.const 1)))))))))
+							(local.set $hash (i32.mul (i32.xor (local.get $hash) (local.get $byte)) (i32.const 0x01000193)))
+							(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
+							(br $next)))
+					(i32.store offset=0 (local.get $out) (local.get $hash))
+					(i32.store offset=4 (local.get $out) (local.get $line))
+					(i32.store offset=8 (local.get $out) (local.get $from))
+					(local.set $out (i32.add (local.get $out) (i32.const 12)))
+					(local.set $written (i32.add (local.get $written) (i32.const 1)))))
+				(local.set $line (i32.add (local.get $line) (i32.const 1)))
+				(local.set $from (i32.add (local.get $lineEnd) (i32.const 1)))
+				(br $lines)))
+		(global.set $lines (local.get $line))
+		(local.get $written))
 )
