@@ -163,7 +163,7 @@ async function main(): Promise<Record<string, unknown>> {
 			// The timed window on the monotonic clock a --cpu-prof profile's timestamps use (bench/profile-window.ts).
 			const windowUs = [windowStartUs, Number(process.hrtime.bigint() / 1000n)];
 			const text = patch?.content.reduce((all, part) => all + (part.type === "text" ? part.text : ""), "") ?? "";
-			const matched = /(\d+) lines? matched the signal pattern/.exec(text);
+			const matched = /the signal pattern matched (\d+) lines?/.exec(text);
 			return {
 				ms,
 				rssBefore: before,
