@@ -248,6 +248,8 @@ export function findLeadingContext(
 		}
 	}
 	if (parent !== undefined) context.push(parent);
+	const started = findStartedCall(signal, above);
+	if (started !== undefined && !context.includes(started)) context.push(started);
 	let header: number | undefined;
 	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
 	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
@@ -258,6 +260,25 @@ export function findLeadingContext(
 	}
 	context.sort((a, b) => a - b);
 	return header === undefined || context.includes(header) ? { context } : { context, header };
+}
+
+/** strace -f: `[pid 8890] <... openat resumed>) = -1 ENOENT …` finishes a call another line started. */
+const RESUMED_CALL = /^\[pid +(\d+)\] <\.\.\. (\w+) resumed>/;
+
+/**
+ * For a resumed system call, the index in `above` of the line that started it (`[pid 8890]
+ * openat(AT_FDCWD, "assets/x.tmpl", O_RDONLY <unfinished ...>`: the arguments, the file name),
+ * the nearest such line of the same process within HUNK_HEADER_LOOKBACK_LINES.
+ */
+function findStartedCall(signal: string, above: readonly string[]): number | undefined {
+	const resumed = RESUMED_CALL.exec(signal);
+	if (resumed === null) return undefined;
+	const start = `[pid ${resumed[1]}] ${resumed[2]}(`;
+	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
+		const line = above[k];
+		if (line.replace(/^\[pid +/, "[pid ").startsWith(start) && line.trimEnd().endsWith("<unfinished ...>")) return k;
+	}
+	return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -60,8 +60,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "linkers and builds: `undefined reference to`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`, cargo `could not compile`",
 	},
 	{
-		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bnon-zero (?:exit )?(?:code|status)`,
-		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
+		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
 		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\be(?:resolve|noent|acces|perm|connrefused|connreset|timedout|addrinuse|notfound|target|404|integrity|nospc|isdir|notdir|exist|notempty|badengine|lifecycle)\b`,

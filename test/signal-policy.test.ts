@@ -53,6 +53,19 @@ describe("indentation and continuation", () => {
 	});
 });
 
+describe("a resumed system call (strace -f)", () => {
+	test("leads with the line of the same process that started the call", () => {
+		const above = [
+			'[pid  8890] openat(AT_FDCWD, "assets/templates/asset_221.tmpl", O_RDONLY <unfinished ...>',
+			'[pid  8889] openat(AT_FDCWD, "assets/css/asset_157.css", O_RDONLY <unfinished ...>',
+			"[pid  8889] <... openat resumed>)       = 3",
+			'[pid  8888] read(3, "x", 4096) = 1',
+		];
+		assert.deepEqual(findLeadingContext("[pid  8890] <... openat resumed>)       = -1 ENOENT (No such file or directory)", above).context, [0]);
+		assert.deepEqual(findLeadingContext("[pid  8891] <... openat resumed>)       = -1 ENOENT (No such file or directory)", above).context, [], "another process: nothing");
+	});
+});
+
 describe("thinRuns", () => {
 	test("keeps the first and last line of a run of one shape, whole short runs, and order", () => {
 		const frames = lines(

@@ -181,6 +181,11 @@ describe("the vocabulary of failure", () => {
 		"Parse error near line 2218: table orders has no column named discount_cents",
 		"CONFLICT (content): Merge conflict in handlers/refund_0213.go",
 		"CONFLICT (modify/delete): jobs/sweep_0847.go deleted in HEAD and modified in release/2.4.",
+		"[pid  8890] +++ exited with 3 +++",
+		"==16570== Possible data race during read of size 8 at 0x10C120 by thread #3",
+		"==16570== This conflicts with a previous write of size 8 by thread #5",
+		"WARNING: DATA RACE",
+		"Previous write at 0x00c0000b4010 by goroutine 8:",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -224,6 +229,8 @@ describe("the vocabulary of failure", () => {
 		"  Retry error codes are configured",
 		"conflicts resolved: 3",
 		"Auto-merging handlers/refund_0213.go",
+		"[pid  8888] +++ exited with 0 +++",
+		"previous writes flushed",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
