@@ -23,7 +23,7 @@ import {
 	opensBlock,
 	type ShapeKind,
 	thinRuns,
-} from "./signal-policy.js";
+} from "./signal-blocks.js";
 import type { ShapeLine } from "./shape-counter.js";
 import type { ByteSource } from "./source.js";
 

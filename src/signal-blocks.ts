@@ -1,0 +1,218 @@
+// The block rules of the signal policy (src/signal-policy.ts): which lines around a signal line
+// belong to it — its block below (continuation forms, deeper indentation, rare shapes, never the
+// output's routine lines; long blocks thinned), its leading context above (the frames it continues
+// from, its parent, a location line, the call a resumed one started) and its section header.
+// Pure: strings in, decisions out.
+
+import { shapeOf } from "./signal-policy.js";
+
+/** Most lines after a signal line shown with it (its block), and before it (leading context). */
+export const HUNK_AFTER_LINES = 16;
+/** Lines of a block looked at below its signal line, before runs are thinned (a deep backtrace). */
+export const HUNK_BLOCK_SCAN_LINES = 48;
+/** A line with a letter or a digit in it (not drawing alone). */
+const WORDED = /[\p{L}\p{N}]/u;
+/** Consecutive lines of one shape in a block from which only the first and the last are kept. */
+const BLOCK_RUN_LINES = 3;
+
+/**
+ * A block with each run of BLOCK_RUN_LINES or more lines of one shape thinned to its first and last
+ * line: a backtrace 30 frames deep in one recursive function keeps the frame that faulted, the
+ * recursion's two ends and the frame below it (gdb's `#31 … in worker (arg=0x4) at src/stock.c:48`).
+ */
+export function thinRuns<T extends { text: string }>(lines: readonly T[]): T[] {
+	// Past HUNK_AFTER_LINES, drawing goes first: gutters, carets and rules (`    |      |   ^~~~`)
+	// say nothing the lines with words around them do not (gcc -fanalyzer's event paths).
+	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(line.text));
+	const kept: T[] = [];
+	for (let start = 0; start < lines.length; ) {
+		const shape = shapeOf(lines[start].text);
+		let end = start + 1;
+		while (end < lines.length && shapeOf(lines[end].text) === shape) end++;
+		if (end - start >= BLOCK_RUN_LINES) kept.push(lines[start], lines[end - 1]);
+		else kept.push(...lines.slice(start, end));
+		start = end;
+	}
+	return kept;
+}
+export const HUNK_BEFORE_LINES = 4;
+/** How far above a signal line its section header (a test's name, a task) is looked for. */
+export const HUNK_HEADER_LOOKBACK_LINES = 200;
+/** How far into a block a signal line opens (`FAILED! => {`) its message lines are looked for, and how many are kept. */
+export const BLOCK_SCAN_LINES = 120;
+export const BLOCK_MESSAGE_LINES = 3;
+
+/**
+ * Lines that continue the diagnostic above them whatever their indentation: a stack frame (`at …`),
+ * rustc's `-->` and `|` gutters and `= note`, a numbered source line (`20 |`), carets and tildes
+ * under code, the `+`/`-` lines of a diff, `Caused by:`, `... 3 more`, a `note:`/`help:`
+ * diagnostic, labelled details (PostgreSQL's `DETAIL:`/`HINT:`/`LINE 3:`, an assertion's
+ * `expected:`/`got:`/`want:`/`diff:`), and TAP's indented `#` diagnostics.
+ */
+const CONTINUATION =
+	/^\s*(?:at |-->|::: |\||\d+\s*\||= |[~^][~^\s]*$|[+-] |caused by\b|\.\.\. \d+ more|(?:note|help|hint|detail|context|where|line \d+|query|expected|received|actual|got|want|wanted|left|right|found|diff|stack(?:trace)?|locks held)\b\s*:)|^#\s{2,}\S|^#\d+ +(?:0x[\da-f]+ in )?[\w:~<>.]+ \(|^\S+:\d+(?::\d+)?: (?:note|help):/i;
+/**
+ * A line that opens a section a failure may sit in: a test's name or a build step (GoogleTest's
+ * `[ RUN      ]`, Go's `=== RUN`, pytest's `____ test_x ____`, Rust's `---- x stdout ----`, Ansible's
+ * `TASK [x]`, a numbered failure `1) name`). Shown above a signal that follows it.
+ */
+const SECTION_HEADER =
+	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S)/;
+
+/** A line that is only a source location (`src/tariff.f90:17:28:`), printed above the snippet and message it locates. */
+const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;
+
+/** A signal line that opens a structured block: it ends with `{` or `[` (a JSON or YAML error object follows). */
+const OPENS_BLOCK = /[{[]\s*$/;
+/** Lines inside such a block that say what went wrong: a message, an error, a reason, stderr. */
+const MESSAGE_KEY = /^\s*"?(?:msg|message|error|errors|reason|stderr|detail|details|cause|description|exception|failure)"?\s*[:=]/i;
+
+/** Does the signal line open a structured block whose message lines belong to it? */
+export function opensBlock(line: string): boolean {
+	return OPENS_BLOCK.test(line);
+}
+
+/** Is `line`, inside a block a signal line opened, one that says what went wrong? */
+export function isBlockMessage(line: string): boolean {
+	return MESSAGE_KEY.test(line);
+}
+
+/**
+ * A margin some tools put before every line of a report, after which the report's own indentation
+ * starts: valgrind's `==12345== ` (memcheck, helgrind: `==1==    at 0x…: f (x.c:15)` is a frame
+ * under `==1== Possible data race …`).
+ */
+const REPORT_MARGIN = /^==\d{1,10}== ?/;
+
+/** Is `line` (after its report margin) in one of the known continuation forms? */
+function isContinuation(line: string): boolean {
+	return CONTINUATION.test(line.charCodeAt(0) === 0x3d ? line.replace(REPORT_MARGIN, "") : line);
+}
+
+/** Leading whitespace width (a tab counts as 4), after a report margin; -1 for a blank line (or a bare margin). */
+export function indentOf(text: string): number {
+	let width = 0;
+	const margin = text.charCodeAt(0) === 0x3d ? REPORT_MARGIN.exec(text) : null;
+	for (let i = margin === null ? 0 : margin[0].length; i < text.length; i++) {
+		const char = text.charCodeAt(i);
+		if (char === 0x20) width += 1;
+		else if (char === 0x09) width += 4;
+		else return width;
+	}
+	return -1; // blank
+}
+
+/** A line whose shape the whole output has at most this many times is rare: unlike the output's routine lines. */
+export const RARE_CONTEXT_SHAPE_LINES = 2;
+/**
+ * A line whose shape makes up at least this share of the output's lines (and at least
+ * ROUTINE_CONTEXT_MIN_LINES of them) is routine: the build's `  CC [M] module_N.o` around an
+ * error is not part of its block, however it is indented.
+ */
+export const ROUTINE_CONTEXT_SHARE = 0.25;
+export const ROUTINE_CONTEXT_MIN_LINES = 50;
+
+/** How a line's shape compares with the rest of the output, for the block rules. */
+export type ShapeKind = "rare" | "routine" | "usual";
+
+/** The ShapeKind of a line whose shape the output has `count` times among `shapedLines` (0: not known). */
+export function classifyShape(count: number, shapedLines: number): ShapeKind {
+	if (count <= 0) return "usual";
+	if (count <= RARE_CONTEXT_SHAPE_LINES) return "rare";
+	return count >= ROUTINE_CONTEXT_MIN_LINES && count >= ROUTINE_CONTEXT_SHARE * shapedLines ? "routine" : "usual";
+}
+
+/**
+ * Does `line` continue the block of a signal line indented by `signalIndent`? A blank line ends
+ * it; a line indented deeper belongs to it (a traceback's frames, javac's `symbol:`/`location:`);
+ * under an indented signal, a line indented as much does too (ExUnit's `left:`/`right:`); the
+ * known continuation forms (CONTINUATION) do at any indentation; and so does a line of a rare
+ * shape, since a report differs from the routine lines around it (a sanitizer's `READ of size 4 …`
+ * under its `ERROR`). A routine line continues a block only in a known continuation form.
+ */
+export function continuesBlock(signalIndent: number, line: string, shape: ShapeKind = "usual"): boolean {
+	const indent = indentOf(line);
+	if (indent < 0) return false;
+	if (shape === "routine") return isContinuation(line);
+	if (indent > signalIndent || (signalIndent > 0 && indent >= signalIndent)) return true;
+	return shape === "rare" || isContinuation(line);
+}
+
+/** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
+export function isSectionHeader(line: string): boolean {
+	return SECTION_HEADER.test(line);
+}
+
+/**
+ * The leading context of a signal line, given the lines just above it (nearest last): the lines
+ * it continues from (deeper-indented or rare lines right above an unindented signal: the frames
+ * above Python's exception; lines of the same or deeper indentation above an indented one, up to
+ * their parent), its parent (the nearest line indented less, e.g. ESLint's file name above its
+ * findings), and the nearest section header. Returns indexes into `above`, ascending.
+ */
+export function findLeadingContext(
+	signal: string,
+	above: readonly string[],
+	shapeOf: (index: number) => ShapeKind = () => "usual",
+): { context: number[]; header?: number } {
+	const signalIndent = Math.max(0, indentOf(signal));
+	const context: number[] = [];
+	let parent: number | undefined;
+	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_BEFORE_LINES; k--) {
+		const indent = indentOf(above[k]);
+		if (indent < 0) {
+			// gfortran: `file.f90:17:28:`, a blank line, the source snippet, then `Error: …`.
+			if (k > 0 && LOCATION_ALONE.test(above[k - 1])) context.push(k, k - 1);
+			break;
+		}
+		const shape = shapeOf(k);
+		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? indent > 0 || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
+			context.push(k);
+			continue;
+		}
+		if (signalIndent > 0 && indent < signalIndent) parent = k;
+		break;
+	}
+	if (parent === undefined && signalIndent > 0) {
+		// The parent may sit further up, above the signal's siblings.
+		for (let k = above.length - 1 - context.length; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
+			const indent = indentOf(above[k]);
+			if (indent >= 0 && indent < signalIndent) {
+				parent = k;
+				break;
+			}
+		}
+	}
+	if (parent !== undefined) context.push(parent);
+	const started = findStartedCall(signal, above);
+	if (started !== undefined && !context.includes(started)) context.push(started);
+	let header: number | undefined;
+	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
+	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
+		if (isSectionHeader(above[k])) {
+			header = k;
+			break;
+		}
+	}
+	context.sort((a, b) => a - b);
+	return header === undefined || context.includes(header) ? { context } : { context, header };
+}
+
+/** strace -f: `[pid 8890] <... openat resumed>) = -1 ENOENT …` finishes a call another line started. */
+const RESUMED_CALL = /^\[pid +(\d+)\] <\.\.\. (\w+) resumed>/;
+
+/**
+ * For a resumed system call, the index in `above` of the line that started it (`[pid 8890]
+ * openat(AT_FDCWD, "assets/x.tmpl", O_RDONLY <unfinished ...>`: the arguments, the file name),
+ * the nearest such line of the same process within HUNK_HEADER_LOOKBACK_LINES.
+ */
+function findStartedCall(signal: string, above: readonly string[]): number | undefined {
+	const resumed = RESUMED_CALL.exec(signal);
+	if (resumed === null) return undefined;
+	const start = `[pid ${resumed[1]}] ${resumed[2]}(`;
+	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
+		const line = above[k];
+		if (line.replace(/^\[pid +/, "[pid ").startsWith(start) && line.trimEnd().endsWith("<unfinished ...>")) return k;
+	}
+	return undefined;
+}
