@@ -14,6 +14,7 @@ import {
 	BLOCK_SCAN_LINES,
 	classifyShape,
 	continuesBlock,
+	continuesPastBlank,
 	findLeadingContext,
 	HUNK_AFTER_LINES,
 	HUNK_BLOCK_SCAN_LINES,
@@ -197,7 +198,8 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	const block: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(HUNK_BLOCK_SCAN_LINES, belowRaw.length); k++) {
 		const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
-		if (!continuesBlock(signalIndent, line.text, shapeKind(belowRaw[k]))) break;
+		const pastBlank = k === 0 && indentOf(line.text) < 0 && k + 1 < belowRaw.length && continuesPastBlank(signalIndent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
+		if (!pastBlank && !continuesBlock(signalIndent, line.text, shapeKind(belowRaw[k]))) break;
 		block.push(line);
 	}
 	const after = thinRuns(block);

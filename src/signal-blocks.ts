@@ -138,6 +138,16 @@ export function continuesBlock(signalIndent: number, line: string, shape: ShapeK
 	return shape === "rare" || isContinuation(line);
 }
 
+/**
+ * Does the block of a signal line indented by `signalIndent` go on past a blank line right under
+ * it? Only when the line after the blank is indented deeper and not routine: esbuild's
+ * `✘ [ERROR] Could not resolve …`, a blank line, then `    src/views/view_131.ts:1:31:` and its
+ * code frame.
+ */
+export function continuesPastBlank(signalIndent: number, afterBlank: string, shape: ShapeKind = "usual"): boolean {
+	return shape !== "routine" && indentOf(afterBlank) > signalIndent;
+}
+
 /** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
 export function isSectionHeader(line: string): boolean {
 	return SECTION_HEADER.test(line);

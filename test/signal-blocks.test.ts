@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createDefaultConfig } from "../src/config.js";
-import { continuesBlock, findLeadingContext, HUNK_AFTER_LINES, indentOf, thinRuns } from "../src/signal-blocks.js";
+import { continuesBlock, continuesPastBlank, findLeadingContext, HUNK_AFTER_LINES, indentOf, thinRuns } from "../src/signal-blocks.js";
 import { buildViewFromText } from "../src/view-build.js";
 
 const lines = (...texts: string[]) => texts.map((text) => ({ text }));
@@ -102,6 +102,30 @@ describe("the view of a signal line's block", () => {
 		const text = [...progress(700), ...report, ...progress(700, 700)].join("\n");
 		const shown = await middleOf(text);
 		for (const n of [701, 702, 703, 704]) assert.ok(shown.includes(n), `line ${n} is shown; shown: ${shown.join(",")}`);
+	});
+
+	test("esbuild: the location and code frame under an error, past the blank line right below it", async () => {
+		const error = [
+			'✘ [ERROR] Could not resolve "../formatters/currencyFormat"',
+			"",
+			"    src/views/view_131.ts:1:31:",
+			'      1 │ import { formatCurrency } from "../formatters/currencyFormat";',
+			"",
+		];
+		const text = [...progress(700), ...error, ...progress(700, 700)].join("\n");
+		const shown = await middleOf(text);
+		for (const n of [701, 703, 704]) assert.ok(shown.includes(n), `line ${n} is shown; shown: ${shown.join(",")}`);
+		const view = (await buildViewFromText(text, { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" })).text;
+		assert.match(view, /^ +702- *$/m, "the blank line under the error is part of its block");
+		assert.ok(!shown.includes(705) && !shown.includes(706), "the block ends at the next blank line");
+		assert.ok(!continuesPastBlank(0, "not indented"), "a line at the signal's indentation after the blank starts something else");
+	});
+
+	test("svn: each of three conflicted files among hundreds of updated ones, as rare lines", async () => {
+		const lines = Array.from({ length: 900 }, (_, i) => `${i % 3 === 0 ? "G" : "U"}    site/section_${String(Math.floor(i / 60)).padStart(2, "0")}/page_${String(i).padStart(3, "0")}.html`);
+		for (const at of [121, 405, 658]) lines[at - 1] = lines[at - 1].replace(/^[GU]/, "C");
+		const shown = await middleOf(lines.join("\n"));
+		for (const n of [121, 405, 658]) assert.ok(shown.includes(n), `line ${n} is shown; shown: ${shown.join(",")}`);
 	});
 
 	test("gdb: a backtrace 30 frames deep shows the faulting frame, the recursion's ends and the user frame below it", async () => {
