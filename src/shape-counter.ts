@@ -27,6 +27,8 @@ const SKELETON_BYTES = 48;
 const COMMON_SHAPE_LINES = 10;
 /** An output is "of few shapes" when common shapes make this share of its lines: then a line seen once stands out. */
 const COMMON_SHARE = 0.9;
+/** A shape seen at most this many times in an output of few shapes is rare: each of its lines stands out (svn's three `C` lines among 700 `U`). */
+const RARE_SHAPE_LINES = 3;
 /** Fewest shaped lines for rare lines to mean anything. */
 const MIN_SHAPED_LINES = 200;
 /**
@@ -96,6 +98,8 @@ interface ShapeEntry {
 	/** Byte offset of its first line in the scanned stream. */
 	firstOffset: number;
 	lastLine: number;
+	/** The second and third lines of a shape seen at most RARE_SHAPE_LINES times: [line, offset]. */
+	more?: Array<[number, number]>;
 }
 
 /** A line found by shape: rare in an output of few shapes, or repeated. */
@@ -112,7 +116,7 @@ export interface ShapeStats {
 	shapedLines: number;
 	/** True when every line was shaped (no sampling). */
 	complete: boolean;
-	/** Lines of shapes seen once, in line order, when common shapes make COMMON_SHARE of the lines. */
+	/** Each line of a shape seen at most RARE_SHAPE_LINES times (the rarest shapes first), when common shapes make COMMON_SHARE of the lines. */
 	rare: ShapeLine[];
 	/** Shapes repeated in a burst (REPEAT_MIN_LINES and more) that are not the output's bulk, by first line. */
 	repeated: ShapeLine[];
@@ -211,6 +215,7 @@ export class ShapeCounter {
 		if (entry !== undefined) {
 			entry.count++;
 			entry.lastLine = line;
+			if (entry.count <= RARE_SHAPE_LINES) (entry.more ??= []).push([line, offset]);
 			return;
 		}
 		if (this.shapes.size >= MAX_SHAPES) {
@@ -226,13 +231,19 @@ export class ShapeCounter {
 		for (const entry of entries) if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
 		const fewShapes = !this.overflow && this.shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHARE * this.shapedLines;
 		const toLine = (entry: ShapeEntry): ShapeLine => ({ lineNumber: entry.firstLine, offset: entry.firstOffset, count: entry.count, lastLine: entry.lastLine });
-		const rare = fewShapes ? entries.filter((entry) => entry.count === 1).map(toLine) : [];
+		// Each line of a rare shape, the rarest shapes first (a line seen once before one of three).
+		const rare = fewShapes
+			? entries
+					.filter((entry) => entry.count <= RARE_SHAPE_LINES)
+					.sort((a, b) => a.count - b.count || a.firstLine - b.firstLine)
+					.flatMap((entry) => [toLine(entry), ...(entry.more ?? []).map(([lineNumber, offset]) => ({ ...toLine(entry), lineNumber, offset }))])
+			: [];
 		const isBurst = (entry: ShapeEntry) =>
 			entry.count >= REPEAT_MIN_LINES &&
 			entry.lastLine - entry.firstLine + 1 <= REPEAT_MAX_SPREAD * entry.count &&
 			entry.count <= REPEAT_MAX_SHARE * this.shapedLines;
 		const repeated = entries.filter(isBurst).map(toLine);
 		const byLine = (a: ShapeLine, b: ShapeLine) => a.lineNumber - b.lineNumber;
-		return { shapedLines: this.shapedLines, complete: !this.sampled, rare: rare.sort(byLine), repeated: repeated.sort(byLine) };
+		return { shapedLines: this.shapedLines, complete: !this.sampled, rare, repeated: repeated.sort(byLine) };
 	}
 }

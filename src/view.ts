@@ -92,7 +92,7 @@ function noteOf(line: ScannedLine): string {
 	if (item.json !== undefined) return `  [${item.json}]`;
 	if (item.similar) return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
 	if (item.kind === "repeated") return `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
-	if (item.kind === "rare") return "  [a rare line: its shape appears once]";
+	if (item.kind === "rare") return item.count === undefined || item.count <= 1 ? "  [a rare line: its shape appears once]" : `  [a rare line: its shape appears ${item.count} times]`;
 	if (item.count !== undefined && item.count > 1) return `  [×${item.count}]`;
 	return "";
 }

@@ -61,7 +61,7 @@ function shownLines(view: string): ShownLine[] {
 		let body = match[3];
 		const context = match[2] === "-";
 		let count = 1;
-		const note = / {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears once\])$/.exec(body);
+		const note = / {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears (?:once|\d+ times)\])$/.exec(body);
 		if (note) {
 			if (note[1] !== undefined) count = Number(note[1]);
 			body = body.slice(0, -note[0].length);
