@@ -114,13 +114,9 @@ export async function readViewExtras(
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
-		const after: ScannedLine[] = [];
-		const indent = Math.max(0, indentOf(first));
-		for (const raw of below) {
-			if (!continuesBlock(indent, raw, shapeKind(raw))) break;
-			after.push(shapeLine(line.lineNumber + 1 + after.length, raw, keepChars));
-		}
-		shapeLines.push({ ...shapeLine(line.lineNumber, first, keepChars), kind, count: line.count, lastLine: line.lastLine, after });
+		const shaped = shapeLine(line.lineNumber, first, keepChars);
+		const after = takeBlock(shaped, below, below.length, keepChars, shapeKind);
+		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
@@ -179,6 +175,22 @@ async function readLinesAt(source: ByteSource, offset: number, count: number): P
 	return lines.slice(0, Math.max(1, Math.min(count, whole)));
 }
 
+/**
+ * The block of `line` (a signal line, or a rare line): the lines of `belowRaw` (the raw lines right
+ * under it) that continue it by signal-blocks.ts's rules, at most `limit`, shaped and numbered.
+ */
+function takeBlock(line: ScannedLine, belowRaw: readonly string[], limit: number, keepChars: number, shapeKind: (raw: string) => ShapeKind): ScannedLine[] {
+	const indent = Math.max(0, indentOf(line.text));
+	const block: ScannedLine[] = [];
+	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
+		const below = shapeLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
+		const pastBlank = k === 0 && indentOf(below.text) < 0 && k + 1 < belowRaw.length && continuesPastBlank(indent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
+		if (!pastBlank && !continuesBlock(indent, below.text, shapeKind(belowRaw[k]))) break;
+		block.push(below);
+	}
+	return block;
+}
+
 /** One signal line's hunk; a line whose offset is unknown, or whose shown text is its end, stands alone. */
 async function readHunk(source: ByteSource, item: SignalItem, keepChars: number, shapeKind: (raw: string) => ShapeKind): Promise<Hunk> {
 	if (item.offset < 0 || item.keptEnd) return { item, before: [], after: [], messages: [] };
@@ -195,13 +207,7 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	belowRaw.shift(); // the signal line itself
 
 	const signalIndent = Math.max(0, indentOf(item.text));
-	const block: ScannedLine[] = [];
-	for (let k = 0; k < Math.min(HUNK_BLOCK_SCAN_LINES, belowRaw.length); k++) {
-		const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
-		const pastBlank = k === 0 && indentOf(line.text) < 0 && k + 1 < belowRaw.length && continuesPastBlank(signalIndent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
-		if (!pastBlank && !continuesBlock(signalIndent, line.text, shapeKind(belowRaw[k]))) break;
-		block.push(line);
-	}
+	const block = takeBlock(item, belowRaw, HUNK_BLOCK_SCAN_LINES, keepChars, shapeKind);
 	const after = thinRuns(block);
 	// A block longer than the cap keeps its last line: where a report ends (the second free, the frame below the recursion).
 	if (after.length > HUNK_AFTER_LINES) after.splice(HUNK_AFTER_LINES - 1, after.length - HUNK_AFTER_LINES);
