@@ -5,7 +5,7 @@
 // advances in batches, at most once in MASK_MIN_CALLS_BETWEEN calls, so what was sent before (and the
 // provider's prompt cache of it) is rewritten rarely. Pure: messages in, messages out.
 
-import { joinTextParts } from "./stash.js";
+import { joinTextParts, measureTextParts } from "./stash.js";
 import { formatIdTag, formatMaskedFooter, isOwnLine } from "./protocol.js";
 import { plural, toOneLine } from "./text.js";
 
@@ -209,7 +209,7 @@ export function maskOldViews(
 
 /** Characters of tool output a message carries: a tool result's text, a `!command`'s output. */
 export function measureToolOutput(message: ContextMessage): number {
-	if (message.role === "toolResult") return measureTextParts(message.content);
+	if (message.role === "toolResult") return measureText(message.content);
 	if (message.role === "bashExecution" && message.excludeFromContext !== true && typeof message.output === "string") return message.output.length;
 	return 0;
 }
@@ -242,12 +242,10 @@ function replaceViewText(message: ContextMessage, text: string): ContextMessage 
 	return { ...message, content: [{ type: "text", text }, ...others] };
 }
 
-function measureTextParts(content: unknown): number {
+/** The length of joinText(content), without joining anything. */
+function measureText(content: unknown): number {
 	if (typeof content === "string") return content.length;
-	if (!Array.isArray(content)) return 0;
-	let chars = 0;
-	for (const part of content) if (isRecord(part) && part.type === "text" && typeof part.text === "string") chars += part.text.length;
-	return chars;
+	return Array.isArray(content) ? measureTextParts(content.filter(isRecord) as Array<{ type: string; text?: unknown }>) : 0;
 }
 
 function joinText(content: unknown): string {
@@ -280,7 +278,7 @@ export function measureContextChars(messages: readonly ContextMessage[]): number
 				else if (typeof part.thinking === "string") chars += part.thinking.length;
 				else if (part.type === "toolCall") chars += JSON.stringify(part.arguments ?? {}).length;
 			}
-		} else chars += measureTextParts(message.content);
+		} else chars += measureText(message.content);
 	}
 	return chars;
 }
