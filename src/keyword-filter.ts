@@ -50,6 +50,19 @@ export const keywordFilterStats = { compiles: 0 };
 
 const NOT_VALID = "WebAssembly SIMD module does not validate here";
 
+/** The default module, compiled from disk on first use (synchronously: see compileDefaultModule for the prewarm's way). */
+function loadDefaultModule(): { module: WebAssembly.Module } | { error: string } {
+	return (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+}
+
+/** A fresh instance of `module` whose memory holds at least `bytes`: its exports and the memory's bytes (it never grows again). */
+function instantiate(module: WebAssembly.Module, bytes: number): { filter: FilterExports; memory: Uint8Array } {
+	const filter = new WebAssembly.Instance(module, {}).exports as unknown as FilterExports;
+	const pages = Math.ceil(bytes / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
+	if (pages > 0) filter.memory.grow(pages);
+	return { filter, memory: new Uint8Array(filter.memory.buffer) };
+}
+
 function describeLoadError(error: unknown): { error: string } {
 	return { error: `WebAssembly module could not be loaded: ${error instanceof Error ? error.message : String(error)}` };
 }
@@ -94,7 +107,7 @@ export function createKeywordLineFinder(keywords: readonly string[], options: Ke
 	const automaton = buildKeywordAutomaton(keywords);
 	const compiled = options.loadWasm
 		? compileModule(options.loadWasm)
-		: (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+		: loadDefaultModule();
 	const states = automaton.accepting.length;
 	const reason = "error" in compiled ? compiled.error : states > MAX_WASM_STATES ? `${states} automaton states, more than ${MAX_WASM_STATES}` : undefined;
 	const byAutomaton = (why: string | undefined): KeywordLineFinder => ({
@@ -112,8 +125,6 @@ export function createKeywordLineFinder(keywords: readonly string[], options: Ke
 }
 
 function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string[], module: WebAssembly.Module): KeywordLineFinder {
-	const instance = new WebAssembly.Instance(module, {});
-	const filter = instance.exports as unknown as FilterExports;
 	// Layout: tables, output pairs, the input window (padded), the automaton.
 	const tables = 0;
 	const out = 1024;
@@ -121,11 +132,8 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 	const input = alignUp(out + outBytes, 64);
 	const trie = alignUp(input + WASM_WINDOW_BYTES + INPUT_PADDING_BYTES, 1024);
 	const states = automaton.accepting.length;
-	const total = trie + states * 1024;
-	const pages = Math.ceil(total / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
-	if (pages > 0) filter.memory.grow(pages);
 	// The memory never grows again, so these views stay valid.
-	const memory = new Uint8Array(filter.memory.buffer);
+	const { filter, memory } = instantiate(module, trie + states * 1024);
 	memory.set(buildFingerprintTables(keywords), tables);
 	writeTrie(automaton, new Int32Array(filter.memory.buffer, trie, states * 256));
 	const pairs = new Int32Array(filter.memory.buffer, out, outBytes / 4);
@@ -163,14 +171,11 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 let newlineCounter: ((bytes: Uint8Array, from: number, to: number) => number) | undefined | null;
 
 function createNewlineCounter(): ((bytes: Uint8Array, from: number, to: number) => number) | null {
-	const compiled = (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+	const compiled = loadDefaultModule();
 	if (!("module" in compiled)) return null;
 	try {
-		const filter = new WebAssembly.Instance(compiled.module, {}).exports as unknown as FilterExports;
+		const { filter, memory } = instantiate(compiled.module, WASM_WINDOW_BYTES + INPUT_PADDING_BYTES);
 		const input = 0;
-		const pages = Math.ceil((WASM_WINDOW_BYTES + INPUT_PADDING_BYTES) / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
-		if (pages > 0) filter.memory.grow(pages);
-		const memory = new Uint8Array(filter.memory.buffer);
 		return (bytes, from, to) => {
 			let lines = 0;
 			for (let at = from; at < to; at += WASM_WINDOW_BYTES) {
@@ -224,17 +229,14 @@ let shapeHasher: ShapeHasher | undefined | null;
 export function getShapeHasher(): ShapeHasher | null {
 	if (shapeHasher !== undefined) return shapeHasher;
 	shapeHasher = null;
-	const compiled = (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
+	const compiled = loadDefaultModule();
 	if (!("module" in compiled)) return null;
 	try {
-		const filter = new WebAssembly.Instance(compiled.module, {}).exports as unknown as FilterExports;
 		const input = 0;
 		// Every record is 12 bytes and a line that is not blank has at least 2 (a byte and "\n").
 		const out = alignUp(WASM_WINDOW_BYTES + INPUT_PADDING_BYTES, 64);
 		const outBytes = (WASM_WINDOW_BYTES / 2 + 1) * 12;
-		const pages = Math.ceil((out + outBytes) / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
-		if (pages > 0) filter.memory.grow(pages);
-		const memory = new Uint8Array(filter.memory.buffer);
+		const { filter, memory } = instantiate(compiled.module, out + outBytes);
 		const records = new Uint32Array(filter.memory.buffer, out, outBytes / 4);
 		shapeHasher = {
 			windowBytes: WASM_WINDOW_BYTES,
