@@ -98,6 +98,21 @@ function takeWorker(): SearchWorker | undefined {
 }
 
 /**
+ * Calls `run` once Date.now() has reached `at`, not before: a timer can fire a millisecond early by
+ * Date.now(), and a search promised to wait maxWaitMs must not answer after 99. Returns the cancel.
+ */
+export function runAt(at: number, run: () => void): () => void {
+	let timer: NodeJS.Timeout;
+	const check = (): void => {
+		const left = at - Date.now();
+		if (left > 0) timer = setTimeout(check, left);
+		else run();
+	};
+	timer = setTimeout(check, Math.max(0, at - Date.now()));
+	return () => clearTimeout(timer);
+}
+
+/**
  * A worker for this search, waiting in line when all are busy; undefined when none came free before
  * `waitEnd` (Date.now() value). Rejects with an AbortError when `signal` aborts while it waits.
  */
@@ -112,7 +127,7 @@ export function acquireWorker(waitEnd: number, signal: AbortSignal | undefined):
 	if (ready !== undefined) return Promise.resolve(ready);
 	return new Promise<SearchWorker | undefined>((resolve, reject) => {
 		const leave = (): void => {
-			clearTimeout(timer);
+			cancelTimer();
 			signal?.removeEventListener("abort", onAbort);
 			const index = waiting.indexOf(waiter);
 			if (index !== -1) waiting.splice(index, 1);
@@ -131,10 +146,10 @@ export function acquireWorker(waitEnd: number, signal: AbortSignal | undefined):
 			leave();
 			reject(createAbortError());
 		};
-		const timer = setTimeout(() => {
+		const cancelTimer = runAt(waitEnd, () => {
 			leave();
 			resolve(undefined);
-		}, Math.max(0, waitEnd - Date.now()));
+		});
 		signal?.addEventListener("abort", onAbort, { once: true });
 		waiting.push(waiter);
 	});

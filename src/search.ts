@@ -10,7 +10,7 @@
 
 import { receiveMessageOnPort } from "node:worker_threads";
 import { isByteSafePattern } from "./regex-safety.js";
-import { acquireWorker, createAbortError, releaseWorker, retireWorker, type SearchWorker } from "./search-pool.js";
+import { acquireWorker, createAbortError, releaseWorker, retireWorker, runAt, type SearchWorker } from "./search-pool.js";
 import {
 	readProgress,
 	type SearchDoneMessage,
@@ -205,7 +205,7 @@ interface WorkerSearchSetup {
 class WorkerSearch {
 	private readonly lines: SearchLine[] = [];
 	private settled = false;
-	private timer: NodeJS.Timeout | undefined;
+	private cancelTimer: (() => void) | undefined;
 	/** Date.now() when the worker began this search (its "started" message); the search's clock starts there. */
 	private startedAt: number | undefined;
 	private readonly setup: WorkerSearchSetup;
@@ -234,7 +234,7 @@ class WorkerSearch {
 		if (this.settled) return;
 		this.settled = true;
 		const { handle, options } = this.setup;
-		if (this.timer !== undefined) clearTimeout(this.timer);
+		this.cancelTimer?.();
 		options.signal?.removeEventListener("abort", this.onAbort);
 		if (!keepWorker && !handle.dead) void retireWorker(handle);
 		releaseWorker(handle);
@@ -288,8 +288,8 @@ class WorkerSearch {
 	}
 
 	private armTimer(onTimer: () => void, at: number): void {
-		if (this.timer !== undefined) clearTimeout(this.timer);
-		this.timer = setTimeout(onTimer, Math.max(0, at - Date.now()));
+		this.cancelTimer?.();
+		this.cancelTimer = runAt(at, onTimer);
 	}
 
 	/** Takes every message the worker has posted so far; true while the search is still unsettled. */

@@ -14,6 +14,7 @@ import {
 	type SearchOptions,
 	type SearchResult,
 } from "../src/search.js";
+import { runAt } from "../src/search-pool.js";
 import { createTempDir } from "./helpers/tmp.js";
 import { createRandom } from "./helpers/random.js";
 import { randomText, searchReference, splitLines } from "./helpers/search-oracle.js";
@@ -406,5 +407,35 @@ describe("shutdown", () => {
 		assert.deepEqual(readSearchWorkerStats().busy, 0);
 		const after = await searchFile(path, { ...BASE_OPTIONS, pattern: "!$" });
 		assert.equal(after.totalHits, 100);
+	});
+});
+
+describe("runAt", () => {
+	test("never runs before Date.now() reaches its time, though the timer fires early by Date.now()", async (t) => {
+		const at = Date.now() + 20;
+		// The clock reads 1 ms short of `at` the first time the timer checks it (a timer firing early).
+		let reads = 0;
+		const realNow = Date.now.bind(Date);
+		t.mock.method(Date, "now", () => (reads++ === 1 ? at - 1 : realNow()));
+		const ranAt: number[] = [];
+		await new Promise<void>((resolve) => {
+			runAt(at, () => {
+				ranAt.push(realNow());
+				resolve();
+			});
+		});
+		assert.equal(ranAt.length, 1);
+		assert.ok(ranAt[0] >= at, `ran at ${ranAt[0]}, ${at - ranAt[0]} ms before its time`);
+		assert.ok(reads >= 3, "the early check re-armed the timer and looked at the clock again");
+	});
+
+	test("cancelled, it never runs", async () => {
+		let ran = false;
+		const cancel = runAt(Date.now() + 5, () => {
+			ran = true;
+		});
+		cancel();
+		await new Promise((resolve) => setTimeout(resolve, 30));
+		assert.equal(ran, false);
 	});
 });
