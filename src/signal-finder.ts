@@ -1,6 +1,7 @@
 // Finding the lines of a block that match the signal pattern, with a strategy chosen once per scan:
-// for the default pattern, the SIMD keyword prefilter and automaton over the bytes, each candidate
-// then tested with the full pattern; for a configured pattern that matches alike in UTF-8 and
+// for the default pattern, and for a configured one with keywords it cannot match without
+// (regex-keywords.ts), the SIMD keyword prefilter and automaton over the bytes, each candidate then
+// tested with the full pattern; for another configured pattern that matches alike in UTF-8 and
 // Latin-1 (isByteSafePattern), one pass over the Latin-1 view; otherwise a pass over the decoded
 // text with ANSI escapes removed. A configured pattern never runs on more than SIGNAL_WINDOW_CHARS
 // characters at once (pieces of whole lines, windows of a longer line), and the time budget is
@@ -8,8 +9,9 @@
 // within the budget plus one run; the default pattern (trusted, linear) always sees whole lines.
 
 import { isAscii } from "node:buffer";
-import { createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "./keyword-filter.js";
+import { countNewlines, createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "./keyword-filter.js";
 import { findSignalRegexes } from "./regex-cache.js";
+import { findPatternKeywords } from "./regex-keywords.js";
 import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "./regex-safety.js";
 import { ANSI_PATTERN, stripAnsi, stripLineEnd } from "./render.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./signals.js";
@@ -39,6 +41,25 @@ export function prepareDefaultSignalFinder(): KeywordLineFinder {
 	return defaultFinder;
 }
 
+/** Prefilters of configured patterns kept (a /reload may bring another signalPattern; old ones are dropped first). */
+const MAX_CACHED_PATTERN_FINDERS = 4;
+const patternFinders = new Map<string, KeywordLineFinder | undefined>();
+
+/**
+ * The keyword prefilter of a configured pattern, built once per pattern source (automaton, SIMD tables
+ * and module instance), or undefined when the pattern has no keywords it cannot match without. "\x1b"
+ * is added, as for the default pattern: a line is tested with its ANSI escapes removed, which can join
+ * a keyword that the escapes split.
+ */
+export function preparePatternSignalFinder(source: string): KeywordLineFinder | undefined {
+	if (patternFinders.has(source)) return patternFinders.get(source);
+	const keywords = findPatternKeywords(source);
+	const finder = keywords === undefined ? undefined : createKeywordLineFinder([...keywords, "\x1b"]);
+	if (patternFinders.size >= MAX_CACHED_PATTERN_FINDERS) patternFinders.delete(patternFinders.keys().next().value as string);
+	patternFinders.set(source, finder);
+	return finder;
+}
+
 /** A signal line found in a block: its number, where it starts in the block's buffer, its raw text (line ending included when there is one). */
 export type SignalHit = (lineNumber: number, lineStart: number, raw: string) => void;
 
@@ -60,7 +81,7 @@ export class SignalFinder {
 	private readonly windowRegex: RegExp;
 	/** The pattern matches alike in UTF-8 and its Latin-1 view (see isByteSafePattern). */
 	private readonly byteSafe: boolean;
-	/** The default pattern's prefilter, else undefined. */
+	/** The keyword prefilter: the default pattern's, or a configured pattern's own (preparePatternSignalFinder), else undefined. */
 	private readonly keywords: KeywordLineFinder | undefined;
 	/** A configured pattern: run on at most SIGNAL_WINDOW_CHARS characters at once. */
 	readonly windowed: boolean;
@@ -79,7 +100,7 @@ export class SignalFinder {
 		this.windowRegex = shared.window;
 		this.byteSafe = isByteSafePattern(signalRegex.source);
 		this.windowed = signalRegex.source !== DEFAULT_SIGNAL_PATTERN;
-		this.keywords = !this.windowed && signalRegex.flags.includes("i") ? prepareDefaultSignalFinder() : undefined;
+		this.keywords = !this.windowed ? (signalRegex.flags.includes("i") ? prepareDefaultSignalFinder() : undefined) : preparePatternSignalFinder(signalRegex.source);
 		this.now = now;
 	}
 
@@ -119,10 +140,11 @@ export class SignalFinder {
 	}
 
 	/**
-	 * The default pattern: the keyword prefilter over the bytes finds candidate lines and counts
-	 * lines, a window of whole lines (about KEYWORD_WINDOW_BYTES) at a time, so that the list of a
-	 * window's candidates stays small even when every line is one (a long list lives through garbage
-	 * collections, and the heap grows by it).
+	 * The keyword prefilter over the bytes finds candidate lines and counts lines, a window of whole
+	 * lines (about KEYWORD_WINDOW_BYTES) at a time, so that the list of a window's candidates stays
+	 * small even when every line is one (a long list lives through garbage collections, and the heap
+	 * grows by it). A configured pattern is charged after each window (its lines are at most
+	 * SIGNAL_WINDOW_CHARS long here); once the budget is spent, the rest is only counted.
 	 */
 	private findByKeywords(bytes: Buffer, from: number, end: number, fromLine: number, hit: SignalHit): number {
 		const keywords = this.keywords as KeywordLineFinder;
@@ -144,6 +166,7 @@ export class SignalFinder {
 				if (this.lineRegex.test(stripAnsi(stripLineEnd(raw)))) hit(windowLine + found[k + 1], lineStart, raw);
 			}
 			at = to;
+			if (this.windowed && at < end && !this.charge(fromLine + lines)) return lines + countNewlines(bytes, at, end);
 		}
 		return lines;
 	}

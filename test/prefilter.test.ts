@@ -12,6 +12,7 @@ import { createDefaultConfig } from "../src/config.js";
 import { stripAnsi } from "../src/render.js";
 import { LineScanner } from "../src/scan.js";
 import { buildKeywordAutomaton, findKeywordLines } from "../src/keyword-automaton.js";
+import { findPatternKeywords } from "../src/regex-keywords.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
@@ -79,8 +80,9 @@ test("a custom pattern on pure-ASCII blocks gives the same result as on the same
 });
 
 test("a byte-safe custom pattern finds the same signals through the Latin-1 view as through the exact path", () => {
-	// `[e]rror` is not the default pattern's source, and byte-safe; wrapping it in `(?:.|)` makes it unsafe.
-	const fast = /\b[e]rror\b|^fatal|\bpanicked\b|\d+ failed/i;
+	// `[e]rror` is not the default pattern's source, and byte-safe; wrapping it in `(?:.|)` makes it
+	// unsafe. `E\d{4}` leaves it without keywords, so neither takes the keyword prefilter.
+	const fast = /\b[e]rror\b|^fatal|\bpanicked\b|\d+ failed|E\d{4}/i;
 	const exact = new RegExp(`(?:${fast.source})(?:.|)`, "i");
 	for (const fixture of loadRealFixtures()) {
 		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
@@ -91,6 +93,44 @@ test("a byte-safe custom pattern finds the same signals through the Latin-1 view
 	}
 	const withSeparator = Buffer.from(`${"x\n".repeat(100)}ok\u2028fatal here\nfatal: real\n`);
 	assert.deepEqual(scan(withSeparator, fast).signals.map((line) => line.lineNumber), scan(withSeparator, exact).signals.map((line) => line.lineNumber));
+});
+
+/** The same pattern without keywords: `(?!)` never matches, and leaves no literal certain. */
+function withoutKeywords(pattern: RegExp): RegExp {
+	return new RegExp(`${pattern.source}|(?!)`, pattern.flags);
+}
+
+test("a configured pattern with keywords finds through its prefilter exactly what the pattern finds", () => {
+	const patterns = [/\b[e]rror\b|^fatal|\bpanicked\b|\d+ failed/i, /warning: unused|note:/i, /(?:FAIL|ERROR)\s+\S+|Traceback/, /\w+Exception\b/i];
+	for (const pattern of patterns) {
+		assert.ok(findPatternKeywords(pattern.source), `${pattern} has keywords`);
+		assert.equal(findPatternKeywords(withoutKeywords(pattern).source), undefined);
+		for (const fixture of loadRealFixtures()) {
+			const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
+			const a = scan(bytes, pattern);
+			const b = scan(bytes, withoutKeywords(pattern));
+			assert.deepEqual(a.signals.map((line) => [line.lineNumber, line.text]), b.signals.map((line) => [line.lineNumber, line.text]), `${pattern} on ${fixture.name}`);
+			assert.equal(a.signalMatches, b.signalMatches, `${pattern} on ${fixture.name}`);
+			assert.equal(a.totalLines, b.totalLines);
+		}
+	}
+});
+
+test("a configured pattern's prefilter keeps lines whose keyword ANSI escapes split, and non-ASCII and CRLF lines", () => {
+	const pattern = /\bboom\b|fatal error|panicked at/i;
+	const parts = ["boom", "bo\x1b[1mom", "fatal error", "fatal \x1b[31merror\x1b[0m", "FATAL\x1b[0m ERROR", "panicked at", "pani\x1b[2mcked at", "ok", "übersetzt", "日本語", "\r", "boomer", "x", " "];
+	fc.assert(
+		fc.property(fc.array(fc.array(fc.constantFrom(...parts), { maxLength: 5 }), { minLength: 1, maxLength: 60 }), (lines) => {
+			// After the head's lines, which are each tested with the pattern itself.
+			const filler = Array.from({ length: 100 }, (_, i) => `step ${i}`);
+			const bytes = Buffer.from(`${[...filler, ...lines.map((line) => line.join(" "))].join("\n")}\n`);
+			const a = scan(bytes, pattern);
+			const b = scan(bytes, withoutKeywords(pattern));
+			assert.deepEqual(a.signals.map((line) => [line.lineNumber, line.text]), b.signals.map((line) => [line.lineNumber, line.text]));
+			assert.equal(a.signalMatches, b.signalMatches);
+		}),
+		{ numRuns: 300, seed: 7 },
+	);
 });
 
 test("the keyword automaton finds exactly the lines that contain a keyword, in either case", () => {
