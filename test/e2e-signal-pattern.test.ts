@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { parseConfig } from "../src/config.js";
+import { findPatternKeywords } from "../src/regex-keywords.js";
 import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
 import { CAPTURE_PATH, resultText, runPi, writeConfiguredIndex } from "./helpers/pi.js";
 import { createTempDir } from "./helpers/tmp.js";
@@ -56,4 +57,26 @@ test("a slow configured signalPattern on 24 lines of 40 000 word characters: bou
 	}
 	assert.deepEqual(shown.slice(0, 2), [1, 2], "the head is complete");
 	assert.deepEqual(shown.slice(-2), [23, 24], "the tail is complete");
+});
+
+test("a configured signalPattern of words finds its lines anywhere in 200 000 lines of real bash output, through the keyword prefilter", async (t) => {
+	const agentDir = await createTempDir(t);
+	const config = { signalPattern: "kaput|\\bboom\\b" };
+	assert.deepEqual(findPatternKeywords(config.signalPattern), ["boom", "kaput"], "the pattern has keywords: the prefilter runs");
+	const index = writeConfiguredIndex(agentDir, JSON.stringify(config));
+	// Line 77 777 plainly, line 123 457 with ANSI escapes splitting the word, line 190 001 in upper case.
+	const command = `awk 'BEGIN { for (i = 1; i <= 200000; i++) { if (i == 77777) print "worker 3: kaput at step " i; else if (i == 123457) printf "step %d \\033[31mKA\\033[0mPUT here\\n", i; else if (i == 190001) print "BOOM went step " i; else print "step " i " ok, boomerang " i % 7 } }'`;
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, index],
+		responses: [fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const view = resultText(run.toolResults[0]);
+	assert.match(view.split("\n")[0], /^\[pi-overflow id=[0-9a-f]{12}\] bash output: 200000 lines/);
+	assert.doesNotMatch(view, /signal search stopped/);
+	assert.match(view, /^\s*77777: worker 3: kaput at step 77777$/m);
+	assert.match(view, /^\s*123457: step 123457 KAPUT here$/m);
+	assert.match(view, /^\s*190001: BOOM went step 190001$/m);
+	assert.match(view, /the signal pattern matched 3 lines/);
 });
