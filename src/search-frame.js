@@ -39,6 +39,8 @@ export class ChunkFramer {
 		this.lastRead = 0;
 		/** After "lines": the end of the whole lines. */
 		this.linesEnd = 0;
+		/** After decodeLines: whether the text is the Latin-1 view of buffer[0, linesEnd) (one character per byte). */
+		this.decodedAsLatin1 = false;
 	}
 
 	/**
@@ -87,7 +89,8 @@ export class ChunkFramer {
 	 */
 	decodeLines(latin1) {
 		const end = this.linesEnd;
-		return latin1 || isAscii(this.buffer.subarray(0, end)) ? this.buffer.toString("latin1", 0, end) : this.buffer.toString("utf8", 0, end);
+		this.decodedAsLatin1 = latin1 || isAscii(this.buffer.subarray(0, end));
+		return this.decodedAsLatin1 ? this.buffer.toString("latin1", 0, end) : this.buffer.toString("utf8", 0, end);
 	}
 
 	/**

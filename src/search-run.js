@@ -61,7 +61,8 @@ export function runSearch(request, startedAt, openSource, progress, postLines) {
 				base += 1;
 				continue;
 			}
-			const lines = scanner.scanText(framer.decodeLines(request.latin1), base);
+			const text = framer.decodeLines(request.latin1);
+			const lines = scanner.scanText(text, base, framer.decodedAsLatin1 ? framer.buffer : undefined);
 			if (lines < 0) {
 				stoppedAtLine = scanner.stoppedAtLine;
 				break;

@@ -7,6 +7,7 @@
 
 import { PROGRESS_RESUME_LINE, PROGRESS_STEP_LAST_LINE } from "./search-protocol.js";
 import { findContentEnd } from "./search-collect.js";
+import { countNewlines } from "./search-lines.js";
 
 /** @import { HitCollector } from "./search-collect.js" */
 
@@ -98,10 +99,11 @@ export class TextScanner {
 	 * the deadline passed (stoppedAtLine is then set).
 	 * @param {string} text
 	 * @param {number} textBase
+	 * @param {Buffer} [bytes] the text's bytes when it is their Latin-1 view (offsets alike): its windows' lines are counted there
 	 */
-	scanText(text, textBase) {
+	scanText(text, textBase, bytes) {
 		this.collector.beginText();
-		const count = this.pattern.lineByLine ? this.scanLineByLine(text, textBase) : this.scanWindows(text, textBase);
+		const count = this.pattern.lineByLine ? this.scanLineByLine(text, textBase) : this.scanWindows(text, textBase, bytes);
 		if (count < 0) return -1;
 		this.collector.endText(text, textBase + count - 1);
 		return count;
@@ -141,8 +143,9 @@ export class TextScanner {
 	 * resumes at the next line. Returns the line count, or -1 at the deadline.
 	 * @param {string} text
 	 * @param {number} textBase
+	 * @param {Buffer} [bytes] as scanText's
 	 */
-	scanWindows(text, textBase) {
+	scanWindows(text, textBase, bytes) {
 		let windowStart = 0;
 		let windowLine = textBase;
 		while (windowStart < text.length) {
@@ -153,7 +156,8 @@ export class TextScanner {
 			let windowEnd = text.indexOf("\n", windowStart + WINDOW_CHARS);
 			windowEnd = windowEnd === -1 ? text.length : windowEnd + 1;
 			let windowLines = 0;
-			for (let at = text.indexOf("\n", windowStart); at !== -1 && at < windowEnd; at = text.indexOf("\n", at + 1)) windowLines += 1;
+			if (bytes !== undefined) windowLines = countNewlines(bytes, windowStart, windowEnd);
+			else for (let at = text.indexOf("\n", windowStart); at !== -1 && at < windowEnd; at = text.indexOf("\n", at + 1)) windowLines += 1;
 			if (text.charCodeAt(windowEnd - 1) !== 10) windowLines += 1;
 			this.progress[PROGRESS_STEP_LAST_LINE] = windowLine + windowLines - 1;
 			if (!this.scanWindow(text, textBase, windowStart, windowEnd, windowLine)) return -1;
