@@ -73,8 +73,10 @@ function describeNode(node: RegexNode): Literals {
 function describeChars(set: CharSet): Literals {
 	if ((set & ~ASCII) !== NONE || (set & LINE_TERMINATORS) !== NONE || set === NONE) return UNKNOWN;
 	const chars = new Set<string>();
-	for (let code = 0; code < 128; code++) {
-		if ((set & (1n << BigInt(code))) === NONE) continue;
+	// The set's bits as binary digits, the lowest last (one BigInt operation, not one per character).
+	const bits = set.toString(2);
+	for (let code = 0; code < bits.length; code++) {
+		if (bits[bits.length - 1 - code] !== "1") continue;
 		chars.add(String.fromCharCode(code).toLowerCase());
 		if (chars.size > MAX_CLASS_CHARS) return UNKNOWN;
 	}
