@@ -226,8 +226,24 @@
 		(local $byte i32)
 		(local $close i32)
 		(local $mask i32)
+		(local $run i32)
 		(local $newline v128)
+		(local $chunk v128)
+		(local $zeroes v128)
+		(local $tens v128)
+		(local $doubleQuotes v128)
+		(local $singleQuotes v128)
+		(local $backQuotes v128)
+		(local $colons v128)
+		(local $spaces v128)
 		(local.set $newline (i8x16.splat (i32.const 10)))
+		(local.set $zeroes (i8x16.splat (i32.const 0x30)))
+		(local.set $tens (i8x16.splat (i32.const 10)))
+		(local.set $doubleQuotes (i8x16.splat (i32.const 0x22)))
+		(local.set $singleQuotes (i8x16.splat (i32.const 0x27)))
+		(local.set $backQuotes (i8x16.splat (i32.const 0x60)))
+		(local.set $colons (i8x16.splat (i32.const 0x3a)))
+		(local.set $spaces (i8x16.splat (i32.const 0x20)))
 		(local.set $from (local.get $start))
 		(block $done
 			(loop $lines
@@ -263,16 +279,23 @@
 							(select (local.get $indent) (i32.const 16) (i32.lt_u (local.get $indent) (i32.const 16))))
 						(i32.const 0x01000193)))
 					;; A leading `path:` followed by a digit is one token.
+					;; The probe stops at the first ":" or " ", the line's end or 256 bytes on (found 16 bytes at a time).
+					(local.set $close (select (local.get $e) (i32.add (local.get $p) (i32.const 256))
+						(i32.lt_u (i32.sub (local.get $e) (local.get $p)) (i32.const 256))))
 					(local.set $probe (local.get $p))
 					(block $probed
 						(loop $probing
-							(br_if $probed (i32.ge_u (local.get $probe) (local.get $e)))
-							(br_if $probed (i32.ge_u (i32.sub (local.get $probe) (local.get $p)) (i32.const 256)))
-							(local.set $byte (i32.load8_u (local.get $probe)))
-							(br_if $probed (i32.eq (local.get $byte) (i32.const 0x3a)))
-							(br_if $probed (i32.eq (local.get $byte) (i32.const 0x20)))
-							(local.set $probe (i32.add (local.get $probe) (i32.const 1)))
+							(br_if $probed (i32.ge_u (local.get $probe) (local.get $close)))
+							(local.set $chunk (v128.load (local.get $probe)))
+							(local.set $mask (i8x16.bitmask (v128.or
+								(i8x16.eq (local.get $chunk) (local.get $colons))
+								(i8x16.eq (local.get $chunk) (local.get $spaces)))))
+							(if (local.get $mask) (then
+								(local.set $probe (i32.add (local.get $probe) (i32.ctz (local.get $mask))))
+								(br $probed)))
+							(local.set $probe (i32.add (local.get $probe) (i32.const 16)))
 							(br $probing)))
+					(if (i32.gt_u (local.get $probe) (local.get $close)) (then (local.set $probe (local.get $close))))
 					(if (i32.and
 							(i32.and (i32.eq (i32.load8_u (local.get $probe)) (i32.const 0x3a)) (i32.gt_u (local.get $probe) (local.get $p)))
 							(i32.and
@@ -281,13 +304,37 @@
 						(then
 							(local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.const 0x50)) (i32.const 0x01000193)))
 							(local.set $p (local.get $probe))))
-					;; The skeleton.
+					;; The skeleton. Runs of plain bytes (neither digit nor quote) are found 16 bytes at a
+					;; time and hashed without a test per byte; a digit or a quote is taken one at a time.
 					(local.set $emitted (i32.const 0))
 					(local.set $inDigits (i32.const 0))
 					(block $skeleton
 						(loop $next
 							(br_if $skeleton (i32.ge_u (local.get $p) (local.get $e)))
 							(br_if $skeleton (i32.ge_u (local.get $emitted) (i32.const 48)))
+							;; The plain bytes from p: up to the first digit or quote, the line's end and the 48th byte emitted.
+							(local.set $chunk (v128.load (local.get $p)))
+							(local.set $run (i32.ctz (i32.or (i32.const 0x10000) (i8x16.bitmask
+								(v128.or
+									(v128.or
+										(i8x16.lt_u (i8x16.sub (local.get $chunk) (local.get $zeroes)) (local.get $tens))
+										(i8x16.eq (local.get $chunk) (local.get $doubleQuotes)))
+									(v128.or
+										(i8x16.eq (local.get $chunk) (local.get $singleQuotes))
+										(i8x16.eq (local.get $chunk) (local.get $backQuotes))))))))
+							(local.set $run (select (local.get $run) (i32.sub (local.get $e) (local.get $p))
+								(i32.lt_u (local.get $run) (i32.sub (local.get $e) (local.get $p)))))
+							(local.set $run (select (local.get $run) (i32.sub (i32.const 48) (local.get $emitted))
+								(i32.lt_u (local.get $run) (i32.sub (i32.const 48) (local.get $emitted)))))
+							(if (local.get $run) (then
+								(local.set $inDigits (i32.const 0))
+								(local.set $emitted (i32.add (local.get $emitted) (local.get $run)))
+								(local.set $run (i32.add (local.get $p) (local.get $run)))
+								(loop $plain
+									(local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.load8_u (local.get $p))) (i32.const 0x01000193)))
+									(local.set $p (i32.add (local.get $p) (i32.const 1)))
+									(br_if $plain (i32.lt_u (local.get $p) (local.get $run))))
+								(br $next)))
 							(local.set $byte (i32.load8_u (local.get $p)))
 							(local.set $p (i32.add (local.get $p) (i32.const 1)))
 							(if (i32.lt_u (i32.sub (local.get $byte) (i32.const 0x30)) (i32.const 10)) (then
@@ -296,20 +343,20 @@
 									(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
 									(local.set $inDigits (i32.const 1))))
 								(br $next)))
+							;; A quote.
 							(local.set $inDigits (i32.const 0))
-							(if (i32.or (i32.or (i32.eq (local.get $byte) (i32.const 0x22)) (i32.eq (local.get $byte) (i32.const 0x27))) (i32.eq (local.get $byte) (i32.const 0x60))) (then
-								;; A quoted string is one token: skip to its closing quote (within 200 bytes).
-								(local.set $close (local.get $p))
-								(block $closed
-									(loop $closing
-										(br_if $closed (i32.ge_u (local.get $close) (local.get $e)))
-										(br_if $closed (i32.ge_u (i32.sub (local.get $close) (local.get $p)) (i32.const 200)))
-										(br_if $closed (i32.eq (i32.load8_u (local.get $close)) (local.get $byte)))
-										(local.set $close (i32.add (local.get $close) (i32.const 1)))
-										(br $closing)))
-								(if (i32.lt_u (local.get $close) (local.get $e)) (then
-									(if (i32.eq (i32.load8_u (local.get $close)) (local.get $byte)) (then
-										(local.set $p (i32.add (local.get $close) (i32.const 1)))))))))
+							;; A quoted string is one token: skip to its closing quote (within 200 bytes).
+							(local.set $close (local.get $p))
+							(block $closed
+								(loop $closing
+									(br_if $closed (i32.ge_u (local.get $close) (local.get $e)))
+									(br_if $closed (i32.ge_u (i32.sub (local.get $close) (local.get $p)) (i32.const 200)))
+									(br_if $closed (i32.eq (i32.load8_u (local.get $close)) (local.get $byte)))
+									(local.set $close (i32.add (local.get $close) (i32.const 1)))
+									(br $closing)))
+							(if (i32.lt_u (local.get $close) (local.get $e)) (then
+								(if (i32.eq (i32.load8_u (local.get $close)) (local.get $byte)) (then
+									(local.set $p (i32.add (local.get $close) (i32.const 1)))))))
 							(local.set $hash (i32.mul (i32.xor (local.get $hash) (local.get $byte)) (i32.const 0x01000193)))
 							(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
 							(br $next)))
