@@ -2,7 +2,8 @@
 ;; with wabt into keyword-filter.wasm beside it; loaded by src/keyword-filter.ts). Invariant: `scan`
 ;; reports exactly the lines of [start, end) that contain a keyword of the trie at `trie`, as
 ;; findKeywordLines in src/keyword-automaton.ts does: the SIMD pass only proposes positions where a
-;; keyword may start (never missing one), and each proposal is confirmed by a walk of the trie.
+;; keyword may start (never missing one), and each proposal is confirmed by a walk of the trie; the
+;; rest of a reported line is not searched.
 ;; `shapes` gives each line's shape hash bit for bit as hashLine in src/shape-counter.ts does.
 ;;
 ;; Memory layout, chosen by the caller:
@@ -11,25 +12,14 @@
 ;;     keyword of bucket b in group g (offsets past a keyword's end allow every byte).
 ;;   trie: the automaton's trie edges as i32 entries, the row of state s at trie + s * 1024; the entry
 ;;     for byte c holds next * 1024, plus 1 when `next` ends a keyword, or 0 for no edge (none on "\n").
-;;   [start, end): the bytes, end - 1 being "\n", followed by at least 32 bytes it may overwrite.
+;;   [start, end): the bytes, end - 1 being "\n", followed by at least 32 bytes it may overwrite and
+;;     preceded by at least 16 bytes it may read (what they hold does not matter).
 ;;   out: (line start address, line index from 0) pairs, room for (end - start) / 2 + 1 of them.
 (module
 	(memory (export "memory") 1)
 
 	;; Lines counted by the last call of `scan`.
 	(global $lines (export "lines") (mut i32) (i32.const 0))
-
-	;; Does a keyword start at `at`? Walks the trie from its root until no edge leads on.
-	(func $confirm (param $trie i32) (param $at i32) (result i32)
-		(local $entry i32)
-		(loop $next
-			(local.set $entry
-				(i32.load (i32.add (i32.add (local.get $trie) (local.get $entry)) (i32.shl (i32.load8_u (local.get $at)) (i32.const 2)))))
-			(if (i32.eqz (local.get $entry)) (then (return (i32.const 0))))
-			(if (i32.and (local.get $entry) (i32.const 1)) (then (return (i32.const 1))))
-			(local.set $at (i32.add (local.get $at) (i32.const 1)))
-			(br $next))
-		(unreachable))
 
 	;; The sum of the 16 unsigned bytes.
 	(func $sum (param $counts v128) (result i32)
@@ -42,7 +32,9 @@
 	;; Finds the lines of [start, end) holding a keyword; returns how many pairs it wrote at `out` and
 	;; leaves the number of lines in $lines. Newlines are counted per lane (a lane counts at most 255
 	;; blocks before it is summed); a line's index, start and end are worked out only when a keyword
-	;; in it is confirmed, and positions before the end of the last reported line are not confirmed.
+	;; in it is confirmed (its start and end 16 bytes at a time), positions before the end of the last
+	;; reported line are not confirmed, and the next block starts at its "\n". The trie walk and the
+	;; sum are inline: a call here would spill every vector.
 	(func (export "scan") (param $tables i32) (param $trie i32) (param $start i32) (param $end i32)
 		(param $out i32) (result i32)
 		(local $p i32)
@@ -54,7 +46,11 @@
 		(local $lineStart i32)
 		(local $lineEnd i32)
 		(local $written i32)
+		(local $probe i32)
+		(local $entry i32)
+		(local $mask i32)
 		(local $bytes v128)
+		(local $wide v128)
 		(local $counts v128)
 		(local $newline v128)
 		(local $nibble v128)
@@ -144,34 +140,65 @@
 								(local.set $at (i32.add (local.get $p) (i32.ctz (local.get $candidates))))
 								(local.set $candidates (i32.and (local.get $candidates) (i32.sub (local.get $candidates) (i32.const 1))))
 								(if (i32.and (i32.ge_u (local.get $at) (local.get $reportedTo)) (i32.lt_u (local.get $at) (local.get $end)))
-									(then (if (call $confirm (local.get $trie) (local.get $at)) (then
-										;; A keyword: the line's start, end and index.
+									(then
+										;; Does a keyword start at `at`? The trie walked from its root until no edge leads on.
+										(local.set $probe (local.get $at))
+										(local.set $entry (i32.const 0))
+										(block $walked
+											(loop $walk
+												(local.set $entry (i32.load (i32.add (i32.add (local.get $trie) (local.get $entry))
+													(i32.shl (i32.load8_u (local.get $probe)) (i32.const 2)))))
+												(br_if $walked (i32.and (local.get $entry) (i32.const 1)))
+												(local.set $probe (i32.add (local.get $probe) (i32.const 1)))
+												(br_if $walk (local.get $entry))))
+										(if (i32.and (local.get $entry) (i32.const 1)) (then
+										;; A keyword: the line's start (the last "\n" before `at`, 16 bytes at a time, lanes
+										;; before `start` left out), end (the first "\n" from `at`) and index.
 										(local.set $lineStart (local.get $at))
 										(block $found
 											(loop $back
-												(br_if $found (i32.le_u (local.get $lineStart) (local.get $start)))
-												(br_if $found (i32.eq (i32.load8_u offset=0 (i32.sub (local.get $lineStart) (i32.const 1))) (i32.const 10)))
-												(local.set $lineStart (i32.sub (local.get $lineStart) (i32.const 1)))
+												(if (i32.le_u (local.get $lineStart) (local.get $start)) (then
+													(local.set $lineStart (local.get $start))
+													(br $found)))
+												(local.set $lineStart (i32.sub (local.get $lineStart) (i32.const 16)))
+												(local.set $mask (i8x16.bitmask (i8x16.eq (v128.load (local.get $lineStart)) (local.get $newline))))
+												(if (i32.lt_u (local.get $lineStart) (local.get $start)) (then
+													(local.set $mask (i32.and (local.get $mask)
+														(i32.shl (i32.const -1) (i32.sub (local.get $start) (local.get $lineStart)))))))
+												(if (local.get $mask) (then
+													(local.set $lineStart (i32.sub (i32.add (local.get $lineStart) (i32.const 32)) (i32.clz (local.get $mask))))
+													(br $found)))
 												(br $back)))
 										(local.set $lineEnd (local.get $at))
-										(loop $forward
-											(if (i32.ne (i32.load8_u (local.get $lineEnd)) (i32.const 10))
-												(then
-													(local.set $lineEnd (i32.add (local.get $lineEnd) (i32.const 1)))
-													(br $forward))))
+										(block $ended
+											(loop $forward
+												(local.set $mask (i8x16.bitmask (i8x16.eq (v128.load (local.get $lineEnd)) (local.get $newline))))
+												(if (local.get $mask) (then
+													(local.set $lineEnd (i32.add (local.get $lineEnd) (i32.ctz (local.get $mask))))
+													(br $ended)))
+												(local.set $lineEnd (i32.add (local.get $lineEnd) (i32.const 16)))
+												(br $forward)))
 										(local.set $reportedTo (i32.add (local.get $lineEnd) (i32.const 1)))
 										;; Its index: newlines summed so far, in this run of blocks, and in this block before it.
+										(local.set $wide (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (local.get $counts))))
 										(i32.store offset=0 (local.get $out) (local.get $lineStart))
 										(i32.store offset=4 (local.get $out)
 											(i32.add
-												(i32.add (local.get $line) (call $sum (local.get $counts)))
+												(i32.add (local.get $line)
+													(i32.add
+														(i32.add (i32x4.extract_lane 0 (local.get $wide)) (i32x4.extract_lane 1 (local.get $wide)))
+														(i32.add (i32x4.extract_lane 2 (local.get $wide)) (i32x4.extract_lane 3 (local.get $wide)))))
 												(i32.popcnt
 													(i32.and
 														(i8x16.bitmask (i8x16.eq (local.get $bytes) (local.get $newline)))
 														(i32.sub (i32.shl (i32.const 1) (i32.sub (local.get $at) (local.get $p))) (i32.const 1))))))
 										(local.set $out (i32.add (local.get $out) (i32.const 8)))
 										(local.set $written (i32.add (local.get $written) (i32.const 1)))))))
-								(br_if $candidate (local.get $candidates)))))
+								(br_if $candidate (local.get $candidates)))
+							;; The rest of a reported line has no newline and nothing to report: the next block
+							;; starts at its "\n".
+							(if (i32.gt_u (local.get $reportedTo) (i32.add (local.get $p) (i32.const 17))) (then
+								(local.set $p (i32.sub (local.get $reportedTo) (i32.const 17)))))))
 					(local.set $counts (i8x16.sub (local.get $counts) (i8x16.eq (local.get $bytes) (local.get $newline))))
 					(local.set $p (i32.add (local.get $p) (i32.const 16)))
 					(br_if $block (i32.lt_u (local.get $p) (local.get $stop))))
