@@ -9,7 +9,8 @@
 ;; Memory layout, chosen by the caller:
 ;;   tables: 2 groups x 4 positions x (16 low-nibble + 16 high-nibble) bytes = 256 bytes. Bit b of
 ;;     table[g][k].lo[n] & table[g][k].hi[h] says that byte (h << 4 | n) may stand at offset k of a
-;;     keyword of bucket b in group g (offsets past a keyword's end allow every byte).
+;;     keyword of bucket b in group g (offsets past a keyword's end allow every byte). `scan` looks up
+;;     only the low nibble at offset 3 (two lookups fewer per block, for a few more proposals).
 ;;   trie: the automaton's trie edges as i32 entries, the row of state s at trie + s * 1024; the entry
 ;;     for byte c holds next * 1024, plus 1 when `next` ends a keyword, or 0 for no edge (none on "\n").
 ;;   [start, end): the bytes, end - 1 being "\n", followed by at least 32 bytes it may overwrite and
@@ -62,17 +63,15 @@
 		(local $g0low2 v128)
 		(local $g0high2 v128)
 		(local $g0low3 v128)
-		(local $g0high3 v128)
-		(local $g1low0 v128)
+				(local $g1low0 v128)
 		(local $g1high0 v128)
 		(local $g1low1 v128)
 		(local $g1high1 v128)
 		(local $g1low2 v128)
 		(local $g1high2 v128)
 		(local $g1low3 v128)
-		(local $g1high3 v128)
-		(local $lo0 v128) (local $hi0 v128) (local $lo1 v128) (local $hi1 v128)
-		(local $lo2 v128) (local $hi2 v128) (local $lo3 v128) (local $hi3 v128)
+				(local $lo0 v128) (local $hi0 v128) (local $lo1 v128) (local $hi1 v128)
+		(local $lo2 v128) (local $hi2 v128) (local $lo3 v128)
 		;; The last block reads past `end`: zeros there are neither newlines nor reported (see below).
 		(v128.store (local.get $end) (v128.const i64x2 0 0))
 		(local.set $p (local.get $start))
@@ -87,7 +86,6 @@
 		(local.set $g0low2 (v128.load offset=64 (local.get $tables)))
 		(local.set $g0high2 (v128.load offset=80 (local.get $tables)))
 		(local.set $g0low3 (v128.load offset=96 (local.get $tables)))
-		(local.set $g0high3 (v128.load offset=112 (local.get $tables)))
 		(local.set $g1low0 (v128.load offset=128 (local.get $tables)))
 		(local.set $g1high0 (v128.load offset=144 (local.get $tables)))
 		(local.set $g1low1 (v128.load offset=160 (local.get $tables)))
@@ -95,7 +93,6 @@
 		(local.set $g1low2 (v128.load offset=192 (local.get $tables)))
 		(local.set $g1high2 (v128.load offset=208 (local.get $tables)))
 		(local.set $g1low3 (v128.load offset=224 (local.get $tables)))
-		(local.set $g1high3 (v128.load offset=240 (local.get $tables)))
 		(block $finished
 			(loop $blocks
 				(br_if $finished (i32.ge_u (local.get $p) (local.get $end)))
@@ -115,7 +112,6 @@
 					(local.set $hi2 (v128.and (i16x8.shr_u (local.get $v) (i32.const 4)) (local.get $nibble)))
 					(local.set $v (v128.load offset=3 (local.get $p)))
 					(local.set $lo3 (v128.and (local.get $v) (local.get $nibble)))
-					(local.set $hi3 (v128.and (i16x8.shr_u (local.get $v) (i32.const 4)) (local.get $nibble)))
 					;; Bucket bits: a lane is nonzero where a keyword of some bucket may start (16 buckets in 2 groups).
 					(local.set $v
 						(v128.or
@@ -125,14 +121,14 @@
 									(v128.and (i8x16.swizzle (local.get $g0low1) (local.get $lo1)) (i8x16.swizzle (local.get $g0high1) (local.get $hi1))))
 								(v128.and
 									(v128.and (i8x16.swizzle (local.get $g0low2) (local.get $lo2)) (i8x16.swizzle (local.get $g0high2) (local.get $hi2)))
-									(v128.and (i8x16.swizzle (local.get $g0low3) (local.get $lo3)) (i8x16.swizzle (local.get $g0high3) (local.get $hi3)))))
+									(i8x16.swizzle (local.get $g0low3) (local.get $lo3))))
 							(v128.and
 								(v128.and
 									(v128.and (i8x16.swizzle (local.get $g1low0) (local.get $lo0)) (i8x16.swizzle (local.get $g1high0) (local.get $hi0)))
 									(v128.and (i8x16.swizzle (local.get $g1low1) (local.get $lo1)) (i8x16.swizzle (local.get $g1high1) (local.get $hi1))))
 								(v128.and
 									(v128.and (i8x16.swizzle (local.get $g1low2) (local.get $lo2)) (i8x16.swizzle (local.get $g1high2) (local.get $hi2)))
-									(v128.and (i8x16.swizzle (local.get $g1low3) (local.get $lo3)) (i8x16.swizzle (local.get $g1high3) (local.get $hi3)))))))
+									(i8x16.swizzle (local.get $g1low3) (local.get $lo3))))))
 					(if (v128.any_true (local.get $v))
 						(then
 							(local.set $candidates (i32.xor (i8x16.bitmask (i8x16.eq (local.get $v) (v128.const i64x2 0 0))) (i32.const 0xffff)))
