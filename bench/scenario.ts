@@ -73,9 +73,9 @@ async function scanFile(path: string, finder: KeywordLineFinder): Promise<{ line
 	let lines = 0;
 	let candidates = 0;
 	const found: number[] = [];
+	let reading = handle.read(current, 0, current.length, null);
 	try {
 		let carry = 0;
-		let reading = handle.read(current, 0, current.length, null);
 		for (;;) {
 			const { bytesRead } = await reading;
 			let filled = carry + bytesRead;
@@ -96,6 +96,8 @@ async function scanFile(path: string, finder: KeywordLineFinder): Promise<{ line
 			[current, next] = [next, current];
 		}
 	} finally {
+		// No read outlives the scan, also when it threw.
+		await reading.catch(() => undefined);
 		await handle.close();
 	}
 	return { lines, candidates };
