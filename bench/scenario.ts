@@ -62,37 +62,42 @@ function recordHandlers(install: (pi: never) => void): Map<string, Array<(event:
 
 /**
  * The scan alone: signal candidates (lines holding a prefilter keyword) and the line count of a
- * file, read into one reused buffer; a line that does not fit grows it. Returns what grep -c gives.
+ * file, read as the product's pump reads (src/source.ts): into two reused buffers, the next chunk's
+ * read in flight while the current one is scanned; a line that does not fit grows the next buffer.
+ * Returns what grep -c gives.
  */
 async function scanFile(path: string, finder: KeywordLineFinder): Promise<{ lines: number; candidates: number }> {
 	const handle = await open(path, "r");
-	let buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-	let carry = 0;
+	let current = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+	let next = Buffer.allocUnsafe(READ_CHUNK_BYTES);
 	let lines = 0;
 	let candidates = 0;
 	const found: number[] = [];
+	let reading = handle.read(current, 0, current.length, null);
 	try {
+		let carry = 0;
 		for (;;) {
-			if (carry === buffer.length) {
-				const grown = Buffer.allocUnsafe(buffer.length * 2);
-				buffer.copy(grown, 0, 0, carry);
-				buffer = grown;
-			}
-			const { bytesRead } = await handle.read(buffer, carry, buffer.length - carry, null);
+			const { bytesRead } = await reading;
 			let filled = carry + bytesRead;
 			// At the end, a last line without "\n" is counted as grep counts it.
-			if (bytesRead === 0 && filled > 0 && buffer[filled - 1] !== 0x0a) buffer[filled++] = 0x0a;
-			const to = filled > 0 ? buffer.lastIndexOf(0x0a, filled - 1) + 1 : 0;
+			if (bytesRead === 0 && filled > 0 && current[filled - 1] !== 0x0a) current[filled++] = 0x0a;
+			const to = filled > 0 ? current.lastIndexOf(0x0a, filled - 1) + 1 : 0;
+			// The unfinished line moves to the next buffer, and the next read starts behind it.
+			carry = filled - to;
+			if (carry * 2 > next.length) next = Buffer.allocUnsafe(Math.max(next.length, current.length) * 2);
+			current.copy(next, 0, to, filled);
+			if (bytesRead > 0) reading = handle.read(next, carry, next.length - carry, null);
 			if (to > 0) {
 				found.length = 0;
-				lines += finder.findLines(buffer, 0, to, found);
+				lines += finder.findLines(current, 0, to, found);
 				candidates += found.length / 2;
 			}
 			if (bytesRead === 0) break;
-			buffer.copy(buffer, 0, to, filled);
-			carry = filled - to;
+			[current, next] = [next, current];
 		}
 	} finally {
+		// No read outlives the scan, also when it threw.
+		await reading.catch(() => undefined);
 		await handle.close();
 	}
 	return { lines, candidates };

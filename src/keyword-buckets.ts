@@ -4,7 +4,11 @@
 // few passes moving single keywords). Pure: keywords in, tables out; a bucket never loses a keyword,
 // so every keyword position is proposed whatever the placement.
 
-/** Keyword bytes fingerprinted, and buckets (two groups of eight), as src/wasm/keyword-filter.wat expects. */
+/**
+ * Keyword bytes fingerprinted, and buckets (two groups of eight), as src/wasm/keyword-filter.wat expects.
+ * The module looks up only the low nibble of the fourth byte; placing keywords as if it looked up
+ * the high one too proposed half as many positions of the bench log, and 10% more of the real fixtures.
+ */
 const FINGERPRINT_BYTES = 4;
 const BUCKETS = 16;
 const TABLE_BYTES = 256;

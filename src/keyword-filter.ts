@@ -125,7 +125,7 @@ export function createKeywordLineFinder(keywords: readonly string[], options: Ke
 }
 
 function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string[], module: WebAssembly.Module): KeywordLineFinder {
-	// Layout: tables, output pairs, the input window (padded), the automaton.
+	// Layout: tables, output pairs, the input window (padded; the module may read the 16 bytes before it), the automaton.
 	const tables = 0;
 	const out = 1024;
 	const outBytes = (WASM_WINDOW_BYTES / 2 + 1) * 8;

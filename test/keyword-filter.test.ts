@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "../src/keyword-automaton.js";
+import { buildFingerprintTables } from "../src/keyword-buckets.js";
 import { createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "../src/keyword-filter.js";
 import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
@@ -161,6 +162,61 @@ test("the prefilter finds exactly the automaton's lines in fuzzed texts of the d
 		}),
 		{ numRuns: 3000 },
 	);
+});
+
+test("lines dense with keywords, of every length around the 16-byte blocks, give the automaton's lines", () => {
+	// A reported line's start is found backwards and its end forwards 16 bytes at a time, and the scan
+	// goes on from its "\n": keywords early and late in long lines, several per line, lines back to back.
+	const filler = fc.constantFrom<string>(".", " ", "x", "ab", "\t", "9", "é", "\r");
+	const line = fc.tuple(fc.array(filler, { maxLength: 40 }), fc.array(fc.tuple(fc.constantFrom(...DEFAULT_SIGNAL_PREFILTER_KEYWORDS), fc.nat(), fc.nat({ max: 40 })), { maxLength: 3 }));
+	fc.assert(
+		fc.property(fc.array(line, { maxLength: 30 }), fc.nat({ max: 40 }), (lines, skip) => {
+			const text = lines
+				.map(([parts, words]) => {
+					const out = [...parts];
+					for (const [word, seed, at] of words) out.splice(at % (out.length + 1), 0, inRandomCase(word, seed));
+					return out.join("");
+				})
+				.join("\n");
+			const bytes = latin1(`${text}\n`);
+			// From a line start inside the buffer too: the lines before `from` must not be reached.
+			let from = 0;
+			for (let k = 0; k < skip % (lines.length + 1) && from < bytes.length; k++) from = bytes.indexOf(0x0a, from) + 1;
+			assert.deepEqual(byFinder(finder, bytes, from, bytes.length), byAutomaton(automaton, bytes, from, bytes.length));
+		}),
+		{ numRuns: 2000 },
+	);
+});
+
+test("a reported line's start is never put before the range's start, whatever the module's memory holds there", async () => {
+	// The module called directly: "\n" bytes lie in its memory up to 8 bytes before `start`, and the
+	// first line's keyword is more than 8 bytes in, so a backward search that read past `start` would
+	// stop at one of them.
+	const module = new WebAssembly.Module(Buffer.from(await compileKeywordFilter()));
+	const filter = new WebAssembly.Instance(module, {}).exports as unknown as {
+		memory: WebAssembly.Memory;
+		scan(tables: number, trie: number, start: number, end: number, out: number): number;
+	};
+	const memory = new Uint8Array(filter.memory.buffer);
+	const tables = 0;
+	const trie = 1024;
+	const out = 8192;
+	const start = 32768;
+	memory.set(buildFingerprintTables(["err"]), tables);
+	// The trie of "err": states 0 -e-> 1 -r-> 2 -r-> 3 (a keyword ends), rows of 256 entries of 4 bytes.
+	const rows = new Int32Array(filter.memory.buffer, trie, 4 * 256);
+	rows[0 * 256 + 0x65] = 1 * 1024;
+	rows[1 * 256 + 0x72] = 2 * 1024;
+	rows[2 * 256 + 0x72] = 3 * 1024 + 1;
+	memory.fill(0x0a, start - 64, start - 8);
+	memory.fill(0x79, start - 8, start);
+	for (const prefix of ["", "a", "0123456789abcdef", "0123456789abcdefghijklmnopqrstu"]) {
+		const text = Buffer.from(`${prefix}yy err\nplain\nerr\n`);
+		memory.set(text, start);
+		const written = filter.scan(tables, trie, start, start + text.length, out);
+		const pairs = [...new Int32Array(filter.memory.buffer, out, written * 2)];
+		assert.deepEqual(pairs, [start, 0, start + prefix.length + 13, 2], JSON.stringify(prefix));
+	}
 });
 
 test("custom keyword sets, byte strings of any kind, give the automaton's lines too", () => {
