@@ -1,6 +1,6 @@
 // Recall of the bounded view on real toolchain outputs: at the default settings, the view of every
-// fixture in test/fixtures/real/ and in the two tuning sets (the unseen corpus's tuning half,
-// test/fixtures/unseen-tune2/) shows every decisive line in full at its true line number, and
+// fixture in test/fixtures/real/ and in the three tuning sets (the unseen corpus's tuning half,
+// test/fixtures/unseen-tune2/, test/fixtures/unseen-tune3/) shows every decisive line in full at its true line number, and
 // stays within thresholdChars. The held-out half and the late set are never tested here: they are
 // measured as counts only. `npm run recall` prints the same measurement as a table next to
 // what Pi's own bash cut (last 2000 lines / 50 KB) would have kept.
@@ -12,11 +12,12 @@ import { buildViewFromFile } from "../src/view-build.js";
 import { isShownInView, loadRealFixtures, parseViewLines } from "./fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "./fixtures/unseen/fixtures.js";
 import { loadTune2Fixtures } from "./fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures } from "./fixtures/unseen-tune3/fixtures.js";
 
-const FIXTURES = [...loadRealFixtures(), ...loadUnseenFixtures("tuning"), ...loadTune2Fixtures()];
+const FIXTURES = [...loadRealFixtures(), ...loadUnseenFixtures("tuning"), ...loadTune2Fixtures(), ...loadTune3Fixtures()];
 
 describe("the view of real toolchain outputs at the default settings", () => {
-	test("covers real/ and both tuning sets", () => assert.ok(FIXTURES.length >= 21 + 15 + 19, `${FIXTURES.length} outputs`));
+	test("covers real/ and the three tuning sets", () => assert.ok(FIXTURES.length >= 21 + 15 + 19 + 12, `${FIXTURES.length} outputs`));
 	for (const fixture of FIXTURES) {
 		test(`${fixture.name}: shows its ${fixture.decisive.length} decisive lines at their line numbers, within ${DEFAULT_CONFIG.thresholdChars} chars`, async () => {
 			const view = await buildViewFromFile(fixture.path, {
