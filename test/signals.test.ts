@@ -262,6 +262,10 @@ describe("the pattern itself", () => {
 		}
 	});
 
+	test("is its own RegExp source (an unescaped `/` would make the scan take it for a configured pattern and skip the prefilter)", () => {
+		assert.equal(new RegExp(DEFAULT_SIGNAL_PATTERN, "i").source, DEFAULT_SIGNAL_PATTERN);
+	});
+
 	test("can never match across a line break (the scan runs it over blocks of lines)", () => {
 		// No \s, \D, \W or dot (each can match "\n"); every negated class excludes "\n".
 		assert.doesNotMatch(DEFAULT_SIGNAL_PATTERN, /\\[sDW]|(?<!\\)\./);
