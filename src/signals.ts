@@ -72,6 +72,10 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`. And a JSON-lines event whose outcome member says it failed: `go test -json`'s `{\"Action\":\"fail\",\"Package\":…,\"Test\":\"TestTotal037\"}`, a CI step's `\"conclusion\": \"failure\"` (the outcome members of signal-policy.ts's JSON rules)",
 	},
 	{
+		source: String.raw`(?:^|: )(?:schwerwiegender )?fehler: |(?:^|: )erreur(?: fatale)? ?: `,
+		why: "compiler diagnostics in a German or French locale, where `error:` is translated and no English failure word is left: gcc's `src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«` and `schwerwiegender Fehler:`, `erreur:` and `erreur fatale:` (after a location or at the start of a line)",
+	},
+	{
 		source: String.raw`^(?:created by )?[a-z\d-]+\.[\w\.-]*\/[\w\.\/-]*(?:\(\*?\w+\)\.\w+)?\((?:0x|\{0x|\.\.\.\))`,
 		why: "Go stack dumps (a panic, a test binary's `panic: test timed out after 20s`, a fatal deadlock): the frames of the program's own packages, whose import path starts with a domain (`example.com/bank/ledger.(*Book).Transfer(0x0?, …)`, `example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)`); the standard library's frames (`sync.(*Mutex).Lock(…)`, `testing.tRunner(…)`, `runtime.gopark(…)`) have no domain and stay out",
 	},
@@ -176,6 +180,7 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	'"level": 5',
 	'"level":6',
 	'"level": 6',
+	"fehler",
 	"(0x",
 	"({0x",
 	"(...)",

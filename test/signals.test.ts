@@ -195,6 +195,9 @@ describe("the vocabulary of failure", () => {
 		"github.com/acme/api/handlers.Statement({0x52efe5?, 0x4}, 0x3)",
 		"handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string",
 		"./main.go:10:2: undefined: total",
+		"src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«; meinten Sie »total«?",
+		"src/main.c:1:10: schwerwiegender Fehler: config.h: Datei oder Verzeichnis nicht gefunden",
+		"src/main.c:12:5: erreur: « total » non déclaré (première utilisation dans cette fonction)",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -246,6 +249,9 @@ describe("the vocabulary of failure", () => {
 		"testing.tRunner(0xc0000076c0, 0x533df8)",
 		"runtime.gopark(0xc000064f40?, 0x0?, 0x0?, 0x0?, 0x0?)",
 		"	/tmp/pof-gen-tune3/go-timeout/ledger/ledger.go:20 +0xac",
+		"src/billing_000.c:8:26: Warnung: Vergleich von Ganzzahlausdrücken, von denen nur einer ein Vorzeichen hat",
+		"Fehlerbehandlung: 12 Fälle geprüft",
+		"0 Fehler, 3 Warnungen",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
