@@ -3,9 +3,9 @@
 // same run: Pi's own bash cut (truncateTail: the last 2000 lines or the last 50 KB, whichever is
 // hit first, whole lines counted from the end, plus its one-line notice). Five sets, reported
 // apart: test/fixtures/real/, the unseen corpus's tuning and held-out halves
-// (test/fixtures/unseen/split.json), the second tuning set (test/fixtures/unseen-tune2/) and the
-// late unseen set made after tuning ended (test/fixtures/unseen-late/).
-// `--set real|tuning|tune2|heldout|late` measures one set. Not a test.
+// (test/fixtures/unseen/split.json), the second and third tuning sets (test/fixtures/unseen-tune2/,
+// test/fixtures/unseen-tune3/) and the late unseen set made after tuning ended
+// (test/fixtures/unseen-late/). `--set real|tuning|tune2|tune3|heldout|late` measures one set. Not a test.
 // The held-out half and the late set are reported as counts only (never line contents): do not
 // tune on them.
 
@@ -18,6 +18,7 @@ import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, typ
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
 
 /** A shown line within this many lines of a decisive line counts as its context (precision). */
 const CONTEXT_RADIUS_LINES = 5;
@@ -52,7 +53,7 @@ interface MeasuredSet {
 	showContents: boolean;
 }
 
-const SETS = ["real", "tuning", "tune2", "heldout", "late"] as const;
+const SETS = ["real", "tuning", "tune2", "tune3", "heldout", "late"] as const;
 type SetName = (typeof SETS)[number];
 
 const config = DEFAULT_CONFIG;
@@ -266,11 +267,12 @@ function parseSets(argv: string[]): SetName[] {
 }
 
 async function measureSet(name: SetName): Promise<MeasuredSet> {
-	const fixtures = name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : name === "tune2" ? loadTune2Fixtures() : loadUnseenFixtures(name);
+	const fixtures =
+		name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : name === "tune2" ? loadTune2Fixtures() : name === "tune3" ? loadTune3Fixtures() : loadUnseenFixtures(name);
 	const rows: Row[] = [];
 	for (const fixture of fixtures) rows.push(await measure(fixture));
-	const title = { real: "real/", tuning: "unseen tuning", tune2: "tuning set 2", heldout: "unseen held-out", late: "unseen late" }[name];
-	return { title, rows, showContents: name === "real" || name === "tuning" || name === "tune2" };
+	const title = { real: "real/", tuning: "unseen tuning", tune2: "tuning set 2", tune3: "tuning set 3", heldout: "unseen held-out", late: "unseen late" }[name];
+	return { title, rows, showContents: name !== "heldout" && name !== "late" };
 }
 
 const measured: MeasuredSet[] = [];

@@ -54,10 +54,11 @@ const CONTINUATION =
 /**
  * A line that opens a section a failure may sit in: a test's name or a build step (GoogleTest's
  * `[ RUN      ]`, Go's `=== RUN`, pytest's `____ test_x ____`, Rust's `---- x stdout ----`, Ansible's
- * `TASK [x]`, a numbered failure `1) name`). Shown above a signal that follows it.
+ * `TASK [x]`, a numbered failure `1) name`, the `# example.com/api/handlers/h061` package line Go's
+ * build and vet print above a package's diagnostics). Shown above a signal that follows it.
  */
 const SECTION_HEADER =
-	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S)/;
+	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S|# [\w.-]+\/[\w./-]+$)/;
 
 /** A line that is only a source location (`src/tariff.f90:17:28:`), printed above the snippet and message it locates. */
 const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;

@@ -151,8 +151,8 @@ const JSON_PROBLEM_MEMBERS = new Set([
 	"numfailedtests",
 	"numfailedtestsuites",
 ]);
-/** Members naming a level or an outcome: a problem when the value is one of JSON_BAD_OUTCOME. */
-const JSON_SEVERITY_MEMBERS = new Set(["level", "severity", "status", "state", "result", "outcome", "conclusion", "loglevel", "log_level", "levelname"]);
+/** Members naming a level or an outcome (`go test -json`'s `"Action"`): a problem when the value is one of JSON_BAD_OUTCOME. */
+const JSON_SEVERITY_MEMBERS = new Set(["level", "severity", "status", "state", "result", "outcome", "conclusion", "action", "loglevel", "log_level", "levelname"]);
 const JSON_BAD_OUTCOME = /^(?:err(?:or|ored)?|fatal|crit(?:ical)?|emerg(?:ency)?|alert|panic|fail(?:ed|ure)?|broken|invalid)$/i;
 /** Members whose `false` is a verdict against the object: `"valid": false`, `"ok": false`. */
 const JSON_VERDICT_MEMBERS = new Set(["valid", "ok", "success", "succeeded", "passed", "pass"]);

@@ -20,16 +20,16 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor npm's default `Error: no test specified` script",
 	},
 	{
-		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)`,
-		why: "a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`",
+		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
+		why: "a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`. Also such a line wrapped in a JSON-lines record's text member: `go test -json`'s `\"Output\":\"--- FAIL: TestTotal037 (0.00s)\\n\"` and `\"Output\":\"FAIL\\texample.com/shop/invoice…\"`",
 	},
 	{
 		source: String.raw`(?<!\b0 )\b(?:failed|panicked|aborted|killed)\b(?! *[:=] *0\b)`,
 		why: "`1 failed`, `BUILD FAILED`, `assertion … failed`, `test x ... FAILED`, rust `panicked at`, `Aborted (core dumped)`, bash `Killed`; not `0 failed`, `failed: 0`",
 	},
 	{
-		source: String.raw`\.\.\. (?:fail|error)\b|(?:error|exception)$|<<< (?:failure|error)!|\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:`,
-		why: "test runners: unittest `... FAIL`/`... ERROR`, pytest `file.py:17: AssertionError` and `E   assert …`, surefire `<<< FAILURE!`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`",
+		source: String.raw`\.\.\. (?:fail|error)\b|(?:error|exception)$|<<< (?:failure|error)!|\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
+		why: "test runners: unittest `... FAIL`/`... ERROR`, pytest `file.py:17: AssertionError` and `E   assert …`, surefire `<<< FAILURE!`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
 	},
 	{
 		source: String.raw`^[ \t]*(?:expected|received|actual)\b[^:\n]{0,40}:`,
@@ -68,8 +68,16 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",
 	},
 	{
-		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})`,
-		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`",
+		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})|"(?:action|status|state|result|outcome|conclusion)" *: *"(?:fail|failed|failure|error|errored|fatal)"`,
+		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`. And a JSON-lines event whose outcome member says it failed: `go test -json`'s `{\"Action\":\"fail\",\"Package\":…,\"Test\":\"TestTotal037\"}`, a CI step's `\"conclusion\": \"failure\"` (the outcome members of signal-policy.ts's JSON rules)",
+	},
+	{
+		source: String.raw`(?:^|: )(?:schwerwiegender )?fehler: |(?:^|: )erreur(?: fatale)? ?: `,
+		why: "compiler diagnostics in a German or French locale, where `error:` is translated and no English failure word is left: gcc's `src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«` and `schwerwiegender Fehler:`, `erreur:` and `erreur fatale:` (after a location or at the start of a line)",
+	},
+	{
+		source: String.raw`^(?:created by )?[a-z\d-]+\.[\w\.-]*\/[\w\.\/-]*(?:\(\*?\w+\)\.\w+)?\((?:0x|\{0x|\.\.\.\))`,
+		why: "Go stack dumps (a panic, a test binary's `panic: test timed out after 20s`, a fatal deadlock): the frames of the program's own packages, whose import path starts with a domain (`example.com/bank/ledger.(*Book).Transfer(0x0?, …)`, `example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)`); the standard library's frames (`sync.(*Mutex).Lock(…)`, `testing.tRunner(…)`, `runtime.gopark(…)`) have no domain and stay out",
 	},
 ]);
 
@@ -98,7 +106,7 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"killed",
 	"not ok",
 	"e  ",
-	"_test.go:",
+	".go:",
 	"expected",
 	"received",
 	"actual",
@@ -172,6 +180,10 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	'"level": 5',
 	'"level":6',
 	'"level": 6',
+	"fehler",
+	"(0x",
+	"({0x",
+	"(...)",
 	"\x1b",
 	// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF) as their UTF-8 bytes.
 	"\xe2\x9c\x95",

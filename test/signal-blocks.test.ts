@@ -53,6 +53,16 @@ describe("indentation and continuation", () => {
 	});
 });
 
+describe("a section header above a signal", () => {
+	test("Go's `# import/path` package line heads the package's vet or build diagnostics; a comment or a heading does not", () => {
+		const above = ["handlers/h060/handler.go:57:2: unreachable code", "# example.com/api/handlers/h061"];
+		assert.deepEqual(findLeadingContext("handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string", above), { context: [], header: 1 });
+		for (const line of ["# Release notes", "# TODO: retry later", "#include <stdio.h>"]) {
+			assert.equal(findLeadingContext("./main.go:10:2: undefined: total", ["x", line]).header, undefined, line);
+		}
+	});
+});
+
 describe("a resumed system call (strace -f)", () => {
 	test("leads with the line of the same process that started the call", () => {
 		const above = [

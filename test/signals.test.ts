@@ -186,6 +186,18 @@ describe("the vocabulary of failure", () => {
 		"==16570== This conflicts with a previous write of size 8 by thread #5",
 		"WARNING: DATA RACE",
 		"Previous write at 0x00c0000b4010 by goroutine 8:",
+		'{"Time":"2026-11-30T21:04:35.109849747Z","Action":"fail","Package":"example.com/shop/invoice","Test":"TestTotal037","Elapsed":0}',
+		'{"Time":"2026-11-30T21:04:35.109847538Z","Action":"output","Package":"example.com/shop/invoice","Test":"TestTotal037","Output":"--- FAIL: TestTotal037 (0.00s)\\n"}',
+		'{"Action":"output","Package":"example.com/shop/invoice","Output":"FAIL\\texample.com/shop/invoice\\t0.007s\\n"}',
+		'  "conclusion": "failure",',
+		"example.com/bank/ledger.(*Book).Transfer(0x0?, 0xc000058060, 0xc000058080, 0xa, 0x0?)",
+		"example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)",
+		"github.com/acme/api/handlers.Statement({0x52efe5?, 0x4}, 0x3)",
+		"handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string",
+		"./main.go:10:2: undefined: total",
+		"src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«; meinten Sie »total«?",
+		"src/main.c:1:10: schwerwiegender Fehler: config.h: Datei oder Verzeichnis nicht gefunden",
+		"src/main.c:12:5: erreur: « total » non déclaré (première utilisation dans cette fonction)",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -231,6 +243,15 @@ describe("the vocabulary of failure", () => {
 		"Auto-merging handlers/refund_0213.go",
 		"[pid  8888] +++ exited with 0 +++",
 		"previous writes flushed",
+		'{"Time":"2026-11-30T21:04:35.109843274Z","Action":"pass","Package":"example.com/shop/cart","Test":"TestTotal000","Elapsed":0}',
+		'{"Action":"output","Package":"example.com/shop/cart","Test":"TestErrorPaths","Output":"=== RUN   TestErrorPaths\\n"}',
+		"sync.(*Mutex).Lock(...)",
+		"testing.tRunner(0xc0000076c0, 0x533df8)",
+		"runtime.gopark(0xc000064f40?, 0x0?, 0x0?, 0x0?, 0x0?)",
+		"	/tmp/pof-gen-tune3/go-timeout/ledger/ledger.go:20 +0xac",
+		"src/billing_000.c:8:26: Warnung: Vergleich von Ganzzahlausdrücken, von denen nur einer ein Vorzeichen hat",
+		"Fehlerbehandlung: 12 Fälle geprüft",
+		"0 Fehler, 3 Warnungen",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
@@ -245,6 +266,10 @@ describe("the pattern itself", () => {
 			assert.doesNotThrow(() => new RegExp(part.source, "i"), part.source);
 			assert.ok(part.why.length > 20, `part ${part.source} says why it exists`);
 		}
+	});
+
+	test("is its own RegExp source (an unescaped `/` would make the scan take it for a configured pattern and skip the prefilter)", () => {
+		assert.equal(new RegExp(DEFAULT_SIGNAL_PATTERN, "i").source, DEFAULT_SIGNAL_PATTERN);
 	});
 
 	test("can never match across a line break (the scan runs it over blocks of lines)", () => {

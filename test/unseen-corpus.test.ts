@@ -1,8 +1,8 @@
 // The unseen corpus (test/fixtures/unseen/) is well formed: every decisive line is the line at its
 // number in its log, every log has a generator and a place in split.json, both halves hold
-// outputs, and no toolchain has outputs in both halves. So are the late set and the second tuning
-// set (test/fixtures/unseen-tune2/), whose toolchains are in neither the held-out half nor the
-// late set. It says nothing about what the view keeps of these outputs: `npm run recall`
+// outputs, and no toolchain has outputs in both halves. So are the late set and the second and
+// third tuning sets (test/fixtures/unseen-tune2/, unseen-tune3/), whose toolchains are in neither
+// the held-out half nor the late set (the third's in no earlier set at all). It says nothing about what the view keeps of these outputs: `npm run recall`
 // measures that, and the held-out half is not tuned on.
 
 import assert from "node:assert/strict";
@@ -13,10 +13,11 @@ import { loadRealFixtures, type RealFixture } from "./fixtures/real/fixtures.js"
 import { loadUnseenFixtures, loadUnseenSplit, UNSEEN_FIXTURES_DIR } from "./fixtures/unseen/fixtures.js";
 import { LATE_FIXTURES_DIR, loadLateFixtures } from "./fixtures/unseen-late/fixtures.js";
 import { loadTune2Fixtures, TUNE2_FIXTURES_DIR } from "./fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures, TUNE3_FIXTURES_DIR } from "./fixtures/unseen-tune3/fixtures.js";
 
 /** An unseen output is well over the default threshold (24 000 chars): at least twice it. */
 const MIN_OUTPUT_CHARS = 50_000;
-/** A second-tuning-set output is at least 20 KB (its brief: 20–300 KB). */
+/** A second- or third-tuning-set output is at least 20 KB (their brief: 20–300 KB). */
 const MIN_TUNE2_OUTPUT_CHARS = 20_000;
 
 const split = loadUnseenSplit();
@@ -120,33 +121,49 @@ describe("the late unseen set", () => {
 	}
 });
 
-describe("the second tuning set", () => {
-	const tune2 = loadTune2Fixtures();
-	const late = loadLateFixtures();
-	const known = new Set([...loadRealFixtures(), ...fixtures, ...late].map((fixture) => fixture.name));
+/**
+ * A tuning set made after the unseen corpus (unseen-tune2/, unseen-tune3/): at least minOutputs
+ * outputs named unlike any other set's, each with a generator, none of a toolchain the held-out
+ * half or the late set has, nor (newToolchainsOf) a toolchain an earlier set already has.
+ */
+function describeTuningSet(title: string, set: RealFixture[], dir: string, minOutputs: number, earlier: RealFixture[], newToolchainsOf: string[] = []): void {
+	describe(title, () => {
+		const late = loadLateFixtures();
+		const known = new Set([...loadRealFixtures(), ...fixtures, ...late, ...earlier].map((fixture) => fixture.name));
 
-	test("has at least 8 outputs, none named like an output of the other sets", () => {
-		assert.ok(tune2.length >= 8, `${tune2.length} outputs`);
-		assert.deepEqual(
-			tune2.filter((fixture) => known.has(fixture.name)).map((fixture) => fixture.name),
-			[],
-		);
+		test(`has at least ${minOutputs} outputs, none named like an output of the other sets`, () => {
+			assert.ok(set.length >= minOutputs, `${set.length} outputs`);
+			assert.deepEqual(
+				set.filter((fixture) => known.has(fixture.name)).map((fixture) => fixture.name),
+				[],
+			);
+		});
+
+		test("every output has a generator, and no toolchain is in the held-out half or the late set", () => {
+			const declared = readGenerators(dir);
+			assert.deepEqual([...declared.keys()].sort(), set.map((fixture) => fixture.name));
+			const heldout = Object.entries(split.toolchains).filter(([, half]) => half === "heldout").map(([toolchain]) => toolchain);
+			const lateToolchains = [...readGenerators(LATE_FIXTURES_DIR).values()];
+			const forbidden = new Set([...heldout, ...lateToolchains]);
+			assert.ok(forbidden.size >= 20, `${forbidden.size} forbidden toolchains read`);
+			assert.deepEqual(
+				[...declared].filter(([, toolchain]) => forbidden.has(toolchain)).map(([name, toolchain]) => `${name}: ${toolchain}`),
+				[],
+			);
+			if (newToolchainsOf.length > 0) {
+				const older = new Set([...Object.keys(split.toolchains), ...lateToolchains, ...newToolchainsOf.flatMap((other) => [...readGenerators(other).values()])]);
+				assert.deepEqual(
+					[...declared].filter(([, toolchain]) => older.has(toolchain)).map(([name, toolchain]) => `${name}: ${toolchain}`),
+					[],
+				);
+			}
+		});
+
+		for (const fixture of set) {
+			test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture, MIN_TUNE2_OUTPUT_CHARS));
+		}
 	});
+}
 
-	test("every output has a generator, and no toolchain is in the held-out half or the late set", () => {
-		const declared = readGenerators(TUNE2_FIXTURES_DIR);
-		assert.deepEqual([...declared.keys()].sort(), tune2.map((fixture) => fixture.name));
-		const heldout = Object.entries(split.toolchains).filter(([, set]) => set === "heldout").map(([toolchain]) => toolchain);
-		const lateToolchains = [...readGenerators(LATE_FIXTURES_DIR).values()];
-		const forbidden = new Set([...heldout, ...lateToolchains]);
-		assert.ok(forbidden.size >= 20, `${forbidden.size} forbidden toolchains read`);
-		assert.deepEqual(
-			[...declared].filter(([, toolchain]) => forbidden.has(toolchain)).map(([name, toolchain]) => `${name}: ${toolchain}`),
-			[],
-		);
-	});
-
-	for (const fixture of tune2) {
-		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture, MIN_TUNE2_OUTPUT_CHARS));
-	}
-});
+describeTuningSet("the second tuning set", loadTune2Fixtures(), TUNE2_FIXTURES_DIR, 8, []);
+describeTuningSet("the third tuning set", loadTune3Fixtures(), TUNE3_FIXTURES_DIR, 12, loadTune2Fixtures(), [TUNE2_FIXTURES_DIR]);
