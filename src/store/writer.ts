@@ -202,11 +202,17 @@ export class TempEntryWriter implements EntryWriter {
 		}
 	}
 
-	/** The text's temp file once its early fsync is over (or failed): fsynced and closed. */
+	/**
+	 * The text's temp file fsynced and closed: its last fsync starts at once (after the last write,
+	 * beside an early one still running), and it is closed once both are over and neither failed.
+	 */
 	private async flushText(text: TempFile): Promise<void> {
-		await this.syncing;
+		const handle = text.handle as StoreFileHandle;
+		const [, last] = await Promise.allSettled([this.syncing, handle.sync()]);
 		if (this.syncFailure !== undefined) throw this.syncFailure;
-		await flushTemp(text);
+		if (last.status === "rejected") throw last.reason;
+		text.handle = undefined;
+		await handle.close();
 	}
 
 	/** The metadata's temp file, written, fsynced and closed. */
