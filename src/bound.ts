@@ -270,11 +270,13 @@ async function copyOriginal(
 	try {
 		pumped = await pumpCapped(original.source, config.maxEntryBytes, {
 			scan: (chunk) => scanner.push(chunk),
-			store: async (chunk) => {
+			store: async (chunk, last) => {
 				await begun;
 				if (!writer) return;
 				try {
 					await writer.write(chunk);
+					// The stored copy's last fsync runs while its last chunk is scanned.
+					if (last) writer.seal();
 				} catch (error) {
 					await giveUpStore(error);
 				}

@@ -155,8 +155,11 @@ export function minSourceBytes(text: string): number {
 export interface PumpSinks {
 	/** Every byte of the original, in order: the scan sees the whole output, a left-out middle too. */
 	scan(chunk: Buffer): void;
-	/** The stored copy (head, marker line, tail); done with a chunk when its promise resolves (the buffer is reused). */
-	store(chunk: Buffer): void | Promise<void>;
+	/**
+	 * The stored copy (head, marker line, tail); done with a chunk when its promise resolves (the
+	 * buffer is reused). `last` is set on the stored copy's last chunk (the scan may not have seen it yet).
+	 */
+	store(chunk: Buffer, last: boolean): void | Promise<void>;
 	/** Newlines the scan has seen so far: the true line numbers around a left-out middle. */
 	newlinesSeen(): number;
 }
@@ -199,7 +202,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 		const want = Math.min(buffer.length, to - at);
 		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
 	};
-	const pumpRange = async (from: number, to: number, store: boolean): Promise<number> => {
+	const pumpRange = async (from: number, to: number, store: boolean, lastStored: boolean): Promise<number> => {
 		let pumped = 0;
 		let reading = readInto(buffers[turn], from, to);
 		try {
@@ -213,7 +216,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 				await storing;
 				turn = 1 - turn;
 				reading = readInto(buffers[turn], at, to);
-				if (store) storing = Promise.resolve(sinks.store(chunk));
+				if (store) storing = Promise.resolve(sinks.store(chunk, lastStored && at >= to));
 				sinks.scan(chunk);
 			}
 			await storing;
@@ -224,7 +227,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 		return pumped;
 	};
 	if (size <= maxEntryBytes) {
-		const storedBytes = await pumpRange(0, size, true);
+		const storedBytes = await pumpRange(0, size, true, true);
 		return { originalBytes: size, storedBytes };
 	}
 
@@ -233,10 +236,10 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 	const half = Math.max(0, Math.floor((maxEntryBytes - Buffer.byteLength(longest)) / 2));
 	const headEnd = await findCut(source, half, "back");
 	const tailStart = await findCut(source, size - half, "forward");
-	let stored = await pumpRange(0, headEnd, true);
+	let stored = await pumpRange(0, headEnd, true, false);
 	const headNewlines = sinks.newlinesSeen();
 	const headEndsInLine = stored > 0 && !(await isLineStart(source, headEnd));
-	await pumpRange(headEnd, tailStart, false);
+	await pumpRange(headEnd, tailStart, false, false);
 	const firstTailLine = sinks.newlinesSeen() + 1;
 	const markerLine = headNewlines + (headEndsInLine ? 2 : 1);
 	const marker = Buffer.from(
@@ -250,9 +253,9 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 			newline: headEndsInLine,
 		}),
 	);
-	await sinks.store(marker);
+	await sinks.store(marker, tailStart >= size);
 	stored += marker.length;
-	stored += await pumpRange(tailStart, size, true);
+	stored += await pumpRange(tailStart, size, true, true);
 	return {
 		originalBytes: size,
 		storedBytes: stored,

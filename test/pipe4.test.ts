@@ -122,3 +122,34 @@ test("a spill-file result whose commit fails is composed again without the id, a
 	assert.equal((patch?.details as { overflow: { id?: string } }).overflow.id, undefined);
 	if (existsSync(root)) assert.deepEqual(readdirSync(root), [], "no partial or temp file");
 });
+
+test("a sealed entry's last fsync runs before commit; a write after seal fails, a failed last fsync fails the commit", async (t) => {
+	const dir = await createTempDir(t);
+	const root = join(dir, "store");
+	const synced: string[] = [];
+	let failLast = false;
+	const fs = injectFaults({ sync: (path) => (synced.push(path), failLast && isTempName(path) ? "EIO" : undefined) });
+	const store = new OverflowStore({ root, fs, now: () => NOW });
+	const text = Buffer.from("one\ntwo\n");
+	const id = computeEntryId("session-a", "call-sealed");
+	const writer = await store.beginEntry(id);
+	await writer.write(text);
+	writer.seal();
+	await assert.rejects(writer.write(Buffer.from("three\n")), (error: NodeJS.ErrnoException) => error.code === "EBADF");
+	// The text's fsync is under way before commit is called.
+	await new Promise((resolve) => setTimeout(resolve, 50));
+	assert.equal(synced.length, 1);
+	await writer.commit(buildMeta(id, text));
+	assert.equal(synced.length, 2, "the text's fsync once, the metadata's once");
+	await assertEntryReadsBack(store, { id, bytes: text });
+
+	failLast = true;
+	const failedId = computeEntryId("session-a", "call-sealed-eio");
+	const failing = await store.beginEntry(failedId);
+	await failing.write(text);
+	failing.seal();
+	await assert.rejects(failing.commit(buildMeta(failedId, text)), (error: NodeJS.ErrnoException) => error.code === "EIO");
+	await failing.abort();
+	assert.equal(await store.readMeta(failedId), undefined);
+	assert.deepEqual(readdirSync(root).sort(), [`${id}.json`, `${id}.txt`]);
+});

@@ -31,6 +31,8 @@ export interface CommitResult {
 export interface EntryWriter {
 	/** Appends to the temp file (partial writes handled). On failure the temp file is already removed. */
 	write(chunk: Uint8Array): Promise<void>;
+	/** No more writes: the text's last fsync starts after the last one, without waiting for commit (which waits for it). */
+	seal(): void;
 	/**
 	 * fsync + close + link to <id>.txt, then writes <id>.json the same way. `meta.id` must be the
 	 * writer's id and `meta.storedBytes`/`meta.storedLines` must describe what was written (else EINVAL).
@@ -111,6 +113,9 @@ export class TempEntryWriter implements EntryWriter {
 	private syncedAt = 0;
 	/** An early fsync failed: the entry fails (a later fsync may not report the lost write again). */
 	private syncFailure: StoreError | undefined;
+	/** The text's last fsync, asked for by seal() (never rejects: its outcome), and the fsync itself once it runs. */
+	private lastSync: Promise<PromiseSettledResult<void>> | undefined;
+	private lastSyncRunning: Promise<unknown> | undefined;
 
 	/** Call open() before anything else. `prefix` is the store root with a trailing separator. */
 	constructor(
@@ -142,6 +147,21 @@ export class TempEntryWriter implements EntryWriter {
 		const next = this.queue.then(() => this.writeNow(chunk));
 		this.queue = next.catch(() => undefined);
 		return next;
+	}
+
+	seal(): void {
+		if (this.lastSync !== undefined || this.state !== "open") return;
+		this.lastSync = this.queue.then(() => this.syncLast());
+	}
+
+	/** The text's last fsync (after every write), as an outcome; none when the text's file is gone (a failed write). */
+	private async syncLast(): Promise<PromiseSettledResult<void>> {
+		const handle = this.temps[0]?.handle;
+		if (this.state === "failed" || this.state === "aborted" || handle === undefined) return { status: "rejected", reason: this.failure ?? createStoreError("EBADF", `entry ${this.id} has no text to fsync`) };
+		const running = Promise.allSettled([handle.sync()]);
+		this.lastSyncRunning = running;
+		const [outcome] = await running;
+		return outcome;
 	}
 
 	async commit(meta: EntryMeta): Promise<CommitResult> {
@@ -208,7 +228,7 @@ export class TempEntryWriter implements EntryWriter {
 	 */
 	private async flushText(text: TempFile): Promise<void> {
 		const handle = text.handle as StoreFileHandle;
-		const [, last] = await Promise.allSettled([this.syncing, handle.sync()]);
+		const [, last] = await Promise.all([this.syncing, this.lastSync ?? this.syncLast()]);
 		if (this.syncFailure !== undefined) throw this.syncFailure;
 		if (last.status === "rejected") throw last.reason;
 		text.handle = undefined;
@@ -251,12 +271,12 @@ export class TempEntryWriter implements EntryWriter {
 
 	/** Closes and removes every file the writer holds; best effort, never throws. */
 	private async release(): Promise<void> {
-		// No fsync may be running on a descriptor that is closed (it could be reused).
-		await this.syncing;
 		const temps = this.temps;
 		const placedText = this.placedText;
 		this.temps = [];
 		this.placedText = undefined;
+		// No fsync may be running on a descriptor that is closed (it could be reused); none starts now.
+		await Promise.all([this.syncing, this.lastSyncRunning]);
 		for (const temp of temps) {
 			if (temp.handle !== undefined) await closeQuietly(temp.handle);
 			temp.handle = undefined;
@@ -272,6 +292,7 @@ export class TempEntryWriter implements EntryWriter {
 		if (!(chunk instanceof Uint8Array)) {
 			throw createStoreError("EINVAL", `write expects a Uint8Array chunk, got ${typeof chunk}`);
 		}
+		if (this.lastSync !== undefined) throw createStoreError("EBADF", `entry ${this.id} is sealed: no more writes`);
 		if (chunk.length === 0) return;
 		try {
 			if (this.syncFailure !== undefined) throw this.syncFailure;
