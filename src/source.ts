@@ -90,7 +90,7 @@ export async function openSpillFile(path: string, checks: SpillChecks = {}): Pro
  * per read than FileHandle.read). close() waits for the reads under way, so none ever reaches a
  * descriptor number reused after it; a read after close fails.
  */
-function readThroughFd(handle: fsPromises.FileHandle, size: number): ByteSource {
+export function readThroughFd(handle: fsPromises.FileHandle, size: number): ByteSource {
 	const reading = new Set<Promise<number>>();
 	let closed = false;
 	return {

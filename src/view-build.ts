@@ -7,7 +7,7 @@ import { open } from "node:fs/promises";
 import { readViewExtras, type ViewExtras } from "./hunks.js";
 import { keepCharsFor } from "./render.js";
 import { LineScanner, type ScanResult } from "./scan.js";
-import { type ByteSource, bufferSource, pumpCapped } from "./source.js";
+import { type ByteSource, bufferSource, pumpCapped, readThroughFd } from "./source.js";
 import { buildView, type ViewOptions } from "./view.js";
 
 export interface ViewResult {
@@ -51,19 +51,12 @@ export async function buildViewFromSource(source: ByteSource, options: ViewOptio
 /** Builds the view of a file (bounded memory). */
 export async function buildViewFromFile(path: string, options: ViewOptions): Promise<ViewResult> {
 	const handle = await open(path, "r");
+	let source: ByteSource | undefined;
 	try {
-		const { size } = await handle.stat();
-		const source: ByteSource = {
-			size,
-			async read(target, position) {
-				const { bytesRead } = await handle.read(target, 0, Math.min(target.length, Math.max(0, size - position)), position);
-				return bytesRead;
-			},
-			close: () => handle.close(),
-		};
+		source = readThroughFd(handle, (await handle.stat()).size);
 		return await buildViewFromSource(source, options);
 	} finally {
-		await handle.close();
+		await (source ?? handle).close();
 	}
 }
 
