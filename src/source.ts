@@ -15,9 +15,9 @@ import { describeError } from "./text.js";
 /** Bytes read at a time from a spill file, and the chunks the scan is given. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
 /**
- * Bytes the pump reads (and stores) at a time: several scan chunks, so that fewer reads and writes
- * go through the thread pool (each is a round trip of the event loop); the scan still gets them in
- * READ_CHUNK_BYTES pieces from the same offsets, so what it samples does not change.
+ * Bytes the pump reads at a time: several chunks, so that fewer reads go through the thread pool
+ * (each is a round trip of the event loop); the scan and the store still get READ_CHUNK_BYTES
+ * pieces from the same offsets, so what the scan samples does not change.
  */
 const PUMP_READ_BYTES = 4 * READ_CHUNK_BYTES;
 
@@ -225,6 +225,12 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 		const want = Math.min(buffer.length, to - at);
 		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
 	};
+	// The store sink gets a read's pieces one after the other.
+	const storePieces = async (chunk: Buffer, last: boolean): Promise<void> => {
+		for (let piece = 0; piece < chunk.length; piece += READ_CHUNK_BYTES) {
+			await sinks.store(chunk.subarray(piece, piece + READ_CHUNK_BYTES), last && piece + READ_CHUNK_BYTES >= chunk.length);
+		}
+	};
 	const pumpRange = async (from: number, to: number, store: boolean, lastStored: boolean): Promise<number> => {
 		let pumped = 0;
 		let reading = readInto(buffers[turn], from, to);
@@ -239,7 +245,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 				await storing;
 				turn = 1 - turn;
 				reading = readInto(buffers[turn], at, to);
-				if (store) storing = Promise.resolve(sinks.store(chunk, lastStored && at >= to));
+				if (store) storing = storePieces(chunk, lastStored && at >= to);
 				for (let piece = 0; piece < read; piece += READ_CHUNK_BYTES) sinks.scan(chunk.subarray(piece, piece + READ_CHUNK_BYTES));
 			}
 			await storing;
