@@ -12,14 +12,8 @@ import { dirname, isAbsolute } from "node:path";
 import { formatNote } from "./protocol.js";
 import { describeError } from "./text.js";
 
-/** Bytes read at a time from a spill file, and the chunks the scan is given. */
+/** Bytes read at a time from a spill file. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
-/**
- * Bytes the pump reads at a time: several chunks, so that fewer reads go through the thread pool
- * (each is a round trip of the event loop); the scan and the store still get READ_CHUNK_BYTES
- * pieces from the same offsets, so what the scan samples does not change.
- */
-const PUMP_READ_BYTES = 4 * READ_CHUNK_BYTES;
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
 export interface ByteSource {
@@ -97,7 +91,7 @@ export function readThroughFd(handle: fsPromises.FileHandle, size: number): Byte
 		size,
 		read(target, position) {
 			const length = Math.max(0, Math.min(target.length, size - position));
-			if (closed) return Promise.reject(Object.assign(new Error("EBADF: spill file is closed"), { code: "EBADF" }));
+			if (closed) return Promise.reject(Object.assign(new Error("EBADF: the file is closed"), { code: "EBADF" }));
 			if (length === 0) return Promise.resolve(0);
 			const read = new Promise<number>((resolve, reject) => {
 				readFd(handle.fd, target, 0, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
@@ -210,13 +204,13 @@ export interface PumpResult {
  * Streams the source to the scan and, capped at `maxEntryBytes`, to the store: beyond the cap the
  * store gets the head and the tail (about half each, cut at line boundaries) with one marker line
  * between them, counted inside the cap, while the scan still gets every byte (the middle is read
- * once, for the scan only). Memory: two reused PUMP_READ_BYTES buffers. The next chunk is read,
+ * once, for the scan only). Memory: two reused READ_CHUNK_BYTES buffers. The next chunk is read,
  * and the last one stored, while the scan works on it: the scan runs on the main thread, reads and
  * writes in the thread pool. The store sink sees the chunks in order, one at a time.
  */
 export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
 	const size = source.size;
-	const chunkBytes = Math.min(PUMP_READ_BYTES, Math.max(1, size));
+	const chunkBytes = Math.min(READ_CHUNK_BYTES, Math.max(1, size));
 	const buffers = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)];
 	// The chunk being stored lives in one buffer; the next read goes to the other.
 	let storing: Promise<void> = Promise.resolve();
@@ -224,12 +218,6 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 	const readInto = (buffer: Buffer, at: number, to: number): Promise<number> => {
 		const want = Math.min(buffer.length, to - at);
 		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
-	};
-	// The store sink gets a read's pieces one after the other.
-	const storePieces = async (chunk: Buffer, last: boolean): Promise<void> => {
-		for (let piece = 0; piece < chunk.length; piece += READ_CHUNK_BYTES) {
-			await sinks.store(chunk.subarray(piece, piece + READ_CHUNK_BYTES), last && piece + READ_CHUNK_BYTES >= chunk.length);
-		}
 	};
 	const pumpRange = async (from: number, to: number, store: boolean, lastStored: boolean): Promise<number> => {
 		let pumped = 0;
@@ -245,8 +233,8 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 				await storing;
 				turn = 1 - turn;
 				reading = readInto(buffers[turn], at, to);
-				if (store) storing = storePieces(chunk, lastStored && at >= to);
-				for (let piece = 0; piece < read; piece += READ_CHUNK_BYTES) sinks.scan(chunk.subarray(piece, piece + READ_CHUNK_BYTES));
+				if (store) storing = Promise.resolve(sinks.store(chunk, lastStored && at >= to));
+				sinks.scan(chunk);
 			}
 			await storing;
 		} finally {
