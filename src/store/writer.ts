@@ -1,8 +1,8 @@
 // One entry's atomic write, as write-file-atomic orders it: each file is a 0600 temp file in the
 // store directory, written, fsynced, closed, then linked into place under a name that must not
 // exist yet — the .txt first, the .json last, so a `<id>.json` under its final name means the entry
-// is complete (a long text is also fsynced as it is written, so its last fsync has little left to
-// flush). Invariant: everything the writer created and has not handed over (temp files, a
+// is complete (both are fsynced before either is linked; a long text is also fsynced as it is
+// written, so its last fsync has little left to flush). Invariant: everything the writer created and has not handed over (temp files, a
 // placed .txt whose .json failed) is released by one path, release(), on every failure and abort;
 // an entry is never replaced, and the error passed on keeps its `code`.
 
@@ -191,22 +191,26 @@ export class TempEntryWriter implements EntryWriter {
 	}
 
 	/**
-	 * The commit's file work, owned by one try/finally: the text's temp file fsynced, closed and
-	 * linked to <id>.txt, then the metadata's written the same way and linked to <id>.json. Unless
-	 * that last link succeeds, the finally releases every file of the entry. Returns the clean
-	 * metadata and the entry's bytes.
+	 * The commit's file work, owned by one try/finally: the text's temp file fsynced and closed while
+	 * the metadata's is written, fsynced and closed; then the text linked to <id>.txt, and the
+	 * metadata to <id>.json. Unless that last link succeeds, the finally releases every file of the
+	 * entry. Returns the clean metadata and the entry's bytes.
 	 */
 	private async place(meta: EntryMeta): Promise<{ meta: EntryMeta; bytes: number }> {
 		try {
 			const clean = this.checkMeta(meta);
 			const body = Buffer.from(`${JSON.stringify(clean, null, 2)}\n`, "utf8");
 			const text = this.temps[0] as TempFile;
-			await this.flushText(text);
+			// Both on disk before either is placed (the text's last fsync beside the metadata's write and
+			// fsync); both settled before anything is released.
+			const [textFlushed, metaWritten] = await Promise.allSettled([this.flushText(text), this.writeMetaTemp(body)]);
+			if (textFlushed.status === "rejected") throw textFlushed.reason;
+			if (metaWritten.status === "rejected") throw metaWritten.reason;
 			// Never replaces an entry: an id answers with one result's content only (placeNew fails with EEXIST).
 			const txtPath = `${this.prefix}${this.id}.txt`;
 			await this.moveTemp(text, txtPath);
 			this.placedText = txtPath;
-			await this.moveTemp(await this.writeMetaTemp(body), `${this.prefix}${this.id}.json`);
+			await this.moveTemp(metaWritten.value, `${this.prefix}${this.id}.json`);
 			this.placedText = undefined;
 			this.state = "committed";
 			return { meta: clean, bytes: this.written + body.length };
