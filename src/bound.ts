@@ -145,6 +145,43 @@ interface Copied {
 	extras?: Promise<ViewExtras>;
 }
 
+/** A stored copy begun (its writer), or why there is none; never rejects. */
+interface StoreStart {
+	writer?: EntryWriter;
+	error?: string;
+}
+
+/** The entry's id, or why there is none, and its stored copy begun. */
+interface EntryStart {
+	id?: string;
+	start: Promise<StoreStart>;
+}
+
+/** Allocates the result's entry id and begins its stored copy; never rejects. */
+async function startEntry(event: ToolResultInput, deps: BoundDependencies): Promise<EntryStart> {
+	try {
+		const id = await deps.store.allocateEntryId(deps.sessionId, event.toolCallId);
+		return { id, start: beginStore(deps, id) };
+	} catch (error) {
+		return { start: Promise.resolve({ error: describeError(error) }) };
+	}
+}
+
+/** Begins the stored copy of entry `id` (its temp file); never rejects. */
+function beginStore(deps: BoundDependencies, id: string): Promise<StoreStart> {
+	return deps.store.beginEntry(id).then(
+		(writer) => ({ writer }),
+		(error: unknown) => ({ error: describeError(error) }),
+	);
+}
+
+/** Removes a stored copy begun for nothing (the result was left as it is, or failed first). */
+async function discardEntry(entry: Promise<EntryStart> | undefined): Promise<void> {
+	if (entry === undefined) return;
+	const { writer } = await (await entry).start;
+	await writer?.abort();
+}
+
 async function boundLarge(
 	event: ToolResultInput,
 	deps: BoundDependencies,
@@ -153,84 +190,102 @@ async function boundLarge(
 	spill: SpillCandidate | undefined,
 ): Promise<ToolResultPatch | undefined> {
 	const { config } = deps;
-	let original = await resolveOriginal(current, stashedText, spill, spillChecks(deps));
+	// A text longer than its budget is replaced by a view whatever else is found: its entry (id, temp
+	// file) is started while the original is resolved, and the view's reads and composing overlap the commit.
+	const viewSure = decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: true }) === "bound";
+	const early = viewSure ? startEntry(event, deps) : undefined;
+	let original: ResolvedOriginal;
+	try {
+		original = await resolveOriginal(current, stashedText, spill, spillChecks(deps));
+	} catch (error) {
+		await discardEntry(early);
+		throw error;
+	}
 	const leave = () => decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current" }) === "leave";
+	let entryTaken = false;
 	try {
 		if (leave()) return undefined;
-		let id: string | undefined;
-		let idError: string | undefined;
-		try {
-			id = await deps.store.allocateEntryId(deps.sessionId, event.toolCallId);
-		} catch (error) {
-			idError = describeError(error);
-		}
+		const entry = await (early ?? startEntry(event, deps));
+		entryTaken = true;
+		const { id } = entry;
 		const status = event.isError ? findPiBashStatus(current) : undefined;
-		// A text longer than its budget is replaced by a view whatever else is found.
-		const viewSure = decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: true }) === "bound";
-		let copied = await copyOriginal(event, deps, original, id, idError, status, viewSure);
+		let copied = await copyOriginal(event, deps, original, id, entry.start, status, viewSure);
 		if ("newlines" in copied) {
 			// The spill file does not have the lines Pi counted: not this command's output.
 			const note = `spill file has ${copied.newlines + 1} lines where Pi's notice says ${original.expectLines}; not used`;
 			await original.source.close().catch(() => {});
 			original = fallbackOriginal(current, stashedText, note);
 			if (leave()) return undefined;
-			copied = await copyOriginal(event, deps, original, id, idError, status, viewSure);
+			const again = id === undefined ? entry.start : beginStore(deps, id);
+			copied = await copyOriginal(event, deps, original, id, again, status, viewSure);
 			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
 		}
-		const storedId = copied.storeError === undefined ? id : undefined;
+		const done = copied;
+		// The view as it reads when the commit succeeds, composed while the commit runs (fsync, link);
+		// the result waits for the commit all the same, and is composed again when the commit fails.
+		const composing = viewSure && id !== undefined && done.storeError === undefined ? finish(event, config, current, done, original, id, status) : undefined;
+		composing?.catch(() => {});
+		const storeError = await done.committed;
+		const storedId = storeError === undefined ? id : undefined;
 		if (storedId !== undefined && original.kind === "spill-file" && spill !== undefined) deps.onSpillUsed?.(spill.path);
-		return await finish(event, config, current, copied, original, storedId, status);
+		if (composing !== undefined && storedId !== undefined) return await composing;
+		return await finish(event, config, current, { ...done, ...(storeError !== undefined ? { storeError } : {}) }, original, storedId, status);
 	} finally {
+		if (!entryTaken) await discardEntry(early);
 		await original.source.close().catch(() => {});
 	}
 }
 
 /**
  * One pass over the original feeds both the store and the scan; when the store fails, the pass
- * goes on for the scan alone, so the result is bounded without reading anything twice. Returns the
- * newline count instead when the original does not have the lines it must have (nothing is kept).
- * When `viewSure`, the view's reads run while the stored copy is committed (fsync, link).
+ * goes on for the scan alone, so the result is bounded without reading anything twice. The first
+ * read does not wait for the stored copy's temp file (`start`). Returns the newline count instead
+ * when the original does not have the lines it must have (nothing is kept). `committed` resolves
+ * once the stored copy is committed (fsync, link), to why it is not stored; when `viewSure`, the
+ * view's reads run meanwhile.
  */
 async function copyOriginal(
 	event: ToolResultInput,
 	deps: BoundDependencies,
 	original: ResolvedOriginal,
 	id: string | undefined,
-	idError: string | undefined,
+	start: Promise<StoreStart>,
 	status: string | undefined,
 	viewSure: boolean,
-): Promise<Copied | { newlines: number }> {
+): Promise<(Copied & { committed: Promise<string | undefined> }) | { newlines: number }> {
 	const { config } = deps;
 	const scanner = new LineScanner(deps.scanClock ? { ...config, now: deps.scanClock } : config);
-	let storeError = idError;
+	let storeError: string | undefined;
 	let writer: EntryWriter | undefined;
+	const begun = start.then((started) => {
+		writer = started.writer;
+		storeError = started.error;
+	});
 	const giveUpStore = async (error: unknown) => {
 		storeError = describeError(error);
 		await writer?.abort();
 		writer = undefined;
 	};
-	if (id !== undefined) {
-		try {
-			writer = await deps.store.beginEntry(id);
-		} catch (error) {
-			await giveUpStore(error);
-		}
-	}
 	let pumped: PumpResult;
 	try {
 		pumped = await pumpCapped(original.source, config.maxEntryBytes, {
 			scan: (chunk) => scanner.push(chunk),
-			store: async (chunk) => {
+			store: async (chunk, last) => {
+				await begun;
 				if (!writer) return;
 				try {
 					await writer.write(chunk);
+					// The stored copy's last fsync runs while its last chunk is scanned.
+					if (last) writer.seal();
 				} catch (error) {
 					await giveUpStore(error);
 				}
 			},
 			newlinesSeen: () => scanner.newlines,
 		});
+		await begun;
 	} catch (error) {
+		await begun;
 		await writer?.abort();
 		throw error;
 	}
@@ -243,14 +298,19 @@ async function copyOriginal(
 	const extras = viewSure ? readComposeExtras(scan, original.source, config, countShape) : undefined;
 	// Awaited by finish, which reports a failure; never left unhandled when something throws first.
 	extras?.catch(() => {});
-	if (writer !== undefined && id !== undefined) {
-		try {
-			await writer.commit(describeEntry(id, event, deps, original, { scan, pumped, writer, status }));
-		} catch (error) {
-			await giveUpStore(error);
+	const before = storeError;
+	const committing = writer;
+	const committed = (async () => {
+		if (committing !== undefined && id !== undefined) {
+			try {
+				await committing.commit(describeEntry(id, event, deps, original, { scan, pumped, writer: committing, status }));
+			} catch (error) {
+				await giveUpStore(error);
+			}
 		}
-	}
-	return { scan, pumped, countShape, ...(storeError !== undefined ? { storeError } : {}), ...(extras ? { extras } : {}) };
+		return storeError;
+	})();
+	return { scan, pumped, countShape, committed, ...(before !== undefined ? { storeError: before } : {}), ...(extras ? { extras } : {}) };
 }
 
 /** The metadata of a stored original: the output's totals (the scan's) and what the writer kept. */

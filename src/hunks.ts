@@ -5,8 +5,8 @@
 // found; and for a JSON output, its outline and the lines of the objects that say they are problems
 // (json-outline.ts, one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
-import { type JsonProblem, readJsonFindings } from "./json-outline.js";
-import { type ScannedLine, shapeLine } from "./render.js";
+import { JSON_OUTLINE_MAX_BYTES, type JsonProblem, readJsonFindings } from "./json-outline.js";
+import { renderShownText, type ScannedLine, shapeLine } from "./render.js";
 import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
 import {
@@ -31,6 +31,7 @@ import type { ByteSource } from "./source.js";
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
 const READ_AFTER_BYTES = 16 * 1024;
+const NEWLINE = 0x0a;
 /** Rare and repeated lines read, at most. */
 export const MAX_SHAPE_LINES = 10;
 
@@ -119,7 +120,7 @@ export async function readViewExtras(
 		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
-	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
+	const findings = source.size === scan.totalBytes && (await mayBeJson(source)) ? await readJsonFindings(source) : undefined;
 	if (findings === undefined) return { hunks, shapeLines };
 	const problems: ProblemLines[] = [];
 	for (const problem of findings.problems) {
@@ -133,6 +134,24 @@ export async function readViewExtras(
 		problems.push({ problem, lines, memberLines });
 	}
 	return { hunks, shapeLines, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+}
+
+/** Bytes looked at for the first character of a JSON output before its structure is read. */
+const JSON_PROBE_BYTES = 4096;
+
+/**
+ * False when the output cannot be one readJsonFindings reads (too large, or its first character
+ * that is not JSON whitespace is no `{` or `[`): a look at its first bytes, where readJsonFindings
+ * would read its first megabyte to find out.
+ */
+async function mayBeJson(source: ByteSource): Promise<boolean> {
+	if (source.size === 0 || source.size > JSON_OUTLINE_MAX_BYTES) return false;
+	const start = await readRange(source, 0, JSON_PROBE_BYTES);
+	for (const byte of start) {
+		if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
+		return byte === 0x7b || byte === 0x5b;
+	}
+	return true;
 }
 
 /**
@@ -191,6 +210,46 @@ function takeBlock(line: ScannedLine, belowRaw: readonly string[], limit: number
 	return block;
 }
 
+/** Lines below a signal line its hunk looks at, at most: its block (and the line under it), a block's messages. */
+const HUNK_BELOW_LINES = Math.max(HUNK_BLOCK_SCAN_LINES + 1, BLOCK_SCAN_LINES);
+
+/**
+ * The last `count` of the lines that splitting the decoded bytes at "\n" gives, without the piece
+ * after the last newline, nor the first piece unless `startsAtLine`. Only those lines are decoded:
+ * a newline byte is never part of a character, so decoding them alone gives the same text.
+ */
+function decodeLastLines(bytes: Buffer, count: number, startsAtLine: boolean): string[] {
+	const end = bytes.lastIndexOf(NEWLINE);
+	if (end < 0) return [];
+	let from = end;
+	let taken = 0;
+	for (let lineEnd = end; taken < count; ) {
+		const before = lineEnd === 0 ? -1 : bytes.lastIndexOf(NEWLINE, lineEnd - 1);
+		if (before < 0 && !startsAtLine) break;
+		from = before + 1;
+		taken++;
+		if (before < 0) break;
+		lineEnd = before;
+	}
+	return taken === 0 ? [] : bytes.toString("utf8", from, end).split("\n");
+}
+
+/**
+ * The first `count` of the lines that splitting the decoded bytes at "\n" gives, without the piece
+ * after the last newline unless `toEnd` (it is not a whole line then); only those lines are decoded.
+ */
+function decodeFirstLines(bytes: Buffer, count: number, toEnd: boolean): string[] {
+	let end = -1;
+	for (let k = 0; k < count; k++) {
+		end = bytes.indexOf(NEWLINE, end + 1);
+		if (end < 0) break;
+	}
+	if (end >= 0) return bytes.toString("utf8", 0, end).split("\n");
+	const lines = bytes.toString("utf8").split("\n");
+	if (!toEnd) lines.pop();
+	return lines;
+}
+
 /** One signal line's hunk; a line whose offset is unknown, or whose shown text is its end, stands alone. */
 async function readHunk(source: ByteSource, item: SignalItem, keepChars: number, shapeKind: (raw: string) => ShapeKind): Promise<Hunk> {
 	if (item.offset < 0 || item.keptEnd) return { item, before: [], after: [], messages: [] };
@@ -199,11 +258,8 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 		readRange(source, item.offset, item.offset + READ_AFTER_BYTES),
 	]);
 	// Whole lines only: the window before may start inside a line, the one after may end inside one.
-	const aboveRaw = beforeBytes.length === 0 ? [] : beforeBytes.toString("utf8").split("\n").slice(0, -1);
-	if (item.offset - READ_BEFORE_BYTES > 0) aboveRaw.shift();
-	const belowRaw = afterBytes.toString("utf8").split("\n");
 	const reachedEnd = item.offset + afterBytes.length >= source.size;
-	if (!reachedEnd) belowRaw.pop();
+	const belowRaw = decodeFirstLines(afterBytes, 1 + HUNK_BELOW_LINES, reachedEnd);
 	belowRaw.shift(); // the signal line itself
 
 	const signalIndent = Math.max(0, indentOf(item.text));
@@ -219,17 +275,18 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 			if (isBlockMessage(line.text)) messages.push(line);
 		}
 	}
-	const aboveLines = aboveRaw.slice(-HUNK_HEADER_LOOKBACK_LINES);
-	const above = aboveLines.map((raw, index, all) => shapeLine(item.lineNumber - all.length + index, raw, keepChars));
+	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
+	// Looked at as shown, and shaped (copied out) only where taken.
 	const leading = findLeadingContext(
 		item.text,
-		above.map((line) => line.text),
+		aboveLines.map((raw) => renderShownText(raw, keepChars)),
 		(index) => shapeKind(aboveLines[index]),
 	);
+	const shapeAbove = (index: number) => shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {
 		item,
-		before: leading.context.map((index) => above[index]),
-		...(leading.header !== undefined ? { header: above[leading.header] } : {}),
+		before: leading.context.map(shapeAbove),
+		...(leading.header !== undefined ? { header: shapeAbove(leading.header) } : {}),
 		after,
 		messages,
 	};

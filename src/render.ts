@@ -188,6 +188,15 @@ export function shapeLine(lineNumber: number, raw: string, keepChars: number): S
 }
 
 /**
+ * The text shapeLine gives a line, left inside the strings it was cut from (not detached): for lines
+ * only looked at, of which little is kept (a signal line's leading context is found among 200).
+ */
+export function renderShownText(raw: string, keepChars: number): string {
+	const text = renderTerminalLine(stripLineEnd(raw));
+	return text.length <= keepChars ? text : keepStart(text, keepChars);
+}
+
+/**
  * A line too long to hold (more than GIANT_LINE_KEEP_BYTES): only its two ends are looked at. It
  * shows its start — or, for a line redrawn with "\r", its last redraws (what a terminal shows), or
  * its end when only the end is a signal. Returns the line and whether it is a signal.

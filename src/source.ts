@@ -5,7 +5,7 @@
 // larger than `maxEntryBytes` is stored as its head and its tail, cut at line boundaries, with one
 // marker line between them; the scan still reads the middle, so line numbers stay the output's.
 
-import { constants, type promises as fsPromises } from "node:fs";
+import { constants, type promises as fsPromises, read as readFd } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
@@ -72,24 +72,41 @@ export async function openSpillFile(path: string, checks: SpillChecks = {}): Pro
 			await handle.close();
 			return { ok: false, reason: refused };
 		}
-		const size = stats.size;
-		return {
-			ok: true,
-			source: {
-				size,
-				async read(target, position) {
-					const length = Math.max(0, Math.min(target.length, size - position));
-					if (length === 0) return 0;
-					const { bytesRead } = await handle.read(target, 0, length, position);
-					return bytesRead;
-				},
-				close: () => handle.close(),
-			},
-		};
+		return { ok: true, source: readThroughFd(handle, stats.size) };
 	} catch (error) {
 		await handle.close().catch(() => {});
 		return { ok: false, reason: `spill file ${describeError(error)}` };
 	}
+}
+
+/**
+ * The file's bytes, read with the callback API on the handle's descriptor (several times cheaper
+ * per read than FileHandle.read). close() waits for the reads under way, so none ever reaches a
+ * descriptor number reused after it; a read after close fails.
+ */
+export function readThroughFd(handle: fsPromises.FileHandle, size: number): ByteSource {
+	const reading = new Set<Promise<number>>();
+	let closed = false;
+	return {
+		size,
+		read(target, position) {
+			const length = Math.max(0, Math.min(target.length, size - position));
+			if (closed) return Promise.reject(Object.assign(new Error("EBADF: the file is closed"), { code: "EBADF" }));
+			if (length === 0) return Promise.resolve(0);
+			const read = new Promise<number>((resolve, reject) => {
+				readFd(handle.fd, target, 0, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+			});
+			reading.add(read);
+			const forget = () => reading.delete(read);
+			read.then(forget, forget);
+			return read;
+		},
+		async close() {
+			closed = true;
+			await Promise.allSettled([...reading]);
+			await handle.close();
+		},
+	};
 }
 
 /** Why an opened spill file must not be used, or undefined when it passes every check. */
@@ -155,8 +172,11 @@ export function minSourceBytes(text: string): number {
 export interface PumpSinks {
 	/** Every byte of the original, in order: the scan sees the whole output, a left-out middle too. */
 	scan(chunk: Buffer): void;
-	/** The stored copy (head, marker line, tail); done with a chunk when its promise resolves (the buffer is reused). */
-	store(chunk: Buffer): void | Promise<void>;
+	/**
+	 * The stored copy (head, marker line, tail); done with a chunk when its promise resolves (the
+	 * buffer is reused). `last` is set on the stored copy's last chunk (the scan may not have seen it yet).
+	 */
+	store(chunk: Buffer, last: boolean): void | Promise<void>;
 	/** Newlines the scan has seen so far: the true line numbers around a left-out middle. */
 	newlinesSeen(): number;
 }
@@ -199,7 +219,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 		const want = Math.min(buffer.length, to - at);
 		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
 	};
-	const pumpRange = async (from: number, to: number, store: boolean): Promise<number> => {
+	const pumpRange = async (from: number, to: number, store: boolean, lastStored: boolean): Promise<number> => {
 		let pumped = 0;
 		let reading = readInto(buffers[turn], from, to);
 		try {
@@ -213,7 +233,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 				await storing;
 				turn = 1 - turn;
 				reading = readInto(buffers[turn], at, to);
-				if (store) storing = Promise.resolve(sinks.store(chunk));
+				if (store) storing = Promise.resolve(sinks.store(chunk, lastStored && at >= to));
 				sinks.scan(chunk);
 			}
 			await storing;
@@ -224,7 +244,7 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 		return pumped;
 	};
 	if (size <= maxEntryBytes) {
-		const storedBytes = await pumpRange(0, size, true);
+		const storedBytes = await pumpRange(0, size, true, true);
 		return { originalBytes: size, storedBytes };
 	}
 
@@ -233,10 +253,10 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 	const half = Math.max(0, Math.floor((maxEntryBytes - Buffer.byteLength(longest)) / 2));
 	const headEnd = await findCut(source, half, "back");
 	const tailStart = await findCut(source, size - half, "forward");
-	let stored = await pumpRange(0, headEnd, true);
+	let stored = await pumpRange(0, headEnd, true, false);
 	const headNewlines = sinks.newlinesSeen();
 	const headEndsInLine = stored > 0 && !(await isLineStart(source, headEnd));
-	await pumpRange(headEnd, tailStart, false);
+	await pumpRange(headEnd, tailStart, false, false);
 	const firstTailLine = sinks.newlinesSeen() + 1;
 	const markerLine = headNewlines + (headEndsInLine ? 2 : 1);
 	const marker = Buffer.from(
@@ -250,9 +270,9 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 			newline: headEndsInLine,
 		}),
 	);
-	await sinks.store(marker);
+	await sinks.store(marker, tailStart >= size);
 	stored += marker.length;
-	stored += await pumpRange(tailStart, size, true);
+	stored += await pumpRange(tailStart, size, true, true);
 	return {
 		originalBytes: size,
 		storedBytes: stored,

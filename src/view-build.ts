@@ -1,13 +1,13 @@
 // A view built from bytes: scan them, read the lines around the chosen signal lines back from the
 // same bytes (hunks.ts), compose (view.ts). For a file (the recall measurements, the overview of a
 // stored entry) and for a text held in memory (when nothing could be stored). Files are streamed
-// through one reused buffer; memory stays bounded whatever their size.
+// through two reused buffers; memory stays bounded whatever their size.
 
 import { open } from "node:fs/promises";
 import { readViewExtras, type ViewExtras } from "./hunks.js";
 import { keepCharsFor } from "./render.js";
 import { LineScanner, type ScanResult } from "./scan.js";
-import { type ByteSource, bufferSource, READ_CHUNK_BYTES } from "./source.js";
+import { type ByteSource, bufferSource, pumpCapped, readThroughFd } from "./source.js";
 import { buildView, type ViewOptions } from "./view.js";
 
 export interface ViewResult {
@@ -39,16 +39,11 @@ export async function composeView(scan: ScanResult, source: ByteSource, options:
 	return buildView(scan, options, await (extras ?? readComposeExtras(scan, source, options, countShape)));
 }
 
-/** Scans a byte source as a stream and builds its view. */
+/** Scans a byte source as a stream (the next chunk read while one is scanned) and builds its view. */
 export async function buildViewFromSource(source: ByteSource, options: ViewOptions): Promise<ViewResult> {
 	const scanner = new LineScanner(options);
-	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, source.size)));
-	for (let position = 0; position < source.size; ) {
-		const read = await source.read(buffer, position);
-		if (read <= 0) break;
-		scanner.push(buffer.subarray(0, read));
-		position += read;
-	}
+	// The bound stage's pump without a store: two reused buffers, the next read in flight during each scan.
+	await pumpCapped(source, Number.POSITIVE_INFINITY, { scan: (chunk) => scanner.push(chunk), store: () => {}, newlinesSeen: () => scanner.newlines });
 	const scan = scanner.end();
 	return { text: await composeView(scan, source, options, (raw) => scanner.countShape(raw)), totalLines: scan.totalLines, totalBytes: scan.totalBytes };
 }
@@ -56,19 +51,12 @@ export async function buildViewFromSource(source: ByteSource, options: ViewOptio
 /** Builds the view of a file (bounded memory). */
 export async function buildViewFromFile(path: string, options: ViewOptions): Promise<ViewResult> {
 	const handle = await open(path, "r");
+	let source: ByteSource | undefined;
 	try {
-		const { size } = await handle.stat();
-		const source: ByteSource = {
-			size,
-			async read(target, position) {
-				const { bytesRead } = await handle.read(target, 0, Math.min(target.length, Math.max(0, size - position)), position);
-				return bytesRead;
-			},
-			close: () => handle.close(),
-		};
+		source = readThroughFd(handle, (await handle.stat()).size);
 		return await buildViewFromSource(source, options);
 	} finally {
-		await handle.close();
+		await (source ?? handle).close();
 	}
 }
 

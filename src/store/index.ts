@@ -22,7 +22,7 @@ export type { StoreDirent, StoreError, StoreFileHandle, StoreFs, StoreReadHandle
 export { DEFAULT_ORPHAN_AGE_MS, DEFAULT_STALE_TEMP_MS } from "./housekeeping.js";
 export type { HousekeepingOptions, HousekeepingResult } from "./housekeeping.js";
 export { DEFAULT_QUOTA_LOW_WATER_RATIO } from "./quota.js";
-export { DEFAULT_FILE_MODE } from "./writer.js";
+export { DEFAULT_EARLY_SYNC_BYTES, DEFAULT_FILE_MODE } from "./writer.js";
 export type { CommitResult, EntryWriter } from "./writer.js";
 export type { KnownEntry } from "./directory.js";
 

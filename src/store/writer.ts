@@ -1,7 +1,8 @@
 // One entry's atomic write, as write-file-atomic orders it: each file is a 0600 temp file in the
 // store directory, written, fsynced, closed, then linked into place under a name that must not
 // exist yet — the .txt first, the .json last, so a `<id>.json` under its final name means the entry
-// is complete. Invariant: everything the writer created and has not handed over (temp files, a
+// is complete (both are fsynced before either is linked; a long text is also fsynced as it is
+// written, so its last fsync has little left to flush). Invariant: everything the writer created and has not handed over (temp files, a
 // placed .txt whose .json failed) is released by one path, release(), on every failure and abort;
 // an entry is never replaced, and the error passed on keeps its `code`.
 
@@ -11,6 +12,13 @@ import { createStoreError, readErrorCode, toStoreError, type StoreError, type St
 
 /** Mode of every file the store writes. */
 export const DEFAULT_FILE_MODE = 0o600;
+
+/**
+ * Bytes written between two fsyncs of the text's temp file started while it is written (each
+ * runs beside the next writes and the scan): the commit's own fsync then has only the last ones
+ * to flush. The commit's fsync still comes after the last write, before the link.
+ */
+export const DEFAULT_EARLY_SYNC_BYTES = 2 * 1024 * 1024;
 
 /** What a commit did for the quota (StoreOptions.maxStoreBytes) once the entry was in place. */
 export interface CommitResult {
@@ -23,6 +31,8 @@ export interface CommitResult {
 export interface EntryWriter {
 	/** Appends to the temp file (partial writes handled). On failure the temp file is already removed. */
 	write(chunk: Uint8Array): Promise<void>;
+	/** No more writes: the text's last fsync starts after the last one, without waiting for commit (which waits for it). */
+	seal(): void;
 	/**
 	 * fsync + close + link to <id>.txt, then writes <id>.json the same way. `meta.id` must be the
 	 * writer's id and `meta.storedBytes`/`meta.storedLines` must describe what was written (else EINVAL).
@@ -98,6 +108,14 @@ export class TempEntryWriter implements EntryWriter {
 	private written = 0;
 	private newlines = 0;
 	private lastByte = -1;
+	/** The text's early fsync in flight (never rejects), and the bytes written when the last one started. */
+	private syncing: Promise<void> | undefined;
+	private syncedAt = 0;
+	/** An early fsync failed: the entry fails (a later fsync may not report the lost write again). */
+	private syncFailure: StoreError | undefined;
+	/** The text's last fsync, asked for by seal() (never rejects: its outcome), and the fsync itself once it runs. */
+	private lastSync: Promise<PromiseSettledResult<void>> | undefined;
+	private lastSyncRunning: Promise<unknown> | undefined;
 
 	/** Call open() before anything else. `prefix` is the store root with a trailing separator. */
 	constructor(
@@ -131,6 +149,21 @@ export class TempEntryWriter implements EntryWriter {
 		return next;
 	}
 
+	seal(): void {
+		if (this.lastSync !== undefined || this.state !== "open") return;
+		this.lastSync = this.queue.then(() => this.syncLast());
+	}
+
+	/** The text's last fsync (after every write), as an outcome; none when the text's file is gone (a failed write). */
+	private async syncLast(): Promise<PromiseSettledResult<void>> {
+		const handle = this.temps[0]?.handle;
+		if (this.state === "failed" || this.state === "aborted" || handle === undefined) return { status: "rejected", reason: this.failure ?? createStoreError("EBADF", `entry ${this.id} has no text to fsync`) };
+		const running = Promise.allSettled([handle.sync()]);
+		this.lastSyncRunning = running;
+		const [outcome] = await running;
+		return outcome;
+	}
+
 	async commit(meta: EntryMeta): Promise<CommitResult> {
 		await this.queue;
 		this.assertOpen();
@@ -158,22 +191,26 @@ export class TempEntryWriter implements EntryWriter {
 	}
 
 	/**
-	 * The commit's file work, owned by one try/finally: the text's temp file fsynced, closed and
-	 * linked to <id>.txt, then the metadata's written the same way and linked to <id>.json. Unless
-	 * that last link succeeds, the finally releases every file of the entry. Returns the clean
-	 * metadata and the entry's bytes.
+	 * The commit's file work, owned by one try/finally: the text's temp file fsynced and closed while
+	 * the metadata's is written, fsynced and closed; then the text linked to <id>.txt, and the
+	 * metadata to <id>.json. Unless that last link succeeds, the finally releases every file of the
+	 * entry. Returns the clean metadata and the entry's bytes.
 	 */
 	private async place(meta: EntryMeta): Promise<{ meta: EntryMeta; bytes: number }> {
 		try {
 			const clean = this.checkMeta(meta);
 			const body = Buffer.from(`${JSON.stringify(clean, null, 2)}\n`, "utf8");
-			const txtPath = `${this.prefix}${this.id}.txt`;
+			const text = this.temps[0] as TempFile;
+			// Both on disk before either is placed (the text's last fsync beside the metadata's write and
+			// fsync); both settled before anything is released.
+			const [textFlushed, metaWritten] = await Promise.allSettled([this.flushText(text), this.writeMetaTemp(body)]);
+			if (textFlushed.status === "rejected") throw textFlushed.reason;
+			if (metaWritten.status === "rejected") throw metaWritten.reason;
 			// Never replaces an entry: an id answers with one result's content only (placeNew fails with EEXIST).
-			await this.placeTemp(this.temps[0] as TempFile, txtPath);
+			const txtPath = `${this.prefix}${this.id}.txt`;
+			await this.moveTemp(text, txtPath);
 			this.placedText = txtPath;
-			const json = await this.openTemp();
-			await writeFully(json.handle as StoreFileHandle, body);
-			await this.placeTemp(json, `${this.prefix}${this.id}.json`);
+			await this.moveTemp(metaWritten.value, `${this.prefix}${this.id}.json`);
 			this.placedText = undefined;
 			this.state = "committed";
 			return { meta: clean, bytes: this.written + body.length };
@@ -186,12 +223,29 @@ export class TempEntryWriter implements EntryWriter {
 		}
 	}
 
-	/** fsync, close (on this path its deferred write error, as NFS reports one, is not ignored), then link into place. */
-	private async placeTemp(temp: TempFile, finalPath: string): Promise<void> {
-		const handle = temp.handle as StoreFileHandle;
-		await handle.sync();
-		temp.handle = undefined;
+	/**
+	 * The text's temp file fsynced and closed: its last fsync starts at once (after the last write,
+	 * beside an early one still running), and it is closed once both are over and neither failed.
+	 */
+	private async flushText(text: TempFile): Promise<void> {
+		const handle = text.handle as StoreFileHandle;
+		const [, last] = await Promise.all([this.syncing, this.lastSync ?? this.syncLast()]);
+		if (this.syncFailure !== undefined) throw this.syncFailure;
+		if (last.status === "rejected") throw last.reason;
+		text.handle = undefined;
 		await handle.close();
+	}
+
+	/** The metadata's temp file, written, fsynced and closed. */
+	private async writeMetaTemp(body: Buffer): Promise<TempFile> {
+		const json = await this.openTemp();
+		await writeFully(json.handle as StoreFileHandle, body);
+		await flushTemp(json);
+		return json;
+	}
+
+	/** Links a flushed temp file into place. */
+	private async moveTemp(temp: TempFile, finalPath: string): Promise<void> {
 		await placeNew(this.fs, temp.path, finalPath);
 		this.temps = this.temps.filter((other) => other !== temp);
 		activeTempPaths.delete(temp.path);
@@ -222,6 +276,8 @@ export class TempEntryWriter implements EntryWriter {
 		const placedText = this.placedText;
 		this.temps = [];
 		this.placedText = undefined;
+		// No fsync may be running on a descriptor that is closed (it could be reused); none starts now.
+		await Promise.all([this.syncing, this.lastSyncRunning]);
 		for (const temp of temps) {
 			if (temp.handle !== undefined) await closeQuietly(temp.handle);
 			temp.handle = undefined;
@@ -237,8 +293,10 @@ export class TempEntryWriter implements EntryWriter {
 		if (!(chunk instanceof Uint8Array)) {
 			throw createStoreError("EINVAL", `write expects a Uint8Array chunk, got ${typeof chunk}`);
 		}
+		if (this.lastSync !== undefined) throw createStoreError("EBADF", `entry ${this.id} is sealed: no more writes`);
 		if (chunk.length === 0) return;
 		try {
+			if (this.syncFailure !== undefined) throw this.syncFailure;
 			await writeFully(this.temps[0]?.handle as StoreFileHandle, chunk);
 		} catch (error) {
 			this.failure = toStoreError(error);
@@ -249,6 +307,23 @@ export class TempEntryWriter implements EntryWriter {
 		this.written += chunk.length;
 		this.newlines += countNewlines(chunk, 0, chunk.length);
 		this.lastByte = chunk[chunk.length - 1];
+		if (this.syncing === undefined && this.written - this.syncedAt >= DEFAULT_EARLY_SYNC_BYTES) this.startEarlySync();
+	}
+
+	/** Starts an fsync of what the text's temp file holds so far; not waited for here. */
+	private startEarlySync(): void {
+		const handle = this.temps[0]?.handle;
+		if (handle === undefined) return;
+		this.syncedAt = this.written;
+		this.syncing = handle.sync().then(
+			() => {
+				this.syncing = undefined;
+			},
+			(error: unknown) => {
+				this.syncing = undefined;
+				this.syncFailure ??= toStoreError(error);
+			},
+		);
 	}
 
 	private assertOpen(): void {
@@ -292,6 +367,14 @@ async function placeNew(fs: StoreFs, tempPath: string, finalPath: string): Promi
 		throw createStoreError("EEXIST", `${finalPath} already exists`);
 	}
 	await unlinkQuietly(fs, tempPath);
+}
+
+/** fsync, then close (on this path its deferred write error, as NFS reports one, is not ignored). */
+async function flushTemp(temp: TempFile): Promise<void> {
+	const handle = temp.handle as StoreFileHandle;
+	await handle.sync();
+	temp.handle = undefined;
+	await handle.close();
 }
 
 async function writeFully(handle: StoreFileHandle, bytes: Uint8Array): Promise<void> {
