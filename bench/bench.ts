@@ -16,7 +16,7 @@ import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
-import { type BenchRow, writePerformanceDoc } from "./performance-doc.js";
+import { type BenchRow, writePerformanceDoc, writeReadmeTable } from "./performance-doc.js";
 
 const MIB = 1024 * 1024;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -598,6 +598,7 @@ async function main(): Promise<void> {
 	const results = { date, node: process.version, runs: RUNS, ...(BEFORE_ROOT ? { before: describeBefore(BEFORE_ROOT) } : {}), rows: merged };
 	writeFileSync(latest, `${JSON.stringify(results, null, 2)}\n`);
 	writePerformanceDoc(results, join(ROOT, "docs", "performance.md"));
+	writeReadmeTable(results, join(ROOT, "README.md"));
 }
 
 /** The kept rows in their order, each replaced by a fresh row of the same name; fresh rows with new names at the end. */

@@ -1,6 +1,7 @@
 // docs/performance.md from bench/results/latest.json, so the page says what was measured and
-// nothing else: `npm run bench` writes both; `node --import tsx bench/performance-doc.ts` writes
-// the page again from the JSON. Every figure on the page comes from the JSON.
+// nothing else, and the README's speed table (between its perf-table markers) from the same rows:
+// `npm run bench` writes all three; `node --import tsx bench/performance-doc.ts` writes the page and
+// the table again from the JSON. Every figure on the page and in the table comes from the JSON.
 
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -123,9 +124,36 @@ export function writePerformanceDoc(results: BenchResults, path: string): void {
 	writeFileSync(path, formatPerformanceDoc(results));
 }
 
+const README_TABLE_START = "<!-- perf-table:start (bench/performance-doc.ts writes this table from bench/results/latest.json) -->";
+const README_TABLE_END = "<!-- perf-table:end -->";
+/** The README's rows: the scan, the bound stage, the view build and the small-result path. */
+const README_ROW_PREFIXES = ["scan alone", "bound stage", "view build", "search, 32 MiB", "below threshold"];
+
+/** The README's short speed table: ours, the baseline, the ratio and whether its target was met. */
+export function formatReadmeTable(results: BenchResults): string {
+	const rows = results.rows.filter((row) => README_ROW_PREFIXES.some((prefix) => row.name.startsWith(prefix)));
+	return [
+		`Measured ${results.date.slice(0, 16).replace("T", " ")} UTC (Node ${results.node}, medians of ${results.runs} fresh processes; ratio = baseline time ÷ ours, above 1 is faster):`,
+		"",
+		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | target | met |",
+		"|---|---:|---|---:|---:|---|---|",
+		...rows.map((row) => `| ${cell(row.name)} | ${cell(row.ours_ms)} | ${cell(row.baseline)} | ${cell(row.baseline_ms)} | ${cell(row.ratio)} | ${cell(row.target)} | ${row.met ? "yes" : "**no**"} |`),
+	].join("\n");
+}
+
+/** Replaces the table between the README's perf-table markers (a README without them is left as it is). */
+export function writeReadmeTable(results: BenchResults, path: string): void {
+	const readme = readFileSync(path, "utf8");
+	const start = readme.indexOf(README_TABLE_START);
+	const end = readme.indexOf(README_TABLE_END);
+	if (start < 0 || end < start) return;
+	writeFileSync(path, `${readme.slice(0, start + README_TABLE_START.length)}\n${formatReadmeTable(results)}\n${readme.slice(end)}`);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
 	const root = fileURLToPath(new URL("..", import.meta.url));
 	const results = JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) as BenchResults;
 	writePerformanceDoc(results, join(root, "docs", "performance.md"));
-	process.stdout.write("wrote docs/performance.md\n");
+	writeReadmeTable(results, join(root, "README.md"));
+	process.stdout.write("wrote docs/performance.md and the README's speed table\n");
 }
