@@ -9,17 +9,17 @@ import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
 import { fallbackOriginal, findSpillCandidate, type ResolvedOriginal, resolveOriginal, type SpillCandidate } from "./original.js";
 import { findPiBashStatus } from "./pi-bash.js";
-import type { ScannedLine } from "./render.js";
 import { LineScanner, type ScanResult, scanText } from "./scan.js";
 import { bufferSource, type PumpResult, pumpCapped, type SpillChecks } from "./source.js";
 import { joinTextParts, type Stash, takeStashed } from "./stash.js";
-import type { EntryGap, EntryMeta, EntryWriter, GapSignal, OverflowStore } from "./store/index.js";
+import type { EntryWriter, OverflowStore } from "./store/index.js";
 import { formatNotice, formatRecoveryMarker } from "./protocol.js";
 import { describeError, keepStart } from "./text.js";
+import { describeEntry, describeWhatTheCutLost } from "./scan-report.js";
 import { appendToLastText, mergeDetails, replaceText, type ToolResultInput, type ToolResultPatch } from "./tool-result.js";
 import type { ViewExtras } from "./hunks.js";
 import { composeView, readComposeExtras } from "./view-build.js";
-import { findKeyLines, formatLine, lineNumberWidth } from "./view.js";
+import { findKeyLines } from "./view.js";
 
 export type { ContentPart, ToolResultInput, ToolResultPatch } from "./tool-result.js";
 
@@ -66,8 +66,6 @@ const MAX_NOTE_CHARS = 160;
 const TOP_LINE_CHARS = 200;
 /** Room the lines a cut lost leave for a spill path in the text to become the private copy's path. */
 const SPILL_PATH_SLACK_CHARS = 512;
-/** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
-const MAX_GAP_SIGNAL_CHARS = 16_000;
 
 
 /** What the bound stage does with a result: leave it as it is, append the recovery marker, or replace it by a view. */
@@ -313,48 +311,6 @@ async function copyOriginal(
 	return { scan, pumped, countShape, committed, ...(before !== undefined ? { storeError: before } : {}), ...(extras ? { extras } : {}) };
 }
 
-/** The metadata of a stored original: the output's totals (the scan's) and what the writer kept. */
-function describeEntry(
-	id: string,
-	event: ToolResultInput,
-	deps: BoundDependencies,
-	original: ResolvedOriginal,
-	copy: { scan: ScanResult; pumped: PumpResult; writer: EntryWriter; status: string | undefined },
-): EntryMeta {
-	const { scan, pumped, writer, status } = copy;
-	return {
-		id,
-		sessionId: deps.sessionId,
-		toolCallId: event.toolCallId,
-		toolName: event.toolName,
-		createdAt: new Date(deps.now ? deps.now() : Date.now()).toISOString(),
-		totalLines: scan.totalLines,
-		totalBytes: scan.totalBytes,
-		storedBytes: writer.bytesWritten,
-		storedLines: writer.linesWritten,
-		truncated: pumped.gap !== undefined,
-		...(pumped.gap ? { gap: describeGap(pumped, scan, deps.config) } : {}),
-		source: original.kind,
-		...(original.note ? { sourceNote: original.note } : {}),
-		...(status ? { status } : {}),
-	};
-}
-
-/** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */
-function describeGap(pumped: PumpResult, scan: ScanResult, config: OverflowConfig): EntryGap {
-	const gap = pumped.gap as NonNullable<PumpResult["gap"]>;
-	const signals: GapSignal[] = [];
-	let chars = 0;
-	for (const line of scan.signals) {
-		if (line.lineNumber < gap.markerLine || line.lineNumber >= gap.firstTailLine) continue;
-		const text = keepStart(line.text, config.maxLineChars);
-		if (chars + text.length > MAX_GAP_SIGNAL_CHARS) break;
-		chars += text.length;
-		signals.push({ line: line.lineNumber, text, count: line.count });
-	}
-	return { ...gap, signals };
-}
-
 /** The patch for a copied original: the recovery marker under a text that fits, else the view. */
 async function finish(
 	event: ToolResultInput,
@@ -402,31 +358,6 @@ async function finish(
 		copied.extras,
 	);
 	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
-}
-
-/**
- * Under the recovery marker, what an earlier layer's cut lost: the original's signal lines the
- * kept text lacks (ranked, numbered as in the output) and its last line, as many as fit in `room`.
- */
-function describeWhatTheCutLost(scan: ScanResult, current: string, config: OverflowConfig, room: number): string[] {
-	const width = lineNumberWidth(scan.totalLines);
-	const isKept = (text: string) => text.trim() === "" || current.includes(text.trim());
-	const lost = [...scan.signals.slice(0, config.maxSignalLines), ...scan.shownSignals].filter((item) => !isKept(item.text));
-	const last = scan.tail[scan.tail.length - 1];
-	// The last line first, then the signal lines in rank order; shown in line order.
-	const candidates: ScannedLine[] = [...(last !== undefined && !isKept(last.text) ? [last] : []), ...lost.filter((item) => item.lineNumber !== last?.lineNumber)];
-	if (candidates.length === 0) return [];
-	const label = "[what the cut left out, with the output's line numbers:]";
-	const shown: ScannedLine[] = [];
-	let left = room - label.length - 1;
-	for (const line of candidates) {
-		const text = formatLine(line, width, config.maxLineChars);
-		if (text.length + 1 > left) continue;
-		shown.push(line);
-		left -= text.length + 1;
-	}
-	if (shown.length === 0) return [];
-	return [label, ...shown.sort((a, b) => a.lineNumber - b.lineNumber).map((line) => formatLine(line, width, config.maxLineChars))];
 }
 
 /** A bounded result built without the store or the original, when everything else failed. */

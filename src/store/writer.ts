@@ -8,7 +8,8 @@
 
 import { countNewlines } from "../keyword-filter.js";
 import { createTempName, parseEntryMeta, type EntryMeta } from "./entry.js";
-import { createStoreError, readErrorCode, toStoreError, type StoreError, type StoreFileHandle, type StoreFs } from "./fs.js";
+import { closeQuietly, placeNew, unlinkQuietly, writeFully } from "./file-steps.js";
+import { createStoreError, toStoreError, type StoreError, type StoreFileHandle, type StoreFs } from "./fs.js";
 
 /** Mode of every file the store writes. */
 export const DEFAULT_FILE_MODE = 0o600;
@@ -346,58 +347,10 @@ export class TempEntryWriter implements EntryWriter {
 	}
 }
 
-/**
- * Moves a finished temp file to its final name, failing with EEXIST instead of replacing a file
- * there: link(2) then unlink the temp name. Where hard links are not supported, an lstat that
- * finds nothing and then rename(2) (racy only against another writer of the same id).
- */
-async function placeNew(fs: StoreFs, tempPath: string, finalPath: string): Promise<void> {
-	try {
-		await fs.link(tempPath, finalPath);
-	} catch (error) {
-		const code = readErrorCode(error);
-		if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
-		try {
-			await fs.lstat(finalPath);
-		} catch (missing) {
-			if (readErrorCode(missing) !== "ENOENT") throw missing;
-			await fs.rename(tempPath, finalPath);
-			return;
-		}
-		throw createStoreError("EEXIST", `${finalPath} already exists`);
-	}
-	await unlinkQuietly(fs, tempPath);
-}
-
 /** fsync, then close (on this path its deferred write error, as NFS reports one, is not ignored). */
 async function flushTemp(temp: TempFile): Promise<void> {
 	const handle = temp.handle as StoreFileHandle;
 	await handle.sync();
 	temp.handle = undefined;
 	await handle.close();
-}
-
-async function writeFully(handle: StoreFileHandle, bytes: Uint8Array): Promise<void> {
-	let offset = 0;
-	while (offset < bytes.length) {
-		const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, null);
-		if (!(bytesWritten > 0)) throw createStoreError("EIO", "write made no progress");
-		offset += bytesWritten;
-	}
-}
-
-async function closeQuietly(handle: StoreFileHandle): Promise<void> {
-	try {
-		await handle.close();
-	} catch {
-		// Already closed or the descriptor is gone: nothing left to release.
-	}
-}
-
-async function unlinkQuietly(fs: StoreFs, path: string): Promise<void> {
-	try {
-		await fs.unlink(path);
-	} catch {
-		// Best effort: ENOENT means someone else already removed it; anything else we cannot fix here.
-	}
 }
