@@ -5,7 +5,7 @@
 // found; and for a JSON output, its outline and the lines of the objects that say they are problems
 // (json-outline.ts, one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
-import { JSON_OUTLINE_MAX_BYTES, type JsonProblem, readJsonFindings } from "./json-outline.js";
+import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderShownText, type ScannedLine, shapeLine } from "./render.js";
 import type { ScanResult } from "./scan.js";
 import type { SignalItem } from "./signal-collector.js";
@@ -120,7 +120,7 @@ export async function readViewExtras(
 		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
-	const findings = source.size === scan.totalBytes && (await mayBeJson(source)) ? await readJsonFindings(source) : undefined;
+	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
 	if (findings === undefined) return { hunks, shapeLines };
 	const problems: ProblemLines[] = [];
 	for (const problem of findings.problems) {
@@ -134,24 +134,6 @@ export async function readViewExtras(
 		problems.push({ problem, lines, memberLines });
 	}
 	return { hunks, shapeLines, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
-}
-
-/** Bytes looked at for the first character of a JSON output before its structure is read. */
-const JSON_PROBE_BYTES = 4096;
-
-/**
- * False when the output cannot be one readJsonFindings reads (too large, or its first character
- * that is not JSON whitespace is no `{` or `[`): a look at its first bytes, where readJsonFindings
- * would read its first megabyte to find out.
- */
-async function mayBeJson(source: ByteSource): Promise<boolean> {
-	if (source.size === 0 || source.size > JSON_OUTLINE_MAX_BYTES) return false;
-	const start = await readRange(source, 0, JSON_PROBE_BYTES);
-	for (const byte of start) {
-		if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue;
-		return byte === 0x7b || byte === 0x5b;
-	}
-	return true;
 }
 
 /**

@@ -304,7 +304,7 @@ function containerSummary(frame: Frame, empty: boolean): string {
  * JSON_OUTLINE_MAX_BYTES; undefined when it does not start like one (or is larger).
  */
 export async function readJsonFindings(source: ByteSource, maxBytes = JSON_OUTLINE_MAX_BYTES): Promise<JsonFindings | undefined> {
-	if (source.size === 0 || source.size > maxBytes) return undefined;
+	if (source.size === 0 || source.size > maxBytes || !(await mayStartJson(source))) return undefined;
 	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, source.size));
 	const reader = new OutlineReader();
 	let started = false;
@@ -358,6 +358,20 @@ function finish(reader: OutlineReader, complete: boolean): JsonFindings | undefi
 	// Records of JSON lines are known as such only once a second one starts.
 	const problems = reader.jsonLines ? reader.problems.map((problem) => ({ ...problem, record: true as const })) : reader.problems;
 	return { ...(outline !== undefined ? { outline } : {}), problems, problemCount: reader.problemCount };
+}
+
+/** Bytes looked at for a first character that is not whitespace before a chunk buffer is taken. */
+const JSON_PROBE_BYTES = 4096;
+
+/**
+ * False when the first character of `source` that is not JSON whitespace, within its first
+ * JSON_PROBE_BYTES, is no `{` or `[`: most outputs are not JSON, and this costs a 4 KiB read, not a chunk's.
+ */
+async function mayStartJson(source: ByteSource): Promise<boolean> {
+	const probe = Buffer.allocUnsafe(Math.min(JSON_PROBE_BYTES, source.size));
+	const read = await source.read(probe, 0);
+	for (let at = 0; at < read; at++) if (!isSpace(probe[at]!)) return probe[at] === 0x7b || probe[at] === 0x5b;
+	return true;
 }
 
 function isSpace(byte: number): boolean {

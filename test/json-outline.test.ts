@@ -122,6 +122,22 @@ describe("readJsonFindings", () => {
 		assert.equal(await readJsonFindings(bufferSource(Buffer.from(report)), 1024), undefined);
 	});
 
+	test("a text that does not start like JSON is given up after a look at its first 4 KiB", async () => {
+		const text = Buffer.from(`   \nerror: it broke\n${"x".repeat(2 * 1024 * 1024)}\n`);
+		const whole = bufferSource(text);
+		let bytesRead = 0;
+		const counted: ByteSource = {
+			...whole,
+			read: async (target, position) => {
+				const read = await whole.read(target, position);
+				bytesRead += read;
+				return read;
+			},
+		};
+		assert.equal(await readJsonFindings(counted), undefined);
+		assert.ok(bytesRead <= 4096, `read ${bytesRead} bytes`);
+	});
+
 	test("a clean document gets an outline and no problems", async () => {
 		const clean = JSON.stringify({ name: "pkg", version: "1.0.0", dependencies: { a: "1", b: "2" } }, null, 2);
 		const findings = await readJsonFindings(bufferSource(Buffer.from(clean)));
