@@ -171,9 +171,8 @@ async function readRange(source: ByteSource, from: number, to: number): Promise<
 async function readLinesAt(source: ByteSource, offset: number, count: number): Promise<string[]> {
 	if (offset < 0) return [];
 	const bytes = await readRange(source, offset, offset + READ_AFTER_BYTES);
-	const lines = bytes.toString("utf8").split("\n");
-	const whole = offset + bytes.length >= source.size ? lines.length : lines.length - 1;
-	return lines.slice(0, Math.max(1, Math.min(count, whole)));
+	const lines = decodeFirstLines(bytes, count, offset + bytes.length >= source.size);
+	return lines.length > 0 ? lines : [bytes.toString("utf8")];
 }
 
 /**
