@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "./keyword-automaton.js";
 import { buildFingerprintTables } from "./keyword-buckets.js";
+import { countNewlinesByIndexOf, createNewlineCounter } from "./newline-count.js";
 
 /** Finds the lines holding a keyword; built once per keyword set. */
 export interface KeywordLineFinder {
@@ -167,40 +168,19 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 	};
 }
 
-/** The module's newline count over windows copied into its memory; undefined where it cannot run. */
+/** The module's newline count (newline-count.js) on an instance of its own; undefined until first needed, null where it cannot run. */
 let newlineCounter: ((bytes: Uint8Array, from: number, to: number) => number) | undefined | null;
-
-function createNewlineCounter(): ((bytes: Uint8Array, from: number, to: number) => number) | null {
-	const compiled = loadDefaultModule();
-	if (!("module" in compiled)) return null;
-	try {
-		const { filter, memory } = instantiate(compiled.module, WASM_WINDOW_BYTES + INPUT_PADDING_BYTES);
-		const input = 0;
-		return (bytes, from, to) => {
-			let lines = 0;
-			for (let at = from; at < to; at += WASM_WINDOW_BYTES) {
-				const end = Math.min(to, at + WASM_WINDOW_BYTES);
-				memory.set(bytes.subarray(at, end), input);
-				lines += filter.count(input, input + (end - at));
-			}
-			return lines;
-		};
-	} catch {
-		return null;
-	}
-}
 
 /**
  * The newlines in bytes[from, to): the prefilter's SIMD pass without the keywords (lines that are
  * not searched, the stored copy's line count), or a memchr per line where WebAssembly cannot run.
  */
 export function countNewlines(bytes: Uint8Array, from: number, to: number): number {
-	if (newlineCounter === undefined) newlineCounter = createNewlineCounter();
-	if (newlineCounter !== null) return newlineCounter(bytes, from, to);
-	const view = Buffer.from(bytes.buffer, bytes.byteOffset + from, Math.max(0, to - from));
-	let count = 0;
-	for (let at = view.indexOf(0x0a); at >= 0; at = view.indexOf(0x0a, at + 1)) count++;
-	return count;
+	if (newlineCounter === undefined) {
+		const compiled = loadDefaultModule();
+		newlineCounter = "module" in compiled ? createNewlineCounter(compiled.module) : null;
+	}
+	return newlineCounter !== null ? newlineCounter(bytes, from, to) : countNewlinesByIndexOf(bytes, from, to);
 }
 
 /** The module's shape hashes of whole lines (see createShapeHasher). */

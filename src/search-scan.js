@@ -7,7 +7,7 @@
 
 import { PROGRESS_RESUME_LINE, PROGRESS_STEP_LAST_LINE } from "./search-protocol.js";
 import { findContentEnd } from "./search-collect.js";
-import { countNewlines } from "./search-lines.js";
+import { countNewlinesInWorker } from "./newline-count.js";
 
 /** @import { HitCollector } from "./search-collect.js" */
 
@@ -156,7 +156,7 @@ export class TextScanner {
 			let windowEnd = text.indexOf("\n", windowStart + WINDOW_CHARS);
 			windowEnd = windowEnd === -1 ? text.length : windowEnd + 1;
 			let windowLines = 0;
-			if (bytes !== undefined) windowLines = countNewlines(bytes, windowStart, windowEnd);
+			if (bytes !== undefined) windowLines = countNewlinesInWorker(bytes, windowStart, windowEnd);
 			else for (let at = text.indexOf("\n", windowStart); at !== -1 && at < windowEnd; at = text.indexOf("\n", at + 1)) windowLines += 1;
 			if (text.charCodeAt(windowEnd - 1) !== 10) windowLines += 1;
 			this.progress[PROGRESS_STEP_LAST_LINE] = windowLine + windowLines - 1;

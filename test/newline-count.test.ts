@@ -1,11 +1,13 @@
-// Newlines counted in bytes for the search worker (search-lines.js), and the regex pass counting
-// its windows' lines there: the same hits, line numbers and step ends as counting in the text.
+// Newlines counted in bytes (newline-count.js: the worker's counter, keyword-filter.ts's, and the
+// fallback), and the search's regex pass counting its windows' lines there: the same hits, line
+// numbers and step ends as counting in the text.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { HitCollector } from "../src/search-collect.js";
-import { countNewlines } from "../src/search-lines.js";
+import { countNewlines } from "../src/keyword-filter.js";
+import { countNewlinesByIndexOf, countNewlinesInWorker } from "../src/newline-count.js";
 import { PROGRESS_SLOTS, PROGRESS_STEP_LAST_LINE, type SearchLine } from "../src/search-protocol.js";
 import { compileSearchRegexes, SearchDeadline, TextScanner } from "../src/search-scan.js";
 
@@ -22,12 +24,15 @@ test("counts the newlines of any range of bytes, across the module's 128 KiB win
 			const bytes = Buffer.from(raw.map((byte, i) => (i % every === 0 ? 10 : byte === 10 ? 11 : byte)));
 			const from = bytes.length === 0 ? 0 : a % bytes.length;
 			const to = from + (bytes.length - from === 0 ? 0 : b % (bytes.length - from + 1));
-			assert.equal(countNewlines(bytes, from, to), countNaively(bytes, from, to));
+			const expected = countNaively(bytes, from, to);
+			assert.equal(countNewlinesInWorker(bytes, from, to), expected);
+			assert.equal(countNewlines(bytes, from, to), expected);
+			assert.equal(countNewlinesByIndexOf(bytes, from, to), expected);
 		}),
 		{ numRuns: 60, seed: 5 },
 	);
 	const big = Buffer.alloc(400_000, 10);
-	assert.equal(countNewlines(big, 1, 399_999), 399_998);
+	for (const count of [countNewlinesInWorker, countNewlines, countNewlinesByIndexOf]) assert.equal(count(big, 1, 399_999), 399_998);
 });
 
 /** Scans `text` (and, when given, its bytes) for `pattern`: the hit lines, the line count, and each step's last line as the progress slots showed it. */
