@@ -2,9 +2,10 @@
 // store directory, written, fsynced, closed, then linked into place under a name that must not
 // exist yet — the .txt first, the .json last, so a `<id>.json` under its final name means the entry
 // is complete (both are fsynced before either is linked; a long text is also fsynced as it is
-// written, so its last fsync has little left to flush). Invariant: everything the writer created and has not handed over (temp files, a
-// placed .txt whose .json failed) is released by one path, release(), on every failure and abort;
-// an entry is never replaced, and the error passed on keeps its `code`.
+// written, so its last fsync has little left to flush). Invariant: everything the writer created
+// and has not handed over (temp files, a placed .txt whose .json failed) is released by one path,
+// release(), on every failure and abort; an entry is never replaced, and the error passed on keeps
+// its `code`.
 
 import { countNewlines } from "../keyword-filter.js";
 import { createTempName, parseEntryMeta, type EntryMeta } from "./entry.js";
