@@ -3,23 +3,27 @@
 // numbers and totals — a stored copy that left out the middle is scanned up to its marker line, the
 // scan jumps over the left-out lines (taking the signal lines the first scan found there from the
 // metadata), and goes on with the tail. Streams the stored text (opened by the caller: store.openText)
-// through one reused buffer.
+// through one reused buffer (a shared read buffer where one is free: keyword-filter.ts).
 
 import type { OverflowConfig } from "./config.js";
 import { describeCapNote } from "./gap.js";
+import { acquireReadBuffers, releaseReadBuffers } from "./keyword-filter.js";
 import { LineScanner } from "./scan.js";
 import type { EntryGap, EntryMeta } from "./store/index.js";
-import type { ByteSource } from "./source.js";
+import { READ_CHUNK_BYTES, type ByteSource } from "./source.js";
 import { composeView } from "./view-build.js";
 
-/** Bytes read at a time. */
-const READ_CHUNK_BYTES = 1024 * 1024;
 const NEWLINE = 0x0a;
 
 /** The entry's view within `thresholdChars`, from its stored copy `source` (left open). */
 export async function buildEntryView(meta: EntryMeta, source: ByteSource, config: OverflowConfig, thresholdChars: number): Promise<string> {
 	const scanner = new LineScanner(config);
-	await scanStoredCopy(source, scanner, meta.gap);
+	const buffers = acquireReadBuffers(1, READ_CHUNK_BYTES);
+	try {
+		await scanStoredCopy(source, buffers[0], scanner, meta.gap);
+	} finally {
+		releaseReadBuffers(buffers);
+	}
 	const scan = scanner.end();
 	return await composeView({ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes }, source, {
 		...config,
@@ -33,8 +37,7 @@ export async function buildEntryView(meta: EntryMeta, source: ByteSource, config
 }
 
 /** Pushes the stored copy into the scanner, jumping over the marker line of a left-out middle. */
-async function scanStoredCopy(source: ByteSource, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
-	const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+async function scanStoredCopy(source: ByteSource, buffer: Buffer, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
 	// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
 	let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
 	let markerStart = -1;

@@ -23,14 +23,27 @@ export interface KeywordLineFinder {
 export interface KeywordLineFinderOptions {
 	/** The compiled module's bytes; default: src/wasm/keyword-filter.wasm, read once per process. */
 	loadWasm?: () => BufferSource;
+	/**
+	 * Place the finder in the process's shared instance (see acquireReadBuffers), so that it scans
+	 * read buffers where they lie; the first such finder only (the default pattern's), else its own.
+	 */
+	shared?: boolean;
 }
 
 /** Bytes handed to the module per call: the text is copied into its memory in windows of whole lines. */
 export const WASM_WINDOW_BYTES = 128 * 1024;
 /** Most automaton states the module takes (1 KiB of its memory each); more fall back to JavaScript. */
 const MAX_WASM_STATES = 16 * 1024;
-/** Bytes past the end of the input that the module may read (and zero, to pad its last block). */
+/** Bytes past the end of the input that the module may read. */
 const INPUT_PADDING_BYTES = 64;
+/** Bytes before the input that the module may read (a line's start is found 16 bytes at a time). */
+const INPUT_LEAD_BYTES = 64;
+/** Read buffers in the shared instance's memory: two each for two scans at once. */
+const SHARED_READ_BUFFERS = 4;
+/** The size of each (a pump's chunk: src/source.ts READ_CHUNK_BYTES). */
+export const SHARED_READ_BUFFER_BYTES = 1024 * 1024;
+/** Automaton states the shared instance has room for (the default keywords make about 700). */
+const SHARED_TRIE_STATES = 1024;
 const PAGE_BYTES = 64 * 1024;
 
 const DEFAULT_WASM_URL = new URL("./wasm/keyword-filter.wasm", import.meta.url);
@@ -56,12 +69,12 @@ function loadDefaultModule(): { module: WebAssembly.Module } | { error: string }
 	return (defaultModule ??= compileModule(() => readFileSync(DEFAULT_WASM_URL)));
 }
 
-/** A fresh instance of `module` whose memory holds at least `bytes`: its exports and the memory's bytes (it never grows again). */
-function instantiate(module: WebAssembly.Module, bytes: number): { filter: FilterExports; memory: Uint8Array } {
+/** A fresh instance of `module` whose memory holds at least `bytes` (it never grows again). */
+function instantiate(module: WebAssembly.Module, bytes: number): FilterExports {
 	const filter = new WebAssembly.Instance(module, {}).exports as unknown as FilterExports;
 	const pages = Math.ceil(bytes / PAGE_BYTES) - filter.memory.buffer.byteLength / PAGE_BYTES;
 	if (pages > 0) filter.memory.grow(pages);
-	return { filter, memory: new Uint8Array(filter.memory.buffer) };
+	return filter;
 }
 
 function describeLoadError(error: unknown): { error: string } {
@@ -118,23 +131,52 @@ export function createKeywordLineFinder(keywords: readonly string[], options: Ke
 	});
 	if (reason !== undefined || !("module" in compiled)) return byAutomaton(reason);
 	try {
-		return createWasmFinder(automaton, keywords, compiled.module);
+		if (options.shared && !options.loadWasm) {
+			const host = getSharedInstance();
+			if (host !== null && !host.finderPlaced && states <= SHARED_TRIE_STATES) {
+				host.finderPlaced = true;
+				return createWasmFinder(automaton, keywords, host.filter, host.layout);
+			}
+		}
+		const layout = layOutFinder(states);
+		return createWasmFinder(automaton, keywords, instantiate(compiled.module, layout.bytes), layout);
 	} catch (error) {
 		// Instantiating or growing its memory failed (address space, memory limits).
 		return byAutomaton(`WebAssembly module could not be set up: ${error instanceof Error ? error.message : String(error)}`);
 	}
 }
 
-function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string[], module: WebAssembly.Module): KeywordLineFinder {
-	// Layout: tables, output pairs, the input window (padded; the module may read the 16 bytes before it), the automaton.
-	const tables = 0;
-	const out = 1024;
+/** Where a finder's tables, output pairs, copied input window and automaton lie in its instance's memory. */
+interface FinderLayout {
+	tables: number;
+	out: number;
+	outBytes: number;
+	/** The window copied in for bytes that lie elsewhere (the module may read INPUT_LEAD_BYTES before it). */
+	input: number;
+	trie: number;
+	/** The memory the layout needs. */
+	bytes: number;
+}
+
+function layOutFinder(states: number, from = 0): FinderLayout {
+	const tables = from;
+	const out = tables + 1024;
 	const outBytes = (WASM_WINDOW_BYTES / 2 + 1) * 8;
-	const input = alignUp(out + outBytes, 64);
+	const input = alignUp(out + outBytes + INPUT_LEAD_BYTES, 64);
 	const trie = alignUp(input + WASM_WINDOW_BYTES + INPUT_PADDING_BYTES, 1024);
+	return { tables, out, outBytes, input, trie, bytes: trie + states * 1024 };
+}
+
+/**
+ * A finder whose tables and automaton go where `layout` says in `filter`'s memory. Bytes that lie in
+ * that memory (a shared read buffer) are scanned where they are; others are copied in, a window at
+ * a time.
+ */
+function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string[], filter: FilterExports, layout: FinderLayout): KeywordLineFinder {
+	const { tables, out, outBytes, input, trie } = layout;
 	const states = automaton.accepting.length;
 	// The memory never grows again, so these views stay valid.
-	const { filter, memory } = instantiate(module, trie + states * 1024);
+	const memory = new Uint8Array(filter.memory.buffer);
 	memory.set(buildFingerprintTables(keywords), tables);
 	writeTrie(automaton, new Int32Array(filter.memory.buffer, trie, states * 256));
 	const pairs = new Int32Array(filter.memory.buffer, out, outBytes / 4);
@@ -143,6 +185,7 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 	return {
 		engine: "wasm-simd",
 		findLines(bytes, from, to, found) {
+			const inPlace = bytes.buffer === memory.buffer;
 			let lines = 0;
 			for (let at = from; at < to; ) {
 				// A window of whole lines; a line longer than the window goes to the automaton alone.
@@ -156,9 +199,11 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 					at = lineEnd;
 					continue;
 				}
-				memory.set(bytes.subarray(at, end), input);
-				const written = filter.scan(tables, trie, input, input + (end - at), out);
-				const shift = at - input;
+				let start = input;
+				if (inPlace) start = bytes.byteOffset + at;
+				else memory.set(bytes.subarray(at, end), input);
+				const written = filter.scan(tables, trie, start, start + (end - at), out);
+				const shift = at - start;
 				for (let k = 0; k < written * 2; k += 2) found.push(pairs[k] + shift, pairs[k + 1] + lines);
 				lines += filter.lines.value as number;
 				at = end;
@@ -166,6 +211,67 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 			return lines;
 		},
 	};
+}
+
+/**
+ * The process's shared instance: the default pattern's finder (createKeywordLineFinder with
+ * `shared`), the shape hasher, a newline count, and read buffers in its memory, so that a scan's
+ * SIMD passes run on the bytes where they were read, without copying them in. Laid out once; its
+ * memory never grows, so buffers handed out stay valid.
+ */
+interface SharedInstance {
+	filter: FilterExports;
+	layout: FinderLayout;
+	finderPlaced: boolean;
+	/** The shape hasher's records. */
+	records: number;
+	/** Read buffers not handed out. */
+	free: Buffer[];
+}
+
+/** Undefined until first needed, null where the module cannot run. */
+let sharedInstance: SharedInstance | undefined | null;
+
+function getSharedInstance(): SharedInstance | null {
+	if (sharedInstance !== undefined) return sharedInstance;
+	sharedInstance = null;
+	const compiled = loadDefaultModule();
+	if (!("module" in compiled)) return null;
+	try {
+		const layout = layOutFinder(SHARED_TRIE_STATES);
+		const records = alignUp(layout.bytes, 64);
+		const recordBytes = (WASM_WINDOW_BYTES / 2 + 1) * 12;
+		const slotBytes = alignUp(INPUT_LEAD_BYTES + SHARED_READ_BUFFER_BYTES + INPUT_PADDING_BYTES, 64);
+		const slots = alignUp(records + recordBytes, 64);
+		const filter = instantiate(compiled.module, slots + SHARED_READ_BUFFERS * slotBytes);
+		const free = Array.from({ length: SHARED_READ_BUFFERS }, (_, k) =>
+			Buffer.from(filter.memory.buffer, slots + k * slotBytes + INPUT_LEAD_BYTES, SHARED_READ_BUFFER_BYTES),
+		);
+		sharedInstance = { filter, layout, finderPlaced: false, records, free };
+	} catch {
+		// Address space or memory limits: every finder gets its own instance, every read buffer is a plain one.
+	}
+	return sharedInstance;
+}
+
+/**
+ * `count` read buffers of `bytes` each for a scan: in the shared instance's memory while enough of
+ * them are free and `bytes` fits (the SIMD passes then read them where they lie), else fresh ones.
+ * Give them back with releaseReadBuffers once no read, write or scan uses them any more.
+ */
+export function acquireReadBuffers(count: number, bytes: number): Buffer[] {
+	const free = bytes <= SHARED_READ_BUFFER_BYTES ? getSharedInstance()?.free : undefined;
+	if (free === undefined || free.length < count) return Array.from({ length: count }, () => Buffer.allocUnsafe(bytes));
+	return free.splice(free.length - count, count).map((buffer) => buffer.subarray(0, bytes));
+}
+
+/** Gives back buffers from acquireReadBuffers (fresh ones are left to the garbage collector). */
+export function releaseReadBuffers(buffers: readonly Buffer[]): void {
+	const shared = sharedInstance;
+	if (shared == null) return;
+	for (const buffer of buffers) {
+		if (buffer.buffer === shared.filter.memory.buffer) shared.free.push(Buffer.from(buffer.buffer, buffer.byteOffset, SHARED_READ_BUFFER_BYTES));
+	}
 }
 
 /** The module's newline count (newline-count.js) on an instance of its own; undefined until first needed, null where it cannot run. */
@@ -176,6 +282,11 @@ let newlineCounter: ((bytes: Uint8Array, from: number, to: number) => number) | 
  * not searched, the stored copy's line count), or a memchr per line where WebAssembly cannot run.
  */
 export function countNewlines(bytes: Uint8Array, from: number, to: number): number {
+	const shared = sharedInstance;
+	if (shared != null && bytes.buffer === shared.filter.memory.buffer) {
+		// A shared read buffer: counted where it lies.
+		return from < to ? shared.filter.count(bytes.byteOffset + from, bytes.byteOffset + to) : 0;
+	}
 	if (newlineCounter === undefined) {
 		const compiled = loadDefaultModule();
 		newlineCounter = "module" in compiled ? createNewlineCounter(compiled.module) : null;
@@ -202,34 +313,28 @@ export interface ShapeHasher {
 let shapeHasher: ShapeHasher | undefined | null;
 
 /**
- * The module's `shapes` function, which hashes each line as src/shape-counter.ts hashLine does (bit
- * for bit), over windows copied into its own instance's memory; null where the module cannot run
- * (the caller hashes in JavaScript then).
+ * The module's `shapes` function in the shared instance, which hashes each line as
+ * src/shape-counter.ts hashLine does (bit for bit): a shared read buffer where it lies, other bytes
+ * copied into the instance's input window; null where the module cannot run (the caller hashes in
+ * JavaScript then).
  */
 export function getShapeHasher(): ShapeHasher | null {
 	if (shapeHasher !== undefined) return shapeHasher;
-	shapeHasher = null;
-	const compiled = loadDefaultModule();
-	if (!("module" in compiled)) return null;
-	try {
-		const input = 0;
-		// Every record is 12 bytes and a line that is not blank has at least 2 (a byte and "\n").
-		const out = alignUp(WASM_WINDOW_BYTES + INPUT_PADDING_BYTES, 64);
-		const outBytes = (WASM_WINDOW_BYTES / 2 + 1) * 12;
-		const { filter, memory } = instantiate(compiled.module, out + outBytes);
-		const records = new Uint32Array(filter.memory.buffer, out, outBytes / 4);
-		shapeHasher = {
-			windowBytes: WASM_WINDOW_BYTES,
-			records,
-			hash(bytes, from, to) {
-				memory.set(bytes.subarray(from, to), input);
-				return filter.shapes(input, input + (to - from), out);
-			},
-			lastLines: () => filter.lines.value as number,
-		};
-	} catch {
-		shapeHasher = null;
-	}
+	const shared = getSharedInstance();
+	if (shared === null) return (shapeHasher = null);
+	const { filter, records: out, layout } = shared;
+	const memory = new Uint8Array(filter.memory.buffer);
+	const records = new Uint32Array(filter.memory.buffer, out, ((WASM_WINDOW_BYTES / 2 + 1) * 12) / 4);
+	shapeHasher = {
+		windowBytes: WASM_WINDOW_BYTES,
+		records,
+		hash(bytes, from, to) {
+			if (bytes.buffer === memory.buffer) return filter.shapes(bytes.byteOffset + from, bytes.byteOffset + to, out);
+			memory.set(bytes.subarray(from, to), layout.input);
+			return filter.shapes(layout.input, layout.input + (to - from), out);
+		},
+		lastLines: () => filter.lines.value as number,
+	};
 	return shapeHasher;
 }
 

@@ -37,7 +37,7 @@ const NEWLINE = 0x0a;
 let defaultFinder: KeywordLineFinder | undefined;
 /** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on first use. */
 export function prepareDefaultSignalFinder(): KeywordLineFinder {
-	defaultFinder ??= createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+	defaultFinder ??= createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { shared: true });
 	return defaultFinder;
 }
 

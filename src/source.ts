@@ -9,10 +9,11 @@ import { constants, type promises as fsPromises, read as readFd } from "node:fs"
 import { lstat, open } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
+import { acquireReadBuffers, releaseReadBuffers } from "./keyword-filter.js";
 import { formatNote } from "./protocol.js";
 import { describeError } from "./text.js";
 
-/** Bytes read at a time from a spill file. */
+/** Bytes read at a time from a spill file (keyword-filter.ts SHARED_READ_BUFFER_BYTES, so that its shared buffers take them). */
 export const READ_CHUNK_BYTES = 1024 * 1024;
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
@@ -204,14 +205,23 @@ export interface PumpResult {
  * Streams the source to the scan and, capped at `maxEntryBytes`, to the store: beyond the cap the
  * store gets the head and the tail (about half each, cut at line boundaries) with one marker line
  * between them, counted inside the cap, while the scan still gets every byte (the middle is read
- * once, for the scan only). Memory: two reused READ_CHUNK_BYTES buffers. The next chunk is read,
+ * once, for the scan only). Memory: two READ_CHUNK_BYTES buffers (acquireReadBuffers). The next chunk is read,
  * and the last one stored, while the scan works on it: the scan runs on the main thread, reads and
  * writes in the thread pool. The store sink sees the chunks in order, one at a time.
  */
 export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
 	const size = source.size;
-	const chunkBytes = Math.min(READ_CHUNK_BYTES, Math.max(1, size));
-	const buffers = [Buffer.allocUnsafe(chunkBytes), Buffer.allocUnsafe(chunkBytes)];
+	const buffers = acquireReadBuffers(2, Math.min(READ_CHUNK_BYTES, Math.max(1, size)));
+	try {
+		return await pumpWith(buffers, source, maxEntryBytes, sinks);
+	} finally {
+		// No read or write is under way any more (pumpRange waits for them).
+		releaseReadBuffers(buffers);
+	}
+}
+
+async function pumpWith(buffers: readonly Buffer[], source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
+	const size = source.size;
 	// The chunk being stored lives in one buffer; the next read goes to the other.
 	let storing: Promise<void> = Promise.resolve();
 	let turn = 0;

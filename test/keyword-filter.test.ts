@@ -10,7 +10,17 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "../src/keyword-automaton.js";
 import { buildFingerprintTables } from "../src/keyword-buckets.js";
-import { createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "../src/keyword-filter.js";
+import { createHash } from "node:crypto";
+import {
+	acquireReadBuffers,
+	countNewlines,
+	createKeywordLineFinder,
+	type KeywordLineFinder,
+	releaseReadBuffers,
+	SHARED_READ_BUFFER_BYTES,
+	WASM_WINDOW_BYTES,
+} from "../src/keyword-filter.js";
+import { prepareDefaultSignalFinder } from "../src/signal-finder.js";
 import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 import { compileKeywordFilter, KEYWORD_FILTER_WASM } from "./helpers/wasm.js";
@@ -216,6 +226,57 @@ test("a reported line's start is never put before the range's start, whatever th
 		const written = filter.scan(tables, trie, start, start + text.length, out);
 		const pairs = [...new Int32Array(filter.memory.buffer, out, written * 2)];
 		assert.deepEqual(pairs, [start, 0, start + prefix.length + 13, 2], JSON.stringify(prefix));
+	}
+});
+
+test("a shared read buffer is scanned where it lies: the automaton's lines and counts, and not one byte of it changed", () => {
+	// The default pattern's finder lives in the shared instance; a pump reads into its buffers and
+	// stores the same bytes while they are scanned, so the module must read them in place, never write.
+	const shared = prepareDefaultSignalFinder();
+	const [buffer] = acquireReadBuffers(1, SHARED_READ_BUFFER_BYTES);
+	try {
+		assert.notEqual(buffer.buffer, Buffer.allocUnsafe(1).buffer);
+		let compared = 0;
+		for (const fixture of loadRealFixtures()) {
+			const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`)).subarray(0, SHARED_READ_BUFFER_BYTES);
+			// Garbage after the bytes: newlines and keywords that must be neither counted nor reported.
+			buffer.fill("\nerror\n", bytes.length);
+			bytes.copy(buffer);
+			const view = buffer.subarray(0, bytes.length);
+			const digest = createHash("sha1").update(buffer).digest("hex");
+			for (const size of [100, 4096, WASM_WINDOW_BYTES + 1, bytes.length]) {
+				assertSameOnRanges(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, shared, automaton, view, wholeLineRanges(view, size), `${fixture.name} in place, chunks of ${size}`);
+			}
+			for (const [from, to] of [[0, bytes.length], [1, bytes.length - 1], [17, Math.max(17, bytes.length >> 1)]]) {
+				assert.equal(countNewlines(view, from, to), countNewlines(Buffer.from(view), from, to), `${fixture.name} newlines [${from}, ${to})`);
+			}
+			assert.equal(createHash("sha1").update(buffer).digest("hex"), digest, `${fixture.name}: the buffer was written to`);
+			compared++;
+		}
+		assert.ok(compared > 10);
+	} finally {
+		releaseReadBuffers([buffer]);
+	}
+});
+
+test("shared read buffers are handed out while free, plain ones after, and come back when released", () => {
+	const first = acquireReadBuffers(2, 1000);
+	const second = acquireReadBuffers(2, 1000);
+	const third = acquireReadBuffers(2, 1000);
+	const large = acquireReadBuffers(1, SHARED_READ_BUFFER_BYTES + 1);
+	try {
+		const shared = first[0].buffer;
+		for (const buffer of [...first, ...second]) assert.equal(buffer.buffer, shared);
+		for (const buffer of [...third, ...large]) assert.notEqual(buffer.buffer, shared);
+		assert.equal(new Set([...first, ...second].map((buffer) => buffer.byteOffset)).size, 4, "four distinct buffers");
+		for (const buffer of [...first, ...second, ...third]) assert.equal(buffer.length, 1000);
+		releaseReadBuffers(first);
+		const again = acquireReadBuffers(2, SHARED_READ_BUFFER_BYTES);
+		assert.deepEqual(again.map((buffer) => buffer.buffer === shared), [true, true]);
+		assert.deepEqual(again.map((buffer) => buffer.length), [SHARED_READ_BUFFER_BYTES, SHARED_READ_BUFFER_BYTES]);
+		releaseReadBuffers(again);
+	} finally {
+		releaseReadBuffers([...second, ...third, ...large]);
 	}
 });
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { getShapeHasher, type ShapeHasher } from "../src/keyword-filter.js";
+import { acquireReadBuffers, getShapeHasher, releaseReadBuffers, SHARED_READ_BUFFER_BYTES, type ShapeHasher } from "../src/keyword-filter.js";
 import { hashLine } from "../src/shape-counter.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
@@ -78,4 +78,25 @@ test("fuzzed lines of digits, quotes, paths, indentation and carriage returns ha
 		}),
 		{ numRuns: 3000 },
 	);
+});
+
+test("lines in a shared read buffer are hashed where they lie: the same records, and the buffer unchanged", () => {
+	const [buffer] = acquireReadBuffers(1, SHARED_READ_BUFFER_BYTES);
+	try {
+		for (const fixture of loadRealFixtures().slice(0, 12)) {
+			const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`)).subarray(0, hasher.windowBytes);
+			const end = bytes.lastIndexOf(0x0a) + 1;
+			if (end <= 1) continue;
+			buffer.fill("x\n\"q\" 12\n", end);
+			bytes.copy(buffer, 0, 0, end);
+			const before = Buffer.from(buffer);
+			for (const from of [0, bytes.indexOf(0x0a) + 1]) {
+				assert.deepEqual(byWasm(buffer, from, end), byWasm(Buffer.from(buffer.subarray(0, end)), from, end), `${fixture.name} from ${from}`);
+				assertSame(buffer, from, end, `${fixture.name} in place from ${from}`);
+			}
+			assert.ok(buffer.equals(before), `${fixture.name}: the buffer was written to`);
+		}
+	} finally {
+		releaseReadBuffers([buffer]);
+	}
 });

@@ -13,8 +13,8 @@
 ;;     only the low nibble at offset 3 (two lookups fewer per block, for a few more proposals).
 ;;   trie: the automaton's trie edges as i32 entries, the row of state s at trie + s * 1024; the entry
 ;;     for byte c holds next * 1024, plus 1 when `next` ends a keyword, or 0 for no edge (none on "\n").
-;;   [start, end): the bytes, end - 1 being "\n", followed by at least 32 bytes it may overwrite and
-;;     preceded by at least 16 bytes it may read (what they hold does not matter).
+;;   [start, end): the bytes, end - 1 being "\n", preceded by at least 16 bytes and followed by at
+;;     least 32 bytes it may read (what they hold does not matter; nothing outside `out` is written).
 ;;   out: (line start address, line index from 0) pairs, room for (end - start) / 2 + 1 of them.
 (module
 	(memory (export "memory") 1)
@@ -29,6 +29,18 @@
 		(i32.add
 			(i32.add (i32x4.extract_lane 0 (local.get $wide)) (i32x4.extract_lane 1 (local.get $wide)))
 			(i32.add (i32x4.extract_lane 2 (local.get $wide)) (i32x4.extract_lane 3 (local.get $wide)))))
+
+	;; `lines` less the newlines in [end, stop): the last 16-byte block of a pass ends at `stop` and may
+	;; run past `end` over bytes that are not the caller's (they are read, never written: the input
+	;; may be a window of a larger buffer that is being written to a file meanwhile).
+	(func $uncount (param $lines i32) (param $end i32) (param $stop i32) (result i32)
+		(block $done
+			(loop $byte
+				(br_if $done (i32.ge_u (local.get $end) (local.get $stop)))
+				(local.set $lines (i32.sub (local.get $lines) (i32.eq (i32.load8_u (local.get $end)) (i32.const 10))))
+				(local.set $end (i32.add (local.get $end) (i32.const 1)))
+				(br $byte)))
+		(local.get $lines))
 
 	;; Finds the lines of [start, end) holding a keyword; returns how many pairs it wrote at `out` and
 	;; leaves the number of lines in $lines. Newlines are counted per lane (a lane counts at most 255
@@ -72,8 +84,6 @@
 		(local $g1low3 v128)
 				(local $lo0 v128) (local $hi0 v128) (local $lo1 v128) (local $hi1 v128)
 		(local $lo2 v128) (local $hi2 v128) (local $lo3 v128)
-		;; The last block reads past `end`: zeros there are neither newlines nor reported (see below).
-		(v128.store (local.get $end) (v128.const i64x2 0 0))
 		(local.set $p (local.get $start))
 		(local.set $reportedTo (local.get $start))
 		(local.set $newline (i8x16.splat (i32.const 10)))
@@ -200,18 +210,16 @@
 					(br_if $block (i32.lt_u (local.get $p) (local.get $stop))))
 				(local.set $line (i32.add (local.get $line) (call $sum (local.get $counts))))
 				(br $blocks)))
-		(global.set $lines (local.get $line))
+		(global.set $lines (call $uncount (local.get $line) (local.get $end) (local.get $p)))
 		(local.get $written))
 
-	;; The newlines in [start, end), counted as `scan` counts them (for lines that are not searched);
-	;; the bytes after `end` up to the next 16-byte block are set to zero.
+	;; The newlines in [start, end), counted as `scan` counts them (for lines that are not searched).
 	(func (export "count") (param $start i32) (param $end i32) (result i32)
 		(local $p i32)
 		(local $stop i32)
 		(local $line i32)
 		(local $counts v128)
 		(local $newline v128)
-		(v128.store (local.get $end) (v128.const i64x2 0 0))
 		(local.set $p (local.get $start))
 		(local.set $newline (i8x16.splat (i32.const 10)))
 		(block $finished
@@ -226,12 +234,12 @@
 					(br_if $block (i32.lt_u (local.get $p) (local.get $stop))))
 				(local.set $line (i32.add (local.get $line) (call $sum (local.get $counts))))
 				(br $blocks)))
-		(local.get $line))
+		(call $uncount (local.get $line) (local.get $end) (local.get $p)))
 
 	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
 	;; hashLine in src/shape-counter.ts: indentation, then up to 48 bytes with each digit run as one
 	;; "0", each quoted string as its quote, a leading `path:` (a token before a colon and a digit) as
-	;; one token. For each line that is not blank, writes (hash, line index from 0, line start address)
+	;; one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
 	;; at `out`; returns how many, and leaves the number of lines in $lines. Reads up to 15 bytes past
 	;; `end` (a line's end is found 16 bytes at a time).
 	(func (export "shapes") (param $start i32) (param $end i32) (param $out i32) (result i32)
@@ -385,7 +393,7 @@
 							(br $next)))
 					(i32.store offset=0 (local.get $out) (local.get $hash))
 					(i32.store offset=4 (local.get $out) (local.get $line))
-					(i32.store offset=8 (local.get $out) (local.get $from))
+					(i32.store offset=8 (local.get $out) (i32.sub (local.get $from) (local.get $start)))
 					(local.set $out (i32.add (local.get $out) (i32.const 12)))
 					(local.set $written (i32.add (local.get $written) (i32.const 1)))))
 				(local.set $line (i32.add (local.get $line) (i32.const 1)))
