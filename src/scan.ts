@@ -7,7 +7,7 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
-import { compileDefaultModule, countNewlines } from "./keyword-filter.js";
+import { acquireReadBuffers, compileDefaultModule, countNewlines, releaseReadBuffers } from "./keyword-filter.js";
 import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "./render.js";
 import { SignalCollector, type SignalItem } from "./signal-collector.js";
 import { prepareDefaultSignalFinder, SignalFinder, SIGNAL_WINDOW_CHARS } from "./signal-finder.js";
@@ -380,10 +380,20 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 			await yieldToOthers();
 			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
 		}
-		const larger = buildPrewarmText();
+		const larger = Buffer.from(buildPrewarmText(), "utf8");
+		const options = { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex };
 		for (let run = 0; run < PREWARM_STEPS; run++) {
 			await yieldToOthers();
-			scanText(larger, { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex });
+			// Half the runs in a shared read buffer, as a pump's chunks are (the passes run in place there).
+			const buffers = run % 2 === 0 ? acquireReadBuffers(1, larger.length) : [Buffer.from(larger)];
+			try {
+				larger.copy(buffers[0]);
+				const scanner = new LineScanner(options);
+				scanner.push(buffers[0]);
+				scanner.end();
+			} finally {
+				releaseReadBuffers(buffers);
+			}
 		}
 	} catch {
 		// Only a head start: a result compiles what is missing itself.
