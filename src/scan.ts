@@ -345,6 +345,8 @@ const PREWARM_LINES = [
 /** Lines of the larger prewarm text (PREWARM_STEPS scans of it): enough for V8 to optimize the scan's loops. */
 const PREWARM_TEXT_LINES = 4000;
 const PREWARM_STEPS = 4;
+/** Views built of it after those scans. */
+const PREWARM_VIEW_STEPS = 2;
 
 /**
  * A log-like text of PREWARM_TEXT_LINES lines (numbers vary, every tenth line one of PREWARM_LINES):
@@ -354,18 +356,30 @@ const PREWARM_STEPS = 4;
 function buildPrewarmText(): string {
 	const lines: string[] = [];
 	for (let i = 0; i < PREWARM_TEXT_LINES; i++) {
-		lines.push(i % 10 === 9 ? PREWARM_LINES[(i / 10) % (PREWARM_LINES.length - 1) | 0] : `[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
+		if (i % 3 !== 2) {
+			lines.push(`[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
+		} else if (i % 9 === 2) {
+			lines.push(PREWARM_LINES[(i / 9) % (PREWARM_LINES.length - 1) | 0]);
+		} else {
+			// Signal lines that differ in more than digits, as a real output's do: new shapes, new texts.
+			const name = PREWARM_NAMES[i % PREWARM_NAMES.length] + PREWARM_NAMES[(i >> 3) % PREWARM_NAMES.length];
+			lines.push(i % 2 === 0 ? `src/${name}.ts:${i}:7 - error TS2345: '${name}' is not assignable` : `FAILED tests/test_${name}.py::test_${name}_${i % 13} - AssertionError: ${i} != ${i + 1}`);
+		}
 	}
 	return `${lines.join("\n")}\n`;
 }
+
+/** Words the prewarm's signal lines are made of. */
+const PREWARM_NAMES = ["parser", "lexer", "cache", "queue", "socket", "config", "router", "store", "index", "worker", "client"];
 
 /**
  * Compiles what the first large result would otherwise compile on its path: the WebAssembly
  * module (off the main thread), the keyword finder and the newline counter (its instances), and
  * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
  * code); then scans a larger text a few times, so that V8 optimizes the scan's JavaScript and
- * WebAssembly hot paths (a first result of a few MB would otherwise spend much of its time in
- * unoptimized code). Runs in steps between other work; call it after session_start has returned.
+ * WebAssembly hot paths, and builds its view twice (the hunks and the view's rows); a first result
+ * of a few MB would otherwise spend much of its time in unoptimized code. Runs in steps between
+ * other work; call it after session_start has returned.
  * Never rejects.
  */
 export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
@@ -394,6 +408,14 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 			} finally {
 				releaseReadBuffers(buffers);
 			}
+		}
+		// The view's own paths (hunks read back, context chosen, rows rendered), on the same text.
+		// Imported here: view-build.ts imports this module.
+		const [{ buildViewFromText }, { createDefaultConfig }] = await Promise.all([import("./view-build.js"), import("./config.js")]);
+		const largerText = larger.toString("utf8");
+		for (let run = 0; run < PREWARM_VIEW_STEPS; run++) {
+			await yieldToOthers();
+			await buildViewFromText(largerText, { ...createDefaultConfig(), signalRegex, id: "000000000000", toolName: "bash" });
 		}
 	} catch {
 		// Only a head start: a result compiles what is missing itself.
