@@ -17,6 +17,7 @@ import {
 	continuesPastBlank,
 	findLeadingContext,
 	findSubjectLines,
+	findSubjectTokens,
 	HUNK_AFTER_LINES,
 	HUNK_BLOCK_SCAN_LINES,
 	HUNK_HEADER_LOOKBACK_LINES,
@@ -159,6 +160,7 @@ export async function readViewExtras(
 async function readTailSubjects(source: ByteSource, scan: ScanResult, keepChars: number, headEnd: number, tailStart: number): Promise<ScannedLine[]> {
 	const signals = scan.shownSignals
 		.filter((item) => item.lineNumber >= tailStart && item.lineNumber - tailStart < SUBJECT_LOOKBACK_LINES && item.offset >= 0 && !item.keptEnd)
+		.filter((item) => findSubjectTokens(item.text).length > 0)
 		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
 	const found = await Promise.all(
 		signals.map(async (item) => {
