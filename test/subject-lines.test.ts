@@ -13,17 +13,8 @@ import { createDefaultConfig } from "../src/config.js";
 import { findSubjectLines, findSubjectTokens, SUBJECT_LOOKBACK_LINES } from "../src/signal-blocks.js";
 import { buildViewFromText } from "../src/view-build.js";
 import { CAPTURE_PATH, INDEX_PATH, runPi } from "./helpers/pi.js";
+import { parseViewLines } from "./fixtures/real/fixtures.js";
 import { createTempDir } from "./helpers/tmp.js";
-
-/** The shown lines of a view: number → [separator, text] (":" shown for itself, "-" context). */
-function shownLines(view: string): Map<number, { separator: string; text: string }> {
-	const shown = new Map<number, { separator: string; text: string }>();
-	for (const line of view.split("\n")) {
-		const match = /^\s*(\d+)([:-]) (.*)$/.exec(line);
-		if (match) shown.set(Number(match[1]), { separator: match[2], text: match[3] });
-	}
-	return shown;
-}
 
 /** A benchmark table row: one shape for every case (the names differ only in their number). */
 function tableRow(n: number): string {
@@ -119,9 +110,9 @@ describe("the view shows a subject line as context", () => {
 	test("a table row 10 lines above a signal in the middle, at its true line number", async () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 17, 10, 3000);
 		const view = await buildViewFromText(lines.join("\n") + "\n", options);
-		const shown = shownLines(view.text);
-		assert.equal(shown.get(signal)?.separator, ":");
-		assert.deepEqual(shown.get(row), { separator: "-", text: tableRow(17) });
+		const shown = parseViewLines(view.text);
+		assert.equal(shown.get(signal), `: ${lines[signal - 1]}`);
+		assert.equal(shown.get(row), `- ${tableRow(17)}`);
 		assert.ok(!shown.has(row - 1) && !shown.has(row + 1), "only the row that names it");
 		assert.ok(view.text.length <= options.thresholdChars);
 	});
@@ -129,15 +120,15 @@ describe("the view shows a subject line as context", () => {
 	test("a table row just above the tail, for a signal in the tail", async () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 95, 10, 72);
 		const view = await buildViewFromText(lines.join("\n") + "\n", options);
-		const shown = shownLines(view.text);
+		const shown = parseViewLines(view.text);
 		assert.ok(lines.length - signal < options.tailLines && lines.length - row >= options.tailLines, "the signal in the tail, the row above it");
-		assert.equal(shown.get(signal)?.separator, ":");
-		assert.deepEqual(shown.get(row), { separator: "-", text: tableRow(95) });
+		assert.equal(shown.get(signal), `: ${lines[signal - 1]}`);
+		assert.equal(shown.get(row), `- ${tableRow(95)}`);
 	});
 
 	test("no row when the subject is only far above", async () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 17, SUBJECT_LOOKBACK_LINES + 20, 3000);
-		const shown = shownLines((await buildViewFromText(lines.join("\n") + "\n", options)).text);
+		const shown = parseViewLines((await buildViewFromText(lines.join("\n") + "\n", options)).text);
 		assert.ok(shown.has(signal) && !shown.has(row));
 	});
 
@@ -145,15 +136,15 @@ describe("the view shows a subject line as context", () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 17, 10, 3000);
 		const text = lines.join("\n") + "\n";
 		let view = (await buildViewFromText(text, options)).text;
-		assert.ok(shownLines(view).has(row), "with room, the row is shown");
+		assert.ok(parseViewLines(view).has(row), "with room, the row is shown");
 		let threshold = view.length;
 		for (; threshold > 1000; threshold -= 50) {
 			view = (await buildViewFromText(text, { ...options, thresholdChars: threshold })).text;
-			if (!shownLines(view).has(row)) break;
+			if (!parseViewLines(view).has(row)) break;
 		}
 		assert.ok(view.length <= threshold, `view has ${view.length} chars, threshold ${threshold}`);
-		assert.equal(shownLines(view).get(signal)?.separator, ":", `the signal stays at ${threshold} chars`);
-		assert.ok(!shownLines(view).has(row));
+		assert.equal(parseViewLines(view).get(signal), `: ${lines[signal - 1]}`, `the signal stays at ${threshold} chars`);
+		assert.ok(!parseViewLines(view).has(row));
 	});
 });
 
@@ -177,8 +168,8 @@ test("through the real Pi runtime, the model sees the failing benchmark's table 
 	});
 	assert.deepEqual(run.extensionErrors, []);
 	assert.match(seen, new RegExp(`^\\[pi-overflow id=[0-9a-f]{12}\\] bash output: ${lines.length} lines`));
-	const shown = shownLines(seen);
-	assert.equal(shown.get(signal)?.text, lines[signal - 1]);
-	assert.deepEqual(shown.get(row), { separator: "-", text: tableRow(17) });
+	const shown = parseViewLines(seen);
+	assert.equal(shown.get(signal), `: ${lines[signal - 1]}`);
+	assert.equal(shown.get(row), `- ${tableRow(17)}`);
 	assert.ok(seen.length <= 24_000);
 });
