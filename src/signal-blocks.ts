@@ -1,8 +1,8 @@
 // The block rules of the signal policy (src/signal-policy.ts): which lines around a signal line
 // belong to it — its block below (continuation forms, deeper indentation, rare shapes, never the
 // output's routine lines; long blocks thinned), its leading context above (the frames it continues
-// from, its parent, a location line, the call a resumed one started) and its section header.
-// Pure: strings in, decisions out.
+// from, its parent, a location line, the call a resumed one started), its section header, and a
+// line a little further up that names its subject. Pure: strings in, decisions out.
 
 import { shapeOf } from "./signal-policy.js";
 
@@ -291,7 +291,7 @@ export function findSubjectTokens(signal: string): string[] {
 }
 
 /** Does `line` carry `token` as a whole name (no name character right before or after it)? */
-export function carriesToken(line: string, token: string): boolean {
+function carriesToken(line: string, token: string): boolean {
 	for (let at = line.indexOf(token); at >= 0; at = line.indexOf(token, at + 1)) {
 		const before = at === 0 ? "" : line[at - 1];
 		const after = line[at + token.length] ?? "";
