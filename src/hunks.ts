@@ -1,9 +1,10 @@
 // The lines around the signal lines a view will show, read back from the output by byte offset once
 // the scan has chosen them: a signal line's block (the continuation lines a toolchain prints after
-// it) and its leading context (the lines it continues from, its parent, its section header), as
-// signal-policy.ts defines them; and the text of the rare and repeated lines the shape counter
-// found; and for a JSON output, its outline and the lines of the objects that say they are problems
-// (json-outline.ts, one bounded streaming pass). Reads at most a few KiB around each chosen line.
+// it) and its leading context (the lines it continues from, its parent, its section header, a line
+// naming its subject), as signal-policy.ts defines them; and the text of the rare and repeated
+// lines the shape counter found; and for a JSON output, its outline and the lines of the objects
+// that say they are problems (json-outline.ts, one bounded streaming pass). Reads at most a few KiB
+// around each chosen line.
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderShownText, type ScannedLine, shapeLine } from "./render.js";
@@ -16,6 +17,8 @@ import {
 	continuesBlock,
 	continuesPastBlank,
 	findLeadingContext,
+	findSubjectLines,
+	findSubjectTokens,
 	HUNK_AFTER_LINES,
 	HUNK_BLOCK_SCAN_LINES,
 	HUNK_HEADER_LOOKBACK_LINES,
@@ -23,6 +26,7 @@ import {
 	isBlockMessage,
 	opensBlock,
 	type ShapeKind,
+	SUBJECT_LOOKBACK_LINES,
 	thinRuns,
 } from "./signal-blocks.js";
 import type { ShapeLine } from "./shape-counter.js";
@@ -42,6 +46,8 @@ export interface Hunk {
 	header?: ScannedLine;
 	/** Leading context, in line order. */
 	before: ScannedLine[];
+	/** Lines further up that name the signal's subject (a test's table row, its `=== RUN` line), in line order. */
+	subject?: ScannedLine[];
 	/** Its block, in line order. */
 	after: ScannedLine[];
 	/** Further into a structured block it opens, the lines that say what went wrong (beyond `after`). */
@@ -60,6 +66,12 @@ export interface ShapeFind extends ScannedLine {
 
 /** Lines of a rare line's block read, at most: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
 export const RARE_BLOCK_LINES = 4;
+
+/**
+ * Signal lines of the tail whose subject is looked for above the tail, at most (the best ranked):
+ * the tail shows them, but a line naming their subject may sit just above it.
+ */
+export const MAX_TAIL_SUBJECT_SIGNALS = 3;
 
 /** Lines of a problem object read, at most (the view shows as many as fit). */
 export const MAX_PROBLEM_LINES = 24;
@@ -85,6 +97,8 @@ export interface JsonExtras {
 export interface ViewExtras {
 	hunks: Hunk[];
 	shapeLines: ShapeFind[];
+	/** Lines between the head and the tail that name the subject of a signal line in the tail, in line order. */
+	tailSubjects?: ScannedLine[];
 	json?: JsonExtras;
 }
 
@@ -108,6 +122,7 @@ export async function readViewExtras(
 	const headEnd = scan.head.length > 0 ? scan.head[scan.head.length - 1].lineNumber : 0;
 	const tailStart = scan.tail.length > 0 ? scan.tail[0].lineNumber : scan.totalLines + 1;
 	const inMiddle = (line: ShapeLine) => line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
+	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
 	const shapeLines: ShapeFind[] = [];
 	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) => lines.filter(inMiddle).slice(0, MAX_SHAPE_LINES).map((line) => ({ line, kind }));
 	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(scan.shapes.rare, "rare")];
@@ -121,7 +136,8 @@ export async function readViewExtras(
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
-	if (findings === undefined) return { hunks, shapeLines };
+	const subjects = tailSubjects.length > 0 ? { tailSubjects } : {};
+	if (findings === undefined) return { hunks, shapeLines, ...subjects };
 	const problems: ProblemLines[] = [];
 	for (const problem of findings.problems) {
 		const lines = await readProblemLines(source, problem, keepChars);
@@ -133,7 +149,37 @@ export async function readViewExtras(
 				: [];
 		problems.push({ problem, lines, memberLines });
 	}
-	return { hunks, shapeLines, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+	return { hunks, shapeLines, ...subjects, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+}
+
+/**
+ * The lines between the head (up to line `headEnd`) and the tail (from line `tailStart`) that name
+ * the subject of one of the tail's best signal lines (findSubjectLines), in line order, each once.
+ * Only a signal line within SUBJECT_LOOKBACK_LINES of the tail's start can have one; its lines
+ * above are read as a hunk's are (READ_BEFORE_BYTES before it, its last lines decoded).
+ */
+async function readTailSubjects(source: ByteSource, scan: ScanResult, keepChars: number, headEnd: number, tailStart: number): Promise<ScannedLine[]> {
+	const signals = scan.shownSignals
+		.filter((item) => item.lineNumber >= tailStart && item.lineNumber - tailStart < SUBJECT_LOOKBACK_LINES && item.offset >= 0 && !item.keptEnd)
+		.filter((item) => findSubjectTokens(item.text).length > 0)
+		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
+	const found = await Promise.all(
+		signals.map(async (item) => {
+			const bytes = await readRange(source, item.offset - READ_BEFORE_BYTES, item.offset);
+			const above = decodeLastLines(bytes, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), item.offset - READ_BEFORE_BYTES <= 0);
+			const first = item.lineNumber - above.length;
+			const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
+			const subject = findSubjectLines(
+				item.text,
+				above.map((raw) => renderShownText(raw, keepChars)),
+				isShown,
+			);
+			return subject.map((index) => shapeLine(first + index, above[index], keepChars));
+		}),
+	);
+	const byLine = new Map<number, ScannedLine>();
+	for (const line of found.flat()) byLine.set(line.lineNumber, line);
+	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 }
 
 /**
@@ -258,15 +304,15 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	}
 	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
 	// Looked at as shown, and shaped (copied out) only where taken.
-	const leading = findLeadingContext(
-		item.text,
-		aboveLines.map((raw) => renderShownText(raw, keepChars)),
-		(index) => shapeKind(aboveLines[index]),
-	);
+	const aboveShown = aboveLines.map((raw) => renderShownText(raw, keepChars));
+	const leading = findLeadingContext(item.text, aboveShown, (index) => shapeKind(aboveLines[index]));
+	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
+	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
 	const shapeAbove = (index: number) => shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {
 		item,
 		before: leading.context.map(shapeAbove),
+		...(subject.length > 0 ? { subject: subject.map(shapeAbove) } : {}),
 		...(leading.header !== undefined ? { header: shapeAbove(leading.header) } : {}),
 		after,
 		messages,

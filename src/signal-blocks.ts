@@ -1,8 +1,8 @@
 // The block rules of the signal policy (src/signal-policy.ts): which lines around a signal line
 // belong to it — its block below (continuation forms, deeper indentation, rare shapes, never the
 // output's routine lines; long blocks thinned), its leading context above (the frames it continues
-// from, its parent, a location line, the call a resumed one started) and its section header.
-// Pure: strings in, decisions out.
+// from, its parent, a location line, the call a resumed one started), its section header, and a
+// line a little further up that names its subject. Pure: strings in, decisions out.
 
 import { shapeOf } from "./signal-policy.js";
 
@@ -226,4 +226,109 @@ function findStartedCall(signal: string, above: readonly string[]): number | und
 		if (line.replace(/^\[pid +/, "[pid ").startsWith(start) && line.trimEnd().endsWith("<unfinished ...>")) return k;
 	}
 	return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subject lines: a line above a signal that names what the signal is about
+
+/** Lines above a signal line looked at for a line that names its subject. */
+export const SUBJECT_LOOKBACK_LINES = 30;
+/** Lines naming a signal's subject shown with it, at most. */
+export const SUBJECT_MAX_LINES = 1;
+/** Shortest subject token, in characters. */
+const SUBJECT_MIN_CHARS = 6;
+/** Subject tokens taken from one signal line, at most (in line order). */
+const SUBJECT_MAX_TOKENS = 6;
+/**
+ * A token carried by more of the lines looked at than this is the neighbourhood's common ground
+ * (the file every diagnostic of a build names, the lint rule of a run of findings), not the
+ * subject of one signal.
+ */
+const SUBJECT_MAX_CARRIERS = 2;
+/** Runs of identifier characters and the separators of qualified names and paths. */
+const TOKEN_RUN = /[\w$.:/-]+/g;
+/** What makes a token distinctive: `_`, `::`, a dot or a slash between name characters, or camelCase. */
+const DISTINCTIVE = /_|::|\w\.[A-Za-z_]|\w\/\w|[a-z][A-Z]/;
+/**
+ * Tokens that name no particular subject: the pattern's own words as the last part of a name (an
+ * exception's or a check's type, `AssertionError`, `java.io.IOException`), C's and C++'s common
+ * types, Python's dunders, package directories, product names.
+ */
+const GENERIC_LAST_PART = /(?:error|errors|exception|failure|failed|fault|warning|panic)$/i;
+const GENERIC_TOKEN =
+	/^(?:u?int\d*_t|s?size_t|ptrdiff_t|off_t|std::\w+|__\w+__(?:\.py)?|node_modules|site-packages|dist-packages|package\.json|Node\.js|JavaScript|TypeScript|GitHub|GitLab|macOS)$/;
+
+/** Trims a raw token to a name: no `:line:col` after it, no separators around it (`./src/a.c` is `src/a.c`). */
+function trimToken(raw: string): string {
+	return raw.replace(/(?::\d+)+:?$/, "").replace(/^[.:/-]+|[.:/-]+$/g, "");
+}
+
+/**
+ * The subject of a signal line: its distinctive tokens (a test, a benchmark, a function, a module,
+ * a resource, a file), in line order. A token must have a lower-case letter, start with a letter,
+ * `_` or `$`, be SUBJECT_MIN_CHARS long and distinctive (DISTINCTIVE); common words, numbers, ids
+ * in capitals (`AT_FDCWD`), a location (`src/a.c:12:`, `a.ts(6,10)`: the diagnostic's own place,
+ * which its parent and block rules cover), a tag in brackets (`[-Wsign-compare]`,
+ * `(reportUnusedImport)`: a rule shared by many findings), URLs and the pattern's own words are not.
+ */
+export function findSubjectTokens(signal: string): string[] {
+	const tokens: string[] = [];
+	for (const match of signal.matchAll(TOKEN_RUN)) {
+		const raw = match[0];
+		const start = match.index ?? 0;
+		const before = signal[start - 1];
+		const after = signal[start + raw.length];
+		if (/:\d/.test(raw) || (after === "(" && /\d/.test(signal[start + raw.length + 1] ?? ""))) continue;
+		if ((before === "[" && after === "]") || (before === "(" && after === ")")) continue;
+		const token = trimToken(raw);
+		if (token.length < SUBJECT_MIN_CHARS || token.includes("://") || !/^[A-Za-z_$]/.test(token) || !/[a-z]/.test(token)) continue;
+		if (!DISTINCTIVE.test(token) || GENERIC_TOKEN.test(token)) continue;
+		if (GENERIC_LAST_PART.test(token.split(/::|[./]/).pop() ?? token)) continue;
+		if (!tokens.includes(token)) tokens.push(token);
+		if (tokens.length === SUBJECT_MAX_TOKENS) break;
+	}
+	return tokens;
+}
+
+/** Does `line` carry `token` as a whole name (no name character right before or after it)? */
+function carriesToken(line: string, token: string): boolean {
+	for (let at = line.indexOf(token); at >= 0; at = line.indexOf(token, at + 1)) {
+		const before = at === 0 ? "" : line[at - 1];
+		const after = line[at + token.length] ?? "";
+		if (!/[\w$]/.test(before) && !/[\w$]/.test(after)) return true;
+	}
+	return false;
+}
+
+/**
+ * The lines just above a signal line (`above`, nearest last) that name its subject: within
+ * SUBJECT_LOOKBACK_LINES, the nearest lines carrying one of its tokens (findSubjectTokens) that is
+ * not common ground (SUBJECT_MAX_CARRIERS), at most SUBJECT_MAX_LINES. A line already shown
+ * (`isShown`: its leading context, its header, a head or tail line) counts toward that number
+ * without being taken again: the subject is on screen already. A blank line or a repeat of the
+ * signal line is never taken. Returns indexes into `above`, ascending. Cheap: it looks only at the
+ * lines the hunk reader has decoded already, a few index searches per line.
+ */
+export function findSubjectLines(signal: string, above: readonly string[], isShown: (index: number) => boolean = () => false): number[] {
+	const tokens = findSubjectTokens(signal);
+	if (tokens.length === 0) return [];
+	const from = Math.max(0, above.length - SUBJECT_LOOKBACK_LINES);
+	const carried = new Set<number>();
+	for (const token of tokens) {
+		const carriers: number[] = [];
+		for (let k = from; k < above.length && carriers.length <= SUBJECT_MAX_CARRIERS; k++) if (carriesToken(above[k], token)) carriers.push(k);
+		if (carriers.length > SUBJECT_MAX_CARRIERS) continue;
+		for (const k of carriers) carried.add(k);
+	}
+	const taken: number[] = [];
+	let slots = 0;
+	const trimmedSignal = signal.trim();
+	for (const k of [...carried].sort((a, b) => b - a)) {
+		if (slots === SUBJECT_MAX_LINES) break;
+		const text = above[k].trim();
+		if (text === "" || text === trimmedSignal) continue;
+		slots++;
+		if (!isShown(k)) taken.push(k);
+	}
+	return taken.sort((a, b) => a - b);
 }

@@ -40,10 +40,11 @@ export function takeFromEnd(lines: readonly string[], room: number): number {
 
 /**
  * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
- * opens first (they name what failed), then its block in order, then the lines just above it.
+ * opens first (they name what failed), then a line further up naming its subject, then its block
+ * in order, then the lines just above it.
  */
 export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
-	const byPriority = [...(hunk.header ? [hunk.header] : []), ...hunk.messages, ...hunk.after, ...[...hunk.before].reverse()];
+	const byPriority = [...(hunk.header ? [hunk.header] : []), ...hunk.messages, ...(hunk.subject ?? []), ...hunk.after, ...[...hunk.before].reverse()];
 	return byPriority
 		.slice(0, limit)
 		.sort((a, b) => a.lineNumber - b.lineNumber)

@@ -107,6 +107,8 @@ interface ViewParts {
 	items: SignalItem[];
 	hunkOf: Map<number, Hunk>;
 	shapeLines: ShapeFind[];
+	/** Lines in the middle naming the subject of a signal line in the tail. */
+	tailSubjects: ScannedLine[];
 }
 
 function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
@@ -128,6 +130,7 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 		items,
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
+		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
 	};
 }
 
@@ -235,6 +238,15 @@ function allotRoom(parts: ViewParts, room: number, width: number, format: (line:
 
 	const shownItems = items.slice(0, signalCount);
 	const context = new Map<number, Row[]>();
+	// A line naming the subject of a tail signal line is its context: first of all context, when it fits.
+	for (const line of parts.tailSubjects) {
+		// A line shown for itself (a signal line, a rare line) needs no row here.
+		if (hunkOf.has(line.lineNumber) || shapeLines.some((shape) => shape.lineNumber === line.lineNumber)) continue;
+		const row = { lineNumber: line.lineNumber, text: format(line, "-") };
+		if (row.text.length + 1 > room) continue;
+		context.set(line.lineNumber, [row]);
+		room -= row.text.length + 1;
+	}
 	for (const step of CONTEXT_STEPS) {
 		for (const item of shownItems) {
 			const hunk = hunkOf.get(item.lineNumber);
@@ -278,7 +290,7 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, tail.length)).length +
 		frame.tailNotice(tail.length).length +
 		// A "--" between two runs of middle lines that do not touch.
-		(items.length + shapeLines.length) * 5 +
+		(items.length + shapeLines.length + parts.tailSubjects.length) * 5 +
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
 	const { shownItems, tailRows, tailCount } = shown;
