@@ -346,7 +346,7 @@ const PREWARM_LINES = [
 const PREWARM_TEXT_LINES = 4000;
 const PREWARM_STEPS = 4;
 /** Views built of it after those scans. */
-const PREWARM_VIEW_STEPS = 2;
+const PREWARM_VIEW_STEPS = 1;
 
 /**
  * A log-like text of PREWARM_TEXT_LINES lines (numbers vary, every tenth line one of PREWARM_LINES):
