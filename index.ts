@@ -13,7 +13,11 @@ export default async function overflow(pi: ExtensionAPI): Promise<void> {
 	let extension: typeof import("./src/extension.js");
 	let store: typeof import("./src/store/index.js");
 	try {
-		[extension, store] = await Promise.all([import("./src/extension.js"), import("./src/store/index.js")]);
+		// One after the other: Pi's loader (jiti) evaluates a module's imports asynchronously, and two
+		// graphs imported at once can each see a module the other is still evaluating, with its exports
+		// not yet set (a constant read at load time is then undefined).
+		extension = await import("./src/extension.js");
+		store = await import("./src/store/index.js");
 	} catch (error) {
 		throw describeMissingDependency(error) ?? error;
 	}

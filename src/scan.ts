@@ -410,8 +410,9 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 			}
 		}
 		// The view's own paths (hunks read back, context chosen, rows rendered), on the same text.
-		// Imported here: view-build.ts imports this module.
-		const [{ buildViewFromText }, { createDefaultConfig }] = await Promise.all([import("./view-build.js"), import("./config.js")]);
+		// Imported here (view-build.ts imports this module), one after the other (see index.ts).
+		const { buildViewFromText } = await import("./view-build.js");
+		const { createDefaultConfig } = await import("./config.js");
 		const largerText = larger.toString("utf8");
 		for (let run = 0; run < PREWARM_VIEW_STEPS; run++) {
 			await yieldToOthers();
