@@ -5,7 +5,8 @@
 // bench/results/latest.json and docs/performance.md (`--only=quota` or `--only=session` prints
 // those rows alone and writes nothing; `--only=speed` measures the speed rows and replaces them in
 // latest.json). BENCH_BEFORE=<a checkout of older code> runs the speed rows' scenarios there too,
-// alternating with ours, for before/after columns. Not a test.
+// alternating with ours, for before/after columns; the bound and view rows time their grep
+// baselines in the same rounds. BENCH_RUNS=<n> for more runs (default 3). Not a test.
 
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -27,6 +28,11 @@ const ONLY_SPEED = process.argv.includes("--only=speed");
 const BEFORE_ROOT = process.env.BENCH_BEFORE;
 const SIGNAL_WORDS = "error|fail|fatal|panic|warn|exception|traceback";
 
+/** `grep -c -i -E <7 words> <path>`: the baseline of the scan, bound and view rows. */
+function grepSignalWords(path: string): [string, string[]] {
+	return ["grep", ["-c", "-i", "-E", SIGNAL_WORDS, path]];
+}
+
 type Row = BenchRow;
 
 function median(values: number[]): number {
@@ -43,14 +49,20 @@ function timeCommandWithOutput(command: string, args: string[]): { ms: number; s
 	const times: number[] = [];
 	let stdout = "";
 	for (let i = 0; i < RUNS; i++) {
-		const started = performance.now();
-		// stdout is a pipe, not /dev/null: GNU grep stops at the first match when it writes to /dev/null.
-		const result = spawnSync(command, args, { stdio: ["ignore", "pipe", "inherit"] });
-		if (result.error) throw result.error;
-		times.push(performance.now() - started);
-		stdout = result.stdout.toString().trim();
+		const once = timeCommandOnce(command, args);
+		times.push(once.ms);
+		stdout = once.stdout;
 	}
 	return { ms: median(times), stdout };
+}
+
+/** One fresh process's time, and what it printed. */
+function timeCommandOnce(command: string, args: string[]): { ms: number; stdout: string } {
+	const started = performance.now();
+	// stdout is a pipe, not /dev/null: GNU grep stops at the first match when it writes to /dev/null.
+	const result = spawnSync(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+	if (result.error) throw result.error;
+	return { ms: performance.now() - started, stdout: result.stdout.toString().trim() };
 }
 
 interface ScenarioResult {
@@ -83,15 +95,26 @@ function runScenario(name: string, args: Record<string, unknown>, runs = RUNS): 
 	return summarize(Array.from({ length: runs }, () => runScenarioOnce(name, args)));
 }
 
-/** Ours and, with BENCH_BEFORE, the code before: runs alternate, so both see the same load. */
-function runScenarioPair(name: string, args: Record<string, unknown>): { ours: ScenarioResult; before?: ScenarioResult } {
+/** A baseline command timed between the runs of a pair: [command, args]. */
+type Baseline = [string, string[]];
+
+/**
+ * Ours and, with BENCH_BEFORE, the code before: runs alternate, so both see the same load; each
+ * baseline command is timed once per round too (before ours), so that a ratio compares times taken
+ * side by side, not minutes apart on a machine whose speed drifts. `baselineMs`: their medians.
+ */
+function runScenarioPair(name: string, args: Record<string, unknown>, baselines: Baseline[] = []): { ours: ScenarioResult; before?: ScenarioResult; baselineMs: number[] } {
 	const ours: ScenarioResult[] = [];
 	const before: ScenarioResult[] = [];
+	const baselineTimes = baselines.map((): number[] => []);
 	for (let i = 0; i < RUNS; i++) {
+		baselines.forEach(([command, commandArgs], k) => baselineTimes[k].push(timeCommandOnce(command, commandArgs).ms));
+		// A baseline's copy leaves dirty pages: written out now, not during the run that follows.
+		if (baselines.length > 0) spawnSync("sync");
 		ours.push(runScenarioOnce(name, args));
 		if (BEFORE_ROOT) before.push(runScenarioOnce(name, args, BEFORE_ROOT));
 	}
-	return { ours: summarize(ours), ...(BEFORE_ROOT ? { before: summarize(before) } : {}) };
+	return { ours: summarize(ours), ...(BEFORE_ROOT ? { before: summarize(before) } : {}), baselineMs: baselineTimes.map(median) };
 }
 
 /** The before columns of a row: the older code's time, its ratio against the same baseline, its peak RSS growth. */
@@ -202,13 +225,13 @@ function describePhases(result: ScenarioResult): string {
  * stage with a store that cannot create files); at 1 GB also with maxEntryBytes raised above the
  * file, where every signal line must be found within the signal budget.
  */
-function measureBoundStage(dir: string, spill: string, label: string, size: number, grepMs: number): Row[] {
+function measureBoundStage(dir: string, spill: string, label: string, size: number): Row[] {
 	const rows: Row[] = [];
 	const copy = join(dir, "copy.log");
-	const grepCopy = timeCommand("sh", ["-c", 'grep -c -i -E "$1" "$2" && cp "$2" "$3"', "sh", SIGNAL_WORDS, spill, copy]);
-	rmSync(copy, { force: true });
 	const wc = timeCommand("wc", ["-l", spill]);
-	const pair = runScenarioPair("bound", { spill });
+	const pair = runScenarioPair("bound", { spill }, [grepSignalWords(spill), ["sh", ["-c", 'grep -c -i -E "$1" "$2" && cp "$2" "$3"', "sh", SIGNAL_WORDS, spill, copy]]]);
+	rmSync(copy, { force: true });
+	const [grepMs, grepCopy] = pair.baselineMs;
 	const { ours, before } = pair;
 	for (const result of [ours, before]) {
 		const stored = result?.stored as { totalBytes?: number } | undefined;
@@ -255,8 +278,8 @@ function measureBoundStage(dir: string, spill: string, label: string, size: numb
 async function measureViewBuild(dir: string): Promise<Row> {
 	const entry = join(dir, "entry-32MiB.txt");
 	await writeLog(entry, 32 * MIB, 11);
-	const grepEntry = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, entry]);
-	const pair = runScenarioPair("view", { entry });
+	const pair = runScenarioPair("view", { entry }, [grepSignalWords(entry)]);
+	const [grepEntry] = pair.baselineMs;
 	const view = pair.ours;
 	const grepSame = ONLY_SPEED ? undefined : timeCommand("grep", ["-c", "-i", "-P", DEFAULT_SIGNAL_PATTERN, entry]);
 	return {
@@ -353,8 +376,8 @@ async function main(): Promise<void> {
 			const spill = join(dir, `spill-${label.replace(" ", "")}.log`);
 			process.stderr.write(`generating ${label} log…\n`);
 			await writeLog(spill, size, 7);
-			const grep = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, spill]);
-			rows.push(...measureBoundStage(dir, spill, label, size, grep));
+			rows.push(...measureBoundStage(dir, spill, label, size));
+			const grep = timeCommand(...grepSignalWords(spill));
 			if (size >= 100 * MIB) {
 				// The scan alone: lines holding a prefilter keyword (signal candidates) and the line count.
 				const keywordsFile = join(dir, "keywords.txt");
