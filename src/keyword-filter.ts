@@ -2,7 +2,9 @@
 // blocks, the first four bytes of each keyword as nibble fingerprints in 16 buckets, newlines counted
 // with SIMD; every proposed position is confirmed by the same automaton. Invariant: findLines gives
 // exactly what findKeywordLines gives (pairs and line count), whatever the keywords and the bytes;
-// where WebAssembly SIMD is missing or the module cannot be loaded, it is findKeywordLines.
+// where WebAssembly SIMD is missing or the module cannot be loaded, it is findKeywordLines. Bytes in
+// a shared read buffer (acquireReadBuffers: the pumps read into the module's memory) are scanned
+// where they lie, others copied in a window at a time; the module never writes outside its output.
 
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -30,7 +32,7 @@ export interface KeywordLineFinderOptions {
 	shared?: boolean;
 }
 
-/** Bytes handed to the module per call: the text is copied into its memory in windows of whole lines. */
+/** Bytes handed to the module per call, in windows of whole lines (copied into its memory unless they lie there). */
 export const WASM_WINDOW_BYTES = 128 * 1024;
 /** Most automaton states the module takes (1 KiB of its memory each); more fall back to JavaScript. */
 const MAX_WASM_STATES = 16 * 1024;
@@ -158,8 +160,8 @@ interface FinderLayout {
 	bytes: number;
 }
 
-function layOutFinder(states: number, from = 0): FinderLayout {
-	const tables = from;
+function layOutFinder(states: number): FinderLayout {
+	const tables = 0;
 	const out = tables + 1024;
 	const outBytes = (WASM_WINDOW_BYTES / 2 + 1) * 8;
 	const input = alignUp(out + outBytes + INPUT_LEAD_BYTES, 64);
@@ -270,7 +272,9 @@ export function releaseReadBuffers(buffers: readonly Buffer[]): void {
 	const shared = sharedInstance;
 	if (shared == null) return;
 	for (const buffer of buffers) {
-		if (buffer.buffer === shared.filter.memory.buffer) shared.free.push(Buffer.from(buffer.buffer, buffer.byteOffset, SHARED_READ_BUFFER_BYTES));
+		// Never twice in the free list (two scans would then read into one buffer).
+		if (buffer.buffer !== shared.filter.memory.buffer || shared.free.some((free) => free.byteOffset === buffer.byteOffset)) continue;
+		shared.free.push(Buffer.from(buffer.buffer, buffer.byteOffset, SHARED_READ_BUFFER_BYTES));
 	}
 }
 

@@ -271,7 +271,10 @@ test("shared read buffers are handed out while free, plain ones after, and come 
 		assert.equal(new Set([...first, ...second].map((buffer) => buffer.byteOffset)).size, 4, "four distinct buffers");
 		for (const buffer of [...first, ...second, ...third]) assert.equal(buffer.length, 1000);
 		releaseReadBuffers(first);
+		// Given back twice: still one entry each in the free list.
+		releaseReadBuffers(first);
 		const again = acquireReadBuffers(2, SHARED_READ_BUFFER_BYTES);
+		assert.notEqual(acquireReadBuffers(1, 1000)[0].buffer, shared, "no buffer was handed out twice");
 		assert.deepEqual(again.map((buffer) => buffer.buffer === shared), [true, true]);
 		assert.deepEqual(again.map((buffer) => buffer.length), [SHARED_READ_BUFFER_BYTES, SHARED_READ_BUFFER_BYTES]);
 		releaseReadBuffers(again);
