@@ -156,29 +156,32 @@ export async function readViewExtras(
  * The lines between the head (up to line `headEnd`) and the tail (from line `tailStart`) that name
  * the subject of one of the tail's best signal lines (findSubjectLines), in line order, each once.
  * Only a signal line within SUBJECT_LOOKBACK_LINES of the tail's start can have one; its lines
- * above are read as a hunk's are (READ_BEFORE_BYTES before it, its last lines decoded).
+ * above are decoded as a hunk's are (the READ_BEFORE_BYTES before it, its last lines), from one
+ * read that spans those of all of them.
  */
 async function readTailSubjects(source: ByteSource, scan: ScanResult, keepChars: number, headEnd: number, tailStart: number): Promise<ScannedLine[]> {
 	const signals = scan.shownSignals
 		.filter((item) => item.lineNumber >= tailStart && item.lineNumber - tailStart < SUBJECT_LOOKBACK_LINES && item.offset >= 0 && !item.keptEnd)
 		.filter((item) => findSubjectTokens(item.text).length > 0)
 		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
-	const found = await Promise.all(
-		signals.map(async (item) => {
-			const bytes = await readRange(source, item.offset - READ_BEFORE_BYTES, item.offset);
-			const above = decodeLastLines(bytes, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), item.offset - READ_BEFORE_BYTES <= 0);
-			const first = item.lineNumber - above.length;
-			const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
-			const subject = findSubjectLines(
-				item.text,
-				above.map((raw) => renderShownText(raw, keepChars)),
-				isShown,
-			);
-			return subject.map((index) => shapeLine(first + index, above[index], keepChars));
-		}),
-	);
+	if (signals.length === 0) return [];
+	// They lie within a few lines of each other: one read holds what each one's own read would.
+	const readFrom = Math.max(0, Math.min(...signals.map((item) => item.offset)) - READ_BEFORE_BYTES);
+	const bytes = await readRange(source, readFrom, Math.max(...signals.map((item) => item.offset)));
 	const byLine = new Map<number, ScannedLine>();
-	for (const line of found.flat()) byLine.set(line.lineNumber, line);
+	for (const item of signals) {
+		const from = Math.max(0, item.offset - READ_BEFORE_BYTES);
+		const own = bytes.subarray(from - readFrom, item.offset - readFrom);
+		const above = decodeLastLines(own, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0);
+		const first = item.lineNumber - above.length;
+		const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
+		const subject = findSubjectLines(
+			item.text,
+			above.map((raw) => renderShownText(raw, keepChars)),
+			isShown,
+		);
+		for (const index of subject) byLine.set(first + index, shapeLine(first + index, above[index], keepChars));
+	}
 	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 }
 
