@@ -187,7 +187,6 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 	return {
 		engine: "wasm-simd",
 		findLines(bytes, from, to, found) {
-			const inPlace = bytes.buffer === memory.buffer;
 			let lines = 0;
 			for (let at = from; at < to; ) {
 				// A window of whole lines; a line longer than the window goes to the automaton alone.
@@ -201,9 +200,7 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 					at = lineEnd;
 					continue;
 				}
-				let start = input;
-				if (inPlace) start = bytes.byteOffset + at;
-				else memory.set(bytes.subarray(at, end), input);
+				const start = placeInput(memory, bytes, at, end, input);
 				const written = filter.scan(tables, trie, start, start + (end - at), out);
 				const shift = at - start;
 				for (let k = 0; k < written * 2; k += 2) found.push(pairs[k] + shift, pairs[k + 1] + lines);
@@ -213,6 +210,16 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 			return lines;
 		},
 	};
+}
+
+/**
+ * The address of bytes[from, to) in `memory` for the module: where they lie when they lie in it (a
+ * shared read buffer), else `input`, where they are copied.
+ */
+function placeInput(memory: Uint8Array, bytes: Uint8Array, from: number, to: number, input: number): number {
+	if (bytes.buffer === memory.buffer) return bytes.byteOffset + from;
+	memory.set(bytes.subarray(from, to), input);
+	return input;
 }
 
 /**
@@ -333,9 +340,8 @@ export function getShapeHasher(): ShapeHasher | null {
 		windowBytes: WASM_WINDOW_BYTES,
 		records,
 		hash(bytes, from, to) {
-			if (bytes.buffer === memory.buffer) return filter.shapes(bytes.byteOffset + from, bytes.byteOffset + to, out);
-			memory.set(bytes.subarray(from, to), layout.input);
-			return filter.shapes(layout.input, layout.input + (to - from), out);
+			const start = placeInput(memory, bytes, from, to, layout.input);
+			return filter.shapes(start, start + (to - from), out);
 		},
 		lastLines: () => filter.lines.value as number,
 	};
