@@ -9,12 +9,12 @@ import { constants, type promises as fsPromises, read as readFd } from "node:fs"
 import { lstat, open } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
-import { acquireReadBuffers, releaseReadBuffers } from "./keyword-filter.js";
+import { acquireReadBuffers, releaseReadBuffers, SHARED_READ_BUFFER_BYTES } from "./keyword-filter.js";
 import { formatNote } from "./protocol.js";
 import { describeError } from "./text.js";
 
-/** Bytes read at a time from a spill file (keyword-filter.ts SHARED_READ_BUFFER_BYTES, so that its shared buffers take them). */
-export const READ_CHUNK_BYTES = 1024 * 1024;
+/** Bytes read at a time from a spill file: the size of the scan's shared read buffers (keyword-filter.ts). */
+export const READ_CHUNK_BYTES = SHARED_READ_BUFFER_BYTES;
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
 export interface ByteSource {
