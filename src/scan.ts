@@ -321,8 +321,11 @@ function markSignal(line: ScannedLine): ScannedLine {
 
 /** Scans a whole string (used when the original is only in memory). */
 export function scanText(text: string, options: ScanOptions): ScanResult {
+	return scanBytes(Buffer.from(text, "utf8"), options);
+}
+
+function scanBytes(bytes: Buffer, options: ScanOptions): ScanResult {
 	const scanner = new LineScanner(options);
-	const bytes = Buffer.from(text, "utf8");
 	const step = 1024 * 1024;
 	for (let at = 0; at < bytes.length; at += step) scanner.push(bytes.subarray(at, at + step));
 	return scanner.end();
@@ -394,17 +397,16 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 			await yieldToOthers();
 			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
 		}
-		const larger = Buffer.from(buildPrewarmText(), "utf8");
+		const largerText = buildPrewarmText();
+		const larger = Buffer.from(largerText, "utf8");
 		const options = { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex };
 		for (let run = 0; run < PREWARM_STEPS; run++) {
 			await yieldToOthers();
 			// Half the runs in a shared read buffer, as a pump's chunks are (the passes run in place there).
-			const buffers = run % 2 === 0 ? acquireReadBuffers(1, larger.length) : [Buffer.from(larger)];
+			const buffers = run % 2 === 0 ? acquireReadBuffers(1, larger.length) : [];
 			try {
-				larger.copy(buffers[0]);
-				const scanner = new LineScanner(options);
-				scanner.push(buffers[0]);
-				scanner.end();
+				if (buffers.length > 0) larger.copy(buffers[0]);
+				scanBytes(buffers[0] ?? larger, options);
 			} finally {
 				releaseReadBuffers(buffers);
 			}
@@ -413,7 +415,6 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 		// Imported here (view-build.ts imports this module), one after the other (see index.ts).
 		const { buildViewFromText } = await import("./view-build.js");
 		const { createDefaultConfig } = await import("./config.js");
-		const largerText = larger.toString("utf8");
 		for (let run = 0; run < PREWARM_VIEW_STEPS; run++) {
 			await yieldToOthers();
 			await buildViewFromText(largerText, { ...createDefaultConfig(), signalRegex, id: "000000000000", toolName: "bash" });
