@@ -16,6 +16,7 @@ import {
 	countNewlines,
 	createKeywordLineFinder,
 	type KeywordLineFinder,
+	keywordFilterStats,
 	releaseReadBuffers,
 	SHARED_READ_BUFFER_BYTES,
 	WASM_WINDOW_BYTES,
@@ -23,7 +24,7 @@ import {
 import { prepareDefaultSignalFinder } from "../src/signal-finder.js";
 import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
-import { compileKeywordFilter, KEYWORD_FILTER_WASM } from "./helpers/wasm.js";
+import { compileKeywordFilter, KEYWORD_FILTER_RELAXED_WASM, KEYWORD_FILTER_WASM } from "./helpers/wasm.js";
 
 const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
 const finder = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
@@ -83,8 +84,20 @@ test("the committed keyword-filter.wasm is what wabt builds from keyword-filter.
 	assert.ok(Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_WASM)), "run `npm run build:wasm` after changing the .wat");
 });
 
+test("the committed keyword-filter-relaxed.wasm is what wabt builds from the same .wat with relaxed swizzles", async () => {
+	const built = await compileKeywordFilter(true);
+	assert.ok(Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_RELAXED_WASM)), "run `npm run build:wasm` after changing the .wat");
+	assert.ok(!Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_WASM)), "the twin differs from the plain build");
+});
+
 test("the default keywords run through the WebAssembly SIMD prefilter on this platform", () => {
 	assert.equal(finder.engine, "wasm-simd", finder.fallbackReason);
+});
+
+test("the default module is the relaxed-SIMD build exactly where this runtime validates it (every test here then runs on it)", () => {
+	const relaxed = WebAssembly.validate(readFileSync(KEYWORD_FILTER_RELAXED_WASM));
+	assert.equal(keywordFilterStats.variant, relaxed ? "relaxed-simd" : "simd");
+	if (process.env.PI_OVERFLOW_EXPECT_RELAXED === "1") assert.equal(keywordFilterStats.variant, "relaxed-simd");
 });
 
 test("the prefilter finds exactly the automaton's lines in every real fixture, at several chunk sizes", () => {

@@ -1,5 +1,6 @@
-;; A Teddy-style SIMD keyword prefilter with exact confirmation (built by test/keyword-filter.test.ts
-;; with wabt into keyword-filter.wasm beside it; loaded by src/keyword-filter.ts). Invariant: `scan`
+;; A Teddy-style SIMD keyword prefilter with exact confirmation (built by test/helpers/wasm.ts with
+;; wabt into keyword-filter.wasm beside it, and into keyword-filter-relaxed.wasm with each swizzle
+;; relaxed; src/keyword-filter.ts loads the one the runtime validates). Invariant: `scan`
 ;; reports exactly the lines of [start, end) that contain a keyword of the trie at `trie`, as
 ;; findKeywordLines in src/keyword-automaton.ts does: the SIMD pass only proposes positions where a
 ;; keyword may start (never missing one), and each proposal is confirmed by a walk of the trie; the

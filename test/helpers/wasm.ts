@@ -1,6 +1,8 @@
-// Builds src/wasm/keyword-filter.wasm from its .wat source with wabt (a dev dependency): the test
-// compares the result with the committed file, and `npm run build:wasm` writes it. The same source
-// always gives the same bytes (no debug names, canonical LEBs).
+// Builds src/wasm/keyword-filter.wasm and its relaxed-SIMD twin from the one .wat source with wabt
+// (a dev dependency): the tests compare the results with the committed files, and `npm run
+// build:wasm` writes them. The twin is the same module with each `i8x16.swizzle` as
+// `i8x16.relaxed_swizzle` (every index it gets is a nibble, 0–15, where both give the same lanes).
+// The same source always gives the same bytes (no debug names, canonical LEBs).
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -8,11 +10,14 @@ import wabt from "wabt";
 
 export const KEYWORD_FILTER_WAT = fileURLToPath(new URL("../../src/wasm/keyword-filter.wat", import.meta.url));
 export const KEYWORD_FILTER_WASM = fileURLToPath(new URL("../../src/wasm/keyword-filter.wasm", import.meta.url));
+export const KEYWORD_FILTER_RELAXED_WASM = fileURLToPath(new URL("../../src/wasm/keyword-filter-relaxed.wasm", import.meta.url));
 
-/** The module compiled from the committed .wat source. */
-export async function compileKeywordFilter(): Promise<Uint8Array> {
+/** The module compiled from the committed .wat source; `relaxed`: its relaxed-SIMD twin. */
+export async function compileKeywordFilter(relaxed = false): Promise<Uint8Array> {
 	const toolkit = await wabt();
-	const module = toolkit.parseWat("keyword-filter.wat", readFileSync(KEYWORD_FILTER_WAT, "utf8"), { simd: true });
+	const source = readFileSync(KEYWORD_FILTER_WAT, "utf8");
+	const text = relaxed ? source.replaceAll("i8x16.swizzle", "i8x16.relaxed_swizzle") : source;
+	const module = toolkit.parseWat("keyword-filter.wat", text, { simd: true, relaxed_simd: relaxed });
 	try {
 		module.validate();
 		return module.toBinary({ log: false, canonicalize_lebs: true, write_debug_names: false }).buffer;
@@ -22,7 +27,9 @@ export async function compileKeywordFilter(): Promise<Uint8Array> {
 }
 
 if (process.argv.includes("--write")) {
-	const bytes = await compileKeywordFilter();
-	writeFileSync(KEYWORD_FILTER_WASM, bytes);
-	process.stdout.write(`wrote ${KEYWORD_FILTER_WASM} (${bytes.length} bytes)\n`);
+	for (const [path, relaxed] of [[KEYWORD_FILTER_WASM, false], [KEYWORD_FILTER_RELAXED_WASM, true]] as const) {
+		const bytes = await compileKeywordFilter(relaxed);
+		writeFileSync(path, bytes);
+		process.stdout.write(`wrote ${path} (${bytes.length} bytes)\n`);
+	}
 }
