@@ -18,7 +18,7 @@ import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { buildKeywordAutomaton, findKeywordLines } from "../src/keyword-automaton.js";
-import { createKeywordLineFinder, type KeywordLineFinder } from "../src/keyword-filter.js";
+import { createKeywordLineFinder, type KeywordLineFinder, keywordFilterStats } from "../src/keyword-filter.js";
 import { READ_CHUNK_BYTES } from "../src/source.js";
 import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
 
@@ -197,7 +197,9 @@ async function main(): Promise<Record<string, unknown>> {
 			const setupMs = performance.now() - setupStarted;
 			const started = performance.now();
 			const counts = await scanFile(String(args.spill), finder);
-			return { ms: performance.now() - started, setupMs, rssBefore: before, engine: finder.engine, ...counts };
+			// Which build of the module ran (src/keyword-filter.ts usableRelaxed).
+			const engine = finder.engine === "wasm-simd" && keywordFilterStats.variant === "relaxed-simd" ? "wasm-simd (relaxed)" : finder.engine;
+			return { ms: performance.now() - started, setupMs, rssBefore: before, engine, ...counts };
 		}
 		if (name === "view") {
 			// A view built after session_start (overflow_query's overview): the prewarm has run where the code has one.
