@@ -60,6 +60,37 @@ const CONTINUATION =
 const SECTION_HEADER =
 	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S|# [\w.-]+\/[\w./-]+$)/;
 
+/**
+ * A line that announces a database migration step, in the forms the migration tools log it:
+ * Alembic's `INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer
+ * email`, Django's `  Applying shop.0031_unique_email...`, Flyway's `Migrating schema "public" to
+ * version "31 - unique email"`, Rails' and Sequelize's `== 20240101120000 AddIndex: migrating ===`,
+ * Liquibase's `Running Changeset: db/changelog.xml::31::dev`. A failure below it happened in that
+ * step: the step is its section, like a test's name above a test's failure.
+ */
+const MIGRATION_STEP =
+	/\bRunning (?:upgrade|downgrade) [\w-]+ -> [\w-]+|^\s*Applying [\w-]+\.[\w-]+\.\.\.|\bMigrating schema \S+ to version\b|^== [\w.-]+ [\w:-]+: (?:migrating|reverting)\b|\bRunning Changeset:/;
+
+/**
+ * A location that names no file: `line 11 column 1 - Error: <tabel> is not recognized!` (HTML
+ * Tidy), `line 3, col 5: …`. Tools that print such locations print the file they are about on a
+ * line of its own above its findings.
+ */
+const FILELESS_LOCATION = /^\W{0,3}line \d+(?:(?:,| -)? col(?:umn)? \d+)?\b/i;
+/** A file name or path with an extension (`site/guide/page_143.html`, `main.c`), as a token of its own. */
+const NAMES_FILE = /(?:^|[\s'"`(=:])(?:[\w.-]*\/)*[\w-][\w.-]*\.[a-z][a-z\d]{0,5}(?=$|[\s'"`),:;])/i;
+
+/**
+ * Is `line` the header of a section that `signal` sits in: a section header (SECTION_HEADER), a
+ * migration step (MIGRATION_STEP), or, for a signal whose location names no file
+ * (FILELESS_LOCATION), the nearest line naming a file that is not itself such a finding (the
+ * script's `check: site/guide/page_143.html` above Tidy's findings for that page)?
+ */
+function headsSection(line: string, filelessSignal: boolean): boolean {
+	if (SECTION_HEADER.test(line) || MIGRATION_STEP.test(line)) return true;
+	return filelessSignal && NAMES_FILE.test(line) && !FILELESS_LOCATION.test(line);
+}
+
 /** A line that is only a source location (`src/tariff.f90:17:28:`), printed above the snippet and message it locates. */
 const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;
 
@@ -149,9 +180,9 @@ export function continuesPastBlank(signalIndent: number, afterBlank: string, sha
 	return shape !== "routine" && indentOf(afterBlank) > signalIndent;
 }
 
-/** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
+/** Is `line` a section header (a test's name, a build step, a migration step) that a signal below it belongs to? */
 export function isSectionHeader(line: string): boolean {
-	return SECTION_HEADER.test(line);
+	return headsSection(line, false);
 }
 
 /**
@@ -159,7 +190,9 @@ export function isSectionHeader(line: string): boolean {
  * it continues from (deeper-indented or rare lines right above an unindented signal: the frames
  * above Python's exception; lines of the same or deeper indentation above an indented one, up to
  * their parent), its parent (the nearest line indented less, e.g. ESLint's file name above its
- * findings), and the nearest section header. Returns indexes into `above`, ascending.
+ * findings), and the nearest section header (headsSection: a test's name, a migration step, the
+ * line naming the file of a finding whose location names none). Returns indexes into `above`,
+ * ascending.
  */
 export function findLeadingContext(
 	signal: string,
@@ -198,9 +231,10 @@ export function findLeadingContext(
 	const started = findStartedCall(signal, above);
 	if (started !== undefined && !context.includes(started)) context.push(started);
 	let header: number | undefined;
+	const fileless = FILELESS_LOCATION.test(signal);
 	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
 	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
-		if (isSectionHeader(above[k])) {
+		if (headsSection(above[k], fileless)) {
 			header = k;
 			break;
 		}

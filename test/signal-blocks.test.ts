@@ -63,6 +63,37 @@ describe("a section header above a signal", () => {
 	});
 });
 
+describe("the section a failure happened in (tune4)", () => {
+	test("a migration step heads the failure under it: Alembic's `Running upgrade`, Django's `Applying`, Flyway's `Migrating schema`", () => {
+		const alembic = [
+			"INFO  [sqlalchemy.engine.Engine] COMMIT",
+			"INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer email",
+			"INFO  [sqlalchemy.engine.Engine] CREATE UNIQUE INDEX ix_customers_email ON customers (email)",
+			"INFO  [sqlalchemy.engine.Engine] [no key 0.00009s] ()",
+			"INFO  [sqlalchemy.engine.Engine] ROLLBACK",
+		];
+		assert.equal(findLeadingContext("Traceback (most recent call last):", alembic).header, 1);
+		const django = ["  Applying shop.0030_orders... OK", "  Applying shop.0031_unique_email...", "Creating index on shop_customer"];
+		assert.equal(findLeadingContext("django.db.utils.IntegrityError: UNIQUE constraint failed: shop_customer.email", django).header, 1);
+		assert.equal(findLeadingContext("ERROR: Migration V31__unique_email.sql failed", ['Migrating schema "public" to version "31 - unique email"', "x"]).header, 0);
+		for (const line of ["INFO  Running tests...", "Applying patches", "Running upgrade checks", "  Applying shop.0031 OK"]) {
+			assert.equal(findLeadingContext("Traceback (most recent call last):", [line, "x"]).header, undefined, line);
+		}
+	});
+
+	test("a finding whose location names no file is headed by the nearest line above naming a file (HTML Tidy under a script's `check:` line)", () => {
+		const above = [
+			"check: site/guide/page_142.html",
+			'line 9 column 1 - Warning: <img> lacks "alt" attribute',
+			"check: site/guide/page_143.html",
+		];
+		assert.equal(findLeadingContext("line 11 column 1 - Error: <tabel> is not recognized!", above).header, 2);
+		const sibling = ["check: site/guide/page_143.html", 'line 9 column 1 - Warning: <img> lacks "alt" in figure.png', "line 10 column 1 - Warning: x"];
+		assert.equal(findLeadingContext("line 11 column 1 - Error: <tabel> is not recognized!", sibling).header, 0, "a sibling finding naming a file is not the header");
+		assert.equal(findLeadingContext("src/a.c:3:1: error: expected ';'", above).header, undefined, "a finding that names its own file needs no file line");
+	});
+});
+
 describe("a resumed system call (strace -f)", () => {
 	test("leads with the line of the same process that started the call", () => {
 		const above = [
