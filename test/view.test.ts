@@ -165,6 +165,22 @@ describe("the view's shape", () => {
 		assert.equal(shown.at(-1)?.lineNumber, 5030);
 	});
 
+	test("folds a run of one print statement's lines whose quoted strings and paths differ, not only digits (tune4: Caddy's JSON access records)", async () => {
+		const lines = Array.from({ length: 400 }, (_, i) => `deploy: step ${i}`);
+		// One access record per request: the path, the port and the order of the headers (a Go map) vary.
+		const headers = ['"Accept-Encoding":["identity"],"User-Agent":["Python-urllib/3.11"]', '"User-Agent":["Python-urllib/3.11"],"Accept-Encoding":["identity"]'];
+		for (let i = 0; i < 60; i++) {
+			const path = i % 10 === 0 ? "/health" : `/api/orders/${1000 + i}`;
+			lines.push(`{"level":"info","ts":1796094896.${671026 + i * 37},"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"${44764 + i}","uri":"${path}","headers":{${headers[i % 2]}}},"status":200}`);
+		}
+		lines.push(...Array.from({ length: 20 }, (_, i) => `deploy: done ${i}`));
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		assertFaithfulView(view, lines, options);
+		assert.match(view, /^ {2}\.\.\. 58 more lines like these \.\.\.$/m, "the tail's records fold to their first and last line");
+		assert.ok(view.length < 8000, `${view.length} chars`);
+	});
+
 	test("routine lines around an error are not its block, however they are indented; its own block is", async () => {
 		const lines = Array.from({ length: 3000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
 		lines.splice(1500, 0, "drivers/net/socket.c:88:12: error: struct sock has no member named sk_flags", "   88 |         sk->sk_flags = 0;", "      |             ^~");
