@@ -91,6 +91,14 @@ function headsSection(line: string, filelessSignal: boolean): boolean {
 	return filelessSignal && NAMES_FILE.test(line) && !FILELESS_LOCATION.test(line);
 }
 
+/**
+ * A diagnostic that starts with its own location (`src/a.c:3:5: error: …`, `src/a.ts(3,5): error
+ * TS2322: …`, javac's `/src/x/Invoice17.java:9: error: …` after Ant's task column): it opens a new
+ * report, so the indented lines right above it are the block of the report before it (javac's
+ * `where E is a type-variable:` notes under a warning), not its leading context.
+ */
+const LOCATION_LED = /^(?:[\w.@~+-]*\/)*[\w.@~+-]+(?::\d+(?::\d+)?:|\(\d+(?:,\d+)?\):) /;
+
 /** A line that is only a source location (`src/tariff.f90:17:28:`), printed above the snippet and message it locates. */
 const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;
 
@@ -115,17 +123,35 @@ export function isBlockMessage(line: string): boolean {
  * under `==1== Possible data race …`).
  */
 const REPORT_MARGIN = /^==\d{1,10}== ?/;
+/**
+ * Ant's task column, the other such margin: the running task's name in brackets, right-aligned in
+ * TASK_COLUMN_CHARS columns (`    [javac] `, `   [subant] `, `      [jar] `). javac's diagnostics
+ * start right after it and their snippets and notes are indented past it: without it every line
+ * of a compile would look indented alike, and an error's block would run on into the warnings
+ * after it.
+ */
+const TASK_COLUMN = /^ {1,9}\[[a-z][\w-]*\] /;
+const TASK_COLUMN_CHARS = 12;
 
-/** Is `line` (after its report margin) in one of the known continuation forms? */
-function isContinuation(line: string): boolean {
-	return CONTINUATION.test(line.charCodeAt(0) === 0x3d ? line.replace(REPORT_MARGIN, "") : line);
+/** The width of a line's margin (REPORT_MARGIN, TASK_COLUMN), 0 when it has none. */
+function marginOf(text: string): number {
+	const first = text.charCodeAt(0);
+	if (first === 0x3d) return REPORT_MARGIN.exec(text)?.[0].length ?? 0;
+	if (first !== 0x20) return 0;
+	const column = TASK_COLUMN.exec(text)?.[0].length ?? 0;
+	return column === TASK_COLUMN_CHARS ? column : 0;
 }
 
-/** Leading whitespace width (a tab counts as 4), after a report margin; -1 for a blank line (or a bare margin). */
+/** Is `line` (after its margin) in one of the known continuation forms? */
+function isContinuation(line: string): boolean {
+	const margin = marginOf(line);
+	return CONTINUATION.test(margin === 0 ? line : line.slice(margin));
+}
+
+/** Leading whitespace width (a tab counts as 4), after a margin; -1 for a blank line (or a bare margin). */
 export function indentOf(text: string): number {
 	let width = 0;
-	const margin = text.charCodeAt(0) === 0x3d ? REPORT_MARGIN.exec(text) : null;
-	for (let i = margin === null ? 0 : margin[0].length; i < text.length; i++) {
+	for (let i = marginOf(text); i < text.length; i++) {
 		const char = text.charCodeAt(i);
 		if (char === 0x20) width += 1;
 		else if (char === 0x09) width += 4;
@@ -200,6 +226,8 @@ export function findLeadingContext(
 	shapeOf: (index: number) => ShapeKind = () => "usual",
 ): { context: number[]; header?: number } {
 	const signalIndent = Math.max(0, indentOf(signal));
+	// An unindented report takes the indented lines above it only when it does not open with its own location.
+	const takesIndented = !LOCATION_LED.test(signal.slice(marginOf(signal)));
 	const context: number[] = [];
 	let parent: number | undefined;
 	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_BEFORE_LINES; k--) {
@@ -210,7 +238,7 @@ export function findLeadingContext(
 			break;
 		}
 		const shape = shapeOf(k);
-		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? indent > 0 || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
+		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? (indent > 0 && takesIndented) || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
 			context.push(k);
 			continue;
 		}

@@ -39,6 +39,26 @@ describe("indentation and continuation", () => {
 		assert.ok(!continuesBlock(0, "==1== Thread #3 was created"));
 	});
 
+	test("measures indentation after Ant's task column; an error's block ends at the next diagnostic (tune4)", () => {
+		assert.equal(indentOf("    [javac] /src/billing/Invoice17.java:9: error: incompatible types: possible lossy conversion from double to long"), 0);
+		assert.equal(indentOf("    [javac]         long rounded = gross;"), 8);
+		assert.equal(indentOf("   [subant] File 'modules/billing/build.xml' failed"), 0);
+		assert.equal(indentOf("    [javac] "), -1, "a bare task column is a blank line");
+		assert.equal(indentOf("  [gw0] [ 67%] PASSED tests/x.py::test_a"), 2, "not a 12-column task column");
+		assert.ok(continuesBlock(0, "    [javac]                        ^"));
+		assert.ok(continuesBlock(0, "    [javac]         long rounded = gross;"));
+		assert.ok(!continuesBlock(0, "    [javac] /src/billing/Invoice17.java:10: warning: [unchecked] unchecked call to add(E)"));
+	});
+
+	test("a diagnostic that opens with its own location does not take the indented notes of the one above as its leading context (tune4)", () => {
+		const above = ["    [javac] /src/a/Invoice16.java:6: warning: [rawtypes] found raw type: ArrayList", "    [javac]   where E is a type-variable:", "    [javac]     E extends Object declared in class ArrayList"];
+		assert.deepEqual(findLeadingContext("    [javac] /src/a/Invoice17.java:9: error: incompatible types", above).context, []);
+		const tsc = ["src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", "  Type 'x' is not assignable."];
+		assert.deepEqual(findLeadingContext("src/b.ts(9,1): error TS2304: Cannot find name 'y'.", tsc).context, []);
+		const python = ["Traceback (most recent call last):", '  File "app.py", line 3, in <module>', "    main()"];
+		assert.deepEqual(findLeadingContext("KeyError: 'vat_rate'", python).context, [1, 2], "an exception line still takes its frames");
+	});
+
 	test("gdb's numbered frames continue a block; a numbered list item does not", () => {
 		assert.ok(continuesBlock(0, "#1  0x00005555555552ec in sum_chain (n=0x0, depth=1) at src/stock.c:29"));
 		assert.ok(continuesBlock(0, "#12 worker (arg=0x4) at src/stock.c:48"));
