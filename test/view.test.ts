@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createDefaultConfig } from "../src/config.js";
 import { scanText } from "../src/scan.js";
+import { markTemplateFamilies } from "../src/signal-policy.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
 import { buildView, renderTerminalLine, type ViewOptions } from "../src/view.js";
 import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
@@ -192,6 +193,24 @@ describe("the view's shape", () => {
 			[1501, 1502, 1503],
 			"the error with its gutter lines, no CC [M] lines around it",
 		);
+	});
+
+	test("sets aside rare lines of one template's family (one word differs) and shows the odd line instead (tune4)", async () => {
+		const regions = "de fr nl be at it es pt ie fi se dk pl cz sk hu si hr ro bg gr cy mt lu ee lv lt no ch is".split(" ");
+		const lines: string[] = [];
+		regions.forEach((region, n) => {
+			lines.push(`Feature: checkout totals for region ${region}`, "");
+			for (let k = 0; k < 100; k++) lines.push(`    Given a basket with ${k + 1} items of 1000 cents ... passed in 0.000s`);
+			if (n === 20) lines.push("Using the fallback tax table, the seed for region gr has no rate", "");
+		});
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options)).filter((n) => n > 60 && n <= lines.length - 80);
+		const odd = lines.indexOf("Using the fallback tax table, the seed for region gr has no rate") + 1;
+		assert.ok(shown.includes(odd), "the odd line is shown");
+		assert.deepEqual(shown.filter((n) => lines[n - 1].startsWith("Feature:")), [], "no line of the Feature family");
+		assert.deepEqual(markTemplateFamilies(["a b c", "a b d", "a b e", "a b f", "x y z"]), [false, false, false, false, false], "four alike are not a family");
+		assert.deepEqual(markTemplateFamilies(["run a 1", "run b 2", "run c 3", "run d 4", "run e 5", "stop now please"]), [true, true, true, true, true, false]);
 	});
 
 	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
