@@ -67,9 +67,9 @@ export function linesOf(rows: readonly HeadRow[]): number {
  * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (shapeOf: numbers,
  * quoted strings, paths and hex ids aside) folded into its first line, a count, and its last line:
  * a head or tail of sixty `CC [M] drivers/module_N.o`, or of a server's JSON access records whose
- * paths, ports and member order differ, leaves room for what matters. The last line stays a line of its own,
- * and a signal line (marked by the scan) is never part of a run: `failed=1` among ansible's
- * `failed=0` recap lines stays.
+ * paths, ports and member order differ, leaves room for what matters. The last line stays a line
+ * of its own, and a signal line (marked by the scan) is never part of a run: `failed=1` among
+ * ansible's `failed=0` recap lines stays.
  */
 export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
 	const rows: HeadRow[] = [];
