@@ -3,9 +3,10 @@
 // same run: Pi's own bash cut (truncateTail: the last 2000 lines or the last 50 KB, whichever is
 // hit first, whole lines counted from the end, plus its one-line notice). Five sets, reported
 // apart: test/fixtures/real/, the unseen corpus's tuning and held-out halves
-// (test/fixtures/unseen/split.json), the second and third tuning sets (test/fixtures/unseen-tune2/,
-// test/fixtures/unseen-tune3/) and the late unseen set made after tuning ended
-// (test/fixtures/unseen-late/). `--set real|tuning|tune2|tune3|heldout|late` measures one set. Not a test.
+// (test/fixtures/unseen/split.json), the second, third and fourth tuning sets
+// (test/fixtures/unseen-tune2/, unseen-tune3/, unseen-tune4/) and the late unseen set made after
+// tuning ended (test/fixtures/unseen-late/). `--set real|tuning|tune2|tune3|tune4|heldout|late`
+// measures one set. Not a test.
 // The held-out half and the late set are reported as counts only (never line contents): do not
 // tune on them.
 
@@ -19,6 +20,7 @@ import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
+import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
 
 /** A shown line within this many lines of a decisive line counts as its context (precision). */
 const CONTEXT_RADIUS_LINES = 5;
@@ -53,7 +55,7 @@ interface MeasuredSet {
 	showContents: boolean;
 }
 
-const SETS = ["real", "tuning", "tune2", "tune3", "heldout", "late"] as const;
+const SETS = ["real", "tuning", "tune2", "tune3", "tune4", "heldout", "late"] as const;
 type SetName = (typeof SETS)[number];
 
 const config = DEFAULT_CONFIG;
@@ -268,10 +270,10 @@ function parseSets(argv: string[]): SetName[] {
 
 async function measureSet(name: SetName): Promise<MeasuredSet> {
 	const fixtures =
-		name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : name === "tune2" ? loadTune2Fixtures() : name === "tune3" ? loadTune3Fixtures() : loadUnseenFixtures(name);
+		name === "real" ? loadRealFixtures() : name === "late" ? loadLateFixtures() : name === "tune2" ? loadTune2Fixtures() : name === "tune3" ? loadTune3Fixtures() : name === "tune4" ? loadTune4Fixtures() : loadUnseenFixtures(name);
 	const rows: Row[] = [];
 	for (const fixture of fixtures) rows.push(await measure(fixture));
-	const title = { real: "real/", tuning: "unseen tuning", tune2: "tuning set 2", tune3: "tuning set 3", heldout: "unseen held-out", late: "unseen late" }[name];
+	const title = { real: "real/", tuning: "unseen tuning", tune2: "tuning set 2", tune3: "tuning set 3", tune4: "tuning set 4", heldout: "unseen held-out", late: "unseen late" }[name];
 	return { title, rows, showContents: name !== "heldout" && name !== "late" };
 }
 

@@ -2,7 +2,7 @@
 // the scan has chosen them: a signal line's block (the continuation lines a toolchain prints after
 // it) and its leading context (the lines it continues from, its parent, its section header, a line
 // naming its subject), as signal-policy.ts defines them; and the text of the rare and repeated
-// lines the shape counter found; and for a JSON output, its outline and the lines of the objects
+// lines the shape counter found (rare lines of a template's family set aside); and for a JSON output, its outline and the lines of the objects
 // that say they are problems (json-outline.ts, one bounded streaming pass). Reads at most a few KiB
 // around each chosen line.
 
@@ -30,6 +30,7 @@ import {
 	thinRuns,
 } from "./signal-blocks.js";
 import type { ShapeLine } from "./shape-counter.js";
+import { markTemplateFamilies, TEMPLATE_FAMILY_LINES } from "./signal-policy.js";
 import type { ByteSource } from "./source.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
@@ -66,6 +67,13 @@ export interface ShapeFind extends ScannedLine {
 
 /** Lines of a rare line's block read, at most: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
 export const RARE_BLOCK_LINES = 4;
+/**
+ * Rare lines of the middle looked at, at most, to set aside those of a template's family
+ * (markTemplateFamilies) before MAX_SHAPE_LINES are taken; each costs a read of RARE_PROBE_BYTES.
+ */
+export const RARE_CANDIDATE_LINES = 4 * MAX_SHAPE_LINES;
+/** Bytes read of a rare line to compare it with the others (its shape looks at the first 160 characters). */
+const RARE_PROBE_BYTES = 1024;
 
 /**
  * Signal lines of the tail whose subject is looked for above the tail, at most (the best ranked):
@@ -125,7 +133,7 @@ export async function readViewExtras(
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
 	const shapeLines: ShapeFind[] = [];
 	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) => lines.filter(inMiddle).slice(0, MAX_SHAPE_LINES).map((line) => ({ line, kind }));
-	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(scan.shapes.rare, "rare")];
+	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare")];
 	const texts = await Promise.all(picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)));
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
@@ -150,6 +158,18 @@ export async function readViewExtras(
 		problems.push({ problem, lines, memberLines });
 	}
 	return { hunks, shapeLines, ...subjects, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+}
+
+/**
+ * The first RARE_CANDIDATE_LINES of `rare` without the lines of a template's family among them
+ * (markTemplateFamilies): what is left are the odd lines.
+ */
+async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
+	const candidates = rare.slice(0, RARE_CANDIDATE_LINES);
+	if (candidates.length < TEMPLATE_FAMILY_LINES) return candidates;
+	const texts = await Promise.all(candidates.map(async (line) => (await readLinesAt(source, line.offset, 1, RARE_PROBE_BYTES))[0] ?? ""));
+	const family = markTemplateFamilies(texts);
+	return candidates.filter((_, index) => !family[index]);
 }
 
 /**
@@ -217,9 +237,9 @@ async function readRange(source: ByteSource, from: number, to: number): Promise<
  * Up to `count` whole lines from `offset` (raw text): the first even when the read cuts it, the
  * others only when they end within the read or at the end of the output.
  */
-async function readLinesAt(source: ByteSource, offset: number, count: number): Promise<string[]> {
+async function readLinesAt(source: ByteSource, offset: number, count: number, maxBytes: number = READ_AFTER_BYTES): Promise<string[]> {
 	if (offset < 0) return [];
-	const bytes = await readRange(source, offset, offset + READ_AFTER_BYTES);
+	const bytes = await readRange(source, offset, offset + maxBytes);
 	const lines = decodeFirstLines(bytes, count, offset + bytes.length >= source.size);
 	return lines.length > 0 ? lines : [bytes.toString("utf8")];
 }

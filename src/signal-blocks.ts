@@ -60,6 +60,45 @@ const CONTINUATION =
 const SECTION_HEADER =
 	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S|# [\w.-]+\/[\w./-]+$)/;
 
+/**
+ * A line that announces a database migration step, in the forms the migration tools log it:
+ * Alembic's `INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer
+ * email`, Django's `  Applying shop.0031_unique_email...`, Flyway's `Migrating schema "public" to
+ * version "31 - unique email"`, Rails' and Sequelize's `== 20240101120000 AddIndex: migrating ===`,
+ * Liquibase's `Running Changeset: db/changelog.xml::31::dev`. A failure below it happened in that
+ * step: the step is its section, like a test's name above a test's failure.
+ */
+const MIGRATION_STEP =
+	/\bRunning (?:upgrade|downgrade) [\w-]+ -> [\w-]+|^\s*Applying [\w-]+\.[\w-]+\.\.\.|\bMigrating schema \S+ to version\b|^== [\w.-]+ [\w:-]+: (?:migrating|reverting)\b|\bRunning Changeset:/;
+
+/**
+ * A location that names no file: `line 11 column 1 - Error: <tabel> is not recognized!` (HTML
+ * Tidy), `line 3, col 5: …`. Tools that print such locations print the file they are about on a
+ * line of its own above its findings.
+ */
+const FILELESS_LOCATION = /^\W{0,3}line \d+(?:(?:,| -)? col(?:umn)? \d+)?\b/i;
+/** A file name or path with an extension (`site/guide/page_143.html`, `main.c`), as a token of its own. */
+const NAMES_FILE = /(?:^|[\s'"`(=:])(?:[\w.-]*\/)*[\w-][\w.-]*\.[a-z][a-z\d]{0,5}(?=$|[\s'"`),:;])/i;
+
+/**
+ * Is `line` the header of a section that `signal` sits in: a section header (SECTION_HEADER), a
+ * migration step (MIGRATION_STEP), or, for a signal whose location names no file
+ * (FILELESS_LOCATION), the nearest line naming a file that is not itself such a finding (the
+ * script's `check: site/guide/page_143.html` above Tidy's findings for that page)?
+ */
+function headsSection(line: string, filelessSignal: boolean): boolean {
+	if (SECTION_HEADER.test(line) || MIGRATION_STEP.test(line)) return true;
+	return filelessSignal && NAMES_FILE.test(line) && !FILELESS_LOCATION.test(line);
+}
+
+/**
+ * A diagnostic that starts with its own location (`src/a.c:3:5: error: …`, `src/a.ts(3,5): error
+ * TS2322: …`, javac's `/src/x/Invoice17.java:9: error: …` after Ant's task column): it opens a new
+ * report, so the indented lines right above it are the block of the report before it (javac's
+ * `where E is a type-variable:` notes under a warning), not its leading context.
+ */
+const LOCATION_LED = /^(?:[\w.@~+-]*\/)*[\w.@~+-]+(?::\d+(?::\d+)?:|\(\d+(?:,\d+)?\):) /;
+
 /** A line that is only a source location (`src/tariff.f90:17:28:`), printed above the snippet and message it locates. */
 const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;
 
@@ -84,17 +123,35 @@ export function isBlockMessage(line: string): boolean {
  * under `==1== Possible data race …`).
  */
 const REPORT_MARGIN = /^==\d{1,10}== ?/;
+/**
+ * Ant's task column, the other such margin: the running task's name in brackets, right-aligned in
+ * TASK_COLUMN_CHARS columns (`    [javac] `, `   [subant] `, `      [jar] `). javac's diagnostics
+ * start right after it and their snippets and notes are indented past it: without it every line
+ * of a compile would look indented alike, and an error's block would run on into the warnings
+ * after it.
+ */
+const TASK_COLUMN = /^ {1,9}\[[a-z][\w-]*\] /;
+const TASK_COLUMN_CHARS = 12;
 
-/** Is `line` (after its report margin) in one of the known continuation forms? */
-function isContinuation(line: string): boolean {
-	return CONTINUATION.test(line.charCodeAt(0) === 0x3d ? line.replace(REPORT_MARGIN, "") : line);
+/** The width of a line's margin (REPORT_MARGIN, TASK_COLUMN), 0 when it has none. */
+function marginOf(text: string): number {
+	const first = text.charCodeAt(0);
+	if (first === 0x3d) return REPORT_MARGIN.exec(text)?.[0].length ?? 0;
+	if (first !== 0x20) return 0;
+	const column = TASK_COLUMN.exec(text)?.[0].length ?? 0;
+	return column === TASK_COLUMN_CHARS ? column : 0;
 }
 
-/** Leading whitespace width (a tab counts as 4), after a report margin; -1 for a blank line (or a bare margin). */
+/** Is `line` (after its margin) in one of the known continuation forms? */
+function isContinuation(line: string): boolean {
+	const margin = marginOf(line);
+	return CONTINUATION.test(margin === 0 ? line : line.slice(margin));
+}
+
+/** Leading whitespace width (a tab counts as 4), after a margin; -1 for a blank line (or a bare margin). */
 export function indentOf(text: string): number {
 	let width = 0;
-	const margin = text.charCodeAt(0) === 0x3d ? REPORT_MARGIN.exec(text) : null;
-	for (let i = margin === null ? 0 : margin[0].length; i < text.length; i++) {
+	for (let i = marginOf(text); i < text.length; i++) {
 		const char = text.charCodeAt(i);
 		if (char === 0x20) width += 1;
 		else if (char === 0x09) width += 4;
@@ -149,9 +206,9 @@ export function continuesPastBlank(signalIndent: number, afterBlank: string, sha
 	return shape !== "routine" && indentOf(afterBlank) > signalIndent;
 }
 
-/** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
+/** Is `line` a section header (a test's name, a build step, a migration step) that a signal below it belongs to? */
 export function isSectionHeader(line: string): boolean {
-	return SECTION_HEADER.test(line);
+	return headsSection(line, false);
 }
 
 /**
@@ -159,7 +216,9 @@ export function isSectionHeader(line: string): boolean {
  * it continues from (deeper-indented or rare lines right above an unindented signal: the frames
  * above Python's exception; lines of the same or deeper indentation above an indented one, up to
  * their parent), its parent (the nearest line indented less, e.g. ESLint's file name above its
- * findings), and the nearest section header. Returns indexes into `above`, ascending.
+ * findings), and the nearest section header (headsSection: a test's name, a migration step, the
+ * line naming the file of a finding whose location names none). Returns indexes into `above`,
+ * ascending.
  */
 export function findLeadingContext(
 	signal: string,
@@ -167,6 +226,8 @@ export function findLeadingContext(
 	shapeOf: (index: number) => ShapeKind = () => "usual",
 ): { context: number[]; header?: number } {
 	const signalIndent = Math.max(0, indentOf(signal));
+	// An unindented report takes the indented lines above it only when it does not open with its own location.
+	const takesIndented = !LOCATION_LED.test(signal.slice(marginOf(signal)));
 	const context: number[] = [];
 	let parent: number | undefined;
 	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_BEFORE_LINES; k--) {
@@ -177,7 +238,7 @@ export function findLeadingContext(
 			break;
 		}
 		const shape = shapeOf(k);
-		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? indent > 0 || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
+		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? (indent > 0 && takesIndented) || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
 			context.push(k);
 			continue;
 		}
@@ -198,9 +259,10 @@ export function findLeadingContext(
 	const started = findStartedCall(signal, above);
 	if (started !== undefined && !context.includes(started)) context.push(started);
 	let header: number | undefined;
+	const fileless = FILELESS_LOCATION.test(signal);
 	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
 	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
-		if (isSectionHeader(above[k])) {
+		if (headsSection(above[k], fileless)) {
 			header = k;
 			break;
 		}

@@ -68,6 +68,27 @@ export function shapeOf(text: string): string {
 		.trim();
 }
 
+/** Lines that differ in one word at most, from this many on, are one template's family, not odd lines. */
+export const TEMPLATE_FAMILY_LINES = 5;
+/** Fewest words (after shapeOf) for a line to be compared with others word by word. */
+const TEMPLATE_MIN_WORDS = 3;
+
+/**
+ * Which of `texts` (lines the shape counter found rare) belong to a template's family: at least
+ * TEMPLATE_FAMILY_LINES of them have one shape but for one word, the way Drain groups log lines
+ * (`Feature: checkout totals for region fr` … `region nl`, busted's `[----------] Running tests
+ * from spec/budget_spec.lua` once per file). Such lines are one print statement run per file or
+ * per region, not the odd line in a uniform output; three alike (svn's three `C` lines) are not a
+ * family. Cheap: a shape stops at SHAPE_CHARS characters, so a line gives a few dozen short keys.
+ */
+export function markTemplateFamilies(texts: readonly string[]): boolean[] {
+	const words = texts.map((text) => shapeOf(text).split(" "));
+	const keysOf = (line: string[]) => (line.length < TEMPLATE_MIN_WORDS ? [] : line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`));
+	const counts = new Map<string, number>();
+	for (const line of words) for (const key of new Set(keysOf(line))) counts.set(key, (counts.get(key) ?? 0) + 1);
+	return words.map((line) => keysOf(line).some((key) => (counts.get(key) ?? 0) >= TEMPLATE_FAMILY_LINES));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ranking
 

@@ -79,6 +79,14 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		source: String.raw`^(?:created by )?[a-z\d-]+\.[\w\.-]*\/[\w\.\/-]*(?:\(\*?\w+\)\.\w+)?\((?:0x|\{0x|\.\.\.\))`,
 		why: "Go stack dumps (a panic, a test binary's `panic: test timed out after 20s`, a fatal deadlock): the frames of the program's own packages, whose import path starts with a domain (`example.com/bank/ledger.(*Book).Transfer(0x0?, …)`, `example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)`); the standard library's frames (`sync.(*Mutex).Lock(…)`, `testing.tRunner(…)`, `runtime.gopark(…)`) have no domain and stay out",
 	},
+	{
+		source: String.raw`\battempt to (?:call|index|compare|concatenate|perform arithmetic on)\b`,
+		why: "Lua's runtime errors, which carry no failure word: busted's `spec/journal_spec.lua:6: attempt to call field 'open_journal' (a nil value)` from a `before_each` hook, `attempt to index a nil value (local 'cfg')`, `attempt to compare number with nil`, `attempt to perform arithmetic on a nil value`",
+	},
+	{
+		source: String.raw`\b(?:handling|received|receiving|caught|got) signal\b|\breceived sig(?:hup|term|int|quit|usr1|usr2)\b|\bsignal \d+ \(sig\w+\) received\b`,
+		why: "a process told to reload or stop, which explains the failures or the silence after it (a log line, so usually a weak signal): gunicorn's `[INFO] Handling signal: hup` before its new workers fail to boot, supervisord's `received SIGTERM indicating exit request`, nginx's `signal 15 (SIGTERM) received from 1, exiting`",
+	},
 ]);
 
 /** Default for `signalPattern` (compiled case-insensitive): every part of SIGNAL_PATTERN_PARTS. */
@@ -184,6 +192,9 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"(0x",
 	"({0x",
 	"(...)",
+	"attempt to ",
+	"signal",
+	"received sig",
 	"\x1b",
 	// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF) as their UTF-8 bytes.
 	"\xe2\x9c\x95",

@@ -4,6 +4,7 @@
 
 import type { Hunk } from "./hunks.js";
 import type { ScannedLine } from "./render.js";
+import { shapeOf } from "./signal-policy.js";
 
 /** A line of the view with the output line it shows (for ordering and overlap). */
 export interface Row {
@@ -63,15 +64,16 @@ export function linesOf(rows: readonly HeadRow[]): number {
 }
 
 /**
- * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (digits aside)
- * folded into its first line, a count, and its last line: a head or tail of sixty
- * `CC [M] drivers/module_N.o` leaves room for what matters. The last line stays a line of its own,
- * and a signal line (marked by the scan) is never part of a run: `failed=1` among ansible's
- * `failed=0` recap lines stays.
+ * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (shapeOf: numbers,
+ * quoted strings, paths and hex ids aside) folded into its first line, a count, and its last line:
+ * a head or tail of sixty `CC [M] drivers/module_N.o`, or of a server's JSON access records whose
+ * paths, ports and member order differ, leaves room for what matters. The last line stays a line
+ * of its own, and a signal line (marked by the scan) is never part of a run: `failed=1` among
+ * ansible's `failed=0` recap lines stays.
  */
 export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
 	const rows: HeadRow[] = [];
-	const shape = (line: ScannedLine) => line.text.replace(/\d+/g, "0");
+	const shape = (line: ScannedLine) => shapeOf(line.text);
 	for (let i = 0; i < lines.length; ) {
 		let j = i + 1;
 		if (!lines[i].signal) while (j < lines.length && !lines[j].signal && shape(lines[j]) === shape(lines[i])) j++;

@@ -39,6 +39,26 @@ describe("indentation and continuation", () => {
 		assert.ok(!continuesBlock(0, "==1== Thread #3 was created"));
 	});
 
+	test("measures indentation after Ant's task column; an error's block ends at the next diagnostic (tune4)", () => {
+		assert.equal(indentOf("    [javac] /src/billing/Invoice17.java:9: error: incompatible types: possible lossy conversion from double to long"), 0);
+		assert.equal(indentOf("    [javac]         long rounded = gross;"), 8);
+		assert.equal(indentOf("   [subant] File 'modules/billing/build.xml' failed"), 0);
+		assert.equal(indentOf("    [javac] "), -1, "a bare task column is a blank line");
+		assert.equal(indentOf("  [gw0] [ 67%] PASSED tests/x.py::test_a"), 2, "not a 12-column task column");
+		assert.ok(continuesBlock(0, "    [javac]                        ^"));
+		assert.ok(continuesBlock(0, "    [javac]         long rounded = gross;"));
+		assert.ok(!continuesBlock(0, "    [javac] /src/billing/Invoice17.java:10: warning: [unchecked] unchecked call to add(E)"));
+	});
+
+	test("a diagnostic that opens with its own location does not take the indented notes of the one above as its leading context (tune4)", () => {
+		const above = ["    [javac] /src/a/Invoice16.java:6: warning: [rawtypes] found raw type: ArrayList", "    [javac]   where E is a type-variable:", "    [javac]     E extends Object declared in class ArrayList"];
+		assert.deepEqual(findLeadingContext("    [javac] /src/a/Invoice17.java:9: error: incompatible types", above).context, []);
+		const tsc = ["src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.", "  Type 'x' is not assignable."];
+		assert.deepEqual(findLeadingContext("src/b.ts(9,1): error TS2304: Cannot find name 'y'.", tsc).context, []);
+		const python = ["Traceback (most recent call last):", '  File "app.py", line 3, in <module>', "    main()"];
+		assert.deepEqual(findLeadingContext("KeyError: 'vat_rate'", python).context, [1, 2], "an exception line still takes its frames");
+	});
+
 	test("gdb's numbered frames continue a block; a numbered list item does not", () => {
 		assert.ok(continuesBlock(0, "#1  0x00005555555552ec in sum_chain (n=0x0, depth=1) at src/stock.c:29"));
 		assert.ok(continuesBlock(0, "#12 worker (arg=0x4) at src/stock.c:48"));
@@ -60,6 +80,37 @@ describe("a section header above a signal", () => {
 		for (const line of ["# Release notes", "# TODO: retry later", "#include <stdio.h>"]) {
 			assert.equal(findLeadingContext("./main.go:10:2: undefined: total", ["x", line]).header, undefined, line);
 		}
+	});
+});
+
+describe("the section a failure happened in (tune4)", () => {
+	test("a migration step heads the failure under it: Alembic's `Running upgrade`, Django's `Applying`, Flyway's `Migrating schema`", () => {
+		const alembic = [
+			"INFO  [sqlalchemy.engine.Engine] COMMIT",
+			"INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer email",
+			"INFO  [sqlalchemy.engine.Engine] CREATE UNIQUE INDEX ix_customers_email ON customers (email)",
+			"INFO  [sqlalchemy.engine.Engine] [no key 0.00009s] ()",
+			"INFO  [sqlalchemy.engine.Engine] ROLLBACK",
+		];
+		assert.equal(findLeadingContext("Traceback (most recent call last):", alembic).header, 1);
+		const django = ["  Applying shop.0030_orders... OK", "  Applying shop.0031_unique_email...", "Creating index on shop_customer"];
+		assert.equal(findLeadingContext("django.db.utils.IntegrityError: UNIQUE constraint failed: shop_customer.email", django).header, 1);
+		assert.equal(findLeadingContext("ERROR: Migration V31__unique_email.sql failed", ['Migrating schema "public" to version "31 - unique email"', "x"]).header, 0);
+		for (const line of ["INFO  Running tests...", "Applying patches", "Running upgrade checks", "  Applying shop.0031 OK"]) {
+			assert.equal(findLeadingContext("Traceback (most recent call last):", [line, "x"]).header, undefined, line);
+		}
+	});
+
+	test("a finding whose location names no file is headed by the nearest line above naming a file (HTML Tidy under a script's `check:` line)", () => {
+		const above = [
+			"check: site/guide/page_142.html",
+			'line 9 column 1 - Warning: <img> lacks "alt" attribute',
+			"check: site/guide/page_143.html",
+		];
+		assert.equal(findLeadingContext("line 11 column 1 - Error: <tabel> is not recognized!", above).header, 2);
+		const sibling = ["check: site/guide/page_143.html", 'line 9 column 1 - Warning: <img> lacks "alt" in figure.png', "line 10 column 1 - Warning: x"];
+		assert.equal(findLeadingContext("line 11 column 1 - Error: <tabel> is not recognized!", sibling).header, 0, "a sibling finding naming a file is not the header");
+		assert.equal(findLeadingContext("src/a.c:3:1: error: expected ';'", above).header, undefined, "a finding that names its own file needs no file line");
 	});
 });
 

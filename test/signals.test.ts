@@ -198,6 +198,11 @@ describe("the vocabulary of failure", () => {
 		"src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«; meinten Sie »total«?",
 		"src/main.c:1:10: schwerwiegender Fehler: config.h: Datei oder Verzeichnis nicht gefunden",
 		"src/main.c:12:5: erreur: « total » non déclaré (première utilisation dans cette fonction)",
+		"spec/journal_spec.lua:6: attempt to call field 'open_journal' (a nil value)",
+		"lua: report.lua:12: attempt to index a nil value (local 'cfg')",
+		"[2026-12-01 03:15:30 +0000] [385] [INFO] Handling signal: hup",
+		"2026-12-01 03:10:14,131 WARN received SIGTERM indicating exit request",
+		"2026/12/01 03:10:14 [notice] 1#1: signal 15 (SIGTERM) received from 11, exiting",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -252,6 +257,9 @@ describe("the vocabulary of failure", () => {
 		"src/billing_000.c:8:26: Warnung: Vergleich von Ganzzahlausdrücken, von denen nur einer ein Vorzeichen hat",
 		"Fehlerbehandlung: 12 Fälle geprüft",
 		"0 Fehler, 3 Warnungen",
+		"retrying: attempt to reconnect 3 of 5",
+		"installed signal handlers for SIGINT and SIGTERM",
+		"signal strength 80%",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));

@@ -1,8 +1,9 @@
 // The unseen corpus (test/fixtures/unseen/) is well formed: every decisive line is the line at its
 // number in its log, every log has a generator and a place in split.json, both halves hold
-// outputs, and no toolchain has outputs in both halves. So are the late set and the second and
-// third tuning sets (test/fixtures/unseen-tune2/, unseen-tune3/), whose toolchains are in neither
-// the held-out half nor the late set (the third's in no earlier set at all). It says nothing about what the view keeps of these outputs: `npm run recall`
+// outputs, and no toolchain has outputs in both halves. So are the late set and the second, third
+// and fourth tuning sets (test/fixtures/unseen-tune2/, unseen-tune3/, unseen-tune4/), whose
+// toolchains are in neither the held-out half nor the late set (the third's and fourth's in no
+// earlier set at all). It says nothing about what the view keeps of these outputs: `npm run recall`
 // measures that, and the held-out half is not tuned on.
 
 import assert from "node:assert/strict";
@@ -14,6 +15,7 @@ import { loadUnseenFixtures, loadUnseenSplit, UNSEEN_FIXTURES_DIR } from "./fixt
 import { LATE_FIXTURES_DIR, loadLateFixtures } from "./fixtures/unseen-late/fixtures.js";
 import { loadTune2Fixtures, TUNE2_FIXTURES_DIR } from "./fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures, TUNE3_FIXTURES_DIR } from "./fixtures/unseen-tune3/fixtures.js";
+import { loadTune4Fixtures, TUNE4_FIXTURES_DIR } from "./fixtures/unseen-tune4/fixtures.js";
 
 /** An unseen output is well over the default threshold (24 000 chars): at least twice it. */
 const MIN_OUTPUT_CHARS = 50_000;
@@ -122,7 +124,7 @@ describe("the late unseen set", () => {
 });
 
 /**
- * A tuning set made after the unseen corpus (unseen-tune2/, unseen-tune3/): at least minOutputs
+ * A tuning set made after the unseen corpus (unseen-tune2/, unseen-tune3/, unseen-tune4/): at least minOutputs
  * outputs named unlike any other set's, each with a generator, none of a toolchain the held-out
  * half or the late set has, nor (newToolchainsOf) a toolchain an earlier set already has.
  */
@@ -167,3 +169,4 @@ function describeTuningSet(title: string, set: RealFixture[], dir: string, minOu
 
 describeTuningSet("the second tuning set", loadTune2Fixtures(), TUNE2_FIXTURES_DIR, 8, []);
 describeTuningSet("the third tuning set", loadTune3Fixtures(), TUNE3_FIXTURES_DIR, 12, loadTune2Fixtures(), [TUNE2_FIXTURES_DIR]);
+describeTuningSet("the fourth tuning set", loadTune4Fixtures(), TUNE4_FIXTURES_DIR, 12, [...loadTune2Fixtures(), ...loadTune3Fixtures()], [TUNE2_FIXTURES_DIR, TUNE3_FIXTURES_DIR]);

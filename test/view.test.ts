@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createDefaultConfig } from "../src/config.js";
 import { scanText } from "../src/scan.js";
+import { markTemplateFamilies } from "../src/signal-policy.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
 import { buildView, renderTerminalLine, type ViewOptions } from "../src/view.js";
 import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
@@ -165,6 +166,22 @@ describe("the view's shape", () => {
 		assert.equal(shown.at(-1)?.lineNumber, 5030);
 	});
 
+	test("folds a run of one print statement's lines whose quoted strings and paths differ, not only digits (tune4: Caddy's JSON access records)", async () => {
+		const lines = Array.from({ length: 400 }, (_, i) => `deploy: step ${i}`);
+		// One access record per request: the path, the port and the order of the headers (a Go map) vary.
+		const headers = ['"Accept-Encoding":["identity"],"User-Agent":["Python-urllib/3.11"]', '"User-Agent":["Python-urllib/3.11"],"Accept-Encoding":["identity"]'];
+		for (let i = 0; i < 60; i++) {
+			const path = i % 10 === 0 ? "/health" : `/api/orders/${1000 + i}`;
+			lines.push(`{"level":"info","ts":1796094896.${671026 + i * 37},"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"${44764 + i}","uri":"${path}","headers":{${headers[i % 2]}}},"status":200}`);
+		}
+		lines.push(...Array.from({ length: 20 }, (_, i) => `deploy: done ${i}`));
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		assertFaithfulView(view, lines, options);
+		assert.match(view, /^ {2}\.\.\. 58 more lines like these \.\.\.$/m, "the tail's records fold to their first and last line");
+		assert.ok(view.length < 8000, `${view.length} chars`);
+	});
+
 	test("routine lines around an error are not its block, however they are indented; its own block is", async () => {
 		const lines = Array.from({ length: 3000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
 		lines.splice(1500, 0, "drivers/net/socket.c:88:12: error: struct sock has no member named sk_flags", "   88 |         sk->sk_flags = 0;", "      |             ^~");
@@ -176,6 +193,24 @@ describe("the view's shape", () => {
 			[1501, 1502, 1503],
 			"the error with its gutter lines, no CC [M] lines around it",
 		);
+	});
+
+	test("sets aside rare lines of one template's family (one word differs) and shows the odd line instead (tune4)", async () => {
+		const regions = "de fr nl be at it es pt ie fi se dk pl cz sk hu si hr ro bg gr cy mt lu ee lv lt no ch is".split(" ");
+		const lines: string[] = [];
+		regions.forEach((region, n) => {
+			lines.push(`Feature: checkout totals for region ${region}`, "");
+			for (let k = 0; k < 100; k++) lines.push(`    Given a basket with ${k + 1} items of 1000 cents ... passed in 0.000s`);
+			if (n === 20) lines.push("Using the fallback tax table, the seed for region gr has no rate", "");
+		});
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options)).filter((n) => n > 60 && n <= lines.length - 80);
+		const odd = lines.indexOf("Using the fallback tax table, the seed for region gr has no rate") + 1;
+		assert.ok(shown.includes(odd), "the odd line is shown");
+		assert.deepEqual(shown.filter((n) => lines[n - 1].startsWith("Feature:")), [], "no line of the Feature family");
+		assert.deepEqual(markTemplateFamilies(["a b c", "a b d", "a b e", "a b f", "x y z"]), [false, false, false, false, false], "four alike are not a family");
+		assert.deepEqual(markTemplateFamilies(["run a 1", "run b 2", "run c 3", "run d 4", "run e 5", "stop now please"]), [true, true, true, true, true, false]);
 	});
 
 	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
