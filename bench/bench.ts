@@ -72,8 +72,15 @@ interface ScenarioResult {
 	[key: string]: unknown;
 }
 
+/**
+ * Extra node options for the scenario processes (ours and the code before), e.g.
+ * `BENCH_NODE_ARGS=--experimental-wasm-relaxed-simd` to measure on Node 20 what Node 22 runs by
+ * default; recorded in the results (`nodeArgs`) and named in the doc's header.
+ */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+
 function runScenarioOnce(name: string, args: Record<string, unknown>, root = ROOT): ScenarioResult {
-	const child = spawnSync(process.execPath, ["--import", "tsx", "--expose-gc", join(root, "bench", "scenario.ts"), name, JSON.stringify(args)], {
+	const child = spawnSync(process.execPath, [...NODE_ARGS, "--import", "tsx", "--expose-gc", join(root, "bench", "scenario.ts"), name, JSON.stringify(args)], {
 		cwd: root,
 		encoding: "utf8",
 		maxBuffer: 16 * MIB,
@@ -618,7 +625,7 @@ async function main(): Promise<void> {
 	// --only=speed replaces its rows (by name) and keeps the others with the date they were measured.
 	const kept = ONLY_SPEED && existsSync(latest) ? (JSON.parse(readFileSync(latest, "utf8")) as { date: string; rows: Row[] }) : undefined;
 	const merged = kept ? mergeRows(kept.rows, kept.date, rows) : rows;
-	const results = { date, node: process.version, runs: RUNS, ...(BEFORE_ROOT ? { before: describeBefore(BEFORE_ROOT) } : {}), rows: merged };
+	const results = { date, node: process.version, ...(NODE_ARGS.length > 0 ? { nodeArgs: NODE_ARGS.join(" ") } : {}), runs: RUNS, ...(BEFORE_ROOT ? { before: describeBefore(BEFORE_ROOT) } : {}), rows: merged };
 	writeFileSync(latest, `${JSON.stringify(results, null, 2)}\n`);
 	writePerformanceDoc(results, join(ROOT, "docs", "performance.md"));
 	writeReadmeTable(results, join(ROOT, "README.md"));
