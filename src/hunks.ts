@@ -2,9 +2,9 @@
 // the scan has chosen them: a signal line's block (the continuation lines a toolchain prints after
 // it) and its leading context (the lines it continues from, its parent, its section header, a line
 // naming its subject), as signal-policy.ts defines them; and the text of the rare and repeated
-// lines the shape counter found (rare lines of a template's family set aside); and for a JSON output, its outline and the lines of the objects
-// that say they are problems (json-outline.ts, one bounded streaming pass). Reads at most a few KiB
-// around each chosen line.
+// lines the shape counter found (rare lines of a template's family set aside); and for a JSON
+// output, its outline and the lines of the objects that say they are problems (json-outline.ts,
+// one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderShownText, type ScannedLine, shapeLine } from "./render.js";
