@@ -82,11 +82,14 @@ const TEMPLATE_MIN_WORDS = 3;
  * family. Cheap: a shape stops at SHAPE_CHARS characters, so a line gives a few dozen short keys.
  */
 export function markTemplateFamilies(texts: readonly string[]): boolean[] {
-	const words = texts.map((text) => shapeOf(text).split(" "));
-	const keysOf = (line: string[]) => (line.length < TEMPLATE_MIN_WORDS ? [] : line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`));
+	// Each line's keys: its shape with one word left out, for each word (made once per line).
+	const keys = texts.map((text) => {
+		const line = shapeOf(text).split(" ");
+		return line.length < TEMPLATE_MIN_WORDS ? [] : line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`);
+	});
 	const counts = new Map<string, number>();
-	for (const line of words) for (const key of new Set(keysOf(line))) counts.set(key, (counts.get(key) ?? 0) + 1);
-	return words.map((line) => keysOf(line).some((key) => (counts.get(key) ?? 0) >= TEMPLATE_FAMILY_LINES));
+	for (const lineKeys of keys) for (const key of lineKeys) counts.set(key, (counts.get(key) ?? 0) + 1);
+	return keys.map((lineKeys) => lineKeys.some((key) => (counts.get(key) ?? 0) >= TEMPLATE_FAMILY_LINES));
 }
 
 // ---------------------------------------------------------------------------------------------

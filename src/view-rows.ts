@@ -73,10 +73,11 @@ export function linesOf(rows: readonly HeadRow[]): number {
  */
 export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
 	const rows: HeadRow[] = [];
-	const shape = (line: ScannedLine) => shapeOf(line.text);
+	// Each line's shape once (a signal line never joins a run).
+	const shapes = lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
 	for (let i = 0; i < lines.length; ) {
 		let j = i + 1;
-		if (!lines[i].signal) while (j < lines.length && !lines[j].signal && shape(lines[j]) === shape(lines[i])) j++;
+		if (shapes[i] !== undefined) while (j < lines.length && shapes[j] === shapes[i]) j++;
 		if (j - i >= FOLD_RUN_LINES) {
 			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
 			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });
