@@ -4,8 +4,8 @@
 // user when it loads after index.ts.
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { markSessionStart, MISORDERED_CAPTURE_WARNING, warnOnce } from "./src/load-check.js";
-import { ensureStash, joinTextParts, stashOriginal } from "./src/stash.js";
+import { markSessionStart, MISORDERED_CAPTURE_WARNING, warnOnce } from "./src/surface/load-check.js";
+import { ensureStash, joinTextParts, stashOriginal } from "./src/intake/stash.js";
 
 export default function capture(pi: ExtensionAPI): void {
 	const stash = ensureStash();

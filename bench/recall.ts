@@ -11,10 +11,10 @@
 // tune on them.
 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
-import { DEFAULT_CONFIG } from "../src/config.js";
-import { classifySeverity, SEVERITY_ERROR } from "../src/signal-policy.js";
-import { SIGNAL_PATTERN_PARTS } from "../src/signals.js";
-import { buildViewFromFile } from "../src/view-build.js";
+import { DEFAULT_CONFIG } from "../src/config/config.js";
+import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
+import { SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
+import { buildViewFromFile } from "../src/view/view-build.js";
 import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, type RealFixture, stripAnsi, withoutLineEnd } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";

@@ -5,22 +5,22 @@ import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import capture from "../capture.js";
-import { boundToolResult } from "../src/bound.js";
-import { createDefaultConfig, parseConfig } from "../src/config.js";
+import { boundToolResult } from "../src/bound/bound.js";
+import { createDefaultConfig, parseConfig } from "../src/config/config.js";
 import { createOverflowExtension } from "../src/extension.js";
-import { ensureStash } from "../src/stash.js";
+import { ensureStash } from "../src/intake/stash.js";
 import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { runQuery } from "../src/query/index.js";
-import { disposeSearchWorkers } from "../src/search.js";
-import { renderTerminalLine } from "../src/render.js";
-import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
+import { disposeSearchWorkers } from "../src/query/engine/search.js";
+import { renderTerminalLine } from "../src/lines/render.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view/view-build.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
-import { buildKeywordAutomaton, findKeywordLines } from "../src/keyword-automaton.js";
-import { createKeywordLineFinder, type KeywordLineFinder, keywordFilterStats } from "../src/keyword-filter.js";
-import { READ_CHUNK_BYTES } from "../src/source.js";
-import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
+import { buildKeywordAutomaton, findKeywordLines } from "../src/prefilter/keyword-automaton.js";
+import { createKeywordLineFinder, type KeywordLineFinder, keywordFilterStats } from "../src/prefilter/keyword-filter.js";
+import { READ_CHUNK_BYTES } from "../src/io/source.js";
+import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? "{}") as Record<string, unknown>;
@@ -62,7 +62,7 @@ function recordHandlers(install: (pi: never) => void): Map<string, Array<(event:
 
 /**
  * The scan alone: signal candidates (lines holding a prefilter keyword) and the line count of a
- * file, read as the product's pump reads (src/source.ts): into two reused buffers, the next chunk's
+ * file, read as the product's pump reads (src/io/source.ts): into two reused buffers, the next chunk's
  * read in flight while the current one is scanned; a line that does not fit grows the next buffer.
  * Returns what grep -c gives.
  */
@@ -151,7 +151,7 @@ async function main(): Promise<Record<string, unknown>> {
 			const current = readTail(spill, 50 * 1024);
 			const phases = { writeMs: 0, writes: 0, syncMs: 0, syncs: 0, closeMs: 0, placeMs: 0 };
 			const store = new OverflowStore({ root: join(scratch, "store"), fs: args.store === "off" ? failingFs() : timedFs(phases) });
-			const scanModule: { prewarmSignalSearch?: (regex: RegExp) => Promise<void> } = await import("../src/scan.js");
+			const scanModule: { prewarmSignalSearch?: (regex: RegExp) => Promise<void> } = await import("../src/scan/scan.js");
 			if (args.prewarm !== false) await scanModule.prewarmSignalSearch?.(config.signalRegex);
 			const boundConfig = typeof args.maxEntryBytes === "number" ? { ...config, maxEntryBytes: args.maxEntryBytes } : config;
 			globalThis.gc?.();
@@ -197,13 +197,13 @@ async function main(): Promise<Record<string, unknown>> {
 			const setupMs = performance.now() - setupStarted;
 			const started = performance.now();
 			const counts = await scanFile(String(args.spill), finder);
-			// Which build of the module ran (src/keyword-filter.ts usableRelaxed).
+			// Which build of the module ran (src/prefilter/keyword-filter.ts usableRelaxed).
 			const engine = finder.engine === "wasm-simd" && keywordFilterStats.variant === "relaxed-simd" ? "wasm-simd (relaxed)" : finder.engine;
 			return { ms: performance.now() - started, setupMs, rssBefore: before, engine, ...counts };
 		}
 		if (name === "view") {
 			// A view built after session_start (overflow_query's overview): the prewarm has run where the code has one.
-			const scanModule: { prewarmSignalSearch?: (regex: RegExp) => Promise<void> } = await import("../src/scan.js");
+			const scanModule: { prewarmSignalSearch?: (regex: RegExp) => Promise<void> } = await import("../src/scan/scan.js");
 			const signalRegex = typeof args.pattern === "string" ? new RegExp(args.pattern, "i") : config.signalRegex;
 			if (args.prewarm !== false) await scanModule.prewarmSignalSearch?.(signalRegex);
 			globalThis.gc?.();

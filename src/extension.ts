@@ -6,20 +6,20 @@
 // returned); each warning to the user is given once per process, at session start.
 
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { boundToolResult } from "./bound.js";
-import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./budget.js";
-import { type ConfigResult, createDefaultConfig, formatLayeredProblems, loadLayeredConfig, type OverflowConfig } from "./config.js";
-import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./load-check.js";
-import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./masking.js";
-import { prewarmSignalSearch } from "./scan.js";
-import { disposeSearchWorkers } from "./search.js";
-import { findStash, measureTextParts } from "./stash.js";
+import { boundToolResult } from "./bound/bound.js";
+import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./bound/budget.js";
+import { type ConfigResult, createDefaultConfig, formatLayeredProblems, loadLayeredConfig, type OverflowConfig } from "./config/config.js";
+import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./surface/load-check.js";
+import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./context/masking.js";
+import { prewarmSignalSearch } from "./scan/scan.js";
+import { disposeSearchWorkers } from "./query/engine/search.js";
+import { findStash, measureTextParts } from "./intake/stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
-import { listSessionRows, registerOverflowCommand } from "./overflow-command.js";
-import { releaseSpillFile } from "./spill-release.js";
-import { RecallTelemetry } from "./telemetry.js";
-import { QUERY_TOOL_NAME, registerQueryTool } from "./tool.js";
-import { USER_BASH_ENTRY_TYPE, type UserBashBoundDependencies, type UserBashRecord, UserBashViews } from "./user-bash.js";
+import { listSessionRows, registerOverflowCommand } from "./surface/overflow-command.js";
+import { releaseSpillFile } from "./intake/spill-release.js";
+import { RecallTelemetry } from "./surface/telemetry.js";
+import { QUERY_TOOL_NAME, registerQueryTool } from "./surface/tool.js";
+import { USER_BASH_ENTRY_TYPE, type UserBashBoundDependencies, type UserBashRecord, UserBashViews } from "./context/user-bash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -79,7 +79,7 @@ function listBoundedCalls(message: unknown, exemptTools: readonly string[]): str
 	return ids;
 }
 
-export { MISSING_CAPTURE_WARNING } from "./load-check.js";
+export { MISSING_CAPTURE_WARNING } from "./surface/load-check.js";
 
 /** The config files read, lowest first; none when the options give a parsed config. */
 function loadOptionsConfig(options: OverflowExtensionOptions): ConfigResult {

@@ -1,9 +1,9 @@
-// Tests for src/budget.ts: a turn's budget is a share of the free window, one view's budget stays
+// Tests for src/bound/budget.ts: a turn's budget is a share of the free window, one view's budget stays
 // between the floor and thresholdChars, and the calls of one turn share their budget.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { capViewBudget, computeTurnBudget, DEFAULT_CHARS_PER_TOKEN, SharedBudget } from "../src/budget.js";
+import { capViewBudget, computeTurnBudget, DEFAULT_CHARS_PER_TOKEN, SharedBudget } from "../src/bound/budget.js";
 
 const OPTIONS = { thresholdChars: 24_000, minViewChars: 2_000, contextShare: 0.2 };
 

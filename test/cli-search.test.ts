@@ -1,5 +1,5 @@
 // The real `pi` command in print mode runs a search: Pi loads the extension with its own loader
-// (jiti, no tsx in the process), and the search worker (src/search-worker.js and the modules it
+// (jiti, no tsx in the process), and the search worker (src/query/engine/worker.js and the modules it
 // imports) starts from its file next to search-pool.ts and runs as plain JavaScript.
 
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Tests for src/config-fields.ts: the one field table is what the parser enforces, what the shipped
+// Tests for src/config/fields.ts: the one field table is what the parser enforces, what the shipped
 // config/pi-overflow.json holds and documents, and what the README's configuration table says; the
 // README's Layout lists every module; and the layering of several files (config.ts) field by field.
 
@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, test } from "node:test";
-import { CONFIG_FIELDS, type ConfigField, describeAllowed, describeDefault, DEFAULT_CONFIG, parseConfig, parseConfigLayer, resolveConfigLayers } from "../src/config.js";
+import { CONFIG_FIELDS, type ConfigField, describeAllowed, describeDefault, DEFAULT_CONFIG, parseConfig, parseConfigLayer, resolveConfigLayers } from "../src/config/config.js";
 import { REPO_ROOT } from "./helpers/pi.js";
 
 const SHIPPED = readFileSync(join(REPO_ROOT, "config", "pi-overflow.json"), "utf8");

@@ -1,4 +1,4 @@
-// Tests for src/config.ts: every field falls back to its default on its own, problems are visible
+// Tests for src/config/config.ts: every field falls back to its default on its own, problems are visible
 // and precise, and the shipped config/pi-overflow.json is exactly the defaults.
 
 import assert from "node:assert/strict";
@@ -20,8 +20,8 @@ import {
 	parseConfig,
 	type ConfigProblem,
 	type OverflowConfig,
-} from "../src/config.js";
-import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+} from "../src/config/config.js";
+import { DEFAULT_SIGNAL_PATTERN } from "../src/signals/pattern.js";
 
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
@@ -129,7 +129,7 @@ describe("DEFAULT_CONFIG", () => {
 		assert.equal(DEFAULT_CONFIG.minViewChars, 2_000);
 	});
 
-	test("takes its signal pattern from src/signals.ts and compiles it case-insensitive", () => {
+	test("takes its signal pattern from src/signals/pattern.ts and compiles it case-insensitive", () => {
 		assert.equal(DEFAULT_CONFIG.signalPattern, DEFAULT_SIGNAL_PATTERN);
 		assert.equal(DEFAULT_CONFIG.signalRegex.source, new RegExp(DEFAULT_SIGNAL_PATTERN, "i").source);
 		assert.equal(DEFAULT_CONFIG.signalRegex.flags, "i");

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { MAX_STUB_CHARS } from "../src/masking.js";
+import { MAX_STUB_CHARS } from "../src/context/masking.js";
 import { CAPTURE_PATH, INDEX_PATH, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
 import { contextText, messageText, openPiSession, type PiSession } from "./helpers/pi-session.js";
 import { createTempDir } from "./helpers/tmp.js";

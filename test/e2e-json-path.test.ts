@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
-import { formatPathPrefix, parseJsonPath, selectJsonPath } from "../src/json-path.js";
+import { formatPathPrefix, parseJsonPath, selectJsonPath } from "../src/json/path.js";
 import { MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json/run-queue.js";
 import { recordsDocument } from "./fixtures/ext/json-tools.js";
 import { CAPTURE_PATH, REPO_ROOT, resultText, runPi, writeConfiguredIndex } from "./helpers/pi.js";

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
-import { MAX_SEARCH_WORKERS, type SearchOptions } from "../src/search.js";
+import { MAX_SEARCH_WORKERS, type SearchOptions } from "../src/query/engine/search.js";
 import { CAPTURE_PATH, REPO_ROOT, resultText, runPi, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -41,10 +41,10 @@ function writeTunedIndex(dir: string, configText: string, tuning: Pick<SearchOpt
 		path,
 		[
 			`import { getAgentDir } from "@mariozechner/pi-coding-agent";`,
-			`import { parseConfig } from ${source("config.ts")};`,
+			`import { parseConfig } from ${source("config/config.ts")};`,
 			`import { createOverflowExtension } from ${source("extension.ts")};`,
 			`import { OverflowStore, resolveStoreRoot } from ${source("store/index.ts")};`,
-			`import { registerQueryTool } from ${source("tool.ts")};`,
+			`import { registerQueryTool } from ${source("surface/tool.ts")};`,
 			`export default function (pi: any) {`,
 			`  const config = parseConfig(${JSON.stringify(configText)});`,
 			`  const storeRoot = resolveStoreRoot(getAgentDir());`,

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { parseConfig } from "../src/config.js";
-import { findPatternKeywords } from "../src/regex-keywords.js";
-import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan.js";
+import { parseConfig } from "../src/config/config.js";
+import { findPatternKeywords } from "../src/regex/keywords.js";
+import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan/scan.js";
 import { CAPTURE_PATH, resultText, runPi, writeConfiguredIndex } from "./helpers/pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
-import { MISORDERED_CAPTURE_WARNING, MISSING_CAPTURE_WARNING } from "../src/load-check.js";
+import { MISORDERED_CAPTURE_WARNING, MISSING_CAPTURE_WARNING } from "../src/surface/load-check.js";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT, resultText, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
 import { openPiSession, type PiSession } from "./helpers/pi-session.js";
 import { createTempDir } from "./helpers/tmp.js";

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import fc from "fast-check";
 import { type JsonPathOptions, type JsonPathResult, type JsonValueSummary, evaluateJsonPath, MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json/evaluate.js";
-import { type PathSegment, selectJsonPath } from "../src/json-path.js";
-import type { ByteSource } from "../src/source.js";
-import { keepStart } from "../src/text.js";
+import { type PathSegment, selectJsonPath } from "../src/json/path.js";
+import type { ByteSource } from "../src/io/source.js";
+import { keepStart } from "../src/lines/text.js";
 import { createRandom } from "./helpers/random.js";
 import { createTempDir } from "./helpers/tmp.js";
 

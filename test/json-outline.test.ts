@@ -1,13 +1,13 @@
 /**
- * The JSON reading behind the view's outline and problem hunks (src/json-outline.ts):
+ * The JSON reading behind the view's outline and problem hunks (src/view/json-outline.ts):
  * one streaming pass, whatever the read sizes, finds the outline and the objects that
  * say they are a problem, with places that select them again.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { readJsonFindings } from "../src/json-outline.js";
-import { parseJsonPath, selectJsonPath } from "../src/json-path.js";
-import { type ByteSource, bufferSource } from "../src/source.js";
+import { readJsonFindings } from "../src/view/json-outline.js";
+import { parseJsonPath, selectJsonPath } from "../src/json/path.js";
+import { type ByteSource, bufferSource } from "../src/io/source.js";
 
 /** A source that hands out at most `step` bytes per read: every boundary falls somewhere new. */
 function dribbleSource(text: string, step: number): ByteSource {

@@ -1,4 +1,4 @@
-// Tests for src/json-path.ts: the path grammar, positioned parse errors, selection with errors that
+// Tests for src/json/path.ts: the path grammar, positioned parse errors, selection with errors that
 // say what exists, prototype safety, and formatPathPrefix round-tripping through parseJsonPath.
 
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import {
 	parseJsonPath,
 	selectJsonPath,
 	type PathSegment,
-} from "../src/json-path.js";
+} from "../src/json/path.js";
 
 function assertParses(path: string, expected: PathSegment[]): void {
 	const result = parseJsonPath(path);

@@ -1,4 +1,4 @@
-// The relaxed-SIMD build of the keyword prefilter (src/wasm/keyword-filter-relaxed.wasm) runs
+// The relaxed-SIMD build of the keyword prefilter (src/prefilter/wasm/keyword-filter-relaxed.wasm) runs
 // wherever the runtime validates it (Node 22 on). On a runtime that validates it by default, every
 // test of test/keyword-filter.test.ts already runs on it; on one that needs V8's flag (Node 20),
 // this file runs that whole test file again in a child process with the flag, so the equivalence

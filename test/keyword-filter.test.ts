@@ -1,4 +1,4 @@
-// The WebAssembly SIMD prefilter (src/keyword-filter.ts, src/wasm/keyword-filter.wat) must find
+// The WebAssembly SIMD prefilter (src/prefilter/keyword-filter.ts, src/prefilter/wasm/keyword-filter.wat) must find
 // exactly what the JavaScript automaton finds: the same (line start, line index) pairs and the same
 // line count, for the default keywords and for custom ones, whatever the chunking, the alignment of
 // keywords to its 16-byte blocks and its 128 KiB windows. The committed .wasm is the .wat compiled.
@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "../src/keyword-automaton.js";
-import { buildFingerprintTables } from "../src/keyword-buckets.js";
+import { buildKeywordAutomaton, findKeywordLines, type KeywordAutomaton } from "../src/prefilter/keyword-automaton.js";
+import { buildFingerprintTables } from "../src/prefilter/keyword-buckets.js";
 import { createHash } from "node:crypto";
 import {
 	acquireReadBuffers,
@@ -20,9 +20,9 @@ import {
 	releaseReadBuffers,
 	SHARED_READ_BUFFER_BYTES,
 	WASM_WINDOW_BYTES,
-} from "../src/keyword-filter.js";
-import { prepareDefaultSignalFinder } from "../src/signal-finder.js";
-import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
+} from "../src/prefilter/keyword-filter.js";
+import { prepareDefaultSignalFinder } from "../src/signals/finder.js";
+import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 import { compileKeywordFilter, KEYWORD_FILTER_RELAXED_WASM, KEYWORD_FILTER_WASM } from "./helpers/wasm.js";
 

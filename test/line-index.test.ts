@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { open, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { clearLineIndexCache, describeLineIndex, type IndexedText, readLinesFrom } from "../src/line-index.js";
-import { type ScannedLine, shapeLine } from "../src/render.js";
+import { clearLineIndexCache, describeLineIndex, type IndexedText, readLinesFrom } from "../src/query/line-index.js";
+import { type ScannedLine, shapeLine } from "../src/lines/render.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 /** Lines as the store counts them: split on \n, \r before it dropped, no line after a final \n. */

@@ -1,9 +1,9 @@
-// Tests for src/masking.ts: the stub's content and size, the decisive lines it keeps, and when views
+// Tests for src/context/masking.ts: the stub's content and size, the decisive lines it keeps, and when views
 // are masked (old enough, in batches, rarely, never a result pi-overflow did not store).
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createDefaultConfig } from "../src/config.js";
+import { createDefaultConfig } from "../src/config/config.js";
 import {
 	buildMaskStub,
 	type ContextMessage,
@@ -14,8 +14,8 @@ import {
 	MAX_STUB_CHARS,
 	readStubLines,
 	readToolResultView,
-} from "../src/masking.js";
-import { buildViewFromText } from "../src/view-build.js";
+} from "../src/context/masking.js";
+import { buildViewFromText } from "../src/view/view-build.js";
 import { numberedLog, TINY_PNG } from "./fixtures/ext/tools.js";
 
 const CONFIG = createDefaultConfig();

@@ -5,11 +5,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { HitCollector } from "../src/search-collect.js";
-import { countNewlines } from "../src/keyword-filter.js";
-import { countNewlinesByIndexOf, countNewlinesInWorker } from "../src/newline-count.js";
-import { PROGRESS_SLOTS, PROGRESS_STEP_LAST_LINE, type SearchLine } from "../src/search-protocol.js";
-import { compileSearchRegexes, SearchDeadline, TextScanner } from "../src/search-scan.js";
+import { HitCollector } from "../src/query/engine/collect.js";
+import { countNewlines } from "../src/prefilter/keyword-filter.js";
+import { countNewlinesByIndexOf, countNewlinesInWorker } from "../src/prefilter/newline-count.js";
+import { PROGRESS_SLOTS, PROGRESS_STEP_LAST_LINE, type SearchLine } from "../src/query/engine/protocol.js";
+import { compileSearchRegexes, SearchDeadline, TextScanner } from "../src/query/engine/scan.js";
 
 function countNaively(bytes: Uint8Array, from: number, to: number): number {
 	let count = 0;

@@ -1,11 +1,11 @@
-// Tests for src/pi-bash.ts: Pi's bash notice and status line read from the end of a result's text,
+// Tests for src/intake/pi-bash.ts: Pi's bash notice and status line read from the end of a result's text,
 // and the only spill path taken from text (<os tmpdir>/pi-bash-<hex>.log).
 
 import assert from "node:assert/strict";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { describe, test } from "node:test";
-import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "../src/pi-bash.js";
+import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "../src/intake/pi-bash.js";
 
 const spill = join(tmpdir(), "pi-bash-0123456789abcdef.log");
 const notices: Array<[string, number]> = [

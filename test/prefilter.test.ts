@@ -8,12 +8,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { createDefaultConfig } from "../src/config.js";
-import { stripAnsi } from "../src/render.js";
-import { LineScanner } from "../src/scan.js";
-import { buildKeywordAutomaton, findKeywordLines } from "../src/keyword-automaton.js";
-import { findPatternKeywords } from "../src/regex-keywords.js";
-import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals.js";
+import { createDefaultConfig } from "../src/config/config.js";
+import { stripAnsi } from "../src/lines/render.js";
+import { LineScanner } from "../src/scan/scan.js";
+import { buildKeywordAutomaton, findKeywordLines } from "../src/prefilter/keyword-automaton.js";
+import { findPatternKeywords } from "../src/regex/keywords.js";
+import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
 const full = new RegExp(DEFAULT_SIGNAL_PATTERN, "im");

@@ -1,4 +1,4 @@
-// Tests for src/protocol.ts: the strings pi-overflow shows the model about itself — the id tag,
+// Tests for src/lines/protocol.ts: the strings pi-overflow shows the model about itself — the id tag,
 // notes, notices, footers and the recovery marker — and isOwnLine, which tells them from an
 // output's own lines (masking relies on it).
 
@@ -15,7 +15,7 @@ import {
 	isOwnLine,
 	NOTHING_STORED_NOTE,
 	QUERY_TOOL_NAME,
-} from "../src/protocol.js";
+} from "../src/lines/protocol.js";
 
 const ID = "0123456789ab";
 

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { QueryParams } from "../src/query/index.js";
-import { disposeSearchWorkers } from "../src/search.js";
+import { disposeSearchWorkers } from "../src/query/engine/search.js";
 import { SEQ_TEXT, storeEntry, createDeps, query, queryError } from "./helpers/query-fixtures.js";
 
 after(() => disposeSearchWorkers());

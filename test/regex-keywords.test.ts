@@ -1,11 +1,11 @@
-// The keywords of a configured signal pattern (src/regex-keywords.ts): what it finds on the patterns
+// The keywords of a configured signal pattern (src/regex/keywords.ts): what it finds on the patterns
 // users write, that it declines where no literal is certain, and the invariant, checked on random
 // patterns and lines: every line the pattern matches contains one of its keywords.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { findPatternKeywords, MAX_PREFILTER_KEYWORDS } from "../src/regex-keywords.js";
+import { findPatternKeywords, MAX_PREFILTER_KEYWORDS } from "../src/regex/keywords.js";
 
 test("finds the words of an alternation of words, in lower case", () => {
 	assert.deepEqual(findPatternKeywords("error|FAIL|fatal|panic|exception|warn|denied"), ["denied", "error", "exception", "fail", "fatal", "panic", "warn"]);

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseConfig } from "../src/config.js";
-import { findBacktrackingRisk } from "../src/regex-safety.js";
-import { SIGNAL_SCAN_BUDGET_MS, scanText } from "../src/scan.js";
-import { createDefaultConfig } from "../src/config.js";
-import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals.js";
-import { buildView } from "../src/view.js";
+import { parseConfig } from "../src/config/config.js";
+import { findBacktrackingRisk } from "../src/regex/safety.js";
+import { SIGNAL_SCAN_BUDGET_MS, scanText } from "../src/scan/scan.js";
+import { createDefaultConfig } from "../src/config/config.js";
+import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
+import { buildView } from "../src/view/view.js";
 
 test("the default signal pattern and ordinary patterns have no backtracking risk", () => {
 	for (const pattern of [DEFAULT_SIGNAL_PATTERN, "error|fail", "^\\s*(?:error|fatal)\\b", "(?:ab){1,20}", "a*b*", "\\(a+\\)+", "[(a+)+]x", "(?: ?\\[[\\w-]{1,20}\\])?:"]) {
@@ -126,7 +126,7 @@ test("the view says the signal search stopped even when no line is omitted", () 
 });
 
 test("byte-safe patterns find the same lines in UTF-8 viewed as Latin-1 as in the decoded text", async () => {
-	const { isByteSafePattern } = await import("../src/regex-safety.js");
+	const { isByteSafePattern } = await import("../src/regex/safety.js");
 	const fc = (await import("fast-check")).default;
 	for (const pattern of ["error|fail", "sk_flags", "^\\s*x", "a.b", "[^x]y", "\\Wz", "é", "\\u00e9", "\\xe9", "\\x41"]) {
 		const expected = ["error|fail", "sk_flags", "\\x41"].includes(pattern);

@@ -10,8 +10,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { type ConfigResult, createDefaultConfig, loadConfig, MAX_SIGNAL_PATTERN_CHARS, type OverflowConfig, parseConfig } from "../src/config.js";
-import { findBacktrackingRisk } from "../src/regex-safety.js";
+import { type ConfigResult, createDefaultConfig, loadConfig, MAX_SIGNAL_PATTERN_CHARS, type OverflowConfig, parseConfig } from "../src/config/config.js";
+import { findBacktrackingRisk } from "../src/regex/safety.js";
 import { pickCount } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -23,7 +23,7 @@ const DEFAULTS = createDefaultConfig();
 
 type NumberField = "thresholdChars" | "headLines" | "tailLines" | "maxSignalLines" | "maxLineChars" | "contextLines" | "maxResults" | "searchTimeoutMs" | "maxEntryBytes" | "retentionDays";
 
-/** The SPEC's table, read independently of src/config.ts. */
+/** The SPEC's table, read independently of src/config/config.ts. */
 const NUMBER_FIELDS: Record<NumberField, { integer: boolean; min: number; max: number }> = {
 	thresholdChars: { integer: true, min: 1_000, max: 10_000_000 },
 	headLines: { integer: true, min: 0, max: 10_000 },

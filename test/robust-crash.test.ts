@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createDefaultConfig } from "../src/config.js";
+import { createDefaultConfig } from "../src/config/config.js";
 import { computeEntryId, DEFAULT_ORPHAN_AGE_MS, OverflowStore } from "../src/store/index.js";
 import {
 	assertEntryVerifies,

@@ -13,9 +13,9 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, 
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
-import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound.js";
-import { createDefaultConfig } from "../src/config.js";
-import { createStash, type Stash, stashOriginal } from "../src/stash.js";
+import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound/bound.js";
+import { createDefaultConfig } from "../src/config/config.js";
+import { createStash, type Stash, stashOriginal } from "../src/intake/stash.js";
 import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { REPO_ROOT } from "./helpers/pi.js";

@@ -1,12 +1,12 @@
-// Tests for src/scan.ts: what a line is, totals, head/tail/signal collection, and that the result
+// Tests for src/scan/scan.ts: what a line is, totals, head/tail/signal collection, and that the result
 // never depends on how the bytes were chunked.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { findPatternKeywords } from "../src/regex-keywords.js";
-import { GIANT_LINE_KEEP_BYTES, renderTerminalLine, stripAnsi } from "../src/render.js";
-import { LineScanner, SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_STEP_CHARS, type ScanOptions, type ScanResult, scanText } from "../src/scan.js";
-import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
+import { findPatternKeywords } from "../src/regex/keywords.js";
+import { GIANT_LINE_KEEP_BYTES, renderTerminalLine, stripAnsi } from "../src/lines/render.js";
+import { LineScanner, SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_STEP_CHARS, type ScanOptions, type ScanResult, scanText } from "../src/scan/scan.js";
+import { DEFAULT_SIGNAL_PATTERN } from "../src/signals/pattern.js";
 
 const MIB = 1024 * 1024;
 

@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { type CollectOptions, HitCollector } from "../src/search-collect.js";
-import { PROGRESS_COLLECTION_STOP, PROGRESS_SLOTS, PROGRESS_TOTAL_HITS, type SearchLine } from "../src/search-protocol.js";
+import { type CollectOptions, HitCollector } from "../src/query/engine/collect.js";
+import { PROGRESS_COLLECTION_STOP, PROGRESS_SLOTS, PROGRESS_TOTAL_HITS, type SearchLine } from "../src/query/engine/protocol.js";
 
 function createCollector(options: Partial<CollectOptions> = {}, pattern = "hit") {
 	const progress = new Float64Array(PROGRESS_SLOTS);

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ChunkFramer } from "../src/search-frame.js";
+import { ChunkFramer } from "../src/query/engine/frame.js";
 import { createRandom } from "./helpers/random.js";
 import { createMemorySource } from "./helpers/search-oracle.js";
 

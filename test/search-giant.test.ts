@@ -4,11 +4,11 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { HitCollector } from "../src/search-collect.js";
-import { ChunkFramer } from "../src/search-frame.js";
-import { GIANT_OVERLAP_CHARS, scanGiantLine, takeOverlap } from "../src/search-giant.js";
-import { PROGRESS_SLOTS, type SearchLine } from "../src/search-protocol.js";
-import { compileSearchRegexes, SearchDeadline } from "../src/search-scan.js";
+import { HitCollector } from "../src/query/engine/collect.js";
+import { ChunkFramer } from "../src/query/engine/frame.js";
+import { GIANT_OVERLAP_CHARS, scanGiantLine, takeOverlap } from "../src/query/engine/giant.js";
+import { PROGRESS_SLOTS, type SearchLine } from "../src/query/engine/protocol.js";
+import { compileSearchRegexes, SearchDeadline } from "../src/query/engine/scan.js";
 import { createRandom } from "./helpers/random.js";
 import { createMemorySource } from "./helpers/search-oracle.js";
 

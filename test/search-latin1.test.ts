@@ -6,8 +6,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import fc from "fast-check";
-import { isByteSafePattern } from "../src/regex-safety.js";
-import { disposeSearchWorkers, searchFile } from "../src/search.js";
+import { isByteSafePattern } from "../src/regex/safety.js";
+import { disposeSearchWorkers, searchFile } from "../src/query/engine/search.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 after(() => disposeSearchWorkers());

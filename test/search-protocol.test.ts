@@ -14,7 +14,7 @@ import {
 	readProgress,
 	resetProgress,
 	type SearchLine,
-} from "../src/search-protocol.js";
+} from "../src/query/engine/protocol.js";
 
 /** The line as the worker sees it before any cut: a hit when `match` is found in it. */
 function createLine(text: string, match: { index: number; length: number } | null): SearchLine {

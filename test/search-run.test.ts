@@ -4,9 +4,9 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { isByteSafePattern } from "../src/regex-safety.js";
-import { PROGRESS_COMPLETE, PROGRESS_RESUME_LINE, PROGRESS_SLOTS, PROGRESS_TOTAL_HITS, type SearchLine } from "../src/search-protocol.js";
-import { runSearch } from "../src/search-run.js";
+import { isByteSafePattern } from "../src/regex/safety.js";
+import { PROGRESS_COMPLETE, PROGRESS_RESUME_LINE, PROGRESS_SLOTS, PROGRESS_TOTAL_HITS, type SearchLine } from "../src/query/engine/protocol.js";
+import { runSearch } from "../src/query/engine/run.js";
 import { createRandom } from "./helpers/random.js";
 import { createMemorySource, createSearchRequest, randomText, searchReference, splitLines } from "./helpers/search-oracle.js";
 

@@ -4,9 +4,9 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { HitCollector } from "../src/search-collect.js";
-import { PROGRESS_RESUME_LINE, PROGRESS_SLOTS, PROGRESS_STEP_LAST_LINE, type SearchLine } from "../src/search-protocol.js";
-import { compileSearchRegexes, DEADLINE_CHECK_STEPS, SearchDeadline, TextScanner, WINDOW_CHARS } from "../src/search-scan.js";
+import { HitCollector } from "../src/query/engine/collect.js";
+import { PROGRESS_RESUME_LINE, PROGRESS_SLOTS, PROGRESS_STEP_LAST_LINE, type SearchLine } from "../src/query/engine/protocol.js";
+import { compileSearchRegexes, DEADLINE_CHECK_STEPS, SearchDeadline, TextScanner, WINDOW_CHARS } from "../src/query/engine/scan.js";
 
 /** A scanner for `pattern` with a collector that shows every hit and no context. */
 function createScanner(pattern: string, deadline = new SearchDeadline(Date.now(), 60_000)) {

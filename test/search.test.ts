@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, type TestContext, test } from "node:test";
 import { promisify } from "node:util";
-import { PROGRESS_SLOTS, type SearchWorkerMessage } from "../src/search-protocol.js";
+import { PROGRESS_SLOTS, type SearchWorkerMessage } from "../src/query/engine/protocol.js";
 import {
 	disposeSearchWorkers,
 	MAX_SEARCH_WORKERS,
@@ -13,8 +13,8 @@ import {
 	searchFile,
 	type SearchOptions,
 	type SearchResult,
-} from "../src/search.js";
-import { runAt } from "../src/search-pool.js";
+} from "../src/query/engine/search.js";
+import { runAt } from "../src/query/engine/pool.js";
 import { createTempDir } from "./helpers/tmp.js";
 import { createRandom } from "./helpers/random.js";
 import { randomText, searchReference, splitLines } from "./helpers/search-oracle.js";
@@ -203,7 +203,7 @@ describe("time bound and workers", () => {
 		const dir = await createTempDir(t);
 		const textPath = join(dir, "plain.txt");
 		await writeFile(textPath, "one\ntwo error\nthree\n");
-		const workerUrl = new URL("../src/search-worker.js", import.meta.url).href;
+		const workerUrl = new URL("../src/query/engine/worker.js", import.meta.url).href;
 		const driver = `
 			const { Worker, MessageChannel } = require("node:worker_threads");
 			const { port1, port2 } = new MessageChannel();

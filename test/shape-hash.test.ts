@@ -1,4 +1,4 @@
-// The WebAssembly shape hash (src/wasm/keyword-filter.wat `shapes`, used by src/shape-counter.ts)
+// The WebAssembly shape hash (src/prefilter/wasm/keyword-filter.wat `shapes`, used by src/signals/shapes.ts)
 // must give every line the hash hashLine gives it, bit for bit: the same shapes, counts, first lines
 // and offsets, so the rare and repeated lines do not depend on where the hashing ran.
 
@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { acquireReadBuffers, getShapeHasher, releaseReadBuffers, SHARED_READ_BUFFER_BYTES, type ShapeHasher } from "../src/keyword-filter.js";
-import { hashLine } from "../src/shape-counter.js";
+import { acquireReadBuffers, getShapeHasher, releaseReadBuffers, SHARED_READ_BUFFER_BYTES, type ShapeHasher } from "../src/prefilter/keyword-filter.js";
+import { hashLine } from "../src/signals/shapes.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
 const hasher = getShapeHasher() as ShapeHasher;

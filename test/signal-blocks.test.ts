@@ -1,12 +1,12 @@
-// Tests for src/signal-blocks.ts, the signal policy's block rules (what lines belong to a signal line), one case per
+// Tests for src/signals/blocks.ts, the signal policy's block rules (what lines belong to a signal line), one case per
 // form they were made for, and for the view they give: valgrind's report margin, gdb's frames, a
 // deep recursion, gfortran's location line above a blank, gcc -fanalyzer's drawn event path.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { createDefaultConfig } from "../src/config.js";
-import { continuesBlock, continuesPastBlank, findLeadingContext, HUNK_AFTER_LINES, indentOf, thinRuns } from "../src/signal-blocks.js";
-import { buildViewFromText } from "../src/view-build.js";
+import { createDefaultConfig } from "../src/config/config.js";
+import { continuesBlock, continuesPastBlank, findLeadingContext, HUNK_AFTER_LINES, indentOf, thinRuns } from "../src/signals/blocks.js";
+import { buildViewFromText } from "../src/view/view-build.js";
 
 const lines = (...texts: string[]) => texts.map((text) => ({ text }));
 

@@ -1,4 +1,4 @@
-// The signal collector (src/signal-collector.ts) holds a bounded selection however many lines are
+// The signal collector (src/signals/collector.ts) holds a bounded selection however many lines are
 // signal candidates: a million distinct error lines leave a few shapes, a few lines per shape and a
 // bounded shape memo. Lines it takes raw (addRaw: shaped only when kept, shapes remembered across
 // lines that differ in their digits) give exactly what shaping every line and keeping it as an item
@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine } from "../src/render.js";
-import { COLLAPSE_SHAPE_LINES, LINES_PER_SHAPE, MAX_MEMO_LINES, MAX_SHAPES, SignalCollector, type SignalItem } from "../src/signal-collector.js";
-import { classifySeverity, type Severity, shapeOf } from "../src/signal-policy.js";
-import { keepEnd, keepStart } from "../src/text.js";
+import { keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine } from "../src/lines/render.js";
+import { COLLAPSE_SHAPE_LINES, LINES_PER_SHAPE, MAX_MEMO_LINES, MAX_SHAPES, SignalCollector, type SignalItem } from "../src/signals/collector.js";
+import { classifySeverity, type Severity, shapeOf } from "../src/signals/policy.js";
+import { keepEnd, keepStart } from "../src/lines/text.js";
 
 const MAX_LINE_CHARS = 200;
 

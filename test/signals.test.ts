@@ -1,11 +1,11 @@
-// Tests for src/signals.ts: the default signal pattern recognises the decisive lines of real
+// Tests for src/signals/pattern.ts: the default signal pattern recognises the decisive lines of real
 // toolchain outputs (test/fixtures/real/), leaves their ordinary noise alone, handles the precision
 // cases a careless regex gets wrong, and stays linear on megabyte lines.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { MAX_SIGNAL_PATTERN_CHARS } from "../src/config.js";
-import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals.js";
+import { MAX_SIGNAL_PATTERN_CHARS } from "../src/config/config.js";
+import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
 import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "./fixtures/real/fixtures.js";
 import { buildPathologicalLines } from "./fixtures/signal-lines.js";
 

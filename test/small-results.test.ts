@@ -13,11 +13,11 @@ import { join } from "node:path";
 import { test, type TestContext } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import capture from "../capture.js";
-import { createDefaultConfig } from "../src/config.js";
+import { createDefaultConfig } from "../src/config/config.js";
 import { createOverflowExtension } from "../src/extension.js";
-import { parsePiBashNotice } from "../src/pi-bash.js";
-import { prewarmSignalSearch } from "../src/scan.js";
-import { ensureStash, joinTextParts, measureTextParts } from "../src/stash.js";
+import { parsePiBashNotice } from "../src/intake/pi-bash.js";
+import { prewarmSignalSearch } from "../src/scan/scan.js";
+import { ensureStash, joinTextParts, measureTextParts } from "../src/intake/stash.js";
 import { createFakePi } from "./helpers/robust-pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 

@@ -1,4 +1,4 @@
-// Tests for src/source.ts: the capped copy of an original (head + marker + tail, counted inside the
+// Tests for src/io/source.ts: the capped copy of an original (head + marker + tail, counted inside the
 // cap, cut at line and character boundaries), opening a spill file safely (never blocking, never
 // following a symlink), and recognising Pi's own notice on a failed bash result.
 
@@ -8,8 +8,8 @@ import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
-import { parsePiBashNotice } from "../src/pi-bash.js";
-import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, sourceEndsWith } from "../src/source.js";
+import { parsePiBashNotice } from "../src/intake/pi-bash.js";
+import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, sourceEndsWith } from "../src/io/source.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const MARKER_LINE = /^\[pi-overflow: (?:lines (\d+)-(\d+)|part of line (\d+)) \((\d+) bytes\) left out of the stored copy; the output was (\d+) bytes, more than maxEntryBytes=(\d+)\]$/;

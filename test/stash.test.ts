@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ensureStash, findStash, joinTextParts, STASH_CAPACITY, STASH_KEY, type Stash, stashOriginal, takeStashed } from "../src/stash.js";
+import { ensureStash, findStash, joinTextParts, STASH_CAPACITY, STASH_KEY, type Stash, stashOriginal, takeStashed } from "../src/intake/stash.js";
 
 function freshStash(overrides: Partial<Pick<Stash, "capacity" | "maxTotalChars">> = {}): Stash {
 	return { version: 1, capacity: overrides.capacity ?? STASH_CAPACITY, maxTotalChars: overrides.maxTotalChars ?? 1000, entries: new Map(), totalChars: 0 };

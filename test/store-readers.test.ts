@@ -11,9 +11,9 @@ import { mkdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, test, type TestContext } from "node:test";
 
-import { createDefaultConfig } from "../src/config.js";
+import { createDefaultConfig } from "../src/config/config.js";
 import { type QueryDependencies, QueryError, type QueryParams, runQuery } from "../src/query/index.js";
-import { disposeSearchWorkers } from "../src/search.js";
+import { disposeSearchWorkers } from "../src/query/engine/search.js";
 import { type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
 import { injectFaults } from "./helpers/faulty-fs.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";

@@ -1,4 +1,4 @@
-// Tests for the subject-line rule of the signal policy (src/signal-blocks.ts: findSubjectTokens,
+// Tests for the subject-line rule of the signal policy (src/signals/blocks.ts: findSubjectTokens,
 // findSubjectLines): a line just above a signal line that names the signal's subject (a
 // benchmark's table row, a test's RUN line) is shown as its context, at its true line number, when
 // room allows; common words, numbers, a location, a tag, a subject only far away, or common ground
@@ -9,9 +9,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { createDefaultConfig } from "../src/config.js";
-import { findSubjectLines, findSubjectTokens, SUBJECT_LOOKBACK_LINES } from "../src/signal-blocks.js";
-import { buildViewFromText } from "../src/view-build.js";
+import { createDefaultConfig } from "../src/config/config.js";
+import { findSubjectLines, findSubjectTokens, SUBJECT_LOOKBACK_LINES } from "../src/signals/blocks.js";
+import { buildViewFromText } from "../src/view/view-build.js";
 import { CAPTURE_PATH, INDEX_PATH, runPi } from "./helpers/pi.js";
 import { parseViewLines } from "./fixtures/real/fixtures.js";
 import { createTempDir } from "./helpers/tmp.js";

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { keepEnd, keepStart } from "../src/text-cut.js";
+import { keepEnd, keepStart } from "../src/lines/text-cut.js";
 
 test("keeps at most max units from the start or the end, an emoji whole or not at all", () => {
 	assert.equal(keepStart("abcdef", 3), "abc");

@@ -3,11 +3,11 @@ import { after, describe, test, type TestContext } from "node:test";
 import type { AgentToolResult, ExtensionAPI, Theme, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
 import { Value } from "@sinclair/typebox/value";
-import { createDefaultConfig, type OverflowConfig } from "../src/config.js";
+import { createDefaultConfig, type OverflowConfig } from "../src/config/config.js";
 import { QueryError } from "../src/query/index.js";
-import { disposeSearchWorkers } from "../src/search.js";
+import { disposeSearchWorkers } from "../src/query/engine/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store/index.js";
-import { createQueryGuidelines, describeAnswer, describeQueryTool, QUERY_TOOL_NAME, QueryParameters, registerQueryTool } from "../src/tool.js";
+import { createQueryGuidelines, describeAnswer, describeQueryTool, QUERY_TOOL_NAME, QueryParameters, registerQueryTool } from "../src/surface/tool.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 

@@ -1,4 +1,4 @@
-// Tests for src/view.ts: the bounded view's guarantees (size, true line numbers, the end always
+// Tests for src/view/view.ts: the bounded view's guarantees (size, true line numbers, the end always
 // visible, signal selection, clipping, terminal rendering, determinism) on ordinary and adversarial
 // inputs. Every view built here is checked line by line against the original text.
 
@@ -6,12 +6,12 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { createDefaultConfig } from "../src/config.js";
-import { scanText } from "../src/scan.js";
-import { markTemplateFamilies } from "../src/signal-policy.js";
-import { DEFAULT_SIGNAL_PATTERN } from "../src/signals.js";
-import { buildView, renderTerminalLine, type ViewOptions } from "../src/view.js";
-import { buildViewFromFile, buildViewFromText } from "../src/view-build.js";
+import { createDefaultConfig } from "../src/config/config.js";
+import { scanText } from "../src/scan/scan.js";
+import { markTemplateFamilies } from "../src/signals/policy.js";
+import { DEFAULT_SIGNAL_PATTERN } from "../src/signals/pattern.js";
+import { buildView, renderTerminalLine, type ViewOptions } from "../src/view/view.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view/view-build.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {

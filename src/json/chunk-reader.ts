@@ -2,7 +2,7 @@
 // gave (never a path), with the deadline and the cancel signal checked before every chunk; it
 // feeds a lexer from one offset to another, whole or a chunk at a time.
 
-import type { ByteSource } from "../source.js";
+import type { ByteSource } from "../io/source.js";
 import type { JsonLexer } from "./lexer.js";
 
 export class DeadlinePassed extends Error {

@@ -7,8 +7,8 @@
 // recurses; the deadline is checked between chunks; at most MAX_JSON_PATH_RUNS evaluations run at
 // once in the process (others wait, their clocks not started).
 
-import type { ByteSource } from "../source.js";
-import type { PathSegment } from "../json-path.js";
+import type { ByteSource } from "../io/source.js";
+import type { PathSegment } from "./path.js";
 import { ChunkReader, DeadlinePassed } from "./chunk-reader.js";
 import type { JsonValueSummary } from "./measure.js";
 import { PathNavigator } from "./navigator.js";

@@ -2,7 +2,7 @@
 // of remembered keys lasts (beyond it, keys count as distinct), and the first keys in Object.keys
 // order (array-index keys ascending, then the others as they came).
 
-import { MAX_LISTED_KEYS } from "../json-path.js";
+import { MAX_LISTED_KEYS } from "./path.js";
 
 /** The integer an object key names as an array index (ordered first by Object.keys), or -1. */
 export function arrayIndexOfKey(key: string): number {

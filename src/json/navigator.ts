@@ -2,7 +2,7 @@
 // path's level, an array's wanted item by counting commas), and the selected value's events go to
 // a ValueMeasurer. The outcome is the value's place and size, or what exists where the path breaks.
 
-import { describeArrayOutOfRange, describeArrayWithoutKey, describeMissingStep, describeObjectKeys, describeScalar, type PathSegment, toArrayIndex } from "../json-path.js";
+import { describeArrayOutOfRange, describeArrayWithoutKey, describeMissingStep, describeObjectKeys, describeScalar, type PathSegment, toArrayIndex } from "./path.js";
 import { ALL_LEVELS, JsonLexer, NEVER } from "./lexer.js";
 import { arrayIndexOfKey, type KeyBudget, KeyTracker } from "./keys.js";
 import { measureScalar, type Outcome, scalarKindName, scalarValue, ValueMeasurer } from "./measure.js";

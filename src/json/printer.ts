@@ -2,7 +2,7 @@
 // characters, read again from the stored text; objects JSON.parse would reorder are printed from
 // their members in JSON.parse's order (members.ts). Nothing recurses: an explicit task stack.
 
-import { keepStart } from "../text.js";
+import { keepStart } from "../lines/text.js";
 import type { ChunkReader } from "./chunk-reader.js";
 import { JsonLexer } from "./lexer.js";
 import type { SelectedValue } from "./measure.js";

@@ -1,7 +1,7 @@
 // A syntax error of the stored text worded as JSON.parse words it, with its line and column: the
 // text before the error is decoded again (as Buffer#toString decodes it) through the chunk reader.
 
-import { flattenControls, shortenText } from "../text.js";
+import { flattenControls, shortenText } from "../lines/text.js";
 import type { ChunkReader } from "./chunk-reader.js";
 import { formatJsonSyntaxError } from "./syntax-message.js";
 import type { JsonSyntaxError } from "./token.js";

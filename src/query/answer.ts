@@ -3,11 +3,11 @@
 // stored text (store.openText: O_NOFOLLOW + fstat; a vanished text reads as expired) and the
 // one-line echo of the model's own pattern or path. No builder reads a stored text by path.
 
-import type { OverflowConfig } from "../config.js";
+import type { OverflowConfig } from "../config/config.js";
 import type { JsonPathOptions } from "../json/index.js";
-import type { SearchOptions } from "../search.js";
+import type { SearchOptions } from "./engine/search.js";
 import type { EntryMeta, OverflowStore, StoredText } from "../store/index.js";
-import { flattenControls, shortenText } from "../text.js";
+import { flattenControls, shortenText } from "../lines/text.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {

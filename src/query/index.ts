@@ -4,12 +4,12 @@
 // numbers lines exactly as the bounded view does, and says whether it was cut and how to get the
 // rest; every failure is a QueryError (answer.ts). Every stored text is read through store.openText.
 
-import type { OverflowConfig } from "../config.js";
-import { buildEntryView } from "../entry-view.js";
-import { describeLeftOut } from "../gap.js";
+import type { OverflowConfig } from "../config/config.js";
+import { buildEntryView } from "../view/entry-view.js";
+import { describeLeftOut } from "../store/gap.js";
 import { type EntryMeta, isEntryId, type OverflowStore } from "../store/index.js";
-import { formatIdTag, ID_TAG_EXAMPLE } from "../protocol.js";
-import { keepStart, plural } from "../text.js";
+import { formatIdTag, ID_TAG_EXAMPLE } from "../lines/protocol.js";
+import { keepStart, plural } from "../lines/text.js";
 import { expiredError, openEntryText, type QueryAnswer, type QueryDependencies, QueryError, type QueryParams } from "./answer.js";
 import { answerJsonPath } from "./json.js";
 import { answerLines } from "./lines.js";

@@ -2,12 +2,12 @@
 // by the streaming evaluator without building the document, and the selected value printed as
 // pretty JSON within thresholdChars, with deeper paths suggested when it is cut.
 
-import type { OverflowConfig } from "../config.js";
-import { formatPathPrefix, parseJsonPath, type PathSegment } from "../json-path.js";
+import type { OverflowConfig } from "../config/config.js";
+import { formatPathPrefix, parseJsonPath, type PathSegment } from "../json/path.js";
 import { evaluateJsonPath, type JsonPathResult, type JsonValueSummary } from "../json/index.js";
 import type { EntryMeta } from "../store/index.js";
-import { formatIdTag } from "../protocol.js";
-import { plural } from "../text.js";
+import { formatIdTag } from "../lines/protocol.js";
+import { plural } from "../lines/text.js";
 import { echo, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
 
 export async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {

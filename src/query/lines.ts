@@ -2,13 +2,13 @@
 // its line index, numbered as the view numbers them (a stored copy's left-out middle said in words,
 // never shown as lines), fitted into thresholdChars, with how to continue when cut.
 
-import { describeLeftOut, toOutputLine, toStoredLine } from "../gap.js";
-import { readLinesFrom } from "../line-index.js";
-import { keepCharsFor, stripAnsi } from "../render.js";
+import { describeLeftOut, toOutputLine, toStoredLine } from "../store/gap.js";
+import { readLinesFrom } from "./line-index.js";
+import { keepCharsFor, stripAnsi } from "../lines/render.js";
 import type { EntryGap, EntryMeta, StoredText } from "../store/index.js";
-import { formatIdTag } from "../protocol.js";
-import { plural } from "../text.js";
-import { formatLine, lineNumberWidth } from "../view.js";
+import { formatIdTag } from "../lines/protocol.js";
+import { plural } from "../lines/text.js";
+import { formatLine, lineNumberWidth } from "../view/view.js";
 import { echo, MIN_SHRUNK_LINE_CHARS, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
 
 function checkLineNumber(value: unknown, name: string): number {

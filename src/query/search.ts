@@ -2,15 +2,15 @@
 // store.openText) searched by the worker engine (search.ts), and its hit and context lines in the
 // output's numbering, merged into windows and fitted into thresholdChars with what was left out.
 
-import type { OverflowConfig } from "../config.js";
-import { describeLeftOut, toOutputLine } from "../gap.js";
-import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchResult } from "../search.js";
+import type { OverflowConfig } from "../config/config.js";
+import { describeLeftOut, toOutputLine } from "../store/gap.js";
+import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchResult } from "./engine/search.js";
 import type { EntryGap, EntryMeta } from "../store/index.js";
-import { formatIdTag } from "../protocol.js";
-import { plural, sizeOf } from "../text.js";
-import { renderTerminalLine } from "../render.js";
-import { lineNumberWidth } from "../view.js";
-import { fitSearchLine } from "../search-protocol.js";
+import { formatIdTag } from "../lines/protocol.js";
+import { plural, sizeOf } from "../lines/text.js";
+import { renderTerminalLine } from "../lines/render.js";
+import { lineNumberWidth } from "../view/view.js";
+import { fitSearchLine } from "./engine/protocol.js";
 import { echo, MIN_SHRUNK_LINE_CHARS, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
 
 /** Marks the gap between two search windows, as grep does. */

@@ -4,7 +4,7 @@
 // found empty; only regular files whose names match the store's patterns are ever looked at or
 // removed, nothing recurses; every problem is reported as a line in `errors`, never thrown.
 
-import { describeError } from "../text.js";
+import { describeError } from "../lines/text.js";
 import { ENTRY_FILE_PATTERN, parseMetaText, TEMP_FILE_PATTERN } from "./entry.js";
 import { readErrorCode, type StoreDirent, type StoreFs, type StoreStats } from "./fs.js";
 import { isCommittingEntry } from "./writer.js";

@@ -5,7 +5,7 @@
 // first; never throws (every problem is a line in `errors`); quota eviction takes other sessions'
 // entries first, then the current session's, oldest first, ties by id so every process agrees.
 
-import { describeError } from "../text.js";
+import { describeError } from "../lines/text.js";
 import {
 	classifyStoreNames,
 	DEFAULT_HOUSEKEEPING_CONCURRENCY,

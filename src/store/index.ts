@@ -6,8 +6,8 @@
 // store, as this process knows it, is back within it (quota.ts).
 
 import { dirname, resolve, sep } from "node:path";
-import type { ByteSource } from "../source.js";
-import { describeError } from "../text.js";
+import type { ByteSource } from "../io/source.js";
+import { describeError } from "../lines/text.js";
 import { classifyStoreNames, DEFAULT_MAX_META_BYTES, isComplete, type KnownEntry, StoreDirectory } from "./directory.js";
 import { assertEntryId, computeEntryId, findIssuedIds, isEntryId, MAX_ID_ATTEMPTS, parseMetaText, rememberIssuedId, type EntryMeta } from "./entry.js";
 import { createStoreError, NODE_STORE_FS, readErrorCode, toStoreError, type StoreFs, type StoreReadHandle, type StoreStats } from "./fs.js";

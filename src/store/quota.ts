@@ -5,7 +5,7 @@
 // writes stays that small; a pass evicts down to the low-water mark (hysteresis), never an entry
 // being committed in this process, and never rejects.
 
-import { describeError } from "../text.js";
+import { describeError } from "../lines/text.js";
 import { classifyStoreNames, DEFAULT_HOUSEKEEPING_CONCURRENCY, type EntryPaths, isComplete, type KnownEntry, runWithConcurrency, type StoreDirectory } from "./directory.js";
 import type { EntryMeta } from "./entry.js";
 import { selectVictims } from "./housekeeping.js";

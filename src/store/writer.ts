@@ -7,7 +7,7 @@
 // release(), on every failure and abort; an entry is never replaced, and the error passed on keeps
 // its `code`.
 
-import { countNewlines } from "../keyword-filter.js";
+import { countNewlines } from "../prefilter/keyword-filter.js";
 import { createTempName, parseEntryMeta, type EntryMeta } from "./entry.js";
 import { closeQuietly, placeNew, unlinkQuietly, writeFully } from "./file-steps.js";
 import { createStoreError, toStoreError, type StoreError, type StoreFileHandle, type StoreFs } from "./fs.js";

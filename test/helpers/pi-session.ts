@@ -18,7 +18,7 @@ import {
 	SessionManager,
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
-import { isPiBashSpillPath } from "../../src/pi-bash.js";
+import { isPiBashSpillPath } from "../../src/intake/pi-bash.js";
 
 export interface PiSessionOptions {
 	/** Fresh temporary agent directory for this run. */

@@ -60,7 +60,7 @@ export function writeConfiguredIndex(dir: string, configText: string): string {
 		path,
 		[
 			`import { getAgentDir } from "@mariozechner/pi-coding-agent";`,
-			`import { parseConfig } from ${JSON.stringify(join(REPO_ROOT, "src", "config.ts"))};`,
+			`import { parseConfig } from ${JSON.stringify(join(REPO_ROOT, "src", "config", "config.ts"))};`,
 			`import { createOverflowExtension } from ${JSON.stringify(join(REPO_ROOT, "src", "extension.ts"))};`,
 			`import { resolveStoreRoot } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};`,
 			`export default function (pi: any) {`,

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
-import { createDefaultConfig, type OverflowConfig } from "../../src/config.js";
+import { createDefaultConfig, type OverflowConfig } from "../../src/config/config.js";
 import { QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../../src/query/index.js";
 import { type EntryMeta, OverflowStore } from "../../src/store/index.js";
 import { writeStoreEntry } from "./store-entry.js";

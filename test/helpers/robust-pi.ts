@@ -4,7 +4,7 @@
 // one event and one context, and their return value is handed back untouched.
 
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import type { ToolResultInput, ToolResultPatch } from "../../src/bound.js";
+import type { ToolResultInput, ToolResultPatch } from "../../src/bound/bound.js";
 import { createOverflowExtension, type OverflowExtensionOptions } from "../../src/extension.js";
 import type { HousekeepingResult } from "../../src/store/index.js";
 

@@ -1,8 +1,8 @@
 // Child of test/robust-time.test.ts: bounds one huge spill file and prints time and peak memory.
 import { openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { boundToolResult } from "../../src/bound.js";
-import { createDefaultConfig } from "../../src/config.js";
+import { boundToolResult } from "../../src/bound/bound.js";
+import { createDefaultConfig } from "../../src/config/config.js";
 import { OverflowStore } from "../../src/store/index.js";
 
 const [spill, root] = process.argv.slice(2);

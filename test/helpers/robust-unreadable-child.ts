@@ -8,9 +8,9 @@
 
 import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
-import { boundToolResult } from "../../src/bound.js";
-import { createDefaultConfig } from "../../src/config.js";
-import { createStash, stashOriginal } from "../../src/stash.js";
+import { boundToolResult } from "../../src/bound/bound.js";
+import { createDefaultConfig } from "../../src/config/config.js";
+import { createStash, stashOriginal } from "../../src/intake/stash.js";
 import { OverflowStore } from "../../src/store/index.js";
 import { numberedLog } from "../fixtures/ext/tools.js";
 

@@ -3,9 +3,9 @@
 // lines, \r, multi-byte characters and surrogate pairs); and what the worker's modules need to run
 // in the main thread of a test (a request, a byte source in memory).
 
-import { isByteSafePattern } from "../../src/regex-safety.js";
-import type { SearchLine, SearchWorkerRequest } from "../../src/search-protocol.js";
-import type { ByteSource } from "../../src/search-run.js";
+import { isByteSafePattern } from "../../src/regex/safety.js";
+import type { SearchLine, SearchWorkerRequest } from "../../src/query/engine/protocol.js";
+import type { ByteSource } from "../../src/query/engine/run.js";
 
 /** The options the oracle follows (a subset of SearchOptions and of the worker's request). */
 export interface SearchReferenceOptions {

@@ -1,4 +1,4 @@
-// Builds src/wasm/keyword-filter.wasm and its relaxed-SIMD twin from the one .wat source with wabt
+// Builds src/prefilter/wasm/keyword-filter.wasm and its relaxed-SIMD twin from the one .wat source with wabt
 // (a dev dependency): the tests compare the results with the committed files, and `npm run
 // build:wasm` writes them. The twin is the same module with each `i8x16.swizzle` as
 // `i8x16.relaxed_swizzle` (every index it gets is a nibble, 0–15, where both give the same lanes).
@@ -8,9 +8,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import wabt from "wabt";
 
-export const KEYWORD_FILTER_WAT = fileURLToPath(new URL("../../src/wasm/keyword-filter.wat", import.meta.url));
-export const KEYWORD_FILTER_WASM = fileURLToPath(new URL("../../src/wasm/keyword-filter.wasm", import.meta.url));
-export const KEYWORD_FILTER_RELAXED_WASM = fileURLToPath(new URL("../../src/wasm/keyword-filter-relaxed.wasm", import.meta.url));
+export const KEYWORD_FILTER_WAT = fileURLToPath(new URL("../../src/prefilter/wasm/keyword-filter.wat", import.meta.url));
+export const KEYWORD_FILTER_WASM = fileURLToPath(new URL("../../src/prefilter/wasm/keyword-filter.wasm", import.meta.url));
+export const KEYWORD_FILTER_RELAXED_WASM = fileURLToPath(new URL("../../src/prefilter/wasm/keyword-filter-relaxed.wasm", import.meta.url));
 
 /** The module compiled from the committed .wat source; `relaxed`: its relaxed-SIMD twin. */
 export async function compileKeywordFilter(relaxed = false): Promise<Uint8Array> {

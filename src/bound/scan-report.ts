@@ -1,0 +1,84 @@
+// Pure reports built from a scan for bound.ts: a stored original's metadata (with the signal lines
+// of a left-out middle), and what an earlier layer's cut lost (under the recovery marker).
+// Invariant: totals and line numbers are the output's own (the scan's), and every list is bounded —
+// by MAX_GAP_SIGNAL_CHARS and by the room it is given.
+
+import type { OverflowConfig } from "../config/config.js";
+import type { ScannedLine } from "../lines/render.js";
+import type { ScanResult } from "../scan/scan.js";
+import type { PumpResult } from "../io/source.js";
+import type { ResolvedOriginal } from "../intake/original.js";
+import type { EntryGap, EntryMeta, EntryWriter, GapSignal } from "../store/index.js";
+import type { ToolResultInput } from "../intake/tool-result.js";
+import { keepStart } from "../lines/text.js";
+import { formatLine, lineNumberWidth } from "../view/view.js";
+
+/** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
+const MAX_GAP_SIGNAL_CHARS = 16_000;
+
+/** The metadata of a stored original: the output's totals (the scan's) and what the writer kept. */
+export function describeEntry(
+	id: string,
+	event: Pick<ToolResultInput, "toolCallId" | "toolName">,
+	deps: { sessionId: string; now?: () => number; config: OverflowConfig },
+	original: Pick<ResolvedOriginal, "kind" | "note">,
+	copy: { scan: ScanResult; pumped: PumpResult; writer: EntryWriter; status: string | undefined },
+): EntryMeta {
+	const { scan, pumped, writer, status } = copy;
+	return {
+		id,
+		sessionId: deps.sessionId,
+		toolCallId: event.toolCallId,
+		toolName: event.toolName,
+		createdAt: new Date(deps.now ? deps.now() : Date.now()).toISOString(),
+		totalLines: scan.totalLines,
+		totalBytes: scan.totalBytes,
+		storedBytes: writer.bytesWritten,
+		storedLines: writer.linesWritten,
+		truncated: pumped.gap !== undefined,
+		...(pumped.gap ? { gap: describeGap(pumped, scan, deps.config) } : {}),
+		source: original.kind,
+		...(original.note ? { sourceNote: original.note } : {}),
+		...(status ? { status } : {}),
+	};
+}
+
+/** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */
+export function describeGap(pumped: PumpResult, scan: ScanResult, config: OverflowConfig): EntryGap {
+	const gap = pumped.gap as NonNullable<PumpResult["gap"]>;
+	const signals: GapSignal[] = [];
+	let chars = 0;
+	for (const line of scan.signals) {
+		if (line.lineNumber < gap.markerLine || line.lineNumber >= gap.firstTailLine) continue;
+		const text = keepStart(line.text, config.maxLineChars);
+		if (chars + text.length > MAX_GAP_SIGNAL_CHARS) break;
+		chars += text.length;
+		signals.push({ line: line.lineNumber, text, count: line.count });
+	}
+	return { ...gap, signals };
+}
+
+/**
+ * Under the recovery marker, what an earlier layer's cut lost: the original's signal lines the
+ * kept text lacks (ranked, numbered as in the output) and its last line, as many as fit in `room`.
+ */
+export function describeWhatTheCutLost(scan: ScanResult, current: string, config: OverflowConfig, room: number): string[] {
+	const width = lineNumberWidth(scan.totalLines);
+	const isKept = (text: string) => text.trim() === "" || current.includes(text.trim());
+	const lost = [...scan.signals.slice(0, config.maxSignalLines), ...scan.shownSignals].filter((item) => !isKept(item.text));
+	const last = scan.tail[scan.tail.length - 1];
+	// The last line first, then the signal lines in rank order; shown in line order.
+	const candidates: ScannedLine[] = [...(last !== undefined && !isKept(last.text) ? [last] : []), ...lost.filter((item) => item.lineNumber !== last?.lineNumber)];
+	if (candidates.length === 0) return [];
+	const label = "[what the cut left out, with the output's line numbers:]";
+	const shown: ScannedLine[] = [];
+	let left = room - label.length - 1;
+	for (const line of candidates) {
+		const text = formatLine(line, width, config.maxLineChars);
+		if (text.length + 1 > left) continue;
+		shown.push(line);
+		left -= text.length + 1;
+	}
+	if (shown.length === 0) return [];
+	return [label, ...shown.sort((a, b) => a.lineNumber - b.lineNumber).map((line) => formatLine(line, width, config.maxLineChars))];
+}

@@ -1,0 +1,336 @@
+// Where the original of a tool result comes from, and how it is copied. A spill file is untrusted
+// input: it is used only when it is a regular file of the user's own, with one link, written since
+// the tool started and reached without a foreign symlink; it is opened without blocking (a FIFO or
+// device is refused before any read) and streamed in fixed chunks, never read whole. An original
+// larger than `maxEntryBytes` is stored as its head and its tail, cut at line boundaries, with one
+// marker line between them; the scan still reads the middle, so line numbers stay the output's.
+
+import { constants, type promises as fsPromises, read as readFd } from "node:fs";
+import { lstat, open } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { dirname, isAbsolute } from "node:path";
+import { acquireReadBuffers, releaseReadBuffers, SHARED_READ_BUFFER_BYTES } from "../prefilter/keyword-filter.js";
+import { formatNote } from "../lines/protocol.js";
+import { describeError } from "../lines/text.js";
+
+/** Bytes read at a time from a spill file: the size of the scan's shared read buffers (keyword-filter.ts). */
+export const READ_CHUNK_BYTES = SHARED_READ_BUFFER_BYTES;
+
+/** Random-access bytes: a file descriptor or a buffer in memory. */
+export interface ByteSource {
+	readonly size: number;
+	/** Reads into `target` from `position`; returns the bytes read. */
+	read(target: Buffer, position: number): Promise<number>;
+	close(): Promise<void>;
+}
+
+export function bufferSource(bytes: Buffer): ByteSource {
+	return {
+		size: bytes.length,
+		async read(target, position) {
+			return bytes.copy(target, 0, position, Math.min(bytes.length, position + target.length));
+		},
+		async close() {},
+	};
+}
+
+export type OpenSpillResult = { ok: true; source: ByteSource } | { ok: false; reason: string };
+
+/** What a spill file must be to be used (see openSpillFile). */
+export interface SpillChecks {
+	/** The user running Pi: the file must be theirs (undefined where the platform has no uids). */
+	uid?: number;
+	/** Epoch ms when the tool started: the file must have been written since (undefined: not checked). */
+	notBeforeMs?: number;
+}
+
+/**
+ * Slack for `notBeforeMs`: file times lag the clock by a tick, and some file systems keep
+ * them in whole (even two-)seconds.
+ */
+export const SPILL_MTIME_SLACK_MS = 2000;
+
+/**
+ * Opens a spill file for streaming, or says why it cannot be used. A spill path is untrusted (any
+ * tool, or text a command printed, can name one), so the file must be a regular file with one link
+ * (a hard link to another file must not pass), owned by the user running Pi, written since the tool
+ * started, and reached without a symlink: the last component is opened with O_NOFOLLOW, and a
+ * symlink above it is accepted only when root or the user owns it (the system's own, such as
+ * macOS's /var). O_NONBLOCK: a FIFO or device is refused before any read, never waited on.
+ */
+export async function openSpillFile(path: string, checks: SpillChecks = {}): Promise<OpenSpillResult> {
+	if (!isAbsolute(path)) return { ok: false, reason: "spill path is not absolute" };
+	let handle: fsPromises.FileHandle;
+	try {
+		handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (error) {
+		return { ok: false, reason: `spill file ${describeError(error)}` };
+	}
+	try {
+		const stats = await handle.stat();
+		const refused = await refuseSpill(path, stats, checks);
+		if (refused !== undefined) {
+			await handle.close();
+			return { ok: false, reason: refused };
+		}
+		return { ok: true, source: readThroughFd(handle, stats.size) };
+	} catch (error) {
+		await handle.close().catch(() => {});
+		return { ok: false, reason: `spill file ${describeError(error)}` };
+	}
+}
+
+/**
+ * The file's bytes, read with the callback API on the handle's descriptor (several times cheaper
+ * per read than FileHandle.read). close() waits for the reads under way, so none ever reaches a
+ * descriptor number reused after it; a read after close fails.
+ */
+export function readThroughFd(handle: fsPromises.FileHandle, size: number): ByteSource {
+	const reading = new Set<Promise<number>>();
+	let closed = false;
+	return {
+		size,
+		read(target, position) {
+			const length = Math.max(0, Math.min(target.length, size - position));
+			if (closed) return Promise.reject(Object.assign(new Error("EBADF: the file is closed"), { code: "EBADF" }));
+			if (length === 0) return Promise.resolve(0);
+			const read = new Promise<number>((resolve, reject) => {
+				readFd(handle.fd, target, 0, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+			});
+			reading.add(read);
+			const forget = () => reading.delete(read);
+			read.then(forget, forget);
+			return read;
+		},
+		async close() {
+			closed = true;
+			await Promise.allSettled([...reading]);
+			await handle.close();
+		},
+	};
+}
+
+/** Why an opened spill file must not be used, or undefined when it passes every check. */
+async function refuseSpill(path: string, stats: Stats, checks: SpillChecks): Promise<string | undefined> {
+	if (!stats.isFile()) return `spill file is not a regular file (${fileKind(stats)})`;
+	if (checks.uid !== undefined && stats.uid !== checks.uid) return `spill file belongs to uid ${stats.uid}, not to the user running Pi (uid ${checks.uid})`;
+	if (stats.nlink !== 1) return `spill file has ${stats.nlink} hard links`;
+	if (checks.notBeforeMs !== undefined && stats.mtimeMs < checks.notBeforeMs - SPILL_MTIME_SLACK_MS) {
+		return "spill file was last written before the tool ran";
+	}
+	// Every directory above it: a symlink someone else owns could point anywhere. Looked at all at
+	// once, judged from the nearest up (a failure counts only where a walk up would have reached it).
+	const dirs: string[] = [];
+	for (let dir = dirname(path); ; dir = dirname(dir)) {
+		dirs.push(dir);
+		if (dirname(dir) === dir) break;
+	}
+	const found = await Promise.allSettled(dirs.map((dir) => lstat(dir)));
+	for (let k = 0; k < dirs.length; k++) {
+		const outcome = found[k];
+		if (outcome.status === "rejected") throw outcome.reason;
+		const above = outcome.value;
+		if (above.isSymbolicLink() && above.uid !== 0 && above.uid !== checks.uid) {
+			return `spill file is reached through ${dirs[k]}, a symlink owned by uid ${above.uid}`;
+		}
+	}
+	return undefined;
+}
+
+function fileKind(stats: Stats): string {
+	if (stats.isDirectory()) return "a directory";
+	if (stats.isFIFO()) return "a FIFO";
+	if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
+	if (stats.isSocket()) return "a socket";
+	return "not a regular file";
+}
+
+/**
+ * True when the source, decoded as Pi decodes output (UTF-8, each invalid sequence one U+FFFD),
+ * ends with exactly `text`. Reads only the end: the text's UTF-8 length plus a few bytes, which
+ * covers it whatever invalid bytes it came from (one invalid byte decodes to three).
+ */
+export async function sourceEndsWith(source: ByteSource, text: string): Promise<boolean> {
+	if (text.length === 0) return true;
+	const length = Math.min(source.size, Buffer.byteLength(text, "utf8") + 8);
+	if (length === 0) return false;
+	const buffer = Buffer.allocUnsafe(length);
+	const read = await source.read(buffer, source.size - length);
+	return new TextDecoder().decode(buffer.subarray(0, read)).endsWith(text);
+}
+
+/**
+ * The least number of bytes a decoded text can have come from: each U+FFFD may stand for one
+ * invalid byte. A source no longer than this cannot be an uncut original of the text.
+ */
+export function minSourceBytes(text: string): number {
+	let replacements = 0;
+	for (let at = text.indexOf("\ufffd"); at >= 0; at = text.indexOf("\ufffd", at + 1)) replacements++;
+	return Buffer.byteLength(text, "utf8") - 2 * replacements;
+}
+
+/** Where the pump sends the original's bytes. */
+export interface PumpSinks {
+	/** Every byte of the original, in order: the scan sees the whole output, a left-out middle too. */
+	scan(chunk: Buffer): void;
+	/**
+	 * The stored copy (head, marker line, tail); done with a chunk when its promise resolves (the
+	 * buffer is reused). `last` is set on the stored copy's last chunk (the scan may not have seen it yet).
+	 */
+	store(chunk: Buffer, last: boolean): void | Promise<void>;
+	/** Newlines the scan has seen so far: the true line numbers around a left-out middle. */
+	newlinesSeen(): number;
+}
+
+/** Where the stored copy left out the original's middle, to map its line numbers to the original's. */
+export interface StoredGap {
+	/** Line number, in the stored copy, of the marker line that stands for the middle. */
+	markerLine: number;
+	/** Line number, in the original, of the stored line right after the marker. */
+	firstTailLine: number;
+	/** Bytes of the original left out. */
+	leftOutBytes: number;
+}
+
+export interface PumpResult {
+	/** Bytes of the original. */
+	originalBytes: number;
+	/** Bytes passed to the store sink (the stored copy). */
+	storedBytes: number;
+	/** Set when the middle was left out of the stored copy. */
+	gap?: StoredGap;
+}
+
+/**
+ * Streams the source to the scan and, capped at `maxEntryBytes`, to the store: beyond the cap the
+ * store gets the head and the tail (about half each, cut at line boundaries) with one marker line
+ * between them, counted inside the cap, while the scan still gets every byte (the middle is read
+ * once, for the scan only). Memory: two READ_CHUNK_BYTES buffers (acquireReadBuffers). The next chunk is read,
+ * and the last one stored, while the scan works on it: the scan runs on the main thread, reads and
+ * writes in the thread pool. The store sink sees the chunks in order, one at a time.
+ */
+export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
+	const size = source.size;
+	const buffers = acquireReadBuffers(2, Math.min(READ_CHUNK_BYTES, Math.max(1, size)));
+	try {
+		return await pumpWith(buffers, source, maxEntryBytes, sinks);
+	} finally {
+		// No read or write is under way any more (pumpRange waits for them).
+		releaseReadBuffers(buffers);
+	}
+}
+
+async function pumpWith(buffers: readonly Buffer[], source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
+	const size = source.size;
+	// The chunk being stored lives in one buffer; the next read goes to the other.
+	let storing: Promise<void> = Promise.resolve();
+	let turn = 0;
+	const readInto = (buffer: Buffer, at: number, to: number): Promise<number> => {
+		const want = Math.min(buffer.length, to - at);
+		return want <= 0 ? Promise.resolve(0) : source.read(want === buffer.length ? buffer : buffer.subarray(0, want), at);
+	};
+	const pumpRange = async (from: number, to: number, store: boolean, lastStored: boolean): Promise<number> => {
+		let pumped = 0;
+		let reading = readInto(buffers[turn], from, to);
+		try {
+			for (let at = from; at < to; ) {
+				const read = await reading;
+				if (read <= 0) break;
+				const chunk = buffers[turn].subarray(0, read);
+				at += read;
+				pumped += read;
+				// The other buffer is free once its chunk is stored: read ahead into it.
+				await storing;
+				turn = 1 - turn;
+				reading = readInto(buffers[turn], at, to);
+				if (store) storing = Promise.resolve(sinks.store(chunk, lastStored && at >= to));
+				sinks.scan(chunk);
+			}
+			await storing;
+		} finally {
+			// No read or write outlives the pump, also when the scan or the store threw.
+			await Promise.allSettled([reading, storing]);
+		}
+		return pumped;
+	};
+	if (size <= maxEntryBytes) {
+		const storedBytes = await pumpRange(0, size, true, true);
+		return { originalBytes: size, storedBytes };
+	}
+
+	// The marker is measured at its longest (every number as large as the original) so the copy fits.
+	const longest = formatGapMarker({ from: size, to: size, bytes: size, size, maxEntryBytes, newline: true });
+	const half = Math.max(0, Math.floor((maxEntryBytes - Buffer.byteLength(longest)) / 2));
+	const headEnd = await findCut(source, half, "back");
+	const tailStart = await findCut(source, size - half, "forward");
+	let stored = await pumpRange(0, headEnd, true, false);
+	const headNewlines = sinks.newlinesSeen();
+	const headEndsInLine = stored > 0 && !(await isLineStart(source, headEnd));
+	await pumpRange(headEnd, tailStart, false, false);
+	const firstTailLine = sinks.newlinesSeen() + 1;
+	const markerLine = headNewlines + (headEndsInLine ? 2 : 1);
+	const marker = Buffer.from(
+		formatGapMarker({
+			// The lines left out whole (a line cut by a cut is kept in part).
+			from: markerLine,
+			to: firstTailLine - 1,
+			bytes: tailStart - headEnd,
+			size,
+			maxEntryBytes,
+			newline: headEndsInLine,
+		}),
+	);
+	await sinks.store(marker, tailStart >= size);
+	stored += marker.length;
+	stored += await pumpRange(tailStart, size, true, true);
+	return {
+		originalBytes: size,
+		storedBytes: stored,
+		gap: { markerLine, firstTailLine, leftOutBytes: tailStart - headEnd },
+	};
+}
+
+/** The one line that stands for a left-out middle in a stored copy (after a "\n" when the head ends inside a line). */
+function formatGapMarker(gap: { from: number; to: number; bytes: number; size: number; maxEntryBytes: number; newline: boolean }): string {
+	const lines = gap.to >= gap.from ? `lines ${gap.from}-${gap.to}` : `part of line ${gap.from - 1}`;
+	return `${gap.newline ? "\n" : ""}${formatNote(`${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}`)}\n`;
+}
+
+/** True when a line starts at `position` (the byte before it is a newline, or it is the start). */
+async function isLineStart(source: ByteSource, position: number): Promise<boolean> {
+	if (position <= 0) return true;
+	const one = Buffer.alloc(1);
+	await source.read(one, position - 1);
+	return one[0] === 0x0a;
+}
+
+/** Bytes searched for a newline on the far side of a cut before cutting inside a line. */
+const CUT_SEARCH_BYTES = 64 * 1024;
+
+/**
+ * A cut near `position` on a line boundary: the end of the last whole line at or before it ("back")
+ * or the start of the first whole line at or after it ("forward"), searched within 64 KiB; without a
+ * newline there, the nearest UTF-8 character boundary on the same side.
+ */
+async function findCut(source: ByteSource, position: number, direction: "back" | "forward"): Promise<number> {
+	if (position <= 0) return 0;
+	if (position >= source.size) return source.size;
+	// Both windows include the bytes just before and at `position`, which decide a cut right there.
+	const from = direction === "back" ? Math.max(0, position - CUT_SEARCH_BYTES) : position - 1;
+	const length = Math.min(direction === "back" ? position - from + 1 : CUT_SEARCH_BYTES + 1, source.size - from);
+	const bytes = Buffer.alloc(length);
+	const view = bytes.subarray(0, await source.read(bytes, from));
+	const at = position - from;
+	if (direction === "back") {
+		const nl = view.subarray(0, at).lastIndexOf(0x0a);
+		if (nl >= 0) return from + nl + 1;
+	} else {
+		const nl = view.indexOf(0x0a);
+		if (nl >= 0) return from + nl + 1;
+	}
+	// No newline nearby: a character boundary (the byte at the cut is not a UTF-8 continuation byte).
+	let cut = at;
+	const step = direction === "back" ? -1 : 1;
+	for (let moved = 0; moved < 3 && cut > 0 && cut < view.length && (view[cut] & 0xc0) === 0x80; moved++) cut += step;
+	return from + cut;
+}

@@ -1,0 +1,425 @@
+// One streaming pass over a text (pushed as byte chunks) that collects what the bounded view needs:
+// the line and byte totals, the first `headLines` and the last `tailLines` lines, the signal lines
+// from anywhere (signal-finder.ts finds them, signal-collector.ts keeps them by shape, with the byte
+// offset where each starts so that its block can be read later), and line shapes (shape-counter.ts).
+// The result does not depend on how the bytes were chunked. Memory stays bounded whatever the input:
+// kept lines are clipped, a line longer than GIANT_LINE_KEEP_BYTES keeps only its two ends, and
+// candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
+// that are kept get decoded on their own.
+
+import { acquireReadBuffers, compileDefaultModule, countNewlines, releaseReadBuffers } from "../prefilter/keyword-filter.js";
+import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "../lines/render.js";
+import { SignalCollector, type SignalItem } from "../signals/collector.js";
+import { prepareDefaultSignalFinder, SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
+import { rankCandidates } from "../signals/policy.js";
+import { ShapeCounter, type ShapeStats } from "../signals/shapes.js";
+
+export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
+
+const NEWLINE = 0x0a;
+
+export interface ScanOptions {
+	headLines: number;
+	tailLines: number;
+	maxSignalLines: number;
+	maxLineChars: number;
+	/** Tested on each line (ANSI escapes removed); compiled again internally with the flags the scan needs. */
+	signalRegex: RegExp;
+	/** The clock the signal search budget is measured with, in milliseconds. Default performance.now. */
+	now?: () => number;
+}
+
+export interface ScanResult {
+	totalLines: number;
+	totalBytes: number;
+	head: ScannedLine[];
+	/** In line order; always ends with the last line when there is one. */
+	tail: ScannedLine[];
+	/** Signal lines neither in the head nor in the last `tailLines` lines, ranked (best first). */
+	signals: SignalItem[];
+	/** Signal lines in the head or the tail (shown there), ranked. */
+	shownSignals: SignalItem[];
+	/** Lines that matched the signal pattern in all (repeats, head and tail included). */
+	signalMatches: number;
+	/** Line shapes: rare and repeated lines (see shape-counter.ts). */
+	shapes: ShapeStats;
+	/**
+	 * Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up:
+	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
+	 */
+	signalSearchStopped?: { atLine: number; afterMs: number };
+}
+
+export class LineScanner {
+	private readonly options: ScanOptions;
+	private readonly finder: SignalFinder;
+	private readonly collector: SignalCollector;
+	private readonly shapes = new ShapeCounter();
+	private readonly keepChars: number;
+	private lineCount = 0;
+	/** Bytes of the output (a jumped-over middle counted too). */
+	private byteCount = 0;
+	/** Bytes pushed: byte offsets of lines are offsets in what was pushed. */
+	private position = 0;
+	private pending = new PendingLine();
+	private pendingOffset = 0;
+	private readonly head: ScannedLine[] = [];
+	/** The last lines so far, oldest first: at least `tailLines` of them (when there are), in parts. */
+	private tailParts: TailPart[] = [];
+	private tailPartLines = 0;
+	private ended = false;
+
+	constructor(options: ScanOptions) {
+		this.options = options;
+		this.finder = new SignalFinder(options.signalRegex, options.now);
+		this.collector = new SignalCollector(options.maxLineChars);
+		this.keepChars = keepCharsFor(options.maxLineChars);
+	}
+
+	push(chunk: Uint8Array): void {
+		if (this.ended) throw new Error("LineScanner: push after end");
+		if (chunk.length === 0) return;
+		const base = this.position;
+		this.byteCount += chunk.length;
+		this.position += chunk.length;
+		const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length);
+		let start = 0;
+		if (!this.pending.isEmpty) {
+			const newline = bytes.indexOf(NEWLINE);
+			if (newline < 0) {
+				this.pending.append(bytes);
+				return;
+			}
+			this.pending.append(bytes.subarray(0, newline));
+			this.finishPendingLine();
+			start = newline + 1;
+		}
+		const lastNewline = bytes.lastIndexOf(NEWLINE);
+		if (lastNewline >= start) {
+			this.scanWholeLines(bytes, start, lastNewline + 1, base);
+			start = lastNewline + 1;
+		}
+		if (start < bytes.length) this.startPending(bytes.subarray(start), base + start);
+	}
+
+	/** How many lines of the output have this line's shape (0 when not known): see ShapeCounter.countOf. */
+	countShape(text: string): number {
+		return this.shapes.countOf(text);
+	}
+
+	/** Lines completed so far: the newlines pushed. */
+	get newlines(): number {
+		return this.lineCount;
+	}
+
+	/**
+	 * Jumps over lines that are not pushed (the left-out middle of a stored copy, when its view is
+	 * built again): the next line pushed is `nextLine`, `bytes` are counted as output, and `signals`
+	 * stand for the signal lines the first scan found in the lines jumped over (their blocks cannot
+	 * be read: offset -1); `passedBytes` bytes of the source were passed over without being pushed
+	 * (the marker line), so later offsets stay offsets in the source.
+	 */
+	skipTo(nextLine: number, bytes: number, signals: readonly { lineNumber: number; text: string; count: number }[], passedBytes = 0): void {
+		if (this.ended) throw new Error("LineScanner: skip after end");
+		if (!this.pending.isEmpty) this.finishPendingLine();
+		for (const signal of signals) {
+			if (signal.lineNumber <= this.lineCount || signal.lineNumber >= nextLine) continue;
+			for (let k = 0; k < Math.max(1, signal.count); k++) {
+				this.collector.add({ lineNumber: signal.lineNumber, text: signal.text, totalChars: signal.text.length, partial: false }, -1);
+			}
+		}
+		this.lineCount = Math.max(this.lineCount, nextLine - 1);
+		this.byteCount += bytes;
+		this.position += passedBytes;
+	}
+
+	end(): ScanResult {
+		if (!this.ended) {
+			if (!this.pending.isEmpty) this.finishPendingLine();
+			this.ended = true;
+		}
+		const stopped = this.finder.stopped;
+		// Stopped after the last line is not stopped: every line was searched.
+		const signalSearchStopped = stopped && stopped.atLine <= this.lineCount ? stopped : undefined;
+		const headEnd = this.head.length > 0 ? this.head[this.head.length - 1].lineNumber : 0;
+		const tailStart = this.lineCount - this.options.tailLines + 1;
+		const isShown = (line: number) => line <= headEnd || line >= tailStart;
+		const items = this.collector.items();
+		return {
+			totalLines: this.lineCount,
+			totalBytes: this.byteCount,
+			head: this.head,
+			tail: this.shapeTail(),
+			signals: rankCandidates(items.filter((item) => !isShown(item.lineNumber))),
+			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber))),
+			signalMatches: this.collector.matches,
+			shapes: this.shapes.result(),
+			...(signalSearchStopped ? { signalSearchStopped } : {}),
+		};
+	}
+
+	private get searching(): boolean {
+		return this.options.maxSignalLines > 0 && this.finder.stopped === undefined;
+	}
+
+	/**
+	 * Whole lines (each ending in "\n"): runs of ordinary lines go to scanBlock, a long line (giant,
+	 * or longer than a window for a configured pattern) goes through PendingLine, exactly as when it
+	 * arrives in pieces, so chunking never changes the result.
+	 */
+	private scanWholeLines(bytes: Buffer, start: number, end: number, base: number): void {
+		const longLineBytes = this.finder.windowed ? SIGNAL_WINDOW_CHARS : GIANT_LINE_KEEP_BYTES;
+		let blockStart = start;
+		let at = start;
+		while (at < end) {
+			// Every line starting in [at, newline] ends by that newline, so none of them is long.
+			const newline = bytes.lastIndexOf(NEWLINE, Math.min(end - 1, at + longLineBytes));
+			if (newline >= at) {
+				at = newline + 1;
+				continue;
+			}
+			const lineEnd = bytes.indexOf(NEWLINE, at);
+			if (at > blockStart) this.scanBlock(bytes, blockStart, at, base);
+			this.startPending(bytes.subarray(at, lineEnd), base + at);
+			this.finishPendingLine();
+			at = lineEnd + 1;
+			blockStart = at;
+		}
+		if (blockStart < end) this.scanBlock(bytes, blockStart, end, base);
+	}
+
+	/**
+	 * A block of whole lines, each ending in "\n", none long: count them, keep head and tail, find
+	 * signals, count shapes. Only the lines that are kept are decoded.
+	 */
+	private scanBlock(bytes: Buffer, start: number, end: number, base: number): void {
+		const firstLine = this.lineCount + 1;
+		this.shapes.addBlock(bytes, start, end, firstLine, base + start);
+
+		// The block's signal lines in order: those that end up in the tail are marked too.
+		const hits: number[] = [];
+		// Head: decode the block's first lines while the head is short.
+		let cursor = start;
+		let lineNumber = firstLine;
+		while (this.head.length < this.options.headLines && cursor < end) {
+			const newline = bytes.indexOf(NEWLINE, cursor);
+			const raw = bytes.toString("utf8", cursor, newline);
+			const line = shapeLine(lineNumber, raw, this.keepChars);
+			const isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
+			this.head.push(isSignal ? markSignal(line) : line);
+			if (isSignal) {
+				hits.push(lineNumber);
+				this.collector.add(line, base + cursor);
+			}
+			cursor = newline + 1;
+			lineNumber++;
+		}
+
+		let lines = lineNumber - firstLine;
+		if (cursor < end) {
+			if (this.searching) {
+				lines += this.finder.findInBlock(bytes, start, cursor - start, end, lineNumber, (hitLine, lineStart, raw) => {
+					hits.push(hitLine);
+					this.collector.addRaw(hitLine, raw, base + lineStart);
+				});
+			} else {
+				// Not searched (the search is off or stopped): counted by the prefilter's SIMD pass alone.
+				lines += countNewlines(bytes, cursor, end);
+			}
+		}
+
+		// Tail: the block's last lines replace the oldest ones of the previous tail. They are decoded as
+		// one string and shaped only if they are still in the tail at the end (most blocks' are not).
+		const want = Math.min(this.options.tailLines, lines);
+		if (want > 0) {
+			// Walks back over the last `want` lines, from the newline that ends each to its start.
+			let runStart = end;
+			for (let i = 0; i < want; i++) {
+				const lineEnd = runStart - 1;
+				runStart = lineEnd > start ? Math.max(start, bytes.lastIndexOf(NEWLINE, lineEnd - 1) + 1) : start;
+			}
+			const runFirstLine = firstLine + lines - want;
+			const signals: number[] = [];
+			for (let hit = hits.length - 1; hit >= 0 && hits[hit] >= runFirstLine; hit--) signals.push(hits[hit]);
+			const run: TailRun = { firstLine: runFirstLine, lines: want, text: bytes.toString("utf8", runStart, end - 1), signals };
+			this.pushTail(end - runStart <= MAX_TAIL_RUN_BYTES ? { run, lines: want } : { shaped: this.shapeRun(run), lines: want });
+		}
+		this.lineCount += lines;
+	}
+
+	/** Adds lines at the end of the tail; drops the oldest parts that are no longer needed for `tailLines` lines. */
+	private pushTail(part: TailPart): void {
+		this.tailParts.push(part);
+		this.tailPartLines += part.lines;
+		let drop = 0;
+		while (drop < this.tailParts.length - 1 && this.tailPartLines - this.tailParts[drop].lines >= this.options.tailLines) this.tailPartLines -= this.tailParts[drop++].lines;
+		if (drop > 0) this.tailParts = this.tailParts.slice(drop);
+	}
+
+	/** The run's lines as the view gets them (signal lines marked). */
+	private shapeRun(run: TailRun): ScannedLine[] {
+		return run.text.split("\n").map((raw, i) => {
+			const line = shapeLine(run.firstLine + i, raw, this.keepChars);
+			return run.signals.includes(line.lineNumber) ? markSignal(line) : line;
+		});
+	}
+
+	/** The last `tailLines` lines, shaped. */
+	private shapeTail(): ScannedLine[] {
+		const lines = this.tailParts.flatMap((part) => ("run" in part ? this.shapeRun(part.run) : part.shaped));
+		return lines.slice(Math.max(0, lines.length - this.options.tailLines));
+	}
+
+	private startPending(bytes: Uint8Array, offset: number): void {
+		if (this.pending.isEmpty) this.pendingOffset = offset;
+		this.pending.append(bytes);
+	}
+
+	/** A line that arrived in pieces, or a long one: head, signal, tail. */
+	private finishPendingLine(): void {
+		const pending = this.pending;
+		const offset = this.pendingOffset;
+		this.pending = new PendingLine();
+		const lineNumber = this.lineCount + 1;
+		this.shapes.addLine(pending.startBytes(), lineNumber, offset);
+		let line: ScannedLine;
+		let isSignal: boolean;
+		if (!pending.isGiant) {
+			const raw = pending.whole();
+			line = shapeLine(lineNumber, raw, this.keepChars);
+			isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
+		} else {
+			[line, isSignal] = shapeGiantLine(lineNumber, pending, this.keepChars, (text, isEnd) => this.searching && this.finder.testLine(text, lineNumber, isEnd));
+		}
+		const shown = isSignal ? markSignal(line) : line;
+		if (this.head.length < this.options.headLines) this.head.push(shown);
+		if (isSignal) this.collector.add(line, offset);
+		this.pushTail({ shaped: [shown], lines: 1 });
+		this.lineCount++;
+	}
+}
+
+/** Bytes of a block's last lines kept as one string until the end of the scan; longer runs are shaped at once. */
+const MAX_TAIL_RUN_BYTES = 256 * 1024;
+
+/** A block's last lines, undecoded into lines: `text` is their bytes decoded, without the last "\n". */
+interface TailRun {
+	firstLine: number;
+	lines: number;
+	text: string;
+	/** The line numbers among them that the signal pattern matched. */
+	signals: number[];
+}
+
+/** Lines at the end of what was scanned so far: shaped, or a run shaped only if it stays in the tail. */
+type TailPart = { shaped: ScannedLine[]; lines: number } | { run: TailRun; lines: number };
+
+/** A head or tail line the signal pattern matched, as the view gets it (the collector keeps its own). */
+function markSignal(line: ScannedLine): ScannedLine {
+	return { ...line, signal: true };
+}
+
+/** Scans a whole string (used when the original is only in memory). */
+export function scanText(text: string, options: ScanOptions): ScanResult {
+	return scanBytes(Buffer.from(text, "utf8"), options);
+}
+
+function scanBytes(bytes: Buffer, options: ScanOptions): ScanResult {
+	const scanner = new LineScanner(options);
+	const step = 1024 * 1024;
+	for (let at = 0; at < bytes.length; at += step) scanner.push(bytes.subarray(at, at + step));
+	return scanner.end();
+}
+
+/**
+ * Lines that take every path of a scan: ASCII, Latin-1 and CJK text (V8 compiles a regex for one-
+ * and two-byte strings apart), signal lines, an ANSI escape, a line longer than a window.
+ */
+const PREWARM_LINES = [
+	"  CC [M]  drivers/gpu/drm/module_1.o",
+	"src/net/socket.c:88:12: error: 'struct sock' has no member named 'sk_flags'",
+	"  ✓ übersetzt Zeichenkette 7 — 日本語のテスト 3",
+	"FAIL src/parser.test.ts > parses nested arrays (12 ms)",
+	"\x1b[31merror\x1b[0m: café failed",
+	"thread 'main' panicked at 'index out of bounds', src/main.rs:14:5",
+	"x".repeat(SIGNAL_WINDOW_CHARS + 10),
+];
+
+/** Lines of the larger prewarm text (PREWARM_STEPS scans of it): enough for V8 to optimize the scan's loops. */
+const PREWARM_TEXT_LINES = 4000;
+const PREWARM_STEPS = 4;
+/** Views built of it after those scans. */
+const PREWARM_VIEW_STEPS = 1;
+
+/**
+ * A log-like text of PREWARM_TEXT_LINES lines (numbers vary, every tenth line one of PREWARM_LINES):
+ * what makes V8 optimize the scan's hot paths (the block scan, the shape and keyword passes, the
+ * candidate tests and the signal collector) and tier up the WebAssembly functions.
+ */
+function buildPrewarmText(): string {
+	const lines: string[] = [];
+	for (let i = 0; i < PREWARM_TEXT_LINES; i++) {
+		if (i % 3 !== 2) {
+			lines.push(`[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
+		} else if (i % 9 === 2) {
+			lines.push(PREWARM_LINES[(i / 9) % (PREWARM_LINES.length - 1) | 0]);
+		} else {
+			// Signal lines that differ in more than digits, as a real output's do: new shapes, new texts.
+			const name = PREWARM_NAMES[i % PREWARM_NAMES.length] + PREWARM_NAMES[(i >> 3) % PREWARM_NAMES.length];
+			lines.push(i % 2 === 0 ? `src/${name}.ts:${i}:7 - error TS2345: '${name}' is not assignable` : `FAILED tests/test_${name}.py::test_${name}_${i % 13} - AssertionError: ${i} != ${i + 1}`);
+		}
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+/** Words the prewarm's signal lines are made of. */
+const PREWARM_NAMES = ["parser", "lexer", "cache", "queue", "socket", "config", "router", "store", "index", "worker", "client"];
+
+/**
+ * Compiles what the first large result would otherwise compile on its path: the WebAssembly
+ * module (off the main thread), the keyword finder and the newline counter (its instances), and
+ * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
+ * code); then scans a larger text a few times, so that V8 optimizes the scan's JavaScript and
+ * WebAssembly hot paths, and builds its view twice (the hunks and the view's rows); a first result
+ * of a few MB would otherwise spend much of its time in unoptimized code. Runs in steps between
+ * other work; call it after session_start has returned.
+ * Never rejects.
+ */
+export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
+	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+	try {
+		await compileDefaultModule();
+		await yieldToOthers();
+		prepareDefaultSignalFinder();
+		countNewlines(Buffer.from("\n"), 0, 1);
+		const text = `${[...PREWARM_LINES, ...PREWARM_LINES].join("\n")}\n`;
+		for (let run = 0; run < 2; run++) {
+			await yieldToOthers();
+			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
+		}
+		const largerText = buildPrewarmText();
+		const larger = Buffer.from(largerText, "utf8");
+		const options = { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex };
+		for (let run = 0; run < PREWARM_STEPS; run++) {
+			await yieldToOthers();
+			// Half the runs in a shared read buffer, as a pump's chunks are (the passes run in place there).
+			const buffers = run % 2 === 0 ? acquireReadBuffers(1, larger.length) : [];
+			try {
+				if (buffers.length > 0) larger.copy(buffers[0]);
+				scanBytes(buffers[0] ?? larger, options);
+			} finally {
+				releaseReadBuffers(buffers);
+			}
+		}
+		// The view's own paths (hunks read back, context chosen, rows rendered), on the same text.
+		// Imported here (view-build.ts imports this module), one after the other (see index.ts).
+		const { buildViewFromText } = await import("../view/view-build.js");
+		const { createDefaultConfig } = await import("../config/config.js");
+		for (let run = 0; run < PREWARM_VIEW_STEPS; run++) {
+			await yieldToOthers();
+			await buildViewFromText(largerText, { ...createDefaultConfig(), signalRegex, id: "000000000000", toolName: "bash" });
+		}
+	} catch {
+		// Only a head start: a result compiles what is missing itself.
+	}
+}

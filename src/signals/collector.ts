@@ -1,0 +1,268 @@
+// The signal candidates of one scan, kept in bounded memory: lines that matched the signal pattern,
+// grouped by shape (signal-policy.ts shapeOf). A shape keeps its first few distinct lines and its
+// latest one, with exact repeat counts, and counts every line of its shape; at most MAX_SHAPES
+// shapes are kept — past that, the ones that rank lowest are dropped, evenly over the output — so a
+// million distinct error lines cost no more memory than a thousand. Order of arrival is line order.
+// A line that is not kept costs no copy: it is shaped from the scan's text and dropped.
+
+import { detach, keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine, stripLineEnd } from "../lines/render.js";
+import { classifySeverity, rankCandidates, type Severity, shapeOf } from "./policy.js";
+import { keepEnd, keepStart } from "../lines/text.js";
+
+/** Shapes remembered at once (twice this many before a prune). */
+export const MAX_SHAPES = 1024;
+/** Distinct lines kept per shape, from its first; its latest line is kept too. */
+export const LINES_PER_SHAPE = 5;
+/** A shape with at least this many lines is shown once, with a count of its similar lines. */
+export const COLLAPSE_SHAPE_LINES = 7;
+/** Lines remembered by the shape memo (see findShape) before it starts again, and the longest it remembers. */
+export const MAX_MEMO_LINES = 1024;
+export const MAX_MEMO_LINE_CHARS = 256;
+
+/** A signal line the view may show. */
+export interface SignalItem extends ScannedLine {
+	/** Byte offset of the line's start in the scanned stream (-1 when not known): where its block is read. */
+	offset: number;
+	/** Lines with exactly this text (shown once, at its first line). */
+	count: number;
+	severity: Severity;
+	/** Signal lines of this line's shape in the whole output. */
+	shapeCount: number;
+	/** Set when this line stands for the other lines of its shape too: how many lines, and the last one. */
+	similar?: { count: number; lastLine: number };
+}
+
+interface Shape {
+	key: string;
+	severity: Severity;
+	count: number;
+	firstLine: number;
+	lastLine: number;
+	/** The first distinct lines. */
+	items: SignalItem[];
+	/** The latest line not among them, made a SignalItem only when asked for (items()). */
+	latest: LatestLine | undefined;
+}
+
+/** A shape's latest line, overwritten by each later one: what its SignalItem is made from. */
+interface LatestLine {
+	lineNumber: number;
+	/** As the view shows it (clipped to maxLineChars, see clipForView): what a later line is compared with. */
+	shownText: string;
+	offset: number;
+	count: number;
+	/** The line as a SignalItem, or its raw text (at most maxLineChars, a string of its own) to shape with shapeLine. */
+	source: SignalItem | string;
+}
+
+/** A line the shape memo has seen, and its shape. */
+interface MemoLine {
+	text: string;
+	shape: string;
+	/** renderTerminalLine shows the text as it is (it has no control characters). */
+	shownAsIs: boolean;
+}
+
+export class SignalCollector {
+	private shapes = new Map<string, Shape>();
+	/** Lines added in all (repeats included). */
+	matches = 0;
+	/** What the scan keeps of a line (render.ts keepCharsFor): the text a line is shaped and compared by. */
+	private readonly keepChars: number;
+	/** Recent lines by digitBlindHash: a line that differs from one of them only in its digits has its shape. */
+	private memo = new Map<number, MemoLine>();
+	/** The memo's line that the last line matched or was added as: tried first. */
+	private lastMemo: MemoLine | undefined;
+
+	constructor(private readonly maxLineChars: number) {
+		this.keepChars = keepCharsFor(maxLineChars);
+	}
+
+	/**
+	 * What is held now: shapes (at most 2 × MAX_SHAPES), their lines (at most LINES_PER_SHAPE + 1
+	 * each, of at most maxLineChars characters), and the shape memo's lines (at most MAX_MEMO_LINES).
+	 */
+	get retained(): { shapes: number; lines: number; longestLineChars: number; memoLines: number } {
+		let lines = 0;
+		let longestLineChars = 0;
+		for (const shape of this.shapes.values()) {
+			for (const item of shape.items) longestLineChars = Math.max(longestLineChars, item.text.length);
+			lines += shape.items.length;
+			if (shape.latest === undefined) continue;
+			const source = shape.latest.source;
+			longestLineChars = Math.max(longestLineChars, typeof source === "string" ? source.length : source.text.length);
+			lines++;
+		}
+		return { shapes: this.shapes.size, lines, longestLineChars, memoLines: this.memo.size };
+	}
+
+	/** A line that matched the signal pattern, in line order. */
+	add(line: ScannedLine, offset: number): void {
+		this.addLine(line.lineNumber, line.text, this.findShape(line.text), offset, line);
+	}
+
+	/**
+	 * A line that matched, as the scan decoded it (`raw`, its line ending included or not). The
+	 * same as add(shapeLine(lineNumber, raw, keepChars)), but the line is copied out of the scan's
+	 * text only when it is kept.
+	 */
+	addRaw(lineNumber: number, raw: string, offset: number): void {
+		const line = stripLineEnd(raw);
+		const last = this.lastMemo;
+		// Like the last line but for its digits, and that one had no control characters: neither has
+		// this one, so it is shown as it is (one pass over it, where rendering and shaping take four).
+		if (last?.shownAsIs && line.length <= this.keepChars && isSameButDigits(last.text, line)) {
+			this.addLine(lineNumber, line, last.shape, offset, raw);
+			return;
+		}
+		const rendered = renderTerminalLine(line);
+		// shapeLine's text: the start of a line longer than keepChars.
+		const text = rendered.length <= this.keepChars ? rendered : keepStart(rendered, this.keepChars);
+		this.addLine(lineNumber, text, this.findShape(text), offset, raw);
+	}
+
+	/**
+	 * `text` is the line as shapeLine shapes it (possibly not yet copied out), `key` its shapeOf;
+	 * `source` the line, or its raw text to shape when kept.
+	 */
+	private addLine(lineNumber: number, text: string, key: string, offset: number, source: ScannedLine | string): void {
+		this.matches++;
+		let shape = this.shapes.get(key);
+		if (shape === undefined) {
+			if (this.shapes.size >= 2 * MAX_SHAPES) this.prune();
+			// Copied: the key may be a slice of a longer line.
+			shape = { key: detach(key), severity: classifySeverity(text), count: 0, firstLine: lineNumber, lastLine: lineNumber, items: [], latest: undefined };
+			this.shapes.set(shape.key, shape);
+		}
+		shape.count++;
+		shape.lastLine = lineNumber;
+		const same = findSameText(shape, text);
+		if (same !== undefined) {
+			same.count++;
+			return;
+		}
+		if (shape.items.length < LINES_PER_SHAPE) {
+			shape.items.push(this.toItem(lineNumber, offset, 1, source, shape.severity));
+			return;
+		}
+		const latest = shape.latest;
+		if (latest?.shownText === text) {
+			latest.count++;
+			return;
+		}
+		// A short raw line (most lines of a flood) is kept as it is, to be shaped in items(); any other
+		// line is made a SignalItem now, so that no latest line holds more than the view shows.
+		const kept = typeof source === "string" && source.length <= this.maxLineChars ? source : this.toItem(lineNumber, offset, 1, source, shape.severity);
+		const shownText = typeof kept === "string" ? text : kept.text;
+		if (latest === undefined) {
+			shape.latest = { lineNumber, shownText, offset, count: 1, source: kept };
+		} else {
+			latest.lineNumber = lineNumber;
+			latest.shownText = shownText;
+			latest.offset = offset;
+			latest.count = 1;
+			latest.source = kept;
+		}
+	}
+
+	/**
+	 * The lines the view may show (rank them with signal-policy.ts rankCandidates). A common shape
+	 * (COLLAPSE_SHAPE_LINES lines or more) gives one line that stands for the others.
+	 */
+	items(): SignalItem[] {
+		const out: SignalItem[] = [];
+		for (const shape of this.shapes.values()) {
+			const latest = shape.latest;
+			const candidates = latest ? [...shape.items, this.toItem(latest.lineNumber, latest.offset, latest.count, latest.source, shape.severity)] : [...shape.items];
+			for (const item of candidates) item.shapeCount = shape.count;
+			if (candidates.length === 0) continue;
+			if (shape.count >= COLLAPSE_SHAPE_LINES) {
+				const first = candidates[0];
+				const others = shape.count - first.count;
+				out.push(others > 0 ? { ...first, similar: { count: others, lastLine: shape.lastLine } } : first);
+			} else {
+				out.push(...candidates);
+			}
+		}
+		return out;
+	}
+
+	/**
+	 * shapeOf(text), remembered for lines that differ only in their digits: shapeOf gives such lines
+	 * one shape (it tells digits apart only in a `0x` prefix, so a line with a digit before an `x` is
+	 * always shaped afresh). A flood of numbered lines is shaped once per line length, not per line.
+	 */
+	private findShape(text: string): string {
+		const last = this.lastMemo;
+		if (last !== undefined && isSameButDigits(last.text, text)) return last.shape;
+		const hash = text.length <= MAX_MEMO_LINE_CHARS ? digitBlindHash(text) : undefined;
+		if (hash === undefined) return shapeOf(text);
+		let seen = this.memo.get(hash);
+		if (seen === undefined || !isSameButDigits(seen.text, text)) {
+			if (this.memo.size >= MAX_MEMO_LINES) this.memo.clear();
+			// Kept as they are: a line's own text (a string of its own, at most MAX_MEMO_LINE_CHARS) and its shape.
+			seen = { text, shape: shapeOf(text), shownAsIs: renderTerminalLine(text) === text };
+			this.memo.set(hash, seen);
+		}
+		this.lastMemo = seen;
+		return seen.shape;
+	}
+
+	private toItem(lineNumber: number, offset: number, count: number, source: ScannedLine | string, severity: Severity): SignalItem {
+		const line = typeof source === "string" ? shapeLine(lineNumber, source, this.keepChars) : source;
+		const text = this.clipForView(line.text, line.keptEnd === true);
+		const partial = line.partial || text.length < line.text.length;
+		// The line's fields, then the item's: written out where it can be (a spread costs microseconds).
+		if (line.keptEnd || line.signal) return { ...line, text, partial, offset, count, severity, shapeCount: 1 };
+		return { lineNumber: line.lineNumber, text, totalChars: line.totalChars, partial, offset, count, severity, shapeCount: 1 };
+	}
+
+	/** The view clips a line at maxLineChars: more need not be kept (totalChars says how long it was). */
+	private clipForView(text: string, keptEnd: boolean): string {
+		const max = this.maxLineChars;
+		return text.length <= max ? text : keptEnd ? keepEnd(text, max) : keepStart(text, max);
+	}
+
+	/** Keeps the MAX_SHAPES shapes that rank highest (errors, rare, spread over the output). */
+	private prune(): void {
+		const ranked = rankCandidates([...this.shapes.values()].map((shape) => ({ shape, lineNumber: shape.firstLine, severity: shape.severity, shapeCount: shape.count })));
+		this.shapes = new Map(ranked.slice(0, MAX_SHAPES).map(({ shape }) => [shape.key, shape]));
+	}
+}
+
+/** The first line of `shape` with exactly this text, if any. */
+function findSameText(shape: Shape, text: string): SignalItem | undefined {
+	for (const item of shape.items) if (item.text === text) return item;
+	return undefined;
+}
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+const LOWER_X = 0x78;
+const UPPER_X = 0x58;
+
+/** A hash of `text` that every digit hashes alike in; undefined when a digit stands before an `x` (a `0x` prefix to shapeOf). */
+function digitBlindHash(text: string): number | undefined {
+	let hash = text.length;
+	for (let i = 0; i < text.length; i++) {
+		let code = text.charCodeAt(i);
+		if (code >= DIGIT_0 && code <= DIGIT_9) {
+			const next = text.charCodeAt(i + 1);
+			if (next === LOWER_X || next === UPPER_X) return undefined;
+			code = DIGIT_0;
+		}
+		hash = (Math.imul(hash, 31) + code) & 0x3fffffff; // a small integer: a cheap Map key
+	}
+	return hash;
+}
+
+/** Do `a` and `b` differ only in which digits they have where both have one? */
+function isSameButDigits(a: string, b: string): boolean {
+	if (a.length !== b.length) return false;
+	for (let i = 0; i < a.length; i++) {
+		const x = a.charCodeAt(i);
+		const y = b.charCodeAt(i);
+		if (x !== y && !(x >= DIGIT_0 && x <= DIGIT_9 && y >= DIGIT_0 && y <= DIGIT_9)) return false;
+	}
+	return true;
+}

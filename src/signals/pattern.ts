@@ -1,0 +1,207 @@
+// The default signalPattern: the project's knowledge of how software fails, built from real
+// outputs of the major toolchains (test/fixtures/real/, re-made by its gen/ scripts).
+// A line matching it (case-insensitive, tested per line with ANSI escapes removed) is a "signal
+// line" that the bounded view keeps from anywhere in the output. Invariants: precise (a test merely
+// named `error_handling`, `0 errors`, `Failures: 0` are noise), linear (no nested or unbounded
+// ambiguous quantifiers, nothing that can match across a newline), shorter than the config cap.
+
+/** One alternative of the default pattern, with the outputs it exists for. */
+export interface SignalPatternPart {
+	/** A regex source, compiled case-insensitive as part of one alternation. */
+	source: string;
+	/** What it recognises, with the real lines that motivated it. */
+	why: string;
+}
+
+/** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
+export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze([
+	{
+		source: String.raw`(?:error|exception|warning)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| no test specified)`,
+		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor npm's default `Error: no test specified` script",
+	},
+	{
+		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
+		why: "a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`. Also such a line wrapped in a JSON-lines record's text member: `go test -json`'s `\"Output\":\"--- FAIL: TestTotal037 (0.00s)\\n\"` and `\"Output\":\"FAIL\\texample.com/shop/invoice…\"`",
+	},
+	{
+		source: String.raw`(?<!\b0 )\b(?:failed|panicked|aborted|killed)\b(?! *[:=] *0\b)`,
+		why: "`1 failed`, `BUILD FAILED`, `assertion … failed`, `test x ... FAILED`, rust `panicked at`, `Aborted (core dumped)`, bash `Killed`; not `0 failed`, `failed: 0`",
+	},
+	{
+		source: String.raw`\.\.\. (?:fail|error)\b|(?:error|exception)$|<<< (?:failure|error)!|\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
+		why: "test runners: unittest `... FAIL`/`... ERROR`, pytest `file.py:17: AssertionError` and `E   assert …`, surefire `<<< FAILURE!`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
+	},
+	{
+		source: String.raw`^[ \t]*(?:expected|received|actual)\b[^:\n]{0,40}:`,
+		why: "assertion details at the start of a line: jest `Expected: …`/`Received: …`, node `Expected values to be strictly equal:`, TAP `expected:`/`actual:`",
+	},
+	{
+		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]|\bbecause of errors\b|\berrors occurred\b|\bbuild failure\b|\bwhat went wrong\b`,
+		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, make `not remade because of errors`, maven `BUILD FAILURE`, gradle `What went wrong`",
+	},
+	{
+		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic)\b|"level": ?[56]0\b`,
+		why: "log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `\"level\":\"error\"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `\"level\":50` error, `60` fatal)",
+	},
+	{
+		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
+		why: "exceptions and panics: python `Traceback`, java `Exception in thread \"main\"` and `Caused by:`, node uncaught errors and unhandled rejections, C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
+	},
+	{
+		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|overflowed its stack|^#0 `,
+		why: "crashes and signals: bash `Segmentation fault (core dumped)`, gdb `Program terminated with signal SIGSEGV` and frame `#0`, glibc `double free or corruption`, OOM kills, rust stack overflow",
+	},
+	{
+		source: String.raw`invalid (?:read|write) of size|invalid free\(\)|mismatched free|uninitialised value|conditional jump or move depends|definitely lost: [1-9]|are definitely lost|(?:address|leak|thread|memory|undefinedbehavior)sanitizer\b|\bdata race\b|\bconflicts with a previous (?:read|write)\b|^[ \t]*previous (?:read|write) (?:at|of)\b`,
+		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`), the sanitizers, and race detectors: helgrind `Possible data race during read of size 8 …` and `This conflicts with a previous write …`, Go's and ThreadSanitizer's `WARNING: DATA RACE` and `Previous write at … by goroutine 7:`; not `definitely lost: 0 bytes`",
+	},
+	{
+		source: String.raw`undefined (?:reference|symbol)|multiple definition of|cannot find -l|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error|could not compile`,
+		why: "linkers and builds: `undefined reference to`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`, cargo `could not compile`",
+	},
+	{
+		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
+	},
+	{
+		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\be(?:resolve|noent|acces|perm|connrefused|connreset|timedout|addrinuse|notfound|target|404|integrity|nospc|isdir|notdir|exist|notempty|badengine|lifecycle)\b`,
+		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",
+	},
+	{
+		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})|"(?:action|status|state|result|outcome|conclusion)" *: *"(?:fail|failed|failure|error|errored|fatal)"`,
+		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`. And a JSON-lines event whose outcome member says it failed: `go test -json`'s `{\"Action\":\"fail\",\"Package\":…,\"Test\":\"TestTotal037\"}`, a CI step's `\"conclusion\": \"failure\"` (the outcome members of signal-policy.ts's JSON rules)",
+	},
+	{
+		source: String.raw`(?:^|: )(?:schwerwiegender )?fehler: |(?:^|: )erreur(?: fatale)? ?: `,
+		why: "compiler diagnostics in a German or French locale, where `error:` is translated and no English failure word is left: gcc's `src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«` and `schwerwiegender Fehler:`, `erreur:` and `erreur fatale:` (after a location or at the start of a line)",
+	},
+	{
+		source: String.raw`^(?:created by )?[a-z\d-]+\.[\w\.-]*\/[\w\.\/-]*(?:\(\*?\w+\)\.\w+)?\((?:0x|\{0x|\.\.\.\))`,
+		why: "Go stack dumps (a panic, a test binary's `panic: test timed out after 20s`, a fatal deadlock): the frames of the program's own packages, whose import path starts with a domain (`example.com/bank/ledger.(*Book).Transfer(0x0?, …)`, `example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)`); the standard library's frames (`sync.(*Mutex).Lock(…)`, `testing.tRunner(…)`, `runtime.gopark(…)`) have no domain and stay out",
+	},
+	{
+		source: String.raw`\battempt to (?:call|index|compare|concatenate|perform arithmetic on)\b`,
+		why: "Lua's runtime errors, which carry no failure word: busted's `spec/journal_spec.lua:6: attempt to call field 'open_journal' (a nil value)` from a `before_each` hook, `attempt to index a nil value (local 'cfg')`, `attempt to compare number with nil`, `attempt to perform arithmetic on a nil value`",
+	},
+	{
+		source: String.raw`\b(?:handling|received|receiving|caught|got) signal\b|\breceived sig(?:hup|term|int|quit|usr1|usr2)\b|\bsignal \d+ \(sig\w+\) received\b`,
+		why: "a process told to reload or stop, which explains the failures or the silence after it (a log line, so usually a weak signal): gunicorn's `[INFO] Handling signal: hup` before its new workers fail to boot, supervisord's `received SIGTERM indicating exit request`, nginx's `signal 15 (SIGTERM) received from 1, exiting`",
+	},
+]);
+
+/** Default for `signalPattern` (compiled case-insensitive): every part of SIGNAL_PATTERN_PARTS. */
+export const DEFAULT_SIGNAL_PATTERN = SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|");
+
+/**
+ * Literal keywords of which every line matching DEFAULT_SIGNAL_PATTERN contains at least one
+ * (case-insensitive), written for text decoded as Latin-1 — one character per byte, so the
+ * non-ASCII symbols appear as their UTF-8 bytes. A cheap first pass (src/prefilter/keyword-automaton.ts) finds candidate lines
+ * with them; each candidate is then tested with the full pattern. "\x1b" makes every line with an ANSI
+ * escape a candidate, since the full pattern is tested with escapes removed. The test
+ * "the prefilter keeps every line the default pattern matches" guards the superset property.
+ */
+export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freeze([
+	"err",
+	"fail",
+	"fatal",
+	"warn",
+	"exception",
+	"crit",
+	"severe",
+	"emerg",
+	"panic",
+	"aborted",
+	"killed",
+	"not ok",
+	"e  ",
+	".go:",
+	"expected",
+	"received",
+	"actual",
+	"what went wrong",
+	"traceback",
+	"caused by:",
+	"uncaught",
+	"unhandled",
+	"terminate",
+	"called \x60",
+	"segmentation fault",
+	"core dumped",
+	"illegal instruction",
+	"stack smashing",
+	"double free",
+	"sigsegv",
+	"sigabrt",
+	"sigbus",
+	"sigill",
+	"sigfpe",
+	"sigkill",
+	"out of memory",
+	"oom-kill",
+	"overflowed its stack",
+	"#0 ",
+	"invalid ",
+	"mismatched free",
+	"uninitialised value",
+	"conditional jump",
+	"definitely lost",
+	"sanitizer",
+	"data race",
+	"previous read",
+	"previous write",
+	"undefined ",
+	"multiple definition",
+	"cannot find",
+	"unresolved external",
+	"exit",
+	": ***",
+	"compilation terminated",
+	"could not compile",
+	"not found",
+	"conflict",
+	"denied",
+	"no such file",
+	"connection refused",
+	"timed out",
+	"deadline exceeded",
+	"non-zero",
+	"eresolve",
+	"enoent",
+	"eacces",
+	"eperm",
+	"econnrefused",
+	"econnreset",
+	"etimedout",
+	"eaddrinuse",
+	"enotfound",
+	"etarget",
+	"e404",
+	"eintegrity",
+	"enospc",
+	"eisdir",
+	"enotdir",
+	"eexist",
+	"enotempty",
+	"ebadengine",
+	"elifecycle",
+	'"level":5',
+	'"level": 5',
+	'"level":6',
+	'"level": 6',
+	"fehler",
+	"(0x",
+	"({0x",
+	"(...)",
+	"attempt to ",
+	"signal",
+	"received sig",
+	"\x1b",
+	// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF) as their UTF-8 bytes.
+	"\xe2\x9c\x95",
+	"\xe2\x9c\x96",
+	"\xe2\x9c\x97",
+	"\xe2\x9c\x98",
+	"\xe2\x9d\x8c",
+	"\xc3\x97",
+	"\xe2\x97\x8f",
+]);

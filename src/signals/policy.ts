@@ -1,0 +1,228 @@
+// The signal policy: everything pi-overflow decides about which lines of an output matter, in one
+// place. What counts is DEFAULT_SIGNAL_PATTERN (src/signals/pattern.ts, with its reasons per part); here:
+// how severe a matching line is (a failure, or only a warning or a log line at a lower level), what
+// shape a line has (its text with the variable parts — numbers, ids, quoted strings, paths —
+// replaced, so that a thousand lines that differ only in a counter are one shape), which lines
+// around a signal belong to it (its block and a little leading context: src/signals/blocks.ts), and
+// how candidates rank (errors before warnings, rare shapes before common ones). Pure: strings in,
+// decisions out.
+
+/** How much a signal line says about a failure: an error (2), or only a warning / a lower log level (1). */
+export type Severity = 1 | 2;
+export const SEVERITY_ERROR: Severity = 2;
+export const SEVERITY_WARNING: Severity = 1;
+
+/** Words that only warn (a line with them and no failure word is a warning). */
+const WARNING_WORDS = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note)\b/i;
+/** Words that report a failure. */
+const FAILURE_WORDS =
+	/err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|refused|timed out|✗|✖/i;
+/**
+ * A log level near the start of a line (after a timestamp, in brackets, as `level=` or a JSON
+ * field, or glog's one-letter form `W1130 12:00:00.000`). The level decides the severity of a log
+ * line: `WARN … connection error` is a warning, `ERROR … retrying` an error.
+ */
+const LOG_LEVEL =
+	/^(?:[^\n]{0,48}?(?:^|[\s[|(<"'])(?:level"?[=:] *"?)?)(TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|FATAL|SEVERE|CRIT(?:ICAL)?|PANIC|EMERG(?:ENCY)?|trace|debug|info|notice|warn(?:ing)?|error|err|fatal|severe|crit(?:ical)?|panic|emerg(?:ency)?)(?=$|[\s\]|:>)"',])|^([IWEF])\d{4} \d/;
+const ERROR_LEVELS = /^(?:error|err|fatal|severe|crit(?:ical)?|panic|emerg(?:ency)?|e|f)$/i;
+const WARNING_LEVELS = /^(?:warn(?:ing)?|w)$/i;
+
+/**
+ * The severity of a line that matched the signal pattern. A line's own log level decides when it
+ * has one; otherwise a warning word without a failure word makes it a warning.
+ */
+export function classifySeverity(text: string): Severity {
+	const level = LOG_LEVEL.exec(text);
+	if (level) {
+		const name = level[1] ?? level[2] ?? "";
+		if (ERROR_LEVELS.test(name)) return SEVERITY_ERROR;
+		if (WARNING_LEVELS.test(name)) return SEVERITY_WARNING;
+		// INFO, DEBUG, TRACE, NOTICE: the level says the program carried on.
+		return SEVERITY_WARNING;
+	}
+	return WARNING_WORDS.test(text) && !FAILURE_WORDS.test(text) ? SEVERITY_WARNING : SEVERITY_ERROR;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+/** Characters of a line that decide its shape. */
+const SHAPE_CHARS = 160;
+/**
+ * The variable parts of a line, in one pass: quoted strings, paths, hex ids and numbers. Linear:
+ * every alternative is bounded or a simple run.
+ */
+const VARIABLE_PARTS =
+	/"[^"\n]{0,200}"|'[^'\n]{0,200}'|`[^`\n]{0,200}`|(?:[\w.@~+-]*\/)+[\w.@~+-]*|\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b|[+-]?\d+(?:[.,:]\d+)*/gi;
+
+/**
+ * The shape of a line: its start with quoted strings, paths, hex ids and numbers replaced, so that
+ * lines written by one print statement have one shape (`request 17 took 5 ms`, `request 18 took 12
+ * ms`). Used to count how common a kind of line is.
+ */
+export function shapeOf(text: string): string {
+	return text
+		.slice(0, SHAPE_CHARS)
+		.replace(VARIABLE_PARTS, (part) => (part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V"))
+		.replace(/\s+/g, " ")
+		.trim();
+}
+
+/** Lines that differ in one word at most, from this many on, are one template's family, not odd lines. */
+export const TEMPLATE_FAMILY_LINES = 5;
+/** Fewest words (after shapeOf) for a line to be compared with others word by word. */
+const TEMPLATE_MIN_WORDS = 3;
+
+/**
+ * Which of `texts` (lines the shape counter found rare) belong to a template's family: at least
+ * TEMPLATE_FAMILY_LINES of them have one shape but for one word, the way Drain groups log lines
+ * (`Feature: checkout totals for region fr` … `region nl`, busted's `[----------] Running tests
+ * from spec/budget_spec.lua` once per file). Such lines are one print statement run per file or
+ * per region, not the odd line in a uniform output; three alike (svn's three `C` lines) are not a
+ * family. Cheap: a shape stops at SHAPE_CHARS characters, so a line gives a few dozen short keys.
+ */
+export function markTemplateFamilies(texts: readonly string[]): boolean[] {
+	// Each line's keys: its shape with one word left out, for each word (made once per line).
+	const keys = texts.map((text) => {
+		const line = shapeOf(text).split(" ");
+		return line.length < TEMPLATE_MIN_WORDS ? [] : line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`);
+	});
+	const counts = new Map<string, number>();
+	for (const lineKeys of keys) for (const key of lineKeys) counts.set(key, (counts.get(key) ?? 0) + 1);
+	return keys.map((lineKeys) => lineKeys.some((key) => (counts.get(key) ?? 0) >= TEMPLATE_FAMILY_LINES));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranking
+
+/** A candidate as the ranking sees it. */
+export interface RankedCandidate {
+	lineNumber: number;
+	severity: Severity;
+	/** Signal lines of this candidate's shape in the whole output. */
+	shapeCount: number;
+}
+
+/**
+ * The order in which candidates earn a place in the view: errors before warnings; within each,
+ * rare shapes (seen at most RARE_SHAPE_COUNT times) before common ones, the rarer first; lines of
+ * equally common shapes spread over the output (first and last first, then evenly in between), so
+ * the view shows where failures start and end, not only the first ones.
+ */
+export function rankCandidates<T extends RankedCandidate>(candidates: readonly T[]): T[] {
+	const groups = new Map<string, T[]>();
+	for (const candidate of candidates) {
+		const key = `${candidate.severity}:${candidate.shapeCount}`;
+		const group = groups.get(key) ?? [];
+		group.push(candidate);
+		groups.set(key, group);
+	}
+	const ranked: T[] = [];
+	const keys = [...groups.keys()].sort((a, b) => {
+		const [severityA, countA] = a.split(":").map(Number);
+		const [severityB, countB] = b.split(":").map(Number);
+		return severityB - severityA || countA - countB;
+	});
+	for (const key of keys) ranked.push(...spreadOrder((groups.get(key) as T[]).sort((a, b) => a.lineNumber - b.lineNumber)));
+	return ranked;
+}
+
+/** Items in an order that covers their range early: first, last, middle, then the quarters, and so on. */
+export function spreadOrder<T>(items: readonly T[]): T[] {
+	if (items.length <= 2) return [...items];
+	const order: T[] = [items[0], items[items.length - 1]];
+	const taken = new Uint8Array(items.length);
+	taken[0] = 1;
+	taken[items.length - 1] = 1;
+	for (let parts = 2; order.length < items.length; parts *= 2) {
+		for (let k = 1; k < parts; k += 2) {
+			const index = Math.round((k * (items.length - 1)) / parts);
+			if (taken[index]) continue;
+			taken[index] = 1;
+			order.push(items[index]);
+		}
+		if (parts > items.length * 2) {
+			for (let index = 0; index < items.length; index++) if (!taken[index]) order.push(items[index]);
+			break;
+		}
+	}
+	return order;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Structured output: which members of a JSON object say the object is a problem
+
+/** Members whose presence with a value says something went wrong: `"error": "…"`, `"errors": [ … ]`, `"failures": 2`. */
+const JSON_PROBLEM_MEMBERS = new Set([
+	"error",
+	"errors",
+	"err",
+	"exception",
+	"exceptions",
+	"fault",
+	"faults",
+	"failure",
+	"failures",
+	"failed",
+	"problem",
+	"problems",
+	"violations",
+	"invalid",
+	"missing",
+	"errorcount",
+	"error_count",
+	"fatalerrorcount",
+	"numfailedtests",
+	"numfailedtestsuites",
+]);
+/** Members naming a level or an outcome (`go test -json`'s `"Action"`): a problem when the value is one of JSON_BAD_OUTCOME. */
+const JSON_SEVERITY_MEMBERS = new Set(["level", "severity", "status", "state", "result", "outcome", "conclusion", "action", "loglevel", "log_level", "levelname"]);
+const JSON_BAD_OUTCOME = /^(?:err(?:or|ored)?|fatal|crit(?:ical)?|emerg(?:ency)?|alert|panic|fail(?:ed|ure)?|broken|invalid)$/i;
+/** Members whose `false` is a verdict against the object: `"valid": false`, `"ok": false`. */
+const JSON_VERDICT_MEMBERS = new Set(["valid", "ok", "success", "succeeded", "passed", "pass"]);
+/** pino's and bunyan's numeric levels: 50 is error, 60 fatal. */
+const JSON_ERROR_LEVEL = 50;
+/** Longest member name the rules know (longer keys are not decoded). */
+export const JSON_RULE_KEY_BYTES = 20;
+
+/** The value of a JSON member, as far as the rules need it. */
+export type JsonMemberValue =
+	| { kind: "string"; value: string }
+	| { kind: "number"; value: number }
+	| { kind: "boolean"; value: boolean }
+	| { kind: "null" }
+	| { kind: "container"; empty: boolean };
+
+/** Whether a member's value is needed to judge it (a string or number the rules compare). */
+export function isJsonRuleKey(key: string): boolean {
+	const name = key.toLowerCase();
+	return JSON_PROBLEM_MEMBERS.has(name) || JSON_SEVERITY_MEMBERS.has(name) || JSON_VERDICT_MEMBERS.has(name);
+}
+
+/**
+ * Whether the member `key: value` says its object is a problem: an error-like member with a value
+ * (not null, false, 0, "" or empty), a level or outcome that is an error or a failure (or a numeric
+ * log level of 50 and up), a verdict that is false.
+ */
+export function judgeJsonMember(key: string, value: JsonMemberValue): boolean {
+	const name = key.toLowerCase();
+	if (JSON_PROBLEM_MEMBERS.has(name)) {
+		switch (value.kind) {
+			case "string":
+				return value.value.trim() !== "";
+			case "number":
+				return value.value > 0;
+			case "boolean":
+				return value.value;
+			case "container":
+				return !value.empty;
+			default:
+				return false;
+		}
+	}
+	if (JSON_SEVERITY_MEMBERS.has(name)) {
+		if (value.kind === "string") return JSON_BAD_OUTCOME.test(value.value.trim());
+		return name === "level" && value.kind === "number" && value.value >= JSON_ERROR_LEVEL;
+	}
+	return JSON_VERDICT_MEMBERS.has(name) && value.kind === "boolean" && !value.value;
+}

@@ -1,0 +1,343 @@
+// The lines around the signal lines a view will show, read back from the output by byte offset once
+// the scan has chosen them: a signal line's block (the continuation lines a toolchain prints after
+// it) and its leading context (the lines it continues from, its parent, its section header, a line
+// naming its subject), as signal-policy.ts defines them; and the text of the rare and repeated
+// lines the shape counter found (rare lines of a template's family set aside); and for a JSON
+// output, its outline and the lines of the objects that say they are problems (json-outline.ts,
+// one bounded streaming pass). Reads at most a few KiB around each chosen line.
+
+import { type JsonProblem, readJsonFindings } from "./json-outline.js";
+import { renderShownText, type ScannedLine, shapeLine } from "../lines/render.js";
+import type { ScanResult } from "../scan/scan.js";
+import type { SignalItem } from "../signals/collector.js";
+import {
+	BLOCK_MESSAGE_LINES,
+	BLOCK_SCAN_LINES,
+	classifyShape,
+	continuesBlock,
+	continuesPastBlank,
+	findLeadingContext,
+	findSubjectLines,
+	findSubjectTokens,
+	HUNK_AFTER_LINES,
+	HUNK_BLOCK_SCAN_LINES,
+	HUNK_HEADER_LOOKBACK_LINES,
+	indentOf,
+	isBlockMessage,
+	opensBlock,
+	type ShapeKind,
+	SUBJECT_LOOKBACK_LINES,
+	thinRuns,
+} from "../signals/blocks.js";
+import type { ShapeLine } from "../signals/shapes.js";
+import { markTemplateFamilies, TEMPLATE_FAMILY_LINES } from "../signals/policy.js";
+import type { ByteSource } from "../io/source.js";
+
+/** Bytes read before a signal line (its leading context and section header) and after it (its block). */
+const READ_BEFORE_BYTES = 32 * 1024;
+const READ_AFTER_BYTES = 16 * 1024;
+const NEWLINE = 0x0a;
+/** Rare and repeated lines read, at most. */
+export const MAX_SHAPE_LINES = 10;
+
+/** A signal line with the lines around it that belong to it. */
+export interface Hunk {
+	item: SignalItem;
+	/** A section header further up (a test's name, a build step), when there is one. */
+	header?: ScannedLine;
+	/** Leading context, in line order. */
+	before: ScannedLine[];
+	/** Lines further up that name the signal's subject (a test's table row, its `=== RUN` line), in line order. */
+	subject?: ScannedLine[];
+	/** Its block, in line order. */
+	after: ScannedLine[];
+	/** Further into a structured block it opens, the lines that say what went wrong (beyond `after`). */
+	messages: ScannedLine[];
+}
+
+/** A line found by its shape, with its text. */
+export interface ShapeFind extends ScannedLine {
+	kind: "rare" | "repeated";
+	/** Lines of its shape, and the last one's number (repeated lines). */
+	count: number;
+	lastLine: number;
+	/** A rare line's block: the lines right below it that continue it, as a signal line's do (at most RARE_BLOCK_LINES). */
+	after: ScannedLine[];
+}
+
+/** Lines of a rare line's block read, at most: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
+export const RARE_BLOCK_LINES = 4;
+/**
+ * Rare lines of the middle looked at, at most, to set aside those of a template's family
+ * (markTemplateFamilies) before MAX_SHAPE_LINES are taken; each costs a read of RARE_PROBE_BYTES.
+ */
+export const RARE_CANDIDATE_LINES = 4 * MAX_SHAPE_LINES;
+/** Bytes read of a rare line to compare it with the others (its shape looks at the first 160 characters). */
+const RARE_PROBE_BYTES = 1024;
+
+/**
+ * Signal lines of the tail whose subject is looked for above the tail, at most (the best ranked):
+ * the tail shows them, but a line naming their subject may sit just above it.
+ */
+export const MAX_TAIL_SUBJECT_SIGNALS = 3;
+
+/** Lines of a problem object read, at most (the view shows as many as fit). */
+export const MAX_PROBLEM_LINES = 24;
+
+/** Lines of a problem object's problem member read, when it lies below the object's first lines. */
+const MAX_MEMBER_LINES = 8;
+
+/** A JSON object that says it is a problem, with its first lines and the lines of its problem member. */
+export interface ProblemLines {
+	problem: JsonProblem;
+	lines: ScannedLine[];
+	memberLines: ScannedLine[];
+}
+
+/** What the structure of a JSON output says. */
+export interface JsonExtras {
+	outline?: string;
+	problemCount: number;
+	problems: ProblemLines[];
+}
+
+/** What the view shows besides the scan's own lines. */
+export interface ViewExtras {
+	hunks: Hunk[];
+	shapeLines: ShapeFind[];
+	/** Lines between the head and the tail that name the subject of a signal line in the tail, in line order. */
+	tailSubjects?: ScannedLine[];
+	json?: JsonExtras;
+}
+
+/**
+ * Reads the blocks of `items` (the signal lines the view may show, best first) and the text of the
+ * rare and repeated lines from `source`, whose byte offsets the scan recorded.
+ */
+export async function readViewExtras(
+	source: ByteSource,
+	scan: ScanResult,
+	items: readonly SignalItem[],
+	keepChars: number,
+	countShape: (raw: string) => number = () => 0,
+): Promise<ViewExtras> {
+	const shapeKind = (raw: string) => classifyShape(countShape(raw), scan.shapes.shapedLines);
+	const hunks: Hunk[] = [];
+	// All at once: each read is positional, and one round of I/O costs what one read costs.
+	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
+	// Lines the signal pattern matched were ranked as signals already: not offered again as shapes.
+	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
+	const headEnd = scan.head.length > 0 ? scan.head[scan.head.length - 1].lineNumber : 0;
+	const tailStart = scan.tail.length > 0 ? scan.tail[0].lineNumber : scan.totalLines + 1;
+	const inMiddle = (line: ShapeLine) => line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
+	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
+	const shapeLines: ShapeFind[] = [];
+	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) => lines.filter(inMiddle).slice(0, MAX_SHAPE_LINES).map((line) => ({ line, kind }));
+	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare")];
+	const texts = await Promise.all(picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)));
+	picked.forEach(({ line, kind }, index) => {
+		const [first, ...below] = texts[index];
+		if (first === undefined) return;
+		const shaped = shapeLine(line.lineNumber, first, keepChars);
+		const after = takeBlock(shaped, below, below.length, keepChars, shapeKind);
+		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
+	});
+	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
+	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
+	const subjects = tailSubjects.length > 0 ? { tailSubjects } : {};
+	if (findings === undefined) return { hunks, shapeLines, ...subjects };
+	const problems: ProblemLines[] = [];
+	for (const problem of findings.problems) {
+		const lines = await readProblemLines(source, problem, keepChars);
+		const lastRead = lines.length > 0 ? lines[lines.length - 1].lineNumber : 0;
+		const member = problem.member;
+		const memberLines =
+			member.startLine > lastRead
+				? await readProblemLines(source, { ...problem, start: member.lineStart, startLine: member.startLine, endLine: Math.min(member.endLine, member.startLine + MAX_MEMBER_LINES - 1), lineStart: member.lineStart }, keepChars)
+				: [];
+		problems.push({ problem, lines, memberLines });
+	}
+	return { hunks, shapeLines, ...subjects, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+}
+
+/**
+ * The first RARE_CANDIDATE_LINES of `rare` without the lines of a template's family among them
+ * (markTemplateFamilies): what is left are the odd lines.
+ */
+async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
+	const candidates = rare.slice(0, RARE_CANDIDATE_LINES);
+	if (candidates.length < TEMPLATE_FAMILY_LINES) return candidates;
+	const texts = await Promise.all(candidates.map(async (line) => (await readLinesAt(source, line.offset, 1, RARE_PROBE_BYTES))[0] ?? ""));
+	const family = markTemplateFamilies(texts);
+	return candidates.filter((_, index) => !family[index]);
+}
+
+/**
+ * The lines between the head (up to line `headEnd`) and the tail (from line `tailStart`) that name
+ * the subject of one of the tail's best signal lines (findSubjectLines), in line order, each once.
+ * Only a signal line within SUBJECT_LOOKBACK_LINES of the tail's start can have one; its lines
+ * above are decoded as a hunk's are (the READ_BEFORE_BYTES before it, its last lines), from one
+ * read that spans those of all of them.
+ */
+async function readTailSubjects(source: ByteSource, scan: ScanResult, keepChars: number, headEnd: number, tailStart: number): Promise<ScannedLine[]> {
+	const signals = scan.shownSignals
+		.filter((item) => item.lineNumber >= tailStart && item.lineNumber - tailStart < SUBJECT_LOOKBACK_LINES && item.offset >= 0 && !item.keptEnd)
+		.filter((item) => findSubjectTokens(item.text).length > 0)
+		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
+	if (signals.length === 0) return [];
+	// They lie within a few lines of each other: one read holds what each one's own read would.
+	const readFrom = Math.max(0, Math.min(...signals.map((item) => item.offset)) - READ_BEFORE_BYTES);
+	const bytes = await readRange(source, readFrom, Math.max(...signals.map((item) => item.offset)));
+	const byLine = new Map<number, ScannedLine>();
+	for (const item of signals) {
+		const from = Math.max(0, item.offset - READ_BEFORE_BYTES);
+		const own = bytes.subarray(from - readFrom, item.offset - readFrom);
+		const above = decodeLastLines(own, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0);
+		const first = item.lineNumber - above.length;
+		const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
+		const subject = findSubjectLines(
+			item.text,
+			above.map((raw) => renderShownText(raw, keepChars)),
+			isShown,
+		);
+		for (const index of subject) byLine.set(first + index, shapeLine(first + index, above[index], keepChars));
+	}
+	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
+}
+
+/**
+ * The first lines of a problem object; an object inside a longer line (minified JSON, a record of
+ * JSON lines) is one line that starts where the object does.
+ */
+async function readProblemLines(source: ByteSource, problem: JsonProblem, keepChars: number): Promise<ScannedLine[]> {
+	if (problem.startLine === problem.endLine) {
+		const bytes = await readRange(source, problem.start, Math.min(problem.end, problem.start + READ_AFTER_BYTES));
+		const line = shapeLine(problem.startLine, bytes.toString("utf8"), keepChars);
+		const total = problem.end - problem.start;
+		return [total > bytes.length ? { ...line, totalChars: Math.max(line.totalChars, total), partial: true } : line];
+	}
+	const bytes = await readRange(source, problem.lineStart, Math.min(problem.end, problem.lineStart + READ_BEFORE_BYTES));
+	const raw = bytes.toString("utf8").split("\n");
+	// A read cut short ends inside a line: that piece is not a whole line.
+	const whole = bytes.length >= problem.end - problem.lineStart || raw.length === 1 ? raw.length : raw.length - 1;
+	const count = Math.min(problem.endLine - problem.startLine + 1, MAX_PROBLEM_LINES, whole);
+	return raw.slice(0, count).map((text, index) => shapeLine(problem.startLine + index, text, keepChars));
+}
+
+async function readRange(source: ByteSource, from: number, to: number): Promise<Buffer> {
+	const start = Math.max(0, from);
+	const end = Math.min(source.size, to);
+	if (end <= start) return Buffer.alloc(0);
+	const buffer = Buffer.allocUnsafe(end - start);
+	const read = await source.read(buffer, start);
+	return buffer.subarray(0, read);
+}
+
+/**
+ * Up to `count` whole lines from `offset` (raw text): the first even when the read cuts it, the
+ * others only when they end within the read or at the end of the output.
+ */
+async function readLinesAt(source: ByteSource, offset: number, count: number, maxBytes: number = READ_AFTER_BYTES): Promise<string[]> {
+	if (offset < 0) return [];
+	const bytes = await readRange(source, offset, offset + maxBytes);
+	const lines = decodeFirstLines(bytes, count, offset + bytes.length >= source.size);
+	return lines.length > 0 ? lines : [bytes.toString("utf8")];
+}
+
+/**
+ * The block of `line` (a signal line, or a rare line): the lines of `belowRaw` (the raw lines right
+ * under it) that continue it by signal-blocks.ts's rules, at most `limit`, shaped and numbered.
+ */
+function takeBlock(line: ScannedLine, belowRaw: readonly string[], limit: number, keepChars: number, shapeKind: (raw: string) => ShapeKind): ScannedLine[] {
+	const indent = Math.max(0, indentOf(line.text));
+	const block: ScannedLine[] = [];
+	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
+		const below = shapeLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
+		const pastBlank = k === 0 && indentOf(below.text) < 0 && k + 1 < belowRaw.length && continuesPastBlank(indent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
+		if (!pastBlank && !continuesBlock(indent, below.text, shapeKind(belowRaw[k]))) break;
+		block.push(below);
+	}
+	return block;
+}
+
+/** Lines below a signal line its hunk looks at, at most: its block (and the line under it), a block's messages. */
+const HUNK_BELOW_LINES = Math.max(HUNK_BLOCK_SCAN_LINES + 1, BLOCK_SCAN_LINES);
+
+/**
+ * The last `count` of the lines that splitting the decoded bytes at "\n" gives, without the piece
+ * after the last newline, nor the first piece unless `startsAtLine`. Only those lines are decoded:
+ * a newline byte is never part of a character, so decoding them alone gives the same text.
+ */
+function decodeLastLines(bytes: Buffer, count: number, startsAtLine: boolean): string[] {
+	const end = bytes.lastIndexOf(NEWLINE);
+	if (end < 0) return [];
+	let from = end;
+	let taken = 0;
+	for (let lineEnd = end; taken < count; ) {
+		const before = lineEnd === 0 ? -1 : bytes.lastIndexOf(NEWLINE, lineEnd - 1);
+		if (before < 0 && !startsAtLine) break;
+		from = before + 1;
+		taken++;
+		if (before < 0) break;
+		lineEnd = before;
+	}
+	return taken === 0 ? [] : bytes.toString("utf8", from, end).split("\n");
+}
+
+/**
+ * The first `count` of the lines that splitting the decoded bytes at "\n" gives, without the piece
+ * after the last newline unless `toEnd` (it is not a whole line then); only those lines are decoded.
+ */
+function decodeFirstLines(bytes: Buffer, count: number, toEnd: boolean): string[] {
+	let end = -1;
+	for (let k = 0; k < count; k++) {
+		end = bytes.indexOf(NEWLINE, end + 1);
+		if (end < 0) break;
+	}
+	if (end >= 0) return bytes.toString("utf8", 0, end).split("\n");
+	const lines = bytes.toString("utf8").split("\n");
+	if (!toEnd) lines.pop();
+	return lines;
+}
+
+/** One signal line's hunk; a line whose offset is unknown, or whose shown text is its end, stands alone. */
+async function readHunk(source: ByteSource, item: SignalItem, keepChars: number, shapeKind: (raw: string) => ShapeKind): Promise<Hunk> {
+	if (item.offset < 0 || item.keptEnd) return { item, before: [], after: [], messages: [] };
+	const [beforeBytes, afterBytes] = await Promise.all([
+		readRange(source, item.offset - READ_BEFORE_BYTES, item.offset),
+		readRange(source, item.offset, item.offset + READ_AFTER_BYTES),
+	]);
+	// Whole lines only: the window before may start inside a line, the one after may end inside one.
+	const reachedEnd = item.offset + afterBytes.length >= source.size;
+	const belowRaw = decodeFirstLines(afterBytes, 1 + HUNK_BELOW_LINES, reachedEnd);
+	belowRaw.shift(); // the signal line itself
+
+	const signalIndent = Math.max(0, indentOf(item.text));
+	const block = takeBlock(item, belowRaw, HUNK_BLOCK_SCAN_LINES, keepChars, shapeKind);
+	const after = thinRuns(block);
+	// A block longer than the cap keeps its last line: where a report ends (the second free, the frame below the recursion).
+	if (after.length > HUNK_AFTER_LINES) after.splice(HUNK_AFTER_LINES - 1, after.length - HUNK_AFTER_LINES);
+	const messages: ScannedLine[] = [];
+	if (opensBlock(item.text)) {
+		for (let k = block.length; k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES; k++) {
+			const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
+			if (indentOf(line.text) >= 0 && indentOf(line.text) <= signalIndent) break; // the block's closing line
+			if (isBlockMessage(line.text)) messages.push(line);
+		}
+	}
+	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
+	// Looked at as shown, and shaped (copied out) only where taken.
+	const aboveShown = aboveLines.map((raw) => renderShownText(raw, keepChars));
+	const leading = findLeadingContext(item.text, aboveShown, (index) => shapeKind(aboveLines[index]));
+	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
+	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
+	const shapeAbove = (index: number) => shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
+	return {
+		item,
+		before: leading.context.map(shapeAbove),
+		...(subject.length > 0 ? { subject: subject.map(shapeAbove) } : {}),
+		...(leading.header !== undefined ? { header: shapeAbove(leading.header) } : {}),
+		after,
+		messages,
+	};
+}

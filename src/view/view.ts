@@ -1,0 +1,381 @@
+// The bounded view: what the model sees in place of an oversized tool result. Pure: a scan result,
+// the lines read around its signal lines (hunks.ts) and options in, a string out; the same input
+// gives the same bytes. Invariants: the whole view, header and footer included, is at most
+// `thresholdChars` characters; its first lines carry the id, the totals and the most decisive
+// lines (Pi's compaction keeps only a result's first 2 000 characters); every shown line starts
+// with its 1-based line number in the output (":" after the number for a line shown for itself,
+// "-" for context around a signal line); the last line is always shown and the tail is never given
+// up for the head or the signals; when room is short, context goes before signal lines, warnings
+// before errors; whatever is dropped to fit is counted.
+
+import { type ScannedLine, renderTerminalLine } from "../lines/render.js";
+import type { ScanResult } from "../scan/scan.js";
+import type { SignalItem } from "../signals/collector.js";
+import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
+import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
+import { SEVERITY_ERROR } from "../signals/policy.js";
+import type { ScanOptions } from "../scan/scan.js";
+import { keepEnd, keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
+import { contextRows, foldRuns, type HeadRow, linesOf, type Row, takeFromEnd, takeFromStart } from "./rows.js";
+
+export { renderTerminalLine };
+
+export interface ViewOptions extends ScanOptions {
+	/** Longest view, notices included. */
+	thresholdChars: number;
+	/** The store entry id; absent when the original could not be stored. */
+	id?: string;
+	/** Named in the header ("bash output: …"). */
+	toolName: string;
+	/** Why the original could not be stored (shown instead of an id). */
+	storeError?: string;
+	/** Set when the stored copy had its middle left out (maxEntryBytes). */
+	truncatedNote?: string;
+	/** Why a better source of the output was not used (e.g. a spill file that failed its checks): a line under the header. */
+	sourceNote?: string;
+	/** A line above the footer, e.g. Pi's verdict on a failed command: `[bash: Command exited with code 2]`. */
+	statusLine?: string;
+}
+
+/** Share of the budget each part may claim before the others; unused room flows on (tail, signals, head, shapes). */
+const TAIL_SHARE = 0.4;
+const SIGNAL_SHARE = 0.35;
+const HEAD_SHARE = 0.15;
+/** Most decisive lines repeated right under the header, and their length there. */
+const KEY_LINES = 3;
+const KEY_LINE_CHARS = 160;
+const KEY_SHARE = 0.25;
+/** Context lines a hunk may show (its header, before, after), given in steps while room lasts; a problem object's lines go furthest. */
+const CONTEXT_STEPS = [2, 4, 8, 12, 24];
+/** Problem objects of a JSON output shown with their lines, and the outline line's length. */
+const JSON_PROBLEMS_SHOWN = 5;
+const OUTLINE_CHARS = 260;
+const OUTLINE_PATH_CHARS = 100;
+/** The tail's last lines never fold: what a run printed last is shown as it was. */
+const TAIL_UNFOLDED_LINES = 20;
+/** Longest tool name, store error and notes repeated in the header, in characters. */
+const MAX_TOOL_NAME_CHARS = 40;
+const MAX_STORE_ERROR_CHARS = 120;
+const MAX_NOTE_CHARS = 160;
+
+/** Width of line numbers, so that the same line looks the same in the view and in query answers. */
+export function lineNumberWidth(totalLines: number): number {
+	return Math.max(6, String(totalLines).length);
+}
+
+/**
+ * `<number><separator> <text>`, the number padded to `width`, the text clipped to `maxChars` with a
+ * note of what was cut, then a note of repeats. The separator is ":" for a line shown for itself,
+ * "-" for context.
+ */
+export function formatLine(line: ScannedLine, width: number, maxChars: number, separator = ":"): string {
+	// Scanned lines are already rendered; rendering again only matters for hand-made lines.
+	const shown = renderTerminalLine(line.text);
+	const number = String(line.lineNumber).padStart(width, " ");
+	const kept = line.keptEnd ? keepEnd(shown, maxChars) : keepStart(shown, maxChars);
+	// Counted from what is really kept: a cut never splits a surrogate pair, so it may keep one less.
+	const hidden = shown.length - kept.length + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
+	let text = shown;
+	if (hidden > 0) text = line.keptEnd ? `[+${hidden} chars] … ${kept}` : `${kept} … [+${hidden} chars]`;
+	const note = noteOf(line);
+	return `${number}${separator} ${text}${note}`;
+}
+
+/** A problem object of a JSON output, shown as a signal line: its first line, with its path. */
+interface ProblemItem extends SignalItem {
+	json: string;
+}
+
+/** The bracketed note after a line: a JSON problem's path, exact repeats, similar lines, a rare shape. */
+function noteOf(line: ScannedLine): string {
+	const item = line as Partial<SignalItem & ShapeFind & ProblemItem>;
+	if (item.json !== undefined) return `  [${item.json}]`;
+	if (item.similar) return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
+	if (item.kind === "repeated") return `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
+	if (item.kind === "rare") return item.count === undefined || item.count <= 1 ? "  [a rare line: its shape appears once]" : `  [a rare line: its shape appears ${item.count} times]`;
+	if (item.count !== undefined && item.count > 1) return `  [×${item.count}]`;
+	return "";
+}
+
+/** Which lines each part of the view may show, before the budget. */
+interface ViewParts {
+	head: ScannedLine[];
+	tail: ScannedLine[];
+	/** Is a line between the head and the tail? */
+	inMiddle: (lineNumber: number) => boolean;
+	/** Problem objects of a JSON output first (the structure says they matter), then the signal lines. */
+	items: SignalItem[];
+	hunkOf: Map<number, Hunk>;
+	shapeLines: ShapeFind[];
+	/** Lines in the middle naming the subject of a signal line in the tail. */
+	tailSubjects: ScannedLine[];
+}
+
+function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
+	const tail = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
+	const tailStart = tail.length > 0 ? tail[0].lineNumber : scan.totalLines + 1;
+	const head = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
+	const headEnd = head.length > 0 ? head[head.length - 1].lineNumber : 0;
+	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
+	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
+	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
+	const items = [...problemHunks.map((hunk) => hunk.item), ...scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber))].slice(
+		0,
+		options.maxSignalLines,
+	);
+	return {
+		head,
+		tail,
+		inMiddle,
+		items,
+		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
+		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
+		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
+	};
+}
+
+/** The view's fixed lines and notices, whatever the budget leaves of the parts. */
+interface ViewFrame {
+	headerFor: (signalCount: number) => string;
+	noteLine?: string;
+	statusLine?: string;
+	footer: string;
+	keyLines: string[];
+	gapNotice: (omitted: number, dropped: string) => string;
+	droppedNote: (head: number, signals: number, tail: number) => string;
+	tailNotice: (count: number) => string;
+}
+
+function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, signalCount: number, width: number): ViewFrame {
+	const { thresholdChars } = options;
+	const source = options.id
+		? formatIdTag(options.id)
+		: formatNotice(`full output could not be stored (${toOneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`);
+	const footer = options.id ? formatQueryFooter(options.id) : NOTHING_STORED_NOTE;
+	const stopped = scan.signalSearchStopped
+		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
+		: "";
+	const headerFor = (count: number): string => {
+		const truncated = options.truncatedNote ? ` (${toOneLine(options.truncatedNote, MAX_NOTE_CHARS)})` : "";
+		return `${source} ${toOneLine(options.toolName, MAX_TOOL_NAME_CHARS)} output: ${plural(scan.totalLines, "line")}, ${scan.totalBytes} bytes${truncated} — showing head, ${plural(count, "signal line")}, tail${stopped}`;
+	};
+	const noteLine = options.sourceNote ? formatNote(toOneLine(options.sourceNote, MAX_NOTE_CHARS)) : undefined;
+	const statusLine = options.statusLine ? toOneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
+	// The most decisive lines, anywhere (head and tail included), right under the header, within
+	// KEY_SHARE of the room the essentials leave.
+	const essentials = headerFor(signalCount).length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
+	const keyRoom = Math.floor(Math.max(0, thresholdChars - essentials) * KEY_SHARE);
+	const keyCandidates = findKeyLines(scan, options).map(
+		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
+	);
+	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
+	const outline = outlineLine(extras.json);
+	if (outline !== undefined) keyLines.push(outline);
+	const found = scan.signalMatches > 0 ? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)` : "";
+	return {
+		headerFor,
+		noteLine,
+		statusLine,
+		footer,
+		keyLines,
+		gapNotice: (omitted, dropped) => `  ... ${plural(omitted, "line")} omitted${found}${dropped} ...`,
+		droppedNote: (head, signals, tail) => {
+			const notes: string[] = [];
+			if (head > 0) notes.push(`${head} head`);
+			if (signals > 0) notes.push(`${signals} signal`);
+			if (tail > 0) notes.push(`${tail} tail`);
+			return notes.length > 0 ? `; ${notes.join(", ")} line${head + signals + tail === 1 ? "" : "s"} dropped to fit ${thresholdChars} chars` : "";
+		},
+		tailNotice: (count) => `  ... tail (last ${plural(count, "line")}) ...`,
+	};
+}
+
+/** What of each part fits: the rows shown and how many. */
+interface Allotment {
+	headRows: HeadRow[];
+	headCount: number;
+	tailRows: HeadRow[];
+	tailText: string[];
+	tailCount: number;
+	signalText: string[];
+	shownItems: SignalItem[];
+	/** Rows around a shown signal line (its hunk) or a shown rare line (its block), by that line's number. */
+	context: Map<number, Row[]>;
+	shapeText: string[];
+	shapeCount: number;
+}
+
+/**
+ * Shares `room` out: first each part within its share, then what is left: tail, signal lines,
+ * their context (best hunk first, a few lines at a time), head, shape lines.
+ */
+function allotRoom(parts: ViewParts, room: number, width: number, format: (line: ScannedLine, separator?: string) => string): Allotment {
+	const { head, tail, items, hunkOf, shapeLines } = parts;
+	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
+	const tailRows = [...foldRuns(tail.slice(0, foldable), format), ...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) }))];
+	const tailText = tailRows.map((row) => row.text);
+	// The last line is always shown: when it alone is too long, it is clipped harder.
+	const last = tailText.length - 1;
+	if (last >= 0 && tailText[last].length + 1 > Math.max(40, room)) {
+		tailText[last] = formatLine(tail[tail.length - 1], width, Math.max(1, Math.max(40, room) - width - 40));
+	}
+	const budget = room;
+	let tailCount = takeFromEnd(tailText, Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tailText[last].length + 1 : 0));
+	room -= sizeOf(tailText.slice(tailText.length - tailCount));
+	const signalText = items.map((item) => format(item));
+	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
+	room -= sizeOf(signalText.slice(0, signalCount));
+	const headRows = foldRuns(head, format);
+	const headTexts = headRows.map((row) => row.text);
+	let headCount = takeFromStart(headTexts, Math.min(room, Math.floor(budget * HEAD_SHARE)));
+	room -= sizeOf(headTexts.slice(0, headCount));
+	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
+	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
+	tailCount = grownTail;
+	const grownSignals = takeFromStart(signalText, sizeOf(signalText.slice(0, signalCount)) + room);
+	room -= sizeOf(signalText.slice(signalCount, grownSignals));
+	signalCount = grownSignals;
+
+	const shownItems = items.slice(0, signalCount);
+	const context = new Map<number, Row[]>();
+	// A line naming the subject of a tail signal line is its context: first of all context, when it fits.
+	for (const line of parts.tailSubjects) {
+		// A line shown for itself (a signal line, a rare line) needs no row here.
+		if (hunkOf.has(line.lineNumber) || shapeLines.some((shape) => shape.lineNumber === line.lineNumber)) continue;
+		const row = { lineNumber: line.lineNumber, text: format(line, "-") };
+		if (row.text.length + 1 > room) continue;
+		context.set(line.lineNumber, [row]);
+		room -= row.text.length + 1;
+	}
+	for (const step of CONTEXT_STEPS) {
+		for (const item of shownItems) {
+			const hunk = hunkOf.get(item.lineNumber);
+			if (hunk === undefined) continue;
+			const rows = contextRows(hunk, step, (line) => format(line, "-"));
+			const before = context.get(item.lineNumber) ?? [];
+			const extra = sizeOf(rows.map((row) => row.text)) - sizeOf(before.map((row) => row.text));
+			if (extra <= 0 || extra > room) continue;
+			context.set(item.lineNumber, rows);
+			room -= extra;
+		}
+	}
+	const grownHead = takeFromStart(headTexts, sizeOf(headTexts.slice(0, headCount)) + room);
+	room -= sizeOf(headTexts.slice(headCount, grownHead));
+	headCount = grownHead;
+	const shapeText = shapeLines.map((line) => format(line));
+	const shapeCount = takeFromStart(shapeText, room);
+	room -= sizeOf(shapeText.slice(0, shapeCount));
+	// A rare line's block, each whole or not at all, in the order the lines were offered.
+	for (const line of shapeLines.slice(0, shapeCount)) {
+		const rows = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
+		const extra = sizeOf(rows.map((row) => row.text));
+		if (rows.length === 0 || extra > room) continue;
+		context.set(line.lineNumber, rows);
+		room -= extra;
+	}
+	return { headRows, headCount, tailRows, tailText, tailCount, signalText, shownItems, context, shapeText, shapeCount };
+}
+
+/** Builds the view from a finished scan and the lines read around its signal lines. */
+export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewExtras = { hunks: [], shapeLines: [] }): string {
+	const { thresholdChars, maxLineChars } = options;
+	const width = lineNumberWidth(scan.totalLines);
+	const format = (line: ScannedLine, separator = ":") => formatLine(line, width, maxLineChars, separator);
+	const parts = selectParts(scan, options, extras);
+	const { head, tail, items, shapeLines, inMiddle } = parts;
+	const frame = frameView(scan, options, extras, items.length, width);
+	const { noteLine, statusLine, footer, keyLines } = frame;
+	const fixed =
+		[frame.headerFor(items.length), noteLine, statusLine, footer, ...keyLines].reduce((sum, line) => sum + (line === undefined ? 0 : line.length + 1), 0) +
+		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, tail.length)).length +
+		frame.tailNotice(tail.length).length +
+		// A "--" between two runs of middle lines that do not touch.
+		(items.length + shapeLines.length + parts.tailSubjects.length) * 5 +
+		2;
+	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
+	const { shownItems, tailRows, tailCount } = shown;
+
+	// The middle: signal lines with their context, and shape lines, in line order, each line once.
+	// A line shown for itself wins over the same line as context.
+	const middle = new Map<number, Row>();
+	const putIfAbsent = (row: Row) => {
+		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
+	};
+	shownItems.forEach((item, index) => middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: shown.signalText[index] }));
+	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
+	for (const rows of shown.context.values()) for (const row of rows) putIfAbsent(row);
+	const middleRows = [...middle.values()].sort((a, b) => a.lineNumber - b.lineNumber);
+
+	const shownHead = shown.headRows.slice(0, shown.headCount);
+	const droppedHead = head.length - Math.min(head.length, linesOf(shownHead));
+	const shownTailLines = linesOf(tailRows.slice(tailRows.length - tailCount));
+	const out: string[] = [frame.headerFor(shownItems.length)];
+	if (noteLine) out.push(noteLine);
+	out.push(...keyLines, ...shownHead.map((row) => row.text));
+	const firstTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
+	const lastHead = shownHead.length > 0 ? shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber : 0;
+	const omitted = firstTail - lastHead - 1;
+	if (omitted > 0) out.push(frame.gapNotice(omitted, frame.droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines)));
+	let previous = lastHead;
+	for (const row of middleRows) {
+		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
+		out.push(row.text);
+		previous = row.lineNumber;
+	}
+	if (middleRows.length > 0) out.push(frame.tailNotice(shownTailLines));
+	out.push(...shown.tailText.slice(shown.tailText.length - tailCount));
+	if (statusLine) out.push(statusLine);
+	out.push(footer);
+	const view = out.join("\n");
+	// The budget above makes this unreachable; it stays as the guarantee's last line of defence.
+	return view.length <= thresholdChars ? view : `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
+}
+
+/**
+ * The most decisive lines of an output, anywhere (head and tail included): up to KEY_LINES signal
+ * lines, errors before warnings, in the scan's rank order, then in line order. The view shows them
+ * under its header; details.overflow.top carries them for the masking stub.
+ */
+export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSignalLines">): SignalItem[] {
+	const middle = scan.signals.slice(0, options.maxSignalLines);
+	const rank = (item: SignalItem) => {
+		const index = middle.indexOf(item);
+		return index >= 0 ? index : middle.length + scan.shownSignals.indexOf(item);
+	};
+	return [...middle, ...scan.shownSignals]
+		.sort((a, b) => b.severity - a.severity || rank(a) - rank(b))
+		.slice(0, KEY_LINES)
+		.sort((a, b) => a.lineNumber - b.lineNumber);
+}
+
+/** Problem objects as hunks: the object's first line stands as a signal line, the rest as its block. */
+function problemHunksOf(json: JsonExtras | undefined): Hunk[] {
+	if (json === undefined) return [];
+	return json.problems
+		.filter((entry) => entry.lines.length > 0)
+		.slice(0, JSON_PROBLEMS_SHOWN)
+		.map(({ problem, lines, memberLines }) => {
+			const where = problem.record ? (problem.path === "$" ? "JSON-lines record" : `JSON-lines record, ${problem.path}`) : problem.path;
+			const item: ProblemItem = { ...lines[0], offset: -1, count: 1, severity: SEVERITY_ERROR, shapeCount: 1, json: `${where}: ${problem.reason}` };
+			// The member that makes it a problem comes first when room is short (as a block's message lines do).
+			return { item, before: [], after: lines.slice(1), messages: memberLines };
+		});
+}
+
+/**
+ * The line under the header that says what the structure of a JSON output is and where it says
+ * something went wrong: `  json: {"summary": {2 keys}, "results": [1500 items]}; 1 object says it is a problem: $.results[31]`.
+ */
+function outlineLine(json: JsonExtras | undefined): string | undefined {
+	if (json === undefined) return undefined;
+	const parts: string[] = [];
+	if (json.outline !== undefined) parts.push(keepStart(json.outline, OUTLINE_CHARS));
+	if (json.problemCount > 0) {
+		const first = json.problems[0].problem;
+		const where = keepStart(first.record ? `the record at line ${first.startLine}` : first.path, OUTLINE_PATH_CHARS);
+		const count = json.problemCount === 1 ? "1 object says it is a problem" : `${json.problemCount} objects say they are problems, the first`;
+		parts.push(`${count}: ${where} (line ${first.startLine})`);
+	}
+	return `  json: ${parts.join("; ")}`;
+}
+
