@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import capture from "../capture.js";
 import { boundToolResult } from "../src/bound/bound.js";
+import { prewarmSignalSearch } from "../src/bound/prewarm.js";
 import { createDefaultConfig, parseConfig } from "../src/config/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { ensureStash } from "../src/intake/stash.js";
@@ -151,8 +152,7 @@ async function main(): Promise<Record<string, unknown>> {
 			const current = readTail(spill, 50 * 1024);
 			const phases = { writeMs: 0, writes: 0, syncMs: 0, syncs: 0, closeMs: 0, placeMs: 0 };
 			const store = new OverflowStore({ root: join(scratch, "store"), fs: args.store === "off" ? failingFs() : timedFs(phases) });
-			const scanModule: { prewarmSignalSearch?: (regex: RegExp) => Promise<void> } = await import("../src/scan/scan.js");
-			if (args.prewarm !== false) await scanModule.prewarmSignalSearch?.(config.signalRegex);
+			if (args.prewarm !== false) await prewarmSignalSearch(config.signalRegex);
 			const boundConfig = typeof args.maxEntryBytes === "number" ? { ...config, maxEntryBytes: args.maxEntryBytes } : config;
 			globalThis.gc?.();
 			const before = rssNow();
@@ -174,7 +174,7 @@ async function main(): Promise<Record<string, unknown>> {
 				rssBefore: before,
 				viewChars: text.length,
 				stored: (patch?.details as { overflow?: unknown })?.overflow,
-				prewarmed: args.prewarm !== false && scanModule.prewarmSignalSearch !== undefined,
+				prewarmed: args.prewarm !== false,
 				searchStopped: /signal search stopped/.test(text),
 				signalMatches: matched ? Number(matched[1]) : undefined,
 				phases,
@@ -203,9 +203,8 @@ async function main(): Promise<Record<string, unknown>> {
 		}
 		if (name === "view") {
 			// A view built after session_start (overflow_query's overview): the prewarm has run where the code has one.
-			const scanModule: { prewarmSignalSearch?: (regex: RegExp) => Promise<void> } = await import("../src/scan/scan.js");
 			const signalRegex = typeof args.pattern === "string" ? new RegExp(args.pattern, "i") : config.signalRegex;
-			if (args.prewarm !== false) await scanModule.prewarmSignalSearch?.(signalRegex);
+			if (args.prewarm !== false) await prewarmSignalSearch(signalRegex);
 			globalThis.gc?.();
 			const before = rssNow();
 			const windowStartUs = Number(process.hrtime.bigint() / 1000n);

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { boundToolResult } from "../src/bound/bound.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
+import { createStash } from "../src/intake/stash.js";
 import { buildEntryView } from "../src/view/entry-view.js";
 import { OverflowStore } from "../src/store/index.js";
 import { buildViewFromFile } from "../src/view/view-build.js";
@@ -63,7 +64,7 @@ try {
 			const text = readFileSync(fixture.path, "utf8");
 			const patch = await boundToolResult(
 				{ toolName: "bash", toolCallId, content: [{ type: "text", text }], details: undefined, isError: false },
-				{ config, store, sessionId: "digest", now: () => Date.parse("2026-12-01T00:00:00Z") },
+				{ config, store, stash: createStash(), sessionId: "digest", now: () => Date.parse("2026-12-01T00:00:00Z") },
 			);
 			const bound = patch ? patch.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n") : "(left as it is)";
 			let entry = "(no entry)";

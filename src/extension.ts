@@ -11,7 +11,7 @@ import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from
 import { type ConfigResult, createDefaultConfig, formatLayeredProblems, loadLayeredConfig, type OverflowConfig } from "./config/config.js";
 import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./surface/load-check.js";
 import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./context/masking.js";
-import { prewarmSignalSearch } from "./scan/scan.js";
+import { prewarmSignalSearch } from "./bound/prewarm.js";
 import { disposeSearchWorkers } from "./query/engine/search.js";
 import { findStash, measureTextParts } from "./intake/stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";

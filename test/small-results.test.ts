@@ -16,7 +16,7 @@ import capture from "../capture.js";
 import { createDefaultConfig } from "../src/config/config.js";
 import { createOverflowExtension } from "../src/extension.js";
 import { parsePiBashNotice } from "../src/intake/pi-bash.js";
-import { prewarmSignalSearch } from "../src/scan/scan.js";
+import { prewarmSignalSearch } from "../src/bound/prewarm.js";
 import { ensureStash, joinTextParts, measureTextParts } from "../src/intake/stash.js";
 import { createFakePi } from "./helpers/robust-pi.js";
 import { createTempDir } from "./helpers/tmp.js";

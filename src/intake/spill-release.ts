@@ -7,7 +7,7 @@
 // only whole copy, so it is kept and made private (0600) instead. Never throws.
 
 import { chmod, lstat, unlink } from "node:fs/promises";
-import type { ContentPart, ToolResultPatch } from "../bound/bound.js";
+import type { ContentPart, ToolResultPatch } from "./tool-result.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
 import { joinTextParts } from "./stash.js";
 import type { OverflowStore } from "../store/index.js";

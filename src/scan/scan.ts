@@ -7,10 +7,10 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
-import { acquireReadBuffers, compileDefaultModule, countNewlines, releaseReadBuffers } from "../prefilter/keyword-filter.js";
+import { countNewlines } from "../prefilter/keyword-filter.js";
 import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "../lines/render.js";
 import { SignalCollector, type SignalItem } from "../signals/collector.js";
-import { prepareDefaultSignalFinder, SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
+import { SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { rankCandidates } from "../signals/policy.js";
 import { ShapeCounter, type ShapeStats } from "../signals/shapes.js";
 
@@ -324,102 +324,10 @@ export function scanText(text: string, options: ScanOptions): ScanResult {
 	return scanBytes(Buffer.from(text, "utf8"), options);
 }
 
-function scanBytes(bytes: Buffer, options: ScanOptions): ScanResult {
+/** Scans bytes already in memory, a chunk of a stored copy's size at a time. */
+export function scanBytes(bytes: Buffer, options: ScanOptions): ScanResult {
 	const scanner = new LineScanner(options);
 	const step = 1024 * 1024;
 	for (let at = 0; at < bytes.length; at += step) scanner.push(bytes.subarray(at, at + step));
 	return scanner.end();
-}
-
-/**
- * Lines that take every path of a scan: ASCII, Latin-1 and CJK text (V8 compiles a regex for one-
- * and two-byte strings apart), signal lines, an ANSI escape, a line longer than a window.
- */
-const PREWARM_LINES = [
-	"  CC [M]  drivers/gpu/drm/module_1.o",
-	"src/net/socket.c:88:12: error: 'struct sock' has no member named 'sk_flags'",
-	"  ✓ übersetzt Zeichenkette 7 — 日本語のテスト 3",
-	"FAIL src/parser.test.ts > parses nested arrays (12 ms)",
-	"\x1b[31merror\x1b[0m: café failed",
-	"thread 'main' panicked at 'index out of bounds', src/main.rs:14:5",
-	"x".repeat(SIGNAL_WINDOW_CHARS + 10),
-];
-
-/** Lines of the larger prewarm text (PREWARM_STEPS scans of it): enough for V8 to optimize the scan's loops. */
-const PREWARM_TEXT_LINES = 4000;
-const PREWARM_STEPS = 4;
-/** Views built of it after those scans. */
-const PREWARM_VIEW_STEPS = 1;
-
-/**
- * A log-like text of PREWARM_TEXT_LINES lines (numbers vary, every tenth line one of PREWARM_LINES):
- * what makes V8 optimize the scan's hot paths (the block scan, the shape and keyword passes, the
- * candidate tests and the signal collector) and tier up the WebAssembly functions.
- */
-function buildPrewarmText(): string {
-	const lines: string[] = [];
-	for (let i = 0; i < PREWARM_TEXT_LINES; i++) {
-		if (i % 3 !== 2) {
-			lines.push(`[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
-		} else if (i % 9 === 2) {
-			lines.push(PREWARM_LINES[(i / 9) % (PREWARM_LINES.length - 1) | 0]);
-		} else {
-			// Signal lines that differ in more than digits, as a real output's do: new shapes, new texts.
-			const name = PREWARM_NAMES[i % PREWARM_NAMES.length] + PREWARM_NAMES[(i >> 3) % PREWARM_NAMES.length];
-			lines.push(i % 2 === 0 ? `src/${name}.ts:${i}:7 - error TS2345: '${name}' is not assignable` : `FAILED tests/test_${name}.py::test_${name}_${i % 13} - AssertionError: ${i} != ${i + 1}`);
-		}
-	}
-	return `${lines.join("\n")}\n`;
-}
-
-/** Words the prewarm's signal lines are made of. */
-const PREWARM_NAMES = ["parser", "lexer", "cache", "queue", "socket", "config", "router", "store", "index", "worker", "client"];
-
-/**
- * Compiles what the first large result would otherwise compile on its path: the WebAssembly
- * module (off the main thread), the keyword finder and the newline counter (its instances), and
- * the signal pattern's regexes (a scan of a few lines, twice, so V8 compiles them to machine
- * code); then scans a larger text a few times, so that V8 optimizes the scan's JavaScript and
- * WebAssembly hot paths, and builds its view twice (the hunks and the view's rows); a first result
- * of a few MB would otherwise spend much of its time in unoptimized code. Runs in steps between
- * other work; call it after session_start has returned.
- * Never rejects.
- */
-export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
-	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
-	try {
-		await compileDefaultModule();
-		await yieldToOthers();
-		prepareDefaultSignalFinder();
-		countNewlines(Buffer.from("\n"), 0, 1);
-		const text = `${[...PREWARM_LINES, ...PREWARM_LINES].join("\n")}\n`;
-		for (let run = 0; run < 2; run++) {
-			await yieldToOthers();
-			scanText(text, { headLines: 1, tailLines: 1, maxSignalLines: 8, maxLineChars: 200, signalRegex });
-		}
-		const largerText = buildPrewarmText();
-		const larger = Buffer.from(largerText, "utf8");
-		const options = { headLines: 60, tailLines: 80, maxSignalLines: 40, maxLineChars: 500, signalRegex };
-		for (let run = 0; run < PREWARM_STEPS; run++) {
-			await yieldToOthers();
-			// Half the runs in a shared read buffer, as a pump's chunks are (the passes run in place there).
-			const buffers = run % 2 === 0 ? acquireReadBuffers(1, larger.length) : [];
-			try {
-				if (buffers.length > 0) larger.copy(buffers[0]);
-				scanBytes(buffers[0] ?? larger, options);
-			} finally {
-				releaseReadBuffers(buffers);
-			}
-		}
-		// The view's own paths (hunks read back, context chosen, rows rendered), on the same text.
-		// Imported here (view-build.ts imports this module), one after the other (see index.ts).
-		const { buildViewFromText } = await import("../view/view-build.js");
-		const { createDefaultConfig } = await import("../config/config.js");
-		for (let run = 0; run < PREWARM_VIEW_STEPS; run++) {
-			await yieldToOthers();
-			await buildViewFromText(largerText, { ...createDefaultConfig(), signalRegex, id: "000000000000", toolName: "bash" });
-		}
-	} catch {
-		// Only a head start: a result compiles what is missing itself.
-	}
 }
