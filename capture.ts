@@ -14,6 +14,10 @@ export default function capture(pi: ExtensionAPI): void {
 	});
 	pi.on("tool_result", (event) => {
 		// The event object itself is the key stage 2 looks up first: Pi hands it to every handler of this result.
-		stashOriginal(stash, { toolCallId: event.toolCallId, toolName: event.toolName, text: joinTextParts(event.content) }, event);
+		stashOriginal(
+			stash,
+			{ toolCallId: event.toolCallId, toolName: event.toolName, text: joinTextParts(event.content) },
+			event,
+		);
 	});
 }

@@ -34,9 +34,16 @@ function describeMissingDependency(error: unknown): Error | undefined {
 	const code = (error as { code?: unknown } | undefined)?.code;
 	const message = error instanceof Error ? error.message : String(error);
 	const name = /Cannot find (?:module|package) '([^']+)'/.exec(message)?.[1];
-	if ((code !== "MODULE_NOT_FOUND" && code !== "ERR_MODULE_NOT_FOUND") || name === undefined || name.startsWith(".") || name.startsWith("/")) {
+	if (
+		(code !== "MODULE_NOT_FOUND" && code !== "ERR_MODULE_NOT_FOUND") ||
+		name === undefined ||
+		name.startsWith(".") ||
+		name.startsWith("/")
+	) {
 		return undefined;
 	}
 	const bundle = dirname(fileURLToPath(import.meta.url));
-	return new Error(`pi-overflow needs the npm package "${name}", which is not installed; run: cd ${JSON.stringify(bundle)} && npm install --omit=dev --omit=peer`);
+	return new Error(
+		`pi-overflow needs the npm package "${name}", which is not installed; run: cd ${JSON.stringify(bundle)} && npm install --omit=dev --omit=peer`,
+	);
 }

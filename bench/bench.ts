@@ -80,14 +80,19 @@ interface ScenarioResult {
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
 
 function runScenarioOnce(name: string, args: Record<string, unknown>, root = ROOT): ScenarioResult {
-	const child = spawnSync(process.execPath, [...NODE_ARGS, "--import", "tsx", "--expose-gc", join(root, "bench", "scenario.ts"), name, JSON.stringify(args)], {
-		cwd: root,
-		encoding: "utf8",
-		maxBuffer: 16 * MIB,
-	});
+	const child = spawnSync(
+		process.execPath,
+		[...NODE_ARGS, "--import", "tsx", "--expose-gc", join(root, "bench", "scenario.ts"), name, JSON.stringify(args)],
+		{
+			cwd: root,
+			encoding: "utf8",
+			maxBuffer: 16 * MIB,
+		},
+	);
 	const line = child.stdout.trim().split("\n").at(-1) ?? "";
 	const parsed = JSON.parse(line || "{}") as ScenarioResult & { error?: string };
-	if (parsed.error || child.status !== 0) throw new Error(`scenario ${name} failed in ${root}: ${parsed.error ?? child.stderr}`);
+	if (parsed.error || child.status !== 0)
+		throw new Error(`scenario ${name} failed in ${root}: ${parsed.error ?? child.stderr}`);
 	return parsed;
 }
 
@@ -110,7 +115,11 @@ type Baseline = [string, string[]];
  * baseline command is timed once per round too (before ours), so that a ratio compares times taken
  * side by side, not minutes apart on a machine whose speed drifts. `baselineMs`: their medians.
  */
-function runScenarioPair(name: string, args: Record<string, unknown>, baselines: Baseline[] = []): { ours: ScenarioResult; before?: ScenarioResult; baselineMs: number[] } {
+function runScenarioPair(
+	name: string,
+	args: Record<string, unknown>,
+	baselines: Baseline[] = [],
+): { ours: ScenarioResult; before?: ScenarioResult; baselineMs: number[] } {
 	const ours: ScenarioResult[] = [];
 	const before: ScenarioResult[] = [];
 	const baselineTimes = baselines.map((): number[] => []);
@@ -121,19 +130,40 @@ function runScenarioPair(name: string, args: Record<string, unknown>, baselines:
 		ours.push(runScenarioOnce(name, args));
 		if (BEFORE_ROOT) before.push(runScenarioOnce(name, args, BEFORE_ROOT));
 	}
-	return { ours: summarize(ours), ...(BEFORE_ROOT ? { before: summarize(before) } : {}), baselineMs: baselineTimes.map(median) };
+	return {
+		ours: summarize(ours),
+		...(BEFORE_ROOT ? { before: summarize(before) } : {}),
+		baselineMs: baselineTimes.map(median),
+	};
 }
 
 /** The before columns of a row: the older code's time, its ratio against the same baseline, its peak RSS growth. */
 function beforeColumns(before: ScenarioResult | undefined, baselineMs: number): Partial<Row> {
 	if (before === undefined) return {};
-	return { before_ms: round(before.ms), before_ratio: round(baselineMs / before.ms), before_peak_rss_growth_mib: growth(before) };
+	return {
+		before_ms: round(before.ms),
+		before_ratio: round(baselineMs / before.ms),
+		before_peak_rss_growth_mib: growth(before),
+	};
 }
 
 /** A row's measured columns: ours against a baseline, with the before columns when there are. */
-function measuredColumns(name: string, pair: { ours: ScenarioResult; before?: ScenarioResult }, baseline: string, baselineMs: number) {
+function measuredColumns(
+	name: string,
+	pair: { ours: ScenarioResult; before?: ScenarioResult },
+	baseline: string,
+	baselineMs: number,
+) {
 	const { ours, before } = pair;
-	return { name, ours_ms: round(ours.ms), baseline, baseline_ms: round(baselineMs), ratio: round(baselineMs / ours.ms), peak_rss_growth_mib: growth(ours), ...beforeColumns(before, baselineMs) };
+	return {
+		name,
+		ours_ms: round(ours.ms),
+		baseline,
+		baseline_ms: round(baselineMs),
+		ratio: round(baselineMs / ours.ms),
+		peak_rss_growth_mib: growth(ours),
+		...beforeColumns(before, baselineMs),
+	};
 }
 
 const growth = (r: ScenarioResult) => Math.round(((r.rssPeak - r.rssBefore) / MIB) * 10) / 10;
@@ -185,7 +215,11 @@ function measureLongSession(): Row {
 	const run = (masking: boolean) => {
 		const results: ScenarioResult[] = [];
 		for (let i = 0; i < RUNS; i++) {
-			const child = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "bench", "session.ts"), JSON.stringify({ masking })], { cwd: ROOT, encoding: "utf8", maxBuffer: 16 * MIB });
+			const child = spawnSync(
+				process.execPath,
+				["--import", "tsx", join(ROOT, "bench", "session.ts"), JSON.stringify({ masking })],
+				{ cwd: ROOT, encoding: "utf8", maxBuffer: 16 * MIB },
+			);
 			const parsed = JSON.parse(child.stdout.trim().split("\n").at(-1) || "{}") as ScenarioResult & { error?: string };
 			if (parsed.error || child.status !== 0) throw new Error(`long session failed: ${parsed.error ?? child.stderr}`);
 			results.push(parsed);
@@ -236,17 +270,23 @@ function measureBoundStage(dir: string, spill: string, label: string, size: numb
 	const rows: Row[] = [];
 	const copy = join(dir, "copy.log");
 	const wc = timeCommand("wc", ["-l", spill]);
-	const pair = runScenarioPair("bound", { spill }, [grepSignalWords(spill), ["sh", ["-c", 'grep -c -i -E "$1" "$2" && cp "$2" "$3"', "sh", SIGNAL_WORDS, spill, copy]]]);
+	const pair = runScenarioPair("bound", { spill }, [
+		grepSignalWords(spill),
+		["sh", ["-c", 'grep -c -i -E "$1" "$2" && cp "$2" "$3"', "sh", SIGNAL_WORDS, spill, copy]],
+	]);
 	rmSync(copy, { force: true });
 	const [grepMs, grepCopy] = pair.baselineMs;
 	const { ours, before } = pair;
 	for (const result of [ours, before]) {
 		const stored = result?.stored as { totalBytes?: number } | undefined;
-		if (result !== undefined && stored?.totalBytes !== statSync(spill).size) throw new Error(`the bound stage did not use the ${label} spill file (it saw ${stored?.totalBytes} bytes)`);
+		if (result !== undefined && stored?.totalBytes !== statSync(spill).size)
+			throw new Error(`the bound stage did not use the ${label} spill file (it saw ${stored?.totalBytes} bytes)`);
 	}
 	const ratio = grepMs / ours.ms;
 	const copyRatio = grepCopy / ours.ms;
-	const beforeNote = before ? `; before: ${round(grepCopy / before.ms)} of grep && cp, ${before.prewarmed ? "prewarmed" : "not prewarmed (no prewarm in that code)"}` : "";
+	const beforeNote = before
+		? `; before: ${round(grepCopy / before.ms)} of grep && cp, ${before.prewarmed ? "prewarmed" : "not prewarmed (no prewarm in that code)"}`
+		: "";
 	rows.push({
 		...measuredColumns(`bound stage, ${label} spill file`, pair, "grep -c -i -E <7 words>", grepMs),
 		target: "ratio ≥ 0.7, ≥ 1.0 of grep -c && cp, RSS growth ≤ 64 MiB",
@@ -272,7 +312,12 @@ function measureBoundStage(dir: string, spill: string, label: string, size: numb
 		const raised = runScenarioPair("bound", { spill, maxEntryBytes });
 		const complete = (result: ScenarioResult | undefined) => result !== undefined && !result.searchStopped;
 		rows.push({
-			...measuredColumns(`bound stage, ${label} spill file, maxEntryBytes 2 GiB (stored whole)`, raised, "grep -c -i -E <7 words> && cp", grepCopy),
+			...measuredColumns(
+				`bound stage, ${label} spill file, maxEntryBytes 2 GiB (stored whole)`,
+				raised,
+				"grep -c -i -E <7 words> && cp",
+				grepCopy,
+			),
 			target: "every signal line found within the signal budget (search not stopped), RSS growth ≤ 64 MiB",
 			met: complete(raised.ours) && growth(raised.ours) <= 64,
 			note: `${complete(raised.ours) ? "every line searched" : "signal search STOPPED"}, ${raised.ours.signalMatches} lines matched${raised.before ? `; before: ${complete(raised.before) ? "every line searched" : "signal search stopped"}, ${raised.before.signalMatches ?? "?"} lines matched` : ""}; ${describePhases(raised.ours)}`,
@@ -293,7 +338,10 @@ async function measureViewBuild(dir: string): Promise<Row> {
 		...measuredColumns("view build, 32 MiB entry (default signalPattern)", pair, "grep -c -i -E <7 words>", grepEntry),
 		target: "ratio ≥ 0.7",
 		met: grepEntry / view.ms >= 0.7,
-		note: grepSame === undefined ? "" : `grep -c -i -P with the same default pattern: ${round(grepSame)} ms (ratio ${round(grepSame / view.ms)})`,
+		note:
+			grepSame === undefined
+				? ""
+				: `grep -c -i -P with the same default pattern: ${round(grepSame)} ms (ratio ${round(grepSame / view.ms)})`,
 	};
 }
 
@@ -301,7 +349,10 @@ function formatTable(rows: Row[]): string {
 	return [
 		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | before (ms) | ratio before | peak RSS growth (MiB) | target | met | note |",
 		"|---|---:|---|---:|---:|---:|---:|---:|---|---|---|",
-		...rows.map((r) => `| ${r.name} | ${r.ours_ms} | ${r.baseline} | ${r.baseline_ms} | ${r.ratio || "—"} | ${r.before_ms ?? "—"} | ${r.before_ratio ?? "—"} | ${r.peak_rss_growth_mib ?? "—"} | ${r.target} | ${r.met ? "yes" : "**no**"} | ${r.note ?? ""} |`),
+		...rows.map(
+			(r) =>
+				`| ${r.name} | ${r.ours_ms} | ${r.baseline} | ${r.baseline_ms} | ${r.ratio || "—"} | ${r.before_ms ?? "—"} | ${r.before_ratio ?? "—"} | ${r.peak_rss_growth_mib ?? "—"} | ${r.target} | ${r.met ? "yes" : "**no**"} | ${r.note ?? ""} |`,
+		),
 	].join("\n");
 }
 
@@ -320,7 +371,8 @@ function benchJsonPath(dir: string): Row[] {
 	const [objectsId, deepId] = ["00000000000a", "00000000000b"];
 	runScenario("store-entry", { entry: objects, store, id: objectsId }, 1);
 	runScenario("store-entry", { entry: deep, store, id: deepId }, 1);
-	const parse = (file: string) => timeCommand(process.execPath, ["-e", "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))", file]);
+	const parse = (file: string) =>
+		timeCommand(process.execPath, ["-e", "JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'))", file]);
 	// A generous deadline: the rows measure the time, they do not test the default bound.
 	const timeoutMs = 60_000;
 	const middle = `$[${Math.floor(count / 2)}]`;
@@ -357,7 +409,9 @@ function benchJsonPath(dir: string): Row[] {
 		met: growth(eight) < 100 && eight.ms <= 10 * one.ms,
 		note: `answered ${eight.answered}/8 (one is past the end: a "does not exist" error); at most 2 run at once`,
 	});
-	rows.push(onePath("jsonPath $[0][0][0] into 32 MiB of [[[[…]]]] (16 M levels)", deepId, "$[0][0][0]", parse(deep)).row);
+	rows.push(
+		onePath("jsonPath $[0][0][0] into 32 MiB of [[[[…]]]] (16 M levels)", deepId, "$[0][0][0]", parse(deep)).row,
+	);
 	rmSync(objects, { force: true });
 	rmSync(deep, { force: true });
 	rmSync(store, { recursive: true, force: true });
@@ -495,7 +549,7 @@ async function main(): Promise<void> {
 		}
 
 		if (!ONLY_SPEED) {
-	// The default signal pattern on lines built to make it backtrack, against grep -P with the same pattern on the same line.
+			// The default signal pattern on lines built to make it backtrack, against grep -P with the same pattern on the same line.
 			let worst: { name: string; ms: number; grepMs: number } | undefined;
 			let slowerThanGrep = 0;
 			const pathological = buildPathologicalLines();
@@ -519,7 +573,6 @@ async function main(): Promise<void> {
 					note: `${slowerThanGrep} of ${pathological.length} lines slower than grep -P; best of 3 per line after a warm-up run`,
 				});
 			}
-
 		}
 		// Every line a signal candidate: the slowest case of test/robust-content.test.ts, from a spill file.
 		const distinct = join(dir, "distinct-errors.log");
@@ -528,7 +581,12 @@ async function main(): Promise<void> {
 		const distinctPair = runScenarioPair("bound", { spill: distinct });
 		const boundDistinct = distinctPair.ours;
 		rows.push({
-			...measuredColumns("bound stage, 1 000 000 distinct error lines (every line a signal)", distinctPair, "grep -c -i -E", grepDistinct),
+			...measuredColumns(
+				"bound stage, 1 000 000 distinct error lines (every line a signal)",
+				distinctPair,
+				"grep -c -i -E",
+				grepDistinct,
+			),
 			target: "ratio ≥ 0.7, RSS growth ≤ 64 MiB",
 			met: grepDistinct / boundDistinct.ms >= 0.7 && growth(boundDistinct) <= 64,
 			note: `view ${boundDistinct.viewChars} chars`,
@@ -536,7 +594,7 @@ async function main(): Promise<void> {
 		rmSync(distinct, { force: true });
 
 		if (!ONLY_SPEED) {
-	const redraws = runScenario("render-redraws", {});
+			const redraws = runScenario("render-redraws", {});
 			rows.push({
 				name: "one line redrawn 60 000 times by \\r (renderTerminalLine)",
 				ours_ms: round(redraws.ms),
@@ -561,7 +619,10 @@ async function main(): Promise<void> {
 				peak_rss_growth_mib: growth(slow),
 				target: `≤ budget ${SIGNAL_SCAN_BUDGET_MS} ms + 250 ms`,
 				met: slow.ms <= SIGNAL_SCAN_BUDGET_MS + 250,
-				note: slow.stoppedAtLine === undefined ? "signal search completed" : `signal search stopped at line ${slow.stoppedAtLine} of 24 after ${slow.signalMs} ms`,
+				note:
+					slow.stoppedAtLine === undefined
+						? "signal search completed"
+						: `signal search stopped at line ${slow.stoppedAtLine} of 24 after ${slow.signalMs} ms`,
 			});
 			for (const pattern of ["a+(?:)a+(?:)a+b", "a+\\Ba+\\Ba+b", "a+b?a+b?a+c", "(a+)\\1*b", "a{1,30000}a{1,30000}b"]) {
 				const refused = runScenario("signal-pattern", { pattern, lines: 24, chars: 800 });
@@ -580,12 +641,11 @@ async function main(): Promise<void> {
 			}
 
 			rows.push(...benchJsonPath(dir));
-
 		}
 		const { ours: small, before: smallBefore } = runScenarioPair("small", { count: 100_000 });
 		const noop = runScenario("small-baseline", { count: 100_000 });
-		const overheadUs = (small.ms - noop.ms) * 10 / 1000; // per result, in µs (100 000 results)
-		const beforeUs = smallBefore ? `; before: ${round((smallBefore.ms - noop.ms) * 10 / 1000, 3)} µs` : "";
+		const overheadUs = ((small.ms - noop.ms) * 10) / 1000; // per result, in µs (100 000 results)
+		const beforeUs = smallBefore ? `; before: ${round(((smallBefore.ms - noop.ms) * 10) / 1000, 3)} µs` : "";
 		rows.push({
 			name: "below threshold, 100 000 results of 1–20 KB",
 			ours_ms: round(small.ms),
@@ -599,7 +659,7 @@ async function main(): Promise<void> {
 		});
 
 		if (!ONLY_SPEED) {
-	rows.push(...measureQuotaAtCommit());
+			rows.push(...measureQuotaAtCommit());
 			rows.push(measureLongSession());
 
 			const housekeep = runScenario("housekeep", { entries: 10_000 });
@@ -614,7 +674,7 @@ async function main(): Promise<void> {
 				note: `start-up waited ${round(Number(housekeep.startupWaitMs), 3)} ms`,
 			});
 		}
-		} finally {
+	} finally {
 		rmSync(dir, { recursive: true, force: true });
 	}
 
@@ -623,9 +683,19 @@ async function main(): Promise<void> {
 	const latest = join(ROOT, "bench", "results", "latest.json");
 	const date = new Date().toISOString();
 	// --only=speed replaces its rows (by name) and keeps the others with the date they were measured.
-	const kept = ONLY_SPEED && existsSync(latest) ? (JSON.parse(readFileSync(latest, "utf8")) as { date: string; rows: Row[] }) : undefined;
+	const kept =
+		ONLY_SPEED && existsSync(latest)
+			? (JSON.parse(readFileSync(latest, "utf8")) as { date: string; rows: Row[] })
+			: undefined;
 	const merged = kept ? mergeRows(kept.rows, kept.date, rows) : rows;
-	const results = { date, node: process.version, ...(NODE_ARGS.length > 0 ? { nodeArgs: NODE_ARGS.join(" ") } : {}), runs: RUNS, ...(BEFORE_ROOT ? { before: describeBefore(BEFORE_ROOT) } : {}), rows: merged };
+	const results = {
+		date,
+		node: process.version,
+		...(NODE_ARGS.length > 0 ? { nodeArgs: NODE_ARGS.join(" ") } : {}),
+		runs: RUNS,
+		...(BEFORE_ROOT ? { before: describeBefore(BEFORE_ROOT) } : {}),
+		rows: merged,
+	};
 	writeFileSync(latest, `${JSON.stringify(results, null, 2)}\n`);
 	writePerformanceDoc(results, join(ROOT, "docs", "performance.md"));
 	writeReadmeTable(results, join(ROOT, "README.md"));

@@ -19,7 +19,8 @@ const SIGNALS = [
 const NOISE = [
 	(i: number) => `  CC [M]  drivers/gpu/drm/module_${i}.o`,
 	(i: number) => `ok ${i} - handles request #${i} in ${i % 97} ms`,
-	(i: number) => `[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`,
+	(i: number) =>
+		`[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`,
 	(i: number) => `  ✓ übersetzt Zeichenkette ${i} — 日本語のテスト ${i % 13} 🚀`,
 	(i: number) => `PASS test/unit/module-${i % 400}.test.ts (${(i % 50) / 10}s)`,
 ];

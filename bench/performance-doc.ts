@@ -43,18 +43,33 @@ export interface BenchResults {
 	rows: BenchRow[];
 }
 
-const cell = (value: unknown) => (value === undefined || value === "" ? "—" : String(value).replace(/\|/g, "\\|").replace(/\n/g, " "));
+const cell = (value: unknown) =>
+	value === undefined || value === "" ? "—" : String(value).replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 function formatRows(rows: BenchRow[], withBefore: boolean): string[] {
 	const head = withBefore
-		? ["| scenario | ours (ms) | baseline | baseline (ms) | ratio | before (ms) | ratio before | peak RSS growth MiB (before) | target | met | note |", "|---|---:|---|---:|---:|---:|---:|---:|---|---|---|"]
-		: ["| scenario | ours (ms) | baseline | baseline (ms) | ratio | peak RSS growth (MiB) | target | met | note |", "|---|---:|---|---:|---:|---:|---|---|---|"];
+		? [
+				"| scenario | ours (ms) | baseline | baseline (ms) | ratio | before (ms) | ratio before | peak RSS growth MiB (before) | target | met | note |",
+				"|---|---:|---|---:|---:|---:|---:|---:|---|---|---|",
+			]
+		: [
+				"| scenario | ours (ms) | baseline | baseline (ms) | ratio | peak RSS growth (MiB) | target | met | note |",
+				"|---|---:|---|---:|---:|---:|---|---|---|",
+			];
 	return [
 		...head,
 		...rows.map((row) => {
-			const rss = row.before_peak_rss_growth_mib === undefined ? cell(row.peak_rss_growth_mib) : `${cell(row.peak_rss_growth_mib)} (${row.before_peak_rss_growth_mib})`;
+			const rss =
+				row.before_peak_rss_growth_mib === undefined
+					? cell(row.peak_rss_growth_mib)
+					: `${cell(row.peak_rss_growth_mib)} (${row.before_peak_rss_growth_mib})`;
 			const ratio = row.ratio === 0 ? "—" : String(row.ratio);
-			const note = [row.measured ? `measured ${row.measured.slice(0, 16).replace("T", " ")} UTC by an earlier run` : "", row.note ?? ""].filter(Boolean).join("; ");
+			const note = [
+				row.measured ? `measured ${row.measured.slice(0, 16).replace("T", " ")} UTC by an earlier run` : "",
+				row.note ?? "",
+			]
+				.filter(Boolean)
+				.join("; ");
 			const before = withBefore ? ` ${cell(row.before_ms)} | ${cell(row.before_ratio)} |` : "";
 			return `| ${cell(row.name)} | ${row.ours_ms} | ${cell(row.baseline)} | ${row.baseline_ms} | ${ratio} |${before} ${rss} | ${cell(row.target)} | ${row.met ? "yes" : "**no**"} | ${cell(note)} |`;
 		}),
@@ -78,7 +93,7 @@ export function formatPerformanceDoc(results: BenchResults): string {
 			? [
 					"",
 					`The **before** columns run the same scenario on the code at ${results.before ?? "the previous commit"}, its runs alternating with`,
-					"ours so that both see the same load; \"ratio before\" is against the same baseline.",
+					'ours so that both see the same load; "ratio before" is against the same baseline.',
 				]
 			: []),
 		"",
@@ -93,7 +108,7 @@ export function formatPerformanceDoc(results: BenchResults): string {
 		"- **The scan's first pass** (src/prefilter/wasm/keyword-filter.wat): a WebAssembly SIMD prefilter over 16-byte",
 		"  blocks that also counts the lines (about 0.7 ns per byte on a build log; a confirmed line's ends",
 		"  are found 16 bytes at a time and the scan resumes after it; the fourth byte's high nibble is not",
-		"  looked up); the \"scan alone\" rows measure it against grep, reading as the stage does (two",
+		'  looked up); the "scan alone" rows measure it against grep, reading as the stage does (two',
 		"  buffers, the next read in flight). The pump reads into buffers inside the module's memory (four",
 		"  1 MiB buffers of the process's shared instance, taken while free), so the passes run on the bytes",
 		"  where they were read, without a copy per 128 KiB window; the module only reads past a range's",
@@ -105,7 +120,7 @@ export function formatPerformanceDoc(results: BenchResults): string {
 		"  runtime validates relaxed SIMD (on by default from Node 22; Node 20, where these rows were",
 		"  measured, needs a V8 flag), the module's relaxed-swizzle twin runs instead (same source, same",
 		"  lines: every index swizzled is a nibble): measured here with the flag, 8 alternating runs of the",
-		"  \"scan alone\" scenario over 100 MB took 89–114 ms (min–median) against 119–137 ms without it.",
+		'  "scan alone" scenario over 100 MB took 89–114 ms (min–median) against 119–137 ms without it.',
 		"- **Line shapes** (rare and repeated lines, shape-counter.ts): every line of the first 2 MiB, then",
 		"  1/32 of each 1 MiB chunk, hashed by the same WebAssembly module (`shapes`: runs of plain bytes",
 		"  found 16 bytes at a time; the rest is FNV-1a's serial multiply, about 2 ns per byte hashed, bit",
@@ -122,7 +137,7 @@ export function formatPerformanceDoc(results: BenchResults): string {
 		"  before either is linked, the text first (the crash-safety order is unchanged). The view is",
 		"  composed while the commit runs; the result waits for the commit (and is composed again, without",
 		"  an id, if it fails). A result sure to be bounded begins its entry while the spill file is",
-		"  checked. The \"stored copy's cost\" row compares the stage with a store that cannot create",
+		'  checked. The "stored copy\'s cost" row compares the stage with a store that cannot create',
 		"  files; the notes give the thread-pool time of each step. (Tried and dropped: 4 MiB reads, no",
 		"  faster at 100 MB and more memory.)",
 		"- **One-time compiles** (the WebAssembly module, the keyword tables, the signal regexes, 20–40 ms)",
@@ -141,7 +156,8 @@ export function writePerformanceDoc(results: BenchResults, path: string): void {
 	writeFileSync(path, formatPerformanceDoc(results));
 }
 
-const README_TABLE_START = "<!-- perf-table:start (bench/performance-doc.ts writes this table from bench/results/latest.json) -->";
+const README_TABLE_START =
+	"<!-- perf-table:start (bench/performance-doc.ts writes this table from bench/results/latest.json) -->";
 const README_TABLE_END = "<!-- perf-table:end -->";
 /** The README's rows: the scan, the bound stage, the view build and the small-result path. */
 const README_ROW_PREFIXES = ["scan alone", "bound stage", "view build", "search, 32 MiB", "below threshold"];
@@ -154,7 +170,10 @@ export function formatReadmeTable(results: BenchResults): string {
 		"",
 		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | target | met |",
 		"|---|---:|---|---:|---:|---|---|",
-		...rows.map((row) => `| ${cell(row.name)} | ${cell(row.ours_ms)} | ${cell(row.baseline)} | ${cell(row.baseline_ms)} | ${cell(row.ratio)} | ${cell(row.target)} | ${row.met ? "yes" : "**no**"} |`),
+		...rows.map(
+			(row) =>
+				`| ${cell(row.name)} | ${cell(row.ours_ms)} | ${cell(row.baseline)} | ${cell(row.baseline_ms)} | ${cell(row.ratio)} | ${cell(row.target)} | ${row.met ? "yes" : "**no**"} |`,
+		),
 	].join("\n");
 }
 
@@ -164,7 +183,10 @@ export function writeReadmeTable(results: BenchResults, path: string): void {
 	const start = readme.indexOf(README_TABLE_START);
 	const end = readme.indexOf(README_TABLE_END);
 	if (start < 0 || end < start) return;
-	writeFileSync(path, `${readme.slice(0, start + README_TABLE_START.length)}\n${formatReadmeTable(results)}\n${readme.slice(end)}`);
+	writeFileSync(
+		path,
+		`${readme.slice(0, start + README_TABLE_START.length)}\n${formatReadmeTable(results)}\n${readme.slice(end)}`,
+	);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -23,7 +23,8 @@ const to = Number(endArg ?? Number.POSITIVE_INFINITY);
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
-const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anon)"} ${node.callFrame.url.replace(/^.*\/(src|bench|node_modules)\//, "$1/")}:${node.callFrame.lineNumber + 1}`;
+const label = (node: ProfileNode) =>
+	`${node.callFrame.functionName || "(anon)"} ${node.callFrame.url.replace(/^.*\/(src|bench|node_modules)\//, "$1/")}:${node.callFrame.lineNumber + 1}`;
 const self = new Map<string, number>();
 const total = new Map<string, number>();
 let time = profile.startTime;
@@ -48,7 +49,8 @@ for (let i = 0; i < profile.samples.length; i++) {
 const rows = Number(rowsArg ?? 30);
 const show = (title: string, map: Map<string, number>) => {
 	console.log(`${title} (window ${inWindow.toFixed(1)} ms)`);
-	for (const [name, ms] of [...map].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`${ms.toFixed(1).padStart(8)} ms  ${name}`);
+	for (const [name, ms] of [...map].sort((a, b) => b[1] - a[1]).slice(0, rows))
+		console.log(`${ms.toFixed(1).padStart(8)} ms  ${name}`);
 };
 show("self", self);
 show("total", total);

@@ -15,7 +15,15 @@ import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
 import { SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
 import { buildViewFromFile } from "../src/view/view-build.js";
-import { type DecisiveLine, isShownInView, loadRealFixtures, parseViewLines, type RealFixture, stripAnsi, withoutLineEnd } from "../test/fixtures/real/fixtures.js";
+import {
+	type DecisiveLine,
+	isShownInView,
+	loadRealFixtures,
+	parseViewLines,
+	type RealFixture,
+	stripAnsi,
+	withoutLineEnd,
+} from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
@@ -125,7 +133,9 @@ async function measure(fixture: RealFixture): Promise<Row> {
 	const missed: string[] = [];
 	for (const line of fixture.decisive) {
 		if (isShownInView(shown, line.lineNumber, line.shown, config.maxLineChars)) continue;
-		missed.push(`${fixture.name}:${line.lineNumber}: ${line.shown.slice(0, 120)} — ${explainMiss(fixture, line, shown.get(line.lineNumber))}`);
+		missed.push(
+			`${fixture.name}:${line.lineNumber}: ${line.shown.slice(0, 120)} — ${explainMiss(fixture, line, shown.get(line.lineNumber))}`,
+		);
 	}
 	const pi = cutLikePi(fixture);
 	const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
@@ -187,7 +197,19 @@ function sumRows(rows: Row[]): Row {
 		partDecisive: [],
 	};
 	for (const row of rows) {
-		for (const key of ["lines", "bytes", "decisive", "viewKept", "viewChars", "piKept", "piChars", "otherMatches", "signalShown", "signalNear"] as const) total[key] += row[key];
+		for (const key of [
+			"lines",
+			"bytes",
+			"decisive",
+			"viewKept",
+			"viewChars",
+			"piKept",
+			"piChars",
+			"otherMatches",
+			"signalShown",
+			"signalNear",
+		] as const)
+			total[key] += row[key];
 		total.missed.push(...row.missed);
 	}
 	return total;
@@ -215,22 +237,44 @@ function printPatternParts(set: MeasuredSet): void {
 			largest = Math.max(largest, row.lines === 0 ? 0 : row.partErrors[index]! / row.lines);
 		}
 		const label = part.source.length > 48 ? `${part.source.slice(0, 47)}…` : part.source;
-		return [`${index + 1}. ${label}`, String(matched), String(errors), String(decisive), `${(100 * largest).toFixed(1)}%${largest > FLOOD_SHARE ? " !" : ""}`];
+		return [
+			`${index + 1}. ${label}`,
+			String(matched),
+			String(errors),
+			String(decisive),
+			`${(100 * largest).toFixed(1)}%${largest > FLOOD_SHARE ? " !" : ""}`,
+		];
 	});
-	for (const line of formatTable(["part", "lines matched", "errors", "decisive", "largest share"], table)) console.log(`  ${line}`);
+	for (const line of formatTable(["part", "lines matched", "errors", "decisive", "largest share"], table))
+		console.log(`  ${line}`);
 }
 
 /** Right-aligned columns, the first left-aligned. */
 function formatTable(header: string[], table: string[][]): string[] {
 	const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column].length)));
-	const format = (cells: string[]): string => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join("  ");
+	const format = (cells: string[]): string =>
+		cells
+			.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+			.join("  ");
 	return [format(header), ...table.map(format)];
 }
 
 function printSet(set: MeasuredSet): void {
 	const total = sumRows(set.rows);
 	console.log(`\n== ${set.title}: ${set.rows.length} outputs ==`);
-	const header = ["fixture", "lines", "bytes", "decisive", "view kept", "view chars", "signal shown", "near decisive", "pi-cut kept", "pi-cut chars", "other matches"];
+	const header = [
+		"fixture",
+		"lines",
+		"bytes",
+		"decisive",
+		"view kept",
+		"view chars",
+		"signal shown",
+		"near decisive",
+		"pi-cut kept",
+		"pi-cut chars",
+		"other matches",
+	];
 	const table = [...set.rows, total].map((row) => [
 		row.name,
 		String(row.lines),
@@ -247,7 +291,9 @@ function printSet(set: MeasuredSet): void {
 	for (const line of formatTable(header, table)) console.log(line);
 	printPatternParts(set);
 	if (!set.showContents) {
-		console.log(`(${set.title}: counts only; ${total.decisive - total.viewKept} decisive lines missed — do not look at them while tuning)`);
+		console.log(
+			`(${set.title}: counts only; ${total.decisive - total.viewKept} decisive lines missed — do not look at them while tuning)`,
+		);
 		return;
 	}
 	if (total.missed.length === 0) console.log("the view shows every decisive line");
@@ -274,7 +320,8 @@ function parseSets(argv: string[]): SetName[] {
 	const index = argv.indexOf("--set");
 	if (index < 0) return [...SETS];
 	const value = argv[index + 1];
-	if (!SETS.includes(value as SetName)) throw new Error(`--set must be one of ${SETS.join(", ")}; got ${JSON.stringify(value ?? null)}`);
+	if (!SETS.includes(value as SetName))
+		throw new Error(`--set must be one of ${SETS.join(", ")}; got ${JSON.stringify(value ?? null)}`);
 	return [value as SetName];
 }
 
@@ -293,9 +340,20 @@ console.log(
 console.log(
 	`precision: of the lines the view shows outside its head (lines 1-${config.headLines}) and tail (the last ${config.tailLines} lines), the share that are decisive or within ${CONTEXT_RADIUS_LINES} lines of a decisive line`,
 );
-console.log("other matches: non-decisive lines the signal pattern matches (compiler warnings are weak signals the view shows last)");
+console.log(
+	"other matches: non-decisive lines the signal pattern matches (compiler warnings are weak signals the view shows last)",
+);
 for (const set of measured) printSet(set);
 
 console.log("\n== summary ==");
-const summaryHeader = ["set", "outputs", "decisive kept", "fully served", "mean view chars", "precision", "pi-cut kept", "pi-cut mean chars"];
+const summaryHeader = [
+	"set",
+	"outputs",
+	"decisive kept",
+	"fully served",
+	"mean view chars",
+	"precision",
+	"pi-cut kept",
+	"pi-cut mean chars",
+];
 for (const line of formatTable(summaryHeader, measured.map(summarise))) console.log(line);

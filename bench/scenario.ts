@@ -19,7 +19,11 @@ import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { buildKeywordAutomaton, findKeywordLines } from "../src/prefilter/keyword-automaton.js";
-import { createKeywordLineFinder, type KeywordLineFinder, keywordFilterStats } from "../src/prefilter/keyword-filter.js";
+import {
+	createKeywordLineFinder,
+	type KeywordLineFinder,
+	keywordFilterStats,
+} from "../src/prefilter/keyword-filter.js";
 import { READ_CHUNK_BYTES } from "../src/io/source.js";
 import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
 
@@ -105,7 +109,14 @@ async function scanFile(path: string, finder: KeywordLineFinder): Promise<{ line
 }
 
 /** The store's file system, timing the stored copy's writes, fsyncs, closes and placing (link, rename). */
-function timedFs(phases: { writeMs: number; writes: number; syncMs: number; syncs: number; closeMs: number; placeMs: number }): StoreFs {
+function timedFs(phases: {
+	writeMs: number;
+	writes: number;
+	syncMs: number;
+	syncs: number;
+	closeMs: number;
+	placeMs: number;
+}): StoreFs {
 	const timed = async <T>(run: () => Promise<T>, add: (ms: number) => void): Promise<T> => {
 		const started = performance.now();
 		try {
@@ -119,26 +130,63 @@ function timedFs(phases: { writeMs: number; writes: number; syncMs: number; sync
 		open: async (path, flags, mode) => {
 			const handle = await NODE_STORE_FS.open(path, flags, mode);
 			return {
-				write: (buffer, offset, length, position) => timed(() => handle.write(buffer, offset, length, position), (ms) => ((phases.writeMs += ms), phases.writes++)),
-				sync: () => timed(() => handle.sync(), (ms) => ((phases.syncMs += ms), phases.syncs++)),
+				write: (buffer, offset, length, position) =>
+					timed(
+						() => handle.write(buffer, offset, length, position),
+						(ms) => ((phases.writeMs += ms), phases.writes++),
+					),
+				sync: () =>
+					timed(
+						() => handle.sync(),
+						(ms) => ((phases.syncMs += ms), phases.syncs++),
+					),
 				chmod: (mode) => handle.chmod(mode),
-				close: () => timed(() => handle.close(), (ms) => (phases.closeMs += ms)),
+				close: () =>
+					timed(
+						() => handle.close(),
+						(ms) => (phases.closeMs += ms),
+					),
 			};
 		},
-		link: (from, to) => timed(() => NODE_STORE_FS.link(from, to), (ms) => (phases.placeMs += ms)),
-		rename: (from, to) => timed(() => NODE_STORE_FS.rename(from, to), (ms) => (phases.placeMs += ms)),
-		unlink: (path) => timed(() => NODE_STORE_FS.unlink(path), (ms) => (phases.placeMs += ms)),
+		link: (from, to) =>
+			timed(
+				() => NODE_STORE_FS.link(from, to),
+				(ms) => (phases.placeMs += ms),
+			),
+		rename: (from, to) =>
+			timed(
+				() => NODE_STORE_FS.rename(from, to),
+				(ms) => (phases.placeMs += ms),
+			),
+		unlink: (path) =>
+			timed(
+				() => NODE_STORE_FS.unlink(path),
+				(ms) => (phases.placeMs += ms),
+			),
 	};
 }
 
 /** A store whose files cannot be created: the bound stage scans for the view alone (no stored copy). */
 function failingFs(): StoreFs {
-	return { ...NODE_STORE_FS, open: async () => Promise.reject(Object.assign(new Error("bench: no store"), { code: "EACCES" })) };
+	return {
+		...NODE_STORE_FS,
+		open: async () => Promise.reject(Object.assign(new Error("bench: no store"), { code: "EACCES" })),
+	};
 }
 
 function countingFs(counter: { calls: number }): StoreFs {
-	const wrap = <T extends (...a: never[]) => unknown>(fn: T): T => ((...a: never[]) => (counter.calls++, fn(...a))) as T;
-	return { ...NODE_STORE_FS, open: wrap(NODE_STORE_FS.open), lstat: wrap(NODE_STORE_FS.lstat), mkdir: wrap(NODE_STORE_FS.mkdir), chmod: wrap(NODE_STORE_FS.chmod), rename: wrap(NODE_STORE_FS.rename), unlink: wrap(NODE_STORE_FS.unlink), readdir: wrap(NODE_STORE_FS.readdir) };
+	const wrap = <T extends (...a: never[]) => unknown>(fn: T): T =>
+		((...a: never[]) => (counter.calls++, fn(...a))) as T;
+	return {
+		...NODE_STORE_FS,
+		open: wrap(NODE_STORE_FS.open),
+		lstat: wrap(NODE_STORE_FS.lstat),
+		mkdir: wrap(NODE_STORE_FS.mkdir),
+		chmod: wrap(NODE_STORE_FS.chmod),
+		rename: wrap(NODE_STORE_FS.rename),
+		unlink: wrap(NODE_STORE_FS.unlink),
+		readdir: wrap(NODE_STORE_FS.readdir),
+	};
 }
 
 async function main(): Promise<Record<string, unknown>> {
@@ -151,16 +199,26 @@ async function main(): Promise<Record<string, unknown>> {
 			const spill = String(args.spill);
 			const current = readTail(spill, 50 * 1024);
 			const phases = { writeMs: 0, writes: 0, syncMs: 0, syncs: 0, closeMs: 0, placeMs: 0 };
-			const store = new OverflowStore({ root: join(scratch, "store"), fs: args.store === "off" ? failingFs() : timedFs(phases) });
+			const store = new OverflowStore({
+				root: join(scratch, "store"),
+				fs: args.store === "off" ? failingFs() : timedFs(phases),
+			});
 			if (args.prewarm !== false) await prewarmSignalSearch(config.signalRegex);
-			const boundConfig = typeof args.maxEntryBytes === "number" ? { ...config, maxEntryBytes: args.maxEntryBytes } : config;
+			const boundConfig =
+				typeof args.maxEntryBytes === "number" ? { ...config, maxEntryBytes: args.maxEntryBytes } : config;
 			globalThis.gc?.();
 			const before = rssNow();
 			const windowStartUs = Number(process.hrtime.bigint() / 1000n);
 			const cpuBefore = process.cpuUsage();
 			const started = performance.now();
 			const patch = await boundToolResult(
-				{ toolName: "bash", toolCallId: "bench-call", content: [{ type: "text", text: current }], details: { fullOutputPath: spill }, isError: false },
+				{
+					toolName: "bash",
+					toolCallId: "bench-call",
+					content: [{ type: "text", text: current }],
+					details: { fullOutputPath: spill },
+					isError: false,
+				},
 				{ config: boundConfig, store, sessionId: "bench", stash: undefined },
 			);
 			const ms = performance.now() - started;
@@ -190,7 +248,10 @@ async function main(): Promise<Record<string, unknown>> {
 			let finder: KeywordLineFinder;
 			if (args.engine === "js") {
 				const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
-				finder = { engine: "js", findLines: (bytes, from, to, found) => findKeywordLines(automaton, bytes, from, to, found) };
+				finder = {
+					engine: "js",
+					findLines: (bytes, from, to, found) => findKeywordLines(automaton, bytes, from, to, found),
+				};
 			} else {
 				finder = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
 			}
@@ -198,7 +259,10 @@ async function main(): Promise<Record<string, unknown>> {
 			const started = performance.now();
 			const counts = await scanFile(String(args.spill), finder);
 			// Which build of the module ran (src/prefilter/keyword-filter.ts usableRelaxed).
-			const engine = finder.engine === "wasm-simd" && keywordFilterStats.variant === "relaxed-simd" ? "wasm-simd (relaxed)" : finder.engine;
+			const engine =
+				finder.engine === "wasm-simd" && keywordFilterStats.variant === "relaxed-simd"
+					? "wasm-simd (relaxed)"
+					: finder.engine;
 			return { ms: performance.now() - started, setupMs, rssBefore: before, engine, ...counts };
 		}
 		if (name === "view") {
@@ -209,7 +273,12 @@ async function main(): Promise<Record<string, unknown>> {
 			const before = rssNow();
 			const windowStartUs = Number(process.hrtime.bigint() / 1000n);
 			const started = performance.now();
-			const view = await buildViewFromFile(String(args.entry), { ...config, signalRegex, id: "0123456789ab", toolName: "bash" });
+			const view = await buildViewFromFile(String(args.entry), {
+				...config,
+				signalRegex,
+				id: "0123456789ab",
+				toolName: "bash",
+			});
 			const ms = performance.now() - started;
 			// The timed window on a --cpu-prof profile's clock (bench/profile-window.ts), as for the bound stage.
 			const windowUs = [windowStartUs, Number(process.hrtime.bigint() / 1000n)];
@@ -223,12 +292,31 @@ async function main(): Promise<Record<string, unknown>> {
 			const text = `needle\n${`${"a".repeat(40)}!\n`.repeat(5000)}`;
 			const writer = await store.beginEntry(id);
 			await writer.write(Buffer.from(text));
-			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, storedLines: writer.linesWritten, storedBytes: writer.bytesWritten, truncated: false, source: "current" });
+			await writer.commit({
+				id,
+				sessionId: "bench",
+				toolCallId: "c",
+				toolName: "bash",
+				createdAt: new Date().toISOString(),
+				totalLines: writer.linesWritten,
+				totalBytes: writer.bytesWritten,
+				storedLines: writer.linesWritten,
+				storedBytes: writer.bytesWritten,
+				truncated: false,
+				source: "current",
+			});
 			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
 			const before = rssNow();
 			const started = performance.now();
-			const runaway = Array.from({ length: 6 }, () => runQuery({ id, search: "(a+)+$" }, { config: queryConfig, store }));
-			const words = Array.from({ length: 3 }, () => runQuery({ id, search: "needle" }, { config: queryConfig, store }).then((answer) => ({ answer, ms: performance.now() - started })));
+			const runaway = Array.from({ length: 6 }, () =>
+				runQuery({ id, search: "(a+)+$" }, { config: queryConfig, store }),
+			);
+			const words = Array.from({ length: 3 }, () =>
+				runQuery({ id, search: "needle" }, { config: queryConfig, store }).then((answer) => ({
+					answer,
+					ms: performance.now() - started,
+				})),
+			);
 			const answered = await Promise.all(words);
 			await Promise.all(runaway);
 			const runawayMs = performance.now() - started;
@@ -237,7 +325,8 @@ async function main(): Promise<Record<string, unknown>> {
 				ms: Math.max(...answered.map((word) => word.ms)),
 				runawayMs,
 				rssBefore: before,
-				complete: answered.filter(({ answer }) => answer.summary.timedOut === false && answer.summary.hits === 1).length,
+				complete: answered.filter(({ answer }) => answer.summary.timedOut === false && answer.summary.hits === 1)
+					.length,
 			};
 		}
 		if (name === "render-redraws") {
@@ -254,7 +343,11 @@ async function main(): Promise<Record<string, unknown>> {
 				return fastest;
 			};
 			const before = rssNow();
-			return { ms: best(() => renderTerminalLine(line)), splitMs: best(() => line.split("\r").length), rssBefore: before };
+			return {
+				ms: best(() => renderTerminalLine(line)),
+				splitMs: best(() => line.split("\r").length),
+				rssBefore: before,
+			};
 		}
 		if (name === "signal-pattern") {
 			// A configured signalPattern as config accepts it (or falls back from it) on `lines` lines of
@@ -267,7 +360,13 @@ async function main(): Promise<Record<string, unknown>> {
 			const view = await buildViewFromText(text, { ...configured.config, id: "0123456789ab", toolName: "bash" });
 			const ms = performance.now() - started;
 			const stopped = /signal search stopped at line (\d+) of \d+ after (\d+) ms/.exec(view.text);
-			return { ms, rssBefore: before, refused: configured.problems[0]?.message, stoppedAtLine: stopped ? Number(stopped[1]) : undefined, signalMs: stopped ? Number(stopped[2]) : undefined };
+			return {
+				ms,
+				rssBefore: before,
+				refused: configured.problems[0]?.message,
+				stoppedAtLine: stopped ? Number(stopped[1]) : undefined,
+				signalMs: stopped ? Number(stopped[2]) : undefined,
+			};
 		}
 		if (name === "regex-line") {
 			// What a scan did before windows and refusals: the pattern tested on one whole line of "a"s,
@@ -284,8 +383,21 @@ async function main(): Promise<Record<string, unknown>> {
 			const store = new OverflowStore({ root: join(scratch, "store") });
 			const id = "0123456789ab";
 			const writer = await store.beginEntry(id);
-			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 })) await writer.write(chunk as Buffer);
-			await writer.commit({ id, sessionId: "bench", toolCallId: "c", toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, storedLines: writer.linesWritten, storedBytes: writer.bytesWritten, truncated: false, source: "current" });
+			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 }))
+				await writer.write(chunk as Buffer);
+			await writer.commit({
+				id,
+				sessionId: "bench",
+				toolCallId: "c",
+				toolName: "bash",
+				createdAt: new Date().toISOString(),
+				totalLines: writer.linesWritten,
+				totalBytes: writer.bytesWritten,
+				storedLines: writer.linesWritten,
+				storedBytes: writer.bytesWritten,
+				truncated: false,
+				source: "current",
+			});
 			const queryConfig = { ...config, searchTimeoutMs: Number(args.timeoutMs ?? config.searchTimeoutMs) };
 			const params =
 				name === "search"
@@ -331,8 +443,21 @@ async function main(): Promise<Record<string, unknown>> {
 			const store = new OverflowStore({ root: String(args.store) });
 			const id = String(args.id);
 			const writer = await store.beginEntry(id);
-			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 })) await writer.write(chunk as Buffer);
-			await writer.commit({ id, sessionId: "bench", toolCallId: id, toolName: "bash", createdAt: new Date().toISOString(), totalLines: writer.linesWritten, totalBytes: writer.bytesWritten, storedLines: writer.linesWritten, storedBytes: writer.bytesWritten, truncated: false, source: "current" });
+			for await (const chunk of createReadStream(String(args.entry), { highWaterMark: 1 << 20 }))
+				await writer.write(chunk as Buffer);
+			await writer.commit({
+				id,
+				sessionId: "bench",
+				toolCallId: id,
+				toolName: "bash",
+				createdAt: new Date().toISOString(),
+				totalLines: writer.linesWritten,
+				totalBytes: writer.bytesWritten,
+				storedLines: writer.linesWritten,
+				storedBytes: writer.bytesWritten,
+				truncated: false,
+				source: "current",
+			});
 			return { ms: 0, rssBefore: 0 };
 		}
 		if (name === "jsonpath") {
@@ -353,23 +478,45 @@ async function main(): Promise<Record<string, unknown>> {
 					),
 				),
 			);
-			return { ms: performance.now() - started, rssBefore: before, answered: outcomes.filter((o) => o.ok).length, first: outcomes[0]?.head };
+			return {
+				ms: performance.now() - started,
+				rssBefore: before,
+				answered: outcomes.filter((o) => o.ok).length,
+				first: outcomes[0]?.head,
+			};
 		}
 		if (name === "small" || name === "small-baseline") {
 			const count = Number(args.count ?? 100_000);
-			const texts = Array.from({ length: 64 }, (_, i) => "log line with some words in it\n".repeat(Math.floor((1024 + i * 300) / 31)));
+			const texts = Array.from({ length: 64 }, (_, i) =>
+				"log line with some words in it\n".repeat(Math.floor((1024 + i * 300) / 31)),
+			);
 			const counter = { calls: 0 };
 			let chain: Array<(event: unknown, ctx: unknown) => unknown>;
 			if (name === "small") {
 				const first = recordHandlers(capture as never).get("tool_result") ?? [];
-				const last = recordHandlers(createOverflowExtension({ config: { config, problems: [] }, storeRoot: join(scratch, "store"), storeFs: countingFs(counter) }) as never).get("tool_result") ?? [];
+				const last =
+					recordHandlers(
+						createOverflowExtension({
+							config: { config, problems: [] },
+							storeRoot: join(scratch, "store"),
+							storeFs: countingFs(counter),
+						}) as never,
+					).get("tool_result") ?? [];
 				chain = [...first, ...last];
 				ensureStash();
 			} else {
 				chain = [async () => undefined, async () => undefined];
 			}
 			const ctx = { hasUI: false, sessionManager: { getSessionId: () => "bench" } };
-			const events = texts.map((text, i) => ({ type: "tool_result", toolName: "bash", toolCallId: `c${i}`, input: {}, content: [{ type: "text", text }], details: undefined, isError: false }));
+			const events = texts.map((text, i) => ({
+				type: "tool_result",
+				toolName: "bash",
+				toolCallId: `c${i}`,
+				input: {},
+				content: [{ type: "text", text }],
+				details: undefined,
+				isError: false,
+			}));
 			const before = rssNow();
 			const started = performance.now();
 			for (let i = 0; i < count; i++) {
@@ -393,7 +540,18 @@ async function main(): Promise<Record<string, unknown>> {
 			let seededBytes = 0;
 			for (let i = 0; i < entries; i++) {
 				const id = i.toString(16).padStart(12, "0");
-				const meta = JSON.stringify({ id, sessionId: "other", toolCallId: `c${i}`, toolName: "bash", createdAt: created, totalLines: 1, totalBytes: 10_000, originalBytes: 10_000, truncated: false, source: "current" });
+				const meta = JSON.stringify({
+					id,
+					sessionId: "other",
+					toolCallId: `c${i}`,
+					toolName: "bash",
+					createdAt: created,
+					totalLines: 1,
+					totalBytes: 10_000,
+					originalBytes: 10_000,
+					truncated: false,
+					source: "current",
+				});
 				writeFileSync(join(root, `${id}.txt`), `${"x".repeat(9_999)}\n`, { mode: 0o600 });
 				writeFileSync(join(root, `${id}.json`), meta, { mode: 0o600 });
 				seededBytes += 10_000 + Buffer.byteLength(meta);
@@ -407,8 +565,15 @@ async function main(): Promise<Record<string, unknown>> {
 			const maxStoreBytes = args.quota === "on" ? Math.ceil(seededBytes / 0.95) : undefined;
 			const store = new OverflowStore({ root, fs, maxStoreBytes });
 			// As at session_start: the scan that seeds the store's picture.
-			await store.housekeep({ retentionMs: 7 * 86_400_000, maxStoreBytes: maxStoreBytes ?? 2 ** 40, currentSessionId: "bench" });
-			const text = Array.from({ length: 750 }, (_, i) => `[${String(i).padStart(6, "0")}] INFO worker-${i % 8}: processed batch ${i} in ${(i * 37) % 1000} ms`).join("\n");
+			await store.housekeep({
+				retentionMs: 7 * 86_400_000,
+				maxStoreBytes: maxStoreBytes ?? 2 ** 40,
+				currentSessionId: "bench",
+			});
+			const text = Array.from(
+				{ length: 750 },
+				(_, i) => `[${String(i).padStart(6, "0")}] INFO worker-${i % 8}: processed batch ${i} in ${(i * 37) % 1000} ms`,
+			).join("\n");
 			const within: number[] = [];
 			const passes: number[] = [];
 			const scansBefore = calls.readdir;
@@ -424,16 +589,29 @@ async function main(): Promise<Record<string, unknown>> {
 					{ config, store, sessionId: "bench", stash: undefined },
 				);
 				const resultMs = performance.now() - resultStarted;
-				if (!(patch?.details as { overflow?: { id?: string } })?.overflow?.id) throw new Error(`result ${i} was not stored`);
+				if (!(patch?.details as { overflow?: { id?: string } })?.overflow?.id)
+					throw new Error(`result ${i} was not stored`);
 				(calls.readdir > scans ? passes : within).push(resultMs);
 			}
 			const ms = performance.now() - started;
-			const median = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]);
+			const median = (values: number[]) =>
+				values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 			// Commits unlink only their temp names; every .json unlinked is an eviction.
 			const evicted = calls.jsonUnlinks - unlinksBefore;
 			// One pass where the stream crosses the quota, then one per tenth of the quota written.
-			const maxPasses = maxStoreBytes === undefined ? 0 : 1 + Math.ceil((results * (text.length + 400)) / (maxStoreBytes * 0.1));
-			return { ms, rssBefore: before, meanMs: ms / results, withinMs: median(within), passMs: median(passes), passes: passes.length, maxPasses, scans: calls.readdir - scansBefore, evicted };
+			const maxPasses =
+				maxStoreBytes === undefined ? 0 : 1 + Math.ceil((results * (text.length + 400)) / (maxStoreBytes * 0.1));
+			return {
+				ms,
+				rssBefore: before,
+				meanMs: ms / results,
+				withinMs: median(within),
+				passMs: median(passes),
+				passes: passes.length,
+				maxPasses,
+				scans: calls.readdir - scansBefore,
+				evicted,
+			};
 		}
 		if (name === "housekeep") {
 			const entries = Number(args.entries ?? 10_000);
@@ -443,7 +621,18 @@ async function main(): Promise<Record<string, unknown>> {
 			for (let i = 0; i < entries; i++) {
 				const id = i.toString(16).padStart(12, "0");
 				writeFileSync(join(root, `${id}.txt`), "x".repeat(100), { mode: 0o600 });
-				const meta = { id, sessionId: `s${i % 10}`, toolCallId: `c${i}`, toolName: "bash", createdAt: new Date(now - (i % 14) * 86_400_000).toISOString(), totalLines: 1, totalBytes: 100, originalBytes: 100, truncated: false, source: "current" };
+				const meta = {
+					id,
+					sessionId: `s${i % 10}`,
+					toolCallId: `c${i}`,
+					toolName: "bash",
+					createdAt: new Date(now - (i % 14) * 86_400_000).toISOString(),
+					totalLines: 1,
+					totalBytes: 100,
+					originalBytes: 100,
+					truncated: false,
+					source: "current",
+				};
 				writeFileSync(join(root, `${id}.json`), JSON.stringify(meta), { mode: 0o600 });
 			}
 			// Through the real session_start handler: how long start-up waits, and when housekeeping ends.
@@ -463,14 +652,24 @@ async function main(): Promise<Record<string, unknown>> {
 				);
 				const start = handlers.get("session_start")?.[0];
 				const before = performance.now();
-				void Promise.resolve(start?.({ type: "session_start", reason: "startup" }, { hasUI: false, sessionManager: { getSessionId: () => "s1", getEntries: () => [] } })).then(() => {
+				void Promise.resolve(
+					start?.(
+						{ type: "session_start", reason: "startup" },
+						{ hasUI: false, sessionManager: { getSessionId: () => "s1", getEntries: () => [] } },
+					),
+				).then(() => {
 					(globalThis as Record<string, unknown>).__startupMs = performance.now() - before;
 					(globalThis as Record<string, unknown>).__started = before;
 				});
 			});
 			await done;
 			const started = (globalThis as Record<string, unknown>).__started as number;
-			return { ms: finished - started, startupWaitMs: (globalThis as Record<string, unknown>).__startupMs, rssBefore: 0, result };
+			return {
+				ms: finished - started,
+				startupWaitMs: (globalThis as Record<string, unknown>).__startupMs,
+				rssBefore: 0,
+				result,
+			};
 		}
 		throw new Error(`unknown scenario ${name}`);
 	} finally {

@@ -8,7 +8,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Context, fauxAssistantMessage, type FauxResponseStep, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
+import {
+	type Context,
+	fauxAssistantMessage,
+	type FauxResponseStep,
+	fauxToolCall,
+	type ToolResultMessage,
+} from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, INDEX_PATH, TEST_TOOLS_PATH, writeConfiguredIndex } from "../test/helpers/pi.js";
 import { messageText, openPiSession } from "../test/helpers/pi-session.js";
 
@@ -27,14 +33,22 @@ function buildCommand(lines: number, errorAt: number, unit: string): string {
 
 /** Every pi-overflow id in one context. */
 function idsIn(context: Context): string[] {
-	return [...new Set(context.messages.flatMap((message) => [...messageText(message).matchAll(ID_PATTERN)].map((match) => match[1])))];
+	return [
+		...new Set(
+			context.messages.flatMap((message) => [...messageText(message).matchAll(ID_PATTERN)].map((match) => match[1])),
+		),
+	];
 }
 
 /** The oldest id the model sees: a query back into old output. */
-const queryOldest = (search: string): FauxResponseStep => (context) => {
-	const [oldest] = idsIn(context);
-	return oldest ? toolUse(fauxToolCall("overflow_query", { id: oldest, search })) : toolUse(fauxToolCall("small", {}));
-};
+const queryOldest =
+	(search: string): FauxResponseStep =>
+	(context) => {
+		const [oldest] = idsIn(context);
+		return oldest
+			? toolUse(fauxToolCall("overflow_query", { id: oldest, search }))
+			: toolUse(fauxToolCall("small", {}));
+	};
 
 /** The tool turns of one prompt (prompt p of 4), mixed: real bash, test tools, parallel calls, queries. */
 function turnsOf(p: number): FauxResponseStep[] {
@@ -44,7 +58,10 @@ function turnsOf(p: number): FauxResponseStep[] {
 		toolUse(fauxToolCall("big_log", { lines: 30_000, errors: { [at(1)]: `ERROR worker ${p} lost its lease` } })),
 		toolUse(fauxToolCall("small", {}), fauxToolCall("read", { path: "notes.txt" })),
 		toolUse(fauxToolCall("json_doc", { count: 3_000 })),
-		toolUse(fauxToolCall("big_log", { lines: 20_000, errors: { [at(2)]: `ERROR shard ${p} failed` } }), fauxToolCall("bash", { command: `seq 1 ${50_000 + p}` })),
+		toolUse(
+			fauxToolCall("big_log", { lines: 20_000, errors: { [at(2)]: `ERROR shard ${p} failed` } }),
+			fauxToolCall("bash", { command: `seq 1 ${50_000 + p}` }),
+		),
 		queryOldest("error|ERROR"),
 		toolUse(fauxToolCall("image_log", { lines: 15_000 })),
 		toolUse(fauxToolCall("bash", { command: buildCommand(40_000, 20_000 + p, `fs${p}`) })),
@@ -71,17 +88,23 @@ async function main(): Promise<void> {
 		// `config` tries other settings (e.g. maskAfterChars) against the shipped ones.
 		const config = masking ? args.config : { ...args.config, maskAfterChars: 0 };
 		const index = config === undefined ? INDEX_PATH : writeConfiguredIndex(agentDir, JSON.stringify(config));
-		const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, index], contextWindow: CONTEXT_WINDOW });
+		const pi = await openPiSession({
+			agentDir,
+			extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, index],
+			contextWindow: CONTEXT_WINDOW,
+		});
 		const calls: CallRecord[] = [];
 		let previous: string[] = [];
 		const seen = new Set<string>();
-		const observe = (step: FauxResponseStep): FauxResponseStep => (context, options, state, model) => {
-			const { chars, parts } = measure(context);
-			calls.push({ chars, rewrote: previous.some((part, index) => parts[index] !== part) });
-			previous = parts;
-			for (const id of idsIn(context)) seen.add(id);
-			return typeof step === "function" ? step(context, options, state, model) : step;
-		};
+		const observe =
+			(step: FauxResponseStep): FauxResponseStep =>
+			(context, options, state, model) => {
+				const { chars, parts } = measure(context);
+				calls.push({ chars, rewrote: previous.some((part, index) => parts[index] !== part) });
+				previous = parts;
+				for (const id of idsIn(context)) seen.add(id);
+				return typeof step === "function" ? step(context, options, state, model) : step;
+			};
 		let bigResults = 0;
 		try {
 			for (let p = 1; p <= 4; p++) {
@@ -90,14 +113,25 @@ async function main(): Promise<void> {
 				pi.respond(...[...turnsOf(p), fauxAssistantMessage(`prompt ${p} done`)].map(observe));
 				await pi.session.prompt(`prompt ${p}`);
 			}
-			bigResults += pi.session.messages.filter((message) => message.role === "toolResult" && (message.details as { overflow?: unknown } | undefined)?.overflow).length;
+			bigResults += pi.session.messages.filter(
+				(message) => message.role === "toolResult" && (message.details as { overflow?: unknown } | undefined)?.overflow,
+			).length;
 			// Every id the model ever saw, read back once (line 1 only: the answers stay small).
 			const ids = [...seen];
-			pi.respond(...[toolUse(...ids.map((id) => fauxToolCall("overflow_query", { id, lines: { start: 1, end: 1 } }))), fauxAssistantMessage("verified")].map(observe));
+			pi.respond(
+				...[
+					toolUse(...ids.map((id) => fauxToolCall("overflow_query", { id, lines: { start: 1, end: 1 } }))),
+					fauxAssistantMessage("verified"),
+				].map(observe),
+			);
 			await pi.session.prompt("verify");
-			const answers = pi.session.messages.slice(-ids.length - 1).filter((message): message is ToolResultMessage => message.role === "toolResult");
+			const answers = pi.session.messages
+				.slice(-ids.length - 1)
+				.filter((message): message is ToolResultMessage => message.role === "toolResult");
 			const answered = answers.filter((answer) => answer.toolName === "overflow_query" && !answer.isError).length;
-			const toolTurns = pi.session.messages.filter((message) => message.role === "assistant" && message.content.some((part) => part.type === "toolCall")).length;
+			const toolTurns = pi.session.messages.filter(
+				(message) => message.role === "assistant" && message.content.some((part) => part.type === "toolCall"),
+			).length;
 			const rss = process.resourceUsage().maxRSS * 1024;
 			process.stdout.write(
 				`${JSON.stringify({

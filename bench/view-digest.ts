@@ -66,7 +66,9 @@ try {
 				{ toolName: "bash", toolCallId, content: [{ type: "text", text }], details: undefined, isError: false },
 				{ config, store, stash: createStash(), sessionId: "digest", now: () => Date.parse("2026-12-01T00:00:00Z") },
 			);
-			const bound = patch ? patch.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n") : "(left as it is)";
+			const bound = patch
+				? patch.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n")
+				: "(left as it is)";
 			let entry = "(no entry)";
 			const id = (patch?.details as { overflow?: { id?: string } } | undefined)?.overflow?.id;
 			if (id !== undefined) {
@@ -86,7 +88,9 @@ try {
 			outputs++;
 			if (each) console.log(`${name}/${fixture.name}: ${views.map(sha).join(" ")}`);
 		}
-		console.log(`${name.padEnd(8)} ${String(fixtures.length).padStart(3)} outputs  ${PATHS.map((path, index) => `${path} ${perPath[index].digest("hex").slice(0, 16)}`).join("  ")}`);
+		console.log(
+			`${name.padEnd(8)} ${String(fixtures.length).padStart(3)} outputs  ${PATHS.map((path, index) => `${path} ${perPath[index].digest("hex").slice(0, 16)}`).join("  ")}`,
+		);
 	}
 	console.log(`all      ${String(outputs).padStart(3)} outputs  ${all.digest("hex")}`);
 } finally {

@@ -6,8 +6,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Context, fauxAssistantMessage, fauxToolCall, registerFauxProvider, type ToolResultMessage } from "@mariozechner/pi-ai";
-import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
+import {
+	type Context,
+	fauxAssistantMessage,
+	fauxToolCall,
+	registerFauxProvider,
+	type ToolResultMessage,
+} from "@mariozechner/pi-ai";
+import {
+	AuthStorage,
+	createAgentSession,
+	DefaultResourceLoader,
+	ModelRegistry,
+	SessionManager,
+	SettingsManager,
+} from "@mariozechner/pi-coding-agent";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const agentDir = mkdtempSync(join(tmpdir(), "pi-overflow-demo-"));
@@ -41,9 +54,15 @@ const faux = registerFauxProvider();
 faux.setResponses([
 	fauxAssistantMessage([fauxToolCall("bash", { command: BUILD })], { stopReason: "toolUse" }),
 	// The scripted model reads the id from the result it just received and asks for the error's context.
-	(context) => fauxAssistantMessage([fauxToolCall("overflow_query", { id: overflowId(context), search: "error" })], { stopReason: "toolUse" }),
 	(context) =>
-		fauxAssistantMessage([fauxToolCall("overflow_query", { id: overflowId(context), lines: { start: 123455, end: 123459 } })], { stopReason: "toolUse" }),
+		fauxAssistantMessage([fauxToolCall("overflow_query", { id: overflowId(context), search: "error" })], {
+			stopReason: "toolUse",
+		}),
+	(context) =>
+		fauxAssistantMessage(
+			[fauxToolCall("overflow_query", { id: overflowId(context), lines: { start: 123455, end: 123459 } })],
+			{ stopReason: "toolUse" },
+		),
 	fauxAssistantMessage("The build fails at drivers/net/socket.c:88: struct sock has no member sk_flags."),
 ]);
 
@@ -79,14 +98,19 @@ try {
 		if (message.role !== "toolResult") continue;
 		const shown = text(message);
 		console.log(rule);
-		console.log(`${message.toolName}${message.isError ? " (isError)" : ""} — the model sees ${shown.length} characters:`);
+		console.log(
+			`${message.toolName}${message.isError ? " (isError)" : ""} — the model sees ${shown.length} characters:`,
+		);
 		console.log(rule);
 		console.log(shown);
 	}
 	console.log(rule);
 	const answer = session.messages.at(-1);
-	if (answer?.role === "assistant") console.log(`model: ${answer.content.map((part) => (part.type === "text" ? part.text : "")).join("")}`);
-	console.log(`\nsession took ${(elapsed / 1000).toFixed(2)} s; the store was ${join(agentDir, "my-pi", "pi-overflow")} (removed now)`);
+	if (answer?.role === "assistant")
+		console.log(`model: ${answer.content.map((part) => (part.type === "text" ? part.text : "")).join("")}`);
+	console.log(
+		`\nsession took ${(elapsed / 1000).toFixed(2)} s; the store was ${join(agentDir, "my-pi", "pi-overflow")} (removed now)`,
+	);
 	session.dispose();
 } finally {
 	faux.unregister();

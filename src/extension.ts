@@ -8,9 +8,21 @@
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { boundToolResult } from "./bound/bound.js";
 import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./bound/budget.js";
-import { type ConfigResult, createDefaultConfig, formatLayeredProblems, loadLayeredConfig, type OverflowConfig } from "./config/config.js";
+import {
+	type ConfigResult,
+	createDefaultConfig,
+	formatLayeredProblems,
+	loadLayeredConfig,
+	type OverflowConfig,
+} from "./config/config.js";
 import { markSessionStart, MISSING_CAPTURE_WARNING, warnOnce } from "./surface/load-check.js";
-import { type ContextMessage, maskOldViews, MaskingState, measureContextChars, readToolResultView } from "./context/masking.js";
+import {
+	type ContextMessage,
+	maskOldViews,
+	MaskingState,
+	measureContextChars,
+	readToolResultView,
+} from "./context/masking.js";
 import { prewarmSignalSearch } from "./bound/prewarm.js";
 import { disposeSearchWorkers } from "./query/engine/search.js";
 import { findStash, measureTextParts } from "./intake/stash.js";
@@ -19,7 +31,12 @@ import { listSessionRows, registerOverflowCommand } from "./surface/overflow-com
 import { releaseSpillFile } from "./intake/spill-release.js";
 import { RecallTelemetry } from "./surface/telemetry.js";
 import { QUERY_TOOL_NAME, registerQueryTool } from "./surface/tool.js";
-import { USER_BASH_ENTRY_TYPE, type UserBashBoundDependencies, type UserBashRecord, UserBashViews } from "./context/user-bash.js";
+import {
+	USER_BASH_ENTRY_TYPE,
+	type UserBashBoundDependencies,
+	type UserBashRecord,
+	UserBashViews,
+} from "./context/user-bash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -74,7 +91,8 @@ function listBoundedCalls(message: unknown, exemptTools: readonly string[]): str
 	if (role !== "assistant" || !Array.isArray(content)) return [];
 	const ids: string[] = [];
 	for (const part of content as Array<{ type?: unknown; id?: unknown; name?: unknown }>) {
-		if (part?.type === "toolCall" && typeof part.id === "string" && !exemptTools.includes(String(part.name))) ids.push(part.id);
+		if (part?.type === "toolCall" && typeof part.id === "string" && !exemptTools.includes(String(part.name)))
+			ids.push(part.id);
 	}
 	return ids;
 }
@@ -84,7 +102,9 @@ export { MISSING_CAPTURE_WARNING } from "./surface/load-check.js";
 /** The config files read, lowest first; none when the options give a parsed config. */
 function loadOptionsConfig(options: OverflowExtensionOptions): ConfigResult {
 	if (options.config) return options.config;
-	const paths = [options.configPath, options.userConfigPath].filter((path): path is string => typeof path === "string" && path !== "");
+	const paths = [options.configPath, options.userConfigPath].filter(
+		(path): path is string => typeof path === "string" && path !== "",
+	);
 	return paths.length > 0 ? loadLayeredConfig(paths) : { config: createDefaultConfig(), problems: [] };
 }
 
@@ -124,7 +144,12 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 	return (pi: ExtensionAPI) => {
 		const loaded = loadOptionsConfig(options);
 		const config: OverflowConfig = loaded.config;
-		const store = new OverflowStore({ root: options.storeRoot, fs: options.storeFs, now: options.now, maxStoreBytes: config.maxStoreBytes });
+		const store = new OverflowStore({
+			root: options.storeRoot,
+			fs: options.storeFs,
+			now: options.now,
+			maxStoreBytes: config.maxStoreBytes,
+		});
 		const runtime: OverflowRuntime = {
 			options,
 			config,
@@ -133,7 +158,9 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			userBash: new UserBashViews({
 				persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
 				now: options.now,
-				onSpillBounded: config.releaseSpillFiles ? (patch, spillPath) => releaseSpillFile(patch, spillPath, store, Number.POSITIVE_INFINITY) : undefined,
+				onSpillBounded: config.releaseSpillFiles
+					? (patch, spillPath) => releaseSpillFile(patch, spillPath, store, Number.POSITIVE_INFINITY)
+					: undefined,
 			}),
 			masking: new MaskingState(),
 			configWarnings: formatLayeredProblems(loaded.problems, options.configPath),
@@ -185,7 +212,11 @@ function onSessionStart(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 		// After session_start returns: start-up never waits for the store.
 		setImmediate(() => {
 			store
-				.housekeep({ retentionMs: config.retentionDays * DAY_MS, maxStoreBytes: config.maxStoreBytes, currentSessionId: sessionId })
+				.housekeep({
+					retentionMs: config.retentionDays * DAY_MS,
+					maxStoreBytes: config.maxStoreBytes,
+					currentSessionId: sessionId,
+				})
 				.then((result) => runtime.options.onHousekeeping?.(result))
 				.catch(() => {});
 		});
@@ -238,7 +269,10 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			if (!patch) return undefined;
 			telemetry.noteBounded(event.toolName, event.input, readOverflowId(patch.details));
 			const usedSpill = spillUse.path;
-			const released = config.releaseSpillFiles && usedSpill !== undefined ? (await releaseSpillFile(patch, usedSpill, store, capViewBudget(share, config))).patch : patch;
+			const released =
+				config.releaseSpillFiles && usedSpill !== undefined
+					? (await releaseSpillFile(patch, usedSpill, store, capViewBudget(share, config))).patch
+					: patch;
 			return { content: released.content, details: released.details };
 		} catch {
 			return undefined; // boundToolResult does not throw; this guards the wiring itself
@@ -289,8 +323,14 @@ function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 		try {
 			const deps = userBashDependencies(ctx);
 			const messages: ContextMessage[] = [];
-			for (const message of event.messages as unknown as ContextMessage[]) messages.push(await userBash.transform(message, deps));
-			const result = maskOldViews(messages, runtime.masking, config, (message) => readToolResultView(message) ?? userBash.findView(message));
+			for (const message of event.messages as unknown as ContextMessage[])
+				messages.push(await userBash.transform(message, deps));
+			const result = maskOldViews(
+				messages,
+				runtime.masking,
+				config,
+				(message) => readToolResultView(message) ?? userBash.findView(message),
+			);
 			runtime.sentChars = measureContextChars(result.messages);
 			options.onContext?.({ masked: result.masked, stepped: result.stepped, chars: runtime.sentChars });
 			return { messages: result.messages as unknown as ContextEvent["messages"] };
@@ -306,7 +346,10 @@ function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			const { preparation } = event;
 			for (const list of [preparation.messagesToSummarize, preparation.turnPrefixMessages]) {
 				for (let index = 0; index < list.length; index++) {
-					list[index] = (await userBash.transform(list[index] as unknown as ContextMessage, deps)) as unknown as (typeof list)[number];
+					list[index] = (await userBash.transform(
+						list[index] as unknown as ContextMessage,
+						deps,
+					)) as unknown as (typeof list)[number];
 				}
 			}
 		} catch {

@@ -15,13 +15,30 @@ import { createTempDir } from "./helpers/tmp.js";
 const SESSION = "session-1";
 
 function textEvent(text: string, overrides: Partial<ToolResultInput> = {}): ToolResultInput {
-	return { toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text }], details: undefined, isError: false, ...overrides };
+	return {
+		toolName: "bash",
+		toolCallId: "call-1",
+		content: [{ type: "text", text }],
+		details: undefined,
+		isError: false,
+		...overrides,
+	};
 }
 
-async function deps(t: Parameters<typeof createTempDir>[0], options: { fs?: StoreFs; config?: Partial<OverflowConfig>; stash?: Stash } = {}): Promise<BoundDependencies & { root: string }> {
+async function deps(
+	t: Parameters<typeof createTempDir>[0],
+	options: { fs?: StoreFs; config?: Partial<OverflowConfig>; stash?: Stash } = {},
+): Promise<BoundDependencies & { root: string }> {
 	const root = join(await createTempDir(t), "my-pi", "pi-overflow");
 	const config = { ...createDefaultConfig(), ...options.config };
-	return { root, config, store: new OverflowStore({ root, fs: options.fs }), sessionId: SESSION, stash: options.stash ?? createStash(), now: () => Date.parse("2026-11-29T12:00:00Z") };
+	return {
+		root,
+		config,
+		store: new OverflowStore({ root, fs: options.fs }),
+		sessionId: SESSION,
+		stash: options.stash ?? createStash(),
+		now: () => Date.parse("2026-11-29T12:00:00Z"),
+	};
 }
 
 /** A file system that fails the named operation with the given code while `armed` is true. */
@@ -31,7 +48,10 @@ function faultyFs(operation: "write" | "sync" | "link" | "open" | "mkdir" | "rea
 
 function textOf(patch: { content: Array<{ type: string; text?: string }> } | undefined): string {
 	assert.ok(patch, "the result was patched");
-	return patch.content.filter((part) => part.type === "text").map((part) => part.text).join("\n");
+	return patch.content
+		.filter((part) => part.type === "text")
+		.map((part) => part.text)
+		.join("\n");
 }
 
 test("a small result costs nothing: no patch and no file-system call", async (t) => {
@@ -55,18 +75,29 @@ test("a long result is replaced by a bounded view; details are merged and other 
 	const d = await deps(t);
 	const big = numberedLog(10000, { 5000: "ERROR: disk quota exceeded" });
 	const event = textEvent(big, {
-		content: [{ type: "image", data: "AAAA", mimeType: "image/png" }, { type: "text", text: big }, { type: "image", data: "BBBB", mimeType: "image/png" }],
+		content: [
+			{ type: "image", data: "AAAA", mimeType: "image/png" },
+			{ type: "text", text: big },
+			{ type: "image", data: "BBBB", mimeType: "image/png" },
+		],
 		details: { exitCode: 0, nested: { a: 1 } },
 		isError: true,
 	});
 	const patch = await boundToolResult(event, d);
 	assert.ok(patch);
-	assert.deepEqual(patch.content.map((part) => part.type), ["image", "text", "image"]);
+	assert.deepEqual(
+		patch.content.map((part) => part.type),
+		["image", "text", "image"],
+	);
 	assert.equal((patch.content[2] as { data: string }).data, "BBBB");
 	const view = textOf(patch);
 	assert.ok(view.length <= d.config.thresholdChars);
 	assert.match(view, /\n  5000: ERROR: disk quota exceeded\n/);
-	const details = patch.details as { exitCode: number; nested: unknown; overflow: { id: string; totalLines: number; totalBytes: number; truncated: boolean; top?: unknown } };
+	const details = patch.details as {
+		exitCode: number;
+		nested: unknown;
+		overflow: { id: string; totalLines: number; totalBytes: number; truncated: boolean; top?: unknown };
+	};
 	assert.equal(details.exitCode, 0);
 	assert.deepEqual(details.nested, { a: 1 });
 	assert.deepEqual(details.overflow, {
@@ -105,7 +136,10 @@ test("a result that still fits but whose stashed original was longer gets the ma
 	const patch = await boundToolResult(textEvent(original.slice(0, 5000), { toolName: "web" }), d);
 	const text = textOf(patch);
 	assert.ok(text.startsWith(original.slice(0, 5000)));
-	assert.match(text, /\n\[pi-overflow id=[0-9a-f]{12} lines=10000 bytes=\d+\] full output stored; overflow_query can search or read it\n/);
+	assert.match(
+		text,
+		/\n\[pi-overflow id=[0-9a-f]{12} lines=10000 bytes=\d+\] full output stored; overflow_query can search or read it\n/,
+	);
 	// Below the marker, what the cut lost: here the original's last line.
 	assert.match(text, /\n\[what the cut left out, with the output's line numbers:\]\n 10000: .*processed batch 10000/);
 	assert.equal(stash.entries.size, 0, "the stashed original was taken");
@@ -165,7 +199,9 @@ test("a spill file larger than maxEntryBytes is stored as head + marker + tail w
 	const full = numberedLog(100000, { 3: "ERROR at the start", 99999: "FATAL at the end" });
 	writeFileSync(spill, full);
 	const patch = await boundToolResult(textEvent(full.slice(-50000), { details: { fullOutputPath: spill } }), d);
-	const overflow = (patch?.details as { overflow: { id: string; truncated: boolean; totalBytes: number; totalLines: number } }).overflow;
+	const overflow = (
+		patch?.details as { overflow: { id: string; truncated: boolean; totalBytes: number; totalLines: number } }
+	).overflow;
 	assert.equal(overflow.truncated, true);
 	const stored = readFileSync(join(d.root, `${overflow.id}.txt`), "utf8");
 	assert.ok(Buffer.byteLength(stored) <= 1024 * 1024);
@@ -184,19 +220,23 @@ test("a spill file larger than maxEntryBytes is stored as head + marker + tail w
 });
 
 // An open that blocked on the FIFO would never return: the test's timeout turns that into a failure.
-test("a spill path that is a FIFO is never opened for reading: the stashed original is used and the reason recorded", { timeout: 60_000 }, async (t) => {
-	const stash = createStash();
-	const original = numberedLog(10000, {});
-	stashOriginal(stash, { toolCallId: "call-1", toolName: "bash", text: original });
-	const d = await deps(t, { stash });
-	const fifo = join(await createTempDir(t), "fifo");
-	execFileSync("mkfifo", [fifo]);
-	const patch = await boundToolResult(textEvent(original.slice(-30000), { details: { fullOutputPath: fifo } }), d);
-	const id = (patch?.details as { overflow: { id: string } }).overflow.id;
-	const meta = JSON.parse(readFileSync(join(d.root, `${id}.json`), "utf8"));
-	assert.equal(meta.source, "stash");
-	assert.match(meta.sourceNote, /FIFO/);
-});
+test(
+	"a spill path that is a FIFO is never opened for reading: the stashed original is used and the reason recorded",
+	{ timeout: 60_000 },
+	async (t) => {
+		const stash = createStash();
+		const original = numberedLog(10000, {});
+		stashOriginal(stash, { toolCallId: "call-1", toolName: "bash", text: original });
+		const d = await deps(t, { stash });
+		const fifo = join(await createTempDir(t), "fifo");
+		execFileSync("mkfifo", [fifo]);
+		const patch = await boundToolResult(textEvent(original.slice(-30000), { details: { fullOutputPath: fifo } }), d);
+		const id = (patch?.details as { overflow: { id: string } }).overflow.id;
+		const meta = JSON.parse(readFileSync(join(d.root, `${id}.json`), "utf8"));
+		assert.equal(meta.source, "stash");
+		assert.match(meta.sourceNote, /FIFO/);
+	},
+);
 
 test("a failed bash result that merely prints Pi's notice cannot make pi-overflow store another command's spill file", async (t) => {
 	const d = await deps(t);
@@ -218,7 +258,9 @@ test("a failed bash result bounded from its spill file still tells the model the
 	const full = numberedLog(50000, { 25000: "error: the build broke here" });
 	writeFileSync(spill, full);
 	const current = `${full.slice(-30000)}\n\nCommand exited with code 2`;
-	const view = textOf(await boundToolResult(textEvent(current, { isError: true, details: { fullOutputPath: spill } }), d));
+	const view = textOf(
+		await boundToolResult(textEvent(current, { isError: true, details: { fullOutputPath: spill } }), d),
+	);
 	assert.ok(view.length <= d.config.thresholdChars);
 	const lines = view.split("\n");
 	assert.equal(lines.at(-2), "[bash: Command exited with code 2]");

@@ -15,7 +15,10 @@ describe("computeTurnBudget", () => {
 	});
 
 	test("estimates the tokens in use from what was last sent when Pi does not know them", () => {
-		assert.equal(computeTurnBudget({ contextWindow: 10_000, tokens: null }, OPTIONS, 20_000), 0.2 * (10_000 - 5_000) * 4);
+		assert.equal(
+			computeTurnBudget({ contextWindow: 10_000, tokens: null }, OPTIONS, 20_000),
+			0.2 * (10_000 - 5_000) * 4,
+		);
 		assert.equal(computeTurnBudget({ contextWindow: 10_000, tokens: null }, OPTIONS), 0.2 * 10_000 * 4);
 	});
 
@@ -42,7 +45,10 @@ describe("capViewBudget", () => {
 describe("SharedBudget", () => {
 	test("gives parallel calls that draw at once the same part", () => {
 		const shared = new SharedBudget(30_000, ["a", "b", "c"]);
-		assert.deepEqual(["a", "b", "c"].map((id) => shared.draw(id)), [10_000, 10_000, 10_000]);
+		assert.deepEqual(
+			["a", "b", "c"].map((id) => shared.draw(id)),
+			[10_000, 10_000, 10_000],
+		);
 	});
 
 	test("gives what a small result did not use to the calls after it", () => {

@@ -13,16 +13,42 @@ test("pi -p answers a search of the stored original from the search worker", asy
 	const agentDir = await createTempDir(t);
 	const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
 	const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-cli.ts");
-	const run = spawnSync(pi, ["-p", "--no-session", "--provider", "faux-cli", "--model", "faux-1", "-e", CAPTURE_PATH, "-e", faux, "-e", INDEX_PATH, "go"], {
-		cwd: agentDir,
-		// NODE_OPTIONS empty: no loader of this test run (tsx) reaches pi or its workers.
-		env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, FAUX_CLI_QUERY: JSON.stringify({ search: "decisive" }), NODE_OPTIONS: "" },
-		encoding: "utf8",
-		timeout: 60_000,
-	});
+	const run = spawnSync(
+		pi,
+		[
+			"-p",
+			"--no-session",
+			"--provider",
+			"faux-cli",
+			"--model",
+			"faux-1",
+			"-e",
+			CAPTURE_PATH,
+			"-e",
+			faux,
+			"-e",
+			INDEX_PATH,
+			"go",
+		],
+		{
+			cwd: agentDir,
+			// NODE_OPTIONS empty: no loader of this test run (tsx) reaches pi or its workers.
+			env: {
+				...process.env,
+				PI_CODING_AGENT_DIR: agentDir,
+				FAUX_CLI_QUERY: JSON.stringify({ search: "decisive" }),
+				NODE_OPTIONS: "",
+			},
+			encoding: "utf8",
+			timeout: 60_000,
+		},
+	);
 	assert.equal(run.status, 0, run.stderr);
 	const lines = run.stdout.trim().split("\n");
 	assert.equal(lines.length, 2, run.stdout);
-	assert.match(lines[1]!, /^result 2: \d+ chars \| first: \[pi-overflow id=[0-9a-f]{12}\] search \/decisive\/i: 1 hit line in 300001 lines; all shown/);
+	assert.match(
+		lines[1]!,
+		/^result 2: \d+ chars \| first: \[pi-overflow id=[0-9a-f]{12}\] search \/decisive\/i: 1 hit line in 300001 lines; all shown/,
+	);
 	assert.match(lines[1]!, /decisive: 250001: error: the decisive line \|/);
 });

@@ -55,8 +55,8 @@ const CUSTOM_VALUES: Record<string, unknown> = Object.fromEntries(
 
 function buildText(fields: Record<string, string>): string {
 	return `{\n${Object.entries(fields)
-    .map(([field, raw]) => `  ${JSON.stringify(field)}: ${raw}`)
-    .join(",\n")}\n}`;
+		.map(([field, raw]) => `  ${JSON.stringify(field)}: ${raw}`)
+		.join(",\n")}\n}`;
 }
 
 function assertIsDefaultConfig(config: OverflowConfig): void {
@@ -99,9 +99,30 @@ const BAD_VALUES: Record<string, string[]> = {
 	searchTimeoutMs: integerBadValues(100, 60_000),
 	maxEntryBytes: integerBadValues(MIB, 4 * GIB),
 	// The lower bound of maxStoreBytes is the effective maxEntryBytes (2 MiB in CUSTOM_RAW).
-	maxStoreBytes: [String(2 * MIB - 1), String(MIB), String(TIB + 1), String(64 * MIB + 0.5), '"67108864"', "null", "false", "1e999"],
+	maxStoreBytes: [
+		String(2 * MIB - 1),
+		String(MIB),
+		String(TIB + 1),
+		String(64 * MIB + 0.5),
+		'"67108864"',
+		"null",
+		"false",
+		"1e999",
+	],
 	retentionDays: ['"7"', "0.009", "0", "-1", "3650.5", "null", "true", "[7]", "1e999"],
-	signalPattern: ['""', '"x*"', '"a|"', '"(?:)"', '"^"', '"(unclosed"', '"[z-a]"', "42", "null", '["error"]', JSON.stringify("e".repeat(4001))],
+	signalPattern: [
+		'""',
+		'"x*"',
+		'"a|"',
+		'"(?:)"',
+		'"^"',
+		'"(unclosed"',
+		'"[z-a]"',
+		"42",
+		"null",
+		'["error"]',
+		JSON.stringify("e".repeat(4001)),
+	],
 	exemptTools: ['"read"', "null", "{}", "42", "true"],
 	maskAfterChars: integerBadValues(0, 100_000_000),
 	maskBatchChars: integerBadValues(0, 100_000_000),
@@ -239,7 +260,7 @@ describe("parseConfig with valid values", () => {
 	});
 
 	test("treats an empty or comment-only file as all defaults without a problem", () => {
-		for (const text of ["", "   \n", "// everything commented out\n/* \"headLines\": 3 */"]) {
+		for (const text of ["", "   \n", '// everything commented out\n/* "headLines": 3 */']) {
 			const { config, problems } = parseConfig(text);
 			assert.deepEqual(problems, [], JSON.stringify(text));
 			assertIsDefaultConfig(config);
@@ -291,7 +312,8 @@ describe("parseConfig with bad values", () => {
 				assert.deepEqual(fieldsOf(problems), [field], label);
 				assert.deepEqual(config[field as keyof OverflowConfig], DEFAULT_CONFIG[field as keyof OverflowConfig], label);
 				for (const [other, value] of Object.entries(CUSTOM_VALUES)) {
-					if (other !== field) assert.deepEqual(config[other as keyof OverflowConfig], value, `${label}: ${other} kept`);
+					if (other !== field)
+						assert.deepEqual(config[other as keyof OverflowConfig], value, `${label}: ${other} kept`);
 				}
 				const message = problems[0]!.message;
 				assert.ok(message.includes(field), `${label}: message names the field: ${message}`);
@@ -338,7 +360,9 @@ describe("parseConfig with bad values", () => {
 	});
 
 	test("reports each bad field separately and keeps the good ones", () => {
-		const { config, problems } = parseConfig('{ "headLines": -1, "tailLines": 0, "maxResults": 9, "retentionDays": "x" }');
+		const { config, problems } = parseConfig(
+			'{ "headLines": -1, "tailLines": 0, "maxResults": 9, "retentionDays": "x" }',
+		);
 		assert.deepEqual(fieldsOf(problems), ["headLines", "tailLines", "retentionDays"]);
 		assert.equal(config.headLines, 60);
 		assert.equal(config.tailLines, 80);
@@ -422,7 +446,7 @@ describe("parseConfig with unparsable text", () => {
 		'{ "headLines": 3 ',
 		"not json at all",
 		'{ "headLines": NaN }',
-		'{ headLines: 3 }',
+		"{ headLines: 3 }",
 		'{ "headLines": 3 } trailing',
 		"[1, 2, 3]",
 		"42",
@@ -466,12 +490,15 @@ describe("formatConfigProblems", () => {
 	});
 
 	test("puts every problem on one line, prefixed with pi-overflow and the path", () => {
-		const { problems } = parseConfig('{ "thresholdChars": "abc", "headLines": -5, "typo": 1, "signalPattern": "line\\nbreak(" }');
+		const { problems } = parseConfig(
+			'{ "thresholdChars": "abc", "headLines": -5, "typo": 1, "signalPattern": "line\\nbreak(" }',
+		);
 		assert.equal(problems.length, 4);
 		const line = formatConfigProblems(problems, "config/pi-overflow.json");
 		assertOneLine(line);
-		assert.ok(line.startsWith("pi-overflow: config/pi-overflow.json: ignored thresholdChars (\"abc\")"), line);
-		for (const field of ["thresholdChars", "headLines", "typo", "signalPattern"]) assert.ok(line.includes(field), field);
+		assert.ok(line.startsWith('pi-overflow: config/pi-overflow.json: ignored thresholdChars ("abc")'), line);
+		for (const field of ["thresholdChars", "headLines", "typo", "signalPattern"])
+			assert.ok(line.includes(field), field);
 	});
 
 	test("omits the path when none is given", () => {

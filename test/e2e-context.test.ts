@@ -20,7 +20,8 @@ const EXTENSIONS = [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH];
 const ID_PATTERN = /\[pi-overflow id=([0-9a-f]{12})/g;
 
 const toolUse = (...calls: ReturnType<typeof fauxToolCall>[]) => fauxAssistantMessage(calls, { stopReason: "toolUse" });
-const bigLog = (errorLine: number, text: string, lines = 20_000) => fauxToolCall("big_log", { lines, errors: { [errorLine]: text } });
+const bigLog = (errorLine: number, text: string, lines = 20_000) =>
+	fauxToolCall("big_log", { lines, errors: { [errorLine]: text } });
 
 function toolResults(context: Context): ToolResultMessage[] {
 	return context.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
@@ -156,7 +157,11 @@ test("three parallel big results share one budget", async (t) => {
 		const agentDir = await createTempDir(t);
 		// Long heads and tails, so that a view fills whatever budget it gets.
 		const index = writeConfiguredIndex(agentDir, '{ "headLines": 400, "tailLines": 600 }');
-		const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, index], contextWindow: window });
+		const pi = await openPiSession({
+			agentDir,
+			extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, index],
+			contextWindow: window,
+		});
 		try {
 			pi.respond(toolUse(...calls), fauxAssistantMessage("done"));
 			await pi.session.prompt("go");
@@ -167,12 +172,19 @@ test("three parallel big results share one budget", async (t) => {
 		}
 	};
 	const lines = 100_000;
-	const parallel = await firstTurn(bigLog(3_000, "ERROR one failed", lines), bigLog(4_000, "ERROR two failed", lines), bigLog(5_000, "ERROR three failed", lines));
+	const parallel = await firstTurn(
+		bigLog(3_000, "ERROR one failed", lines),
+		bigLog(4_000, "ERROR two failed", lines),
+		bigLog(5_000, "ERROR three failed", lines),
+	);
 	const [alone] = await firstTurn(bigLog(6_000, "ERROR alone failed", lines));
 	// Alone, a result takes its turn's whole share of the window (less than thresholdChars here).
 	assert.ok(alone.length < 24_000 && alone.length > 10_000, `alone: ${alone.length} chars`);
 	const total = parallel.reduce((sum, view) => sum + view.length, 0);
-	assert.ok(total <= alone.length + 100, `three views of ${parallel.map((view) => view.length).join(" + ")} chars share what one takes alone (${alone.length})`);
+	assert.ok(
+		total <= alone.length + 100,
+		`three views of ${parallel.map((view) => view.length).join(" + ")} chars share what one takes alone (${alone.length})`,
+	);
 	["one", "two", "three"].forEach((name, index) => {
 		assert.ok(parallel[index].length > alone.length / 4, "each gets its part");
 		assert.match(parallel[index], new RegExp(`ERROR ${name} failed`));
@@ -189,7 +201,9 @@ test("a `!` command's huge output reaches the model bounded, its middle error nu
 	assert.ok(result.fullOutputPath?.startsWith(tmpdir()), "Pi spilled it to its temp file");
 	let bashText = "";
 	pi.respond((context) => {
-		const user = context.messages.find((message) => message.role === "user" && messageText(message).startsWith("Ran `"));
+		const user = context.messages.find(
+			(message) => message.role === "user" && messageText(message).startsWith("Ran `"),
+		);
 		bashText = user ? messageText(user) : "";
 		const id = /\[pi-overflow id=([0-9a-f]{12})\]/.exec(bashText)?.[1] ?? "0123456789ab";
 		return toolUse(fauxToolCall("overflow_query", { id, lines: { start: 60_000, end: 60_002 } }));
@@ -199,7 +213,11 @@ test("a `!` command's huge output reaches the model bounded, its middle error nu
 	assert.deepEqual(pi.extensionErrors, []);
 
 	assert.match(bashText, /\[pi-overflow id=[0-9a-f]{12}\] user_bash output: 120000 lines/);
-	assert.match(bashText, /^\s*60001: error: the middle of the build broke$/m, "the middle error with its true line number");
+	assert.match(
+		bashText,
+		/^\s*60001: error: the middle of the build broke$/m,
+		"the middle error with its true line number",
+	);
 	assert.match(bashText, /^\s*120000: compiling unit 120000 of the project$/m, "the last line");
 	assert.ok(bashText.length <= 24_000 + 500, `bounded: ${bashText.length} chars`);
 	assert.ok(!bashText.includes(result.fullOutputPath as string), "no temp path");
@@ -221,13 +239,18 @@ test("a `!` command whose temp file is gone reaches the model as Pi's tail, said
 	rmSync(path);
 	let bashText = "";
 	pi.respond((context) => {
-		const user = context.messages.find((message) => message.role === "user" && messageText(message).startsWith("Ran `"));
+		const user = context.messages.find(
+			(message) => message.role === "user" && messageText(message).startsWith("Ran `"),
+		);
 		bashText = user ? messageText(user) : "";
 		const id = /\[pi-overflow id=([0-9a-f]{12})\]/.exec(bashText)?.[1] ?? "0123456789ab";
 		return toolUse(fauxToolCall("overflow_query", { id }));
 	}, fauxAssistantMessage("done"));
 	await pi.session.prompt("what broke?");
-	assert.match(bashText, /^\[pi-overflow id=[0-9a-f]{12}\] user_bash output: \d+ lines.*\n\[pi-overflow: Pi kept only the end of this output; its full output could not be read \(.*ENOENT/m);
+	assert.match(
+		bashText,
+		/^\[pi-overflow id=[0-9a-f]{12}\] user_bash output: \d+ lines.*\n\[pi-overflow: Pi kept only the end of this output; its full output could not be read \(.*ENOENT/m,
+	);
 	assert.match(bashText, /^\s*\d+: compiling unit 120000 of the project$/m, "Pi's tail, its last line");
 	assert.ok(bashText.length <= 24_000 + 500);
 	const [answer] = queryAnswers(pi).values();
@@ -243,18 +266,28 @@ test("`!!` output never reaches the model, however large", async (t) => {
 	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS });
 	t.after(() => pi.close());
 	await pi.session.executeBash("echo secret-small-output-7731", undefined, { excludeFromContext: true });
-	await pi.session.executeBash(noisyCommand(60_000, 30_000, "error: secret-huge-output-7732"), undefined, { excludeFromContext: true });
+	await pi.session.executeBash(noisyCommand(60_000, 30_000, "error: secret-huge-output-7732"), undefined, {
+		excludeFromContext: true,
+	});
 	pi.respond(fauxAssistantMessage("done"));
 	await pi.session.prompt("hello");
 	const text = contextText(pi.contexts.at(-1) as Context);
 	assert.doesNotMatch(text, /secret-(small|huge)-output/);
 	assert.doesNotMatch(text, /compiling unit/);
-	assert.equal(pi.session.messages.filter((message) => message.role === "bashExecution").length, 2, "the session keeps them");
+	assert.equal(
+		pi.session.messages.filter((message) => message.role === "bashExecution").length,
+		2,
+		"the session keeps them",
+	);
 });
 
 test("after compaction every id the model still sees answers, and the summariser got the `!` view, not the temp path", async (t) => {
 	const agentDir = await createTempDir(t);
-	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS, settings: { compaction: { enabled: false, keepRecentTokens: 4_000 } } });
+	const pi = await openPiSession({
+		agentDir,
+		extensionPaths: EXTENSIONS,
+		settings: { compaction: { enabled: false, keepRecentTokens: 4_000 } },
+	});
 	t.after(() => pi.close());
 	const bash = await pi.session.executeBash(noisyCommand(80_000, 40_000, "error: compaction-era failure"));
 	for (let turn = 1; turn <= 5; turn++) pi.respond(toolUse(bigLog(2_000 + turn, `ERROR delta-${turn} failed`)));
@@ -268,7 +301,9 @@ test("after compaction every id the model still sees answers, and the summariser
 		const input = contextText(context);
 		summariserInput += input;
 		const ids = [...new Set([...input.matchAll(ID_PATTERN)].map((match) => match[1]))];
-		return fauxAssistantMessage(`## Goal\nFix the build.\n\n## Critical Context\n${ids.map((id) => `- [pi-overflow id=${id}] stored output`).join("\n")}`);
+		return fauxAssistantMessage(
+			`## Goal\nFix the build.\n\n## Critical Context\n${ids.map((id) => `- [pi-overflow id=${id}] stored output`).join("\n")}`,
+		);
 	};
 	pi.respond(summarise, summarise);
 	await pi.session.compact();
@@ -284,7 +319,11 @@ test("after compaction every id the model still sees answers, and the summariser
 test("after resume and after fork every id the model sees answers, and the `!` view keeps its id", async (t) => {
 	const agentDir = await createTempDir(t);
 	const sessionDir = join(agentDir, "sessions");
-	const first = await openPiSession({ agentDir, extensionPaths: EXTENSIONS, sessionManager: SessionManager.create(agentDir, sessionDir) });
+	const first = await openPiSession({
+		agentDir,
+		extensionPaths: EXTENSIONS,
+		sessionManager: SessionManager.create(agentDir, sessionDir),
+	});
 	const sessionFile = first.session.sessionFile as string;
 	let firstIds: string[] = [];
 	try {

@@ -28,7 +28,8 @@ function latestId(context: Context): string {
 
 function queryAnswers(results: ToolResultMessage[]): ToolResultMessage[] {
 	const answers = results.filter((result) => result.toolName === "overflow_query");
-	for (const answer of answers) assert.ok(resultText(answer).length <= THRESHOLD, `an answer of ${resultText(answer).length} chars`);
+	for (const answer of answers)
+		assert.ok(resultText(answer).length <= THRESHOLD, `an answer of ${resultText(answer).length} chars`);
 	return answers;
 }
 
@@ -44,7 +45,11 @@ function assertAnswerLikeJsonParse(answer: ToolResultMessage, root: unknown, pat
 		return;
 	}
 	assert.equal(answer.isError, false, text);
-	assert.ok(text.startsWith(`[pi-overflow id=`) && text.split("\n")[0]!.includes(`] jsonPath ${formatPathPrefix(parsed.segments)}: `), text.slice(0, 200));
+	assert.ok(
+		text.startsWith(`[pi-overflow id=`) &&
+			text.split("\n")[0]!.includes(`] jsonPath ${formatPathPrefix(parsed.segments)}: `),
+		text.slice(0, 200),
+	);
 	assert.equal(text.slice(text.indexOf("\n") + 1), JSON.stringify(selected.value, null, 2), path);
 }
 
@@ -52,13 +57,26 @@ test("eight jsonPath calls in one turn each answer from a 10 MB JSON result, at 
 	const agentDir = await createTempDir(t);
 	const count = 60_000;
 	const document = recordsDocument(count);
-	const paths = ["records[0].name", "$.records[30000]", "records[59999].owner", "summary", "count", 'records[7].owner["key.with.dots"]', "records[60000]", "records[5].colour"];
+	const paths = [
+		"records[0].name",
+		"$.records[30000]",
+		"records[59999].owner",
+		"summary",
+		"count",
+		'records[7].owner["key.with.dots"]',
+		"records[60000]",
+		"records[5].colour",
+	];
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, JSON_TOOLS_PATH, writeConfiguredIndex(agentDir, CONFIG)],
 		responses: [
 			fauxAssistantMessage([fauxToolCall("json_text", { records: count })], { stopReason: "toolUse" }),
-			(context) => fauxAssistantMessage(paths.map((jsonPath) => fauxToolCall("overflow_query", { id: latestId(context), jsonPath })), { stopReason: "toolUse" }),
+			(context) =>
+				fauxAssistantMessage(
+					paths.map((jsonPath) => fauxToolCall("overflow_query", { id: latestId(context), jsonPath })),
+					{ stopReason: "toolUse" },
+				),
 			fauxAssistantMessage("done"),
 		],
 	});
@@ -67,9 +85,15 @@ test("eight jsonPath calls in one turn each answer from a 10 MB JSON result, at 
 	const root: unknown = JSON.parse(document);
 	paths.forEach((path, index) => assertAnswerLikeJsonParse(answers[index]!, root, path));
 	assert.match(resultText(answers[6]!), /\$\.records is an array of 60000 items \(indexes 0–59999\)/);
-	assert.match(resultText(answers[7]!), /\$\.records\[5\] is an object with 6 keys: "id", "name", "path", "tags", "owner", "score"/);
+	assert.match(
+		resultText(answers[7]!),
+		/\$\.records\[5\] is an object with 6 keys: "id", "name", "path", "tags", "owner", "score"/,
+	);
 	const runs = readJsonPathRuns();
-	assert.ok(runs.peak >= 1 && runs.peak <= MAX_JSON_PATH_RUNS, `at most ${MAX_JSON_PATH_RUNS} at once, saw ${runs.peak}`);
+	assert.ok(
+		runs.peak >= 1 && runs.peak <= MAX_JSON_PATH_RUNS,
+		`at most ${MAX_JSON_PATH_RUNS} at once, saw ${runs.peak}`,
+	);
 	assert.deepEqual({ running: runs.running, waiting: runs.waiting }, { running: 0, waiting: 0 });
 });
 
@@ -89,21 +113,40 @@ test("a path into 100 000 nested arrays answers the value's start and its full s
 					],
 					{ stopReason: "toolUse" },
 				),
-			fauxAssistantMessage([fauxToolCall("bash", { command: "printf '{\"items\": ['; seq -s, 1 20000 | tr -d '\\n'; printf '], oops}\\n'" })], { stopReason: "toolUse" }),
-			(context) => fauxAssistantMessage([fauxToolCall("overflow_query", { id: latestId(context), jsonPath: "items[0]" })], { stopReason: "toolUse" }),
+			fauxAssistantMessage(
+				[
+					fauxToolCall("bash", {
+						command: "printf '{\"items\": ['; seq -s, 1 20000 | tr -d '\\n'; printf '], oops}\\n'",
+					}),
+				],
+				{ stopReason: "toolUse" },
+			),
+			(context) =>
+				fauxAssistantMessage([fauxToolCall("overflow_query", { id: latestId(context), jsonPath: "items[0]" })], {
+					stopReason: "toolUse",
+				}),
 			fauxAssistantMessage("done"),
 		],
 	});
 	const [inner, missing, broken] = queryAnswers(run.toolResults);
 	const innerText = resultText(inner!);
 	assert.equal(inner!.isError, false, innerText.slice(0, 300));
-	assert.match(innerText, /^\[pi-overflow id=[0-9a-f]{12}\] jsonPath \$\[0\]\[0\]\[0\]: an array of 1 item\n\[\n {2}\[\n {4}\[\n/);
+	assert.match(
+		innerText,
+		/^\[pi-overflow id=[0-9a-f]{12}\] jsonPath \$\[0\]\[0\]\[0\]: an array of 1 item\n\[\n {2}\[\n {4}\[\n/,
+	);
 	// The pretty text of 99 997 nested arrays around "bottom": each level adds "[\n", its indent, "\n", its indent and "]".
 	let size = '"bottom"'.length;
 	for (let depth = levels - 4; depth >= 0; depth--) size += 4 + 2 * (depth + 1) + 2 * depth;
 	assert.match(innerText, new RegExp(`it is ${size} chars as pretty JSON`));
 	assert.equal(missing!.isError, true);
-	assert.equal(resultText(missing!), "overflow_query: jsonPath: $[0][1] does not exist: $[0] is an array of 1 item (indexes 0–0)");
+	assert.equal(
+		resultText(missing!),
+		"overflow_query: jsonPath: $[0][1] does not exist: $[0] is an array of 1 item (indexes 0–0)",
+	);
 	assert.equal(broken!.isError, true);
-	assert.match(resultText(broken!), /is not JSON \(Expected double-quoted property name in JSON at position \d+ \(line 1, column \d+\)\); use search or lines instead$/);
+	assert.match(
+		resultText(broken!),
+		/is not JSON \(Expected double-quoted property name in JSON at position \d+ \(line 1, column \d+\)\); use search or lines instead$/,
+	);
 });

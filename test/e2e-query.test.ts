@@ -3,7 +3,13 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type Context, fauxAssistantMessage, type FauxResponseStep, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
+import {
+	type Context,
+	fauxAssistantMessage,
+	type FauxResponseStep,
+	fauxToolCall,
+	type ToolResultMessage,
+} from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, INDEX_PATH, resultText, runPi, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -21,10 +27,16 @@ function seenId(context: Context): string {
 }
 
 /** One tool call that produces a big output, then each query built from the id the model saw. */
-function script(produce: ReturnType<typeof fauxToolCall>, ...queries: Array<(id: string) => Record<string, unknown>>): FauxResponseStep[] {
+function script(
+	produce: ReturnType<typeof fauxToolCall>,
+	...queries: Array<(id: string) => Record<string, unknown>>
+): FauxResponseStep[] {
 	return [
 		fauxAssistantMessage([produce], { stopReason: "toolUse" }),
-		...queries.map((query) => (context: Context) => fauxAssistantMessage([fauxToolCall("overflow_query", query(seenId(context)))], { stopReason: "toolUse" })),
+		...queries.map(
+			(query) => (context: Context) =>
+				fauxAssistantMessage([fauxToolCall("overflow_query", query(seenId(context)))], { stopReason: "toolUse" }),
+		),
 		fauxAssistantMessage("done"),
 	];
 }
@@ -40,7 +52,10 @@ test("a line range in the middle of seq 1 300000 comes back with the stored line
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
-		responses: script(fauxToolCall("bash", { command: "seq 1 300000" }), (id) => ({ id, lines: { start: 150000, end: 150004 } })),
+		responses: script(fauxToolCall("bash", { command: "seq 1 300000" }), (id) => ({
+			id,
+			lines: { start: 150000, end: 150004 },
+		})),
 	});
 	const [answer] = answers(run.toolResults);
 	assert.equal(answer.isError, false);
@@ -126,7 +141,10 @@ test("a catastrophic regex answers within its time bound and says it stopped", a
 		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, configured],
 		responses: [
 			fauxAssistantMessage([fauxToolCall("evil_lines", { lines: 5000 })], { stopReason: "toolUse" }),
-			(context) => fauxAssistantMessage([fauxToolCall("overflow_query", { id: seenId(context), search: "(a+)+$" })], { stopReason: "toolUse" }),
+			(context) =>
+				fauxAssistantMessage([fauxToolCall("overflow_query", { id: seenId(context), search: "(a+)+$" })], {
+					stopReason: "toolUse",
+				}),
 			fauxAssistantMessage("done"),
 		],
 	});

@@ -41,7 +41,18 @@ function takeSnapshot(dir: string, delivered: number): StoreSnapshot {
 function writeForeignEntry(dir: string, id: string, createdMs: number, bytes: number): void {
 	const text = `${"f".repeat(99)}\n`.repeat(bytes / 100);
 	writeFileSync(join(dir, `${id}.txt`), text, { mode: 0o600 });
-	const meta = { id, sessionId: "another-session", toolCallId: id, toolName: "bash", createdAt: new Date(createdMs).toISOString(), totalLines: bytes / 100, totalBytes: bytes, originalBytes: bytes, truncated: false, source: "current" };
+	const meta = {
+		id,
+		sessionId: "another-session",
+		toolCallId: id,
+		toolName: "bash",
+		createdAt: new Date(createdMs).toISOString(),
+		totalLines: bytes / 100,
+		totalBytes: bytes,
+		originalBytes: bytes,
+		truncated: false,
+		source: "current",
+	};
 	writeFileSync(join(dir, `${id}.json`), JSON.stringify(meta), { mode: 0o600 });
 }
 
@@ -78,13 +89,17 @@ test("twelve 0.5 MB results under a 2 MiB quota: after every result the store is
 		const errors = n === RESULTS ? { "3000": NEWEST_MARKER } : {};
 		responses.push(() => {
 			if (n > 1) snapshots.push(takeSnapshot(dir, n - 1));
-			return fauxAssistantMessage([fauxToolCall("big_log", { lines: LINES_PER_RESULT, errors })], { stopReason: "toolUse" });
+			return fauxAssistantMessage([fauxToolCall("big_log", { lines: LINES_PER_RESULT, errors })], {
+				stopReason: "toolUse",
+			});
 		});
 	}
 	responses.push((context: Context) => {
 		snapshots.push(takeSnapshot(dir, RESULTS));
 		ids = seenIds(context);
-		return fauxAssistantMessage([fauxToolCall("overflow_query", { id: ids[RESULTS - 1], search: "newest result" })], { stopReason: "toolUse" });
+		return fauxAssistantMessage([fauxToolCall("overflow_query", { id: ids[RESULTS - 1], search: "newest result" })], {
+			stopReason: "toolUse",
+		});
 	});
 	responses.push(fauxAssistantMessage("done"));
 
@@ -97,14 +112,24 @@ test("twelve 0.5 MB results under a 2 MiB quota: after every result the store is
 	for (const snapshot of snapshots) {
 		const label = `after ${snapshot.delivered} results`;
 		assert.deepEqual(snapshot.stray, [], `${label}: no temp file or half entry`);
-		assert.ok(snapshot.bytes <= QUOTA_BYTES, `${label}: the store holds ${snapshot.bytes} bytes, more than the ${QUOTA_BYTES}-byte quota`);
+		assert.ok(
+			snapshot.bytes <= QUOTA_BYTES,
+			`${label}: the store holds ${snapshot.bytes} bytes, more than the ${QUOTA_BYTES}-byte quota`,
+		);
 		const written = ordered.slice(0, snapshot.delivered);
 		const kept = written.filter(({ id }) => snapshot.ids.has(id));
 		assert.ok(snapshot.ids.has(ids[snapshot.delivered - 1]), `${label}: the entry just written is there`);
 		// This session's entries go oldest first: what is kept is the newest run of them.
-		assert.deepEqual(kept, written.slice(written.length - kept.length), `${label}: this session's oldest entries went first`);
+		assert.deepEqual(
+			kept,
+			written.slice(written.length - kept.length),
+			`${label}: this session's oldest entries went first`,
+		);
 		if (kept.length < written.length) {
-			assert.ok(!snapshot.ids.has(otherOld) && !snapshot.ids.has(otherYoung), `${label}: another session's entries went before this session's`);
+			assert.ok(
+				!snapshot.ids.has(otherOld) && !snapshot.ids.has(otherYoung),
+				`${label}: another session's entries went before this session's`,
+			);
 		}
 	}
 	const last = snapshots[snapshots.length - 1];
@@ -116,5 +141,7 @@ test("twelve 0.5 MB results under a 2 MiB quota: after every result the store is
 	const text = resultText(answer);
 	assert.equal(answer.isError, false, text);
 	assert.match(text, new RegExp(`^\\s*3000: ${NEWEST_MARKER}$`, "m"), "the newest entry answers with its own content");
-	t.diagnostic(`quota e2e: ${snapshots.map((s) => `${s.delivered}:${(s.bytes / 1e6).toFixed(2)}MB/${s.ids.size}`).join(" ")}`);
+	t.diagnostic(
+		`quota e2e: ${snapshots.map((s) => `${s.delivered}:${(s.bytes / 1e6).toFixed(2)}MB/${s.ids.size}`).join(" ")}`,
+	);
 });

@@ -34,7 +34,11 @@ function answersFor(results: ToolResultMessage[], pattern: string, calls: Map<st
  * A stage-2 entry like writeConfiguredIndex's whose overflow_query runs with engine tuning (a
  * virtual search clock): the tool is registered again under the same name, which replaces it.
  */
-function writeTunedIndex(dir: string, configText: string, tuning: Pick<SearchOptions, "virtualMsPerLine" | "hardStopGraceMs">): string {
+function writeTunedIndex(
+	dir: string,
+	configText: string,
+	tuning: Pick<SearchOptions, "virtualMsPerLine" | "hardStopGraceMs">,
+): string {
 	const path = join(dir, "overflow-tuned.ts");
 	const source = (file: string) => JSON.stringify(join(REPO_ROOT, "src", file));
 	writeFileSync(
@@ -65,7 +69,9 @@ test("three searches for a word on line 1, queued behind six runaway searches in
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, SEARCH_TOOLS_PATH, configured],
 		responses: [
-			fauxAssistantMessage([fauxToolCall("word_then_evil_lines", { word: "needle", lines: 5000 })], { stopReason: "toolUse" }),
+			fauxAssistantMessage([fauxToolCall("word_then_evil_lines", { word: "needle", lines: 5000 })], {
+				stopReason: "toolUse",
+			}),
 			(context) => {
 				const id = seenId(context);
 				const toolCalls = patterns.map((search) => fauxToolCall("overflow_query", { id, search }));
@@ -100,13 +106,22 @@ test("a search whose deadline passes right after its last line reports the whole
 	const lines = 3200;
 	// On the virtual clock each searched line takes 100 / 3200 ms: the 100 ms searchTimeoutMs runs out
 	// exactly when line 3200, the last, has been searched. Real time plays no part (60 s grace).
-	const tuned = writeTunedIndex(agentDir, JSON.stringify({ searchTimeoutMs: 100 }), { virtualMsPerLine: 100 / lines, hardStopGraceMs: 60_000 });
+	const tuned = writeTunedIndex(agentDir, JSON.stringify({ searchTimeoutMs: 100 }), {
+		virtualMsPerLine: 100 / lines,
+		hardStopGraceMs: 60_000,
+	});
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, tuned],
 		responses: [
-			fauxAssistantMessage([fauxToolCall("big_log", { lines, errors: { "1": "needle first", [String(lines)]: "needle last" } })], { stopReason: "toolUse" }),
-			(context) => fauxAssistantMessage([fauxToolCall("overflow_query", { id: seenId(context), search: "needle" })], { stopReason: "toolUse" }),
+			fauxAssistantMessage(
+				[fauxToolCall("big_log", { lines, errors: { "1": "needle first", [String(lines)]: "needle last" } })],
+				{ stopReason: "toolUse" },
+			),
+			(context) =>
+				fauxAssistantMessage([fauxToolCall("overflow_query", { id: seenId(context), search: "needle" })], {
+					stopReason: "toolUse",
+				}),
 			fauxAssistantMessage("done"),
 		],
 	});

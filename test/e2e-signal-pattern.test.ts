@@ -32,14 +32,23 @@ test("a slow configured signalPattern on 24 lines of 40 000 word characters: bou
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, index],
-		responses: [fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
 	});
 	assert.deepEqual(run.extensionErrors, []);
 	const [result] = run.toolResults;
 	const view = resultText(result);
 	assert.ok(view.length <= THRESHOLD, `bounded: ${view.length} chars`);
 	const header = view.split("\n")[0];
-	assert.match(header, new RegExp(`^\\[pi-overflow id=[0-9a-f]{12}\\] bash output: ${LINES} lines, ${LINES * (LINE_CHARS + 1) + "FooException".length} bytes`), header);
+	assert.match(
+		header,
+		new RegExp(
+			`^\\[pi-overflow id=[0-9a-f]{12}\\] bash output: ${LINES} lines, ${LINES * (LINE_CHARS + 1) + "FooException".length} bytes`,
+		),
+		header,
+	);
 
 	const shown = shownLineNumbers(view);
 	const stopped = /; signal search stopped at line (\d+) of 24 after (\d+) ms \(signalPattern too slow\)$/.exec(header);
@@ -47,7 +56,11 @@ test("a slow configured signalPattern on 24 lines of 40 000 word characters: bou
 		const atLine = Number(stopped[1]);
 		assert.ok(atLine >= 1 && atLine <= LINES, `stopped at a line of the output: ${atLine}`);
 		assert.ok(Number(stopped[2]) > SIGNAL_SCAN_BUDGET_MS, "reports the time spent, past the budget");
-		assert.equal(shown.includes(SIGNAL_LINE), atLine > SIGNAL_LINE, `line ${SIGNAL_LINE} is shown if and only if it was searched (stopped at ${atLine})`);
+		assert.equal(
+			shown.includes(SIGNAL_LINE),
+			atLine > SIGNAL_LINE,
+			`line ${SIGNAL_LINE} is shown if and only if it was searched (stopped at ${atLine})`,
+		);
 		t.diagnostic(`signal search stopped at line ${atLine} after ${stopped[2]} ms`);
 	} else {
 		// Only a machine fast enough to search everything within the budget gets here.
@@ -62,14 +75,21 @@ test("a slow configured signalPattern on 24 lines of 40 000 word characters: bou
 test("a configured signalPattern of words finds its lines anywhere in 200 000 lines of real bash output, through the keyword prefilter", async (t) => {
 	const agentDir = await createTempDir(t);
 	const config = { signalPattern: "kaput|\\bboom\\b" };
-	assert.deepEqual(findPatternKeywords(config.signalPattern), ["boom", "kaput"], "the pattern has keywords: the prefilter runs");
+	assert.deepEqual(
+		findPatternKeywords(config.signalPattern),
+		["boom", "kaput"],
+		"the pattern has keywords: the prefilter runs",
+	);
 	const index = writeConfiguredIndex(agentDir, JSON.stringify(config));
 	// Line 77 777 plainly, line 123 457 with ANSI escapes splitting the word, line 190 001 in upper case.
 	const command = `awk 'BEGIN { for (i = 1; i <= 200000; i++) { if (i == 77777) print "worker 3: kaput at step " i; else if (i == 123457) printf "step %d \\033[31mKA\\033[0mPUT here\\n", i; else if (i == 190001) print "BOOM went step " i; else print "step " i " ok, boomerang " i % 7 } }'`;
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, index],
-		responses: [fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
 	});
 	assert.deepEqual(run.extensionErrors, []);
 	const view = resultText(run.toolResults[0]);

@@ -11,7 +11,14 @@ import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { MISORDERED_CAPTURE_WARNING, MISSING_CAPTURE_WARNING } from "../src/surface/load-check.js";
-import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT, resultText, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
+import {
+	CAPTURE_PATH,
+	INDEX_PATH,
+	REPO_ROOT,
+	resultText,
+	TEST_TOOLS_PATH,
+	writeConfiguredIndex,
+} from "./helpers/pi.js";
 import { openPiSession, type PiSession } from "./helpers/pi-session.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -23,10 +30,11 @@ function recordingUi(said: Said, confirmAnswer: () => boolean = () => true): Ext
 	return new Proxy({} as ExtensionUIContext, {
 		get(_target, name) {
 			if (name === "notify") return (message: string, type?: string) => said.push({ message, type });
-			if (name === "confirm") return async (title: string, message: string) => {
-				said.push({ message: `${title} ${message}`, type: "confirm" });
-				return confirmAnswer();
-			};
+			if (name === "confirm")
+				return async (title: string, message: string) => {
+					said.push({ message: `${title} ${message}`, type: "confirm" });
+					return confirmAnswer();
+				};
 			if (name === "theme") return undefined;
 			if (name === "select" || name === "input" || name === "editor" || name === "custom") return async () => undefined;
 			if (name === "onTerminalInput") return () => ignore;
@@ -59,17 +67,30 @@ function idOf(details: unknown): string {
 test("/overflow lists this session's results newest first, shows one, purges it, and stats count bounds, queries and re-runs", async (t) => {
 	const agentDir = await createTempDir(t);
 	const said: Said = [];
-	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH], uiContext: recordingUi(said) });
+	const pi = await openPiSession({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH],
+		uiContext: recordingUi(said),
+	});
 	t.after(() => pi.close());
 	const errors = { 5000: "src/net/socket.c:88:12: error: struct sock has no member named sk_flags" };
 	pi.respond(
-		fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors }, { id: "call-a" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors }, { id: "call-a" })], {
+			stopReason: "toolUse",
+		}),
 		// The same call right after its bounded result: a re-run.
-		fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors }, { id: "call-b" })], { stopReason: "toolUse" }),
-		fauxAssistantMessage([fauxToolCall("bash", { command: "seq 1 300000" }, { id: "call-c" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors }, { id: "call-b" })], {
+			stopReason: "toolUse",
+		}),
+		fauxAssistantMessage([fauxToolCall("bash", { command: "seq 1 300000" }, { id: "call-c" })], {
+			stopReason: "toolUse",
+		}),
 		(context) => {
 			const first = context.messages.find((message) => message.role === "toolResult");
-			return fauxAssistantMessage([fauxToolCall("overflow_query", { id: idOf((first as { details?: unknown }).details), search: "sk_flags" })], { stopReason: "toolUse" });
+			return fauxAssistantMessage(
+				[fauxToolCall("overflow_query", { id: idOf((first as { details?: unknown }).details), search: "sk_flags" })],
+				{ stopReason: "toolUse" },
+			);
 		},
 		fauxAssistantMessage("done"),
 	);
@@ -82,7 +103,11 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 	assert.match(lines[0]!, /^pi-overflow: 3 stored results this session, newest first/);
 	assert.ok(lines[1]!.startsWith(`${seq}  bash  300000 lines  `), lines[1]);
 	assert.ok(list.indexOf(logB!) < list.indexOf(logA!), "newest first");
-	assert.match(list, /\n {2}5000: src\/net\/socket\.c:88:12: error: struct sock has no member/, "the decisive line under its result");
+	assert.match(
+		list,
+		/\n {2}5000: src\/net\/socket\.c:88:12: error: struct sock has no member/,
+		"the decisive line under its result",
+	);
 	for (const line of lines) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
 
 	const shown = await runCommand(pi, said, `show ${logA}`);
@@ -90,7 +115,10 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 	assert.match(shown, /5000: src\/net\/socket\.c:88:12: error/);
 
 	const stats = await runCommand(pi, said, "stats");
-	assert.match(stats, /^pi-overflow store: [\d.]+ (KiB|MiB) of 512 MiB \(\d+%\): 3 entries, 1 session\noldest stored just now; entries are kept 7 days\.\n/);
+	assert.match(
+		stats,
+		/^pi-overflow store: [\d.]+ (KiB|MiB) of 512 MiB \(\d+%\): 3 entries, 1 session\noldest stored just now; entries are kept 7 days\.\n/,
+	);
 	assert.match(stats, /\n {2}big_log +2 bounded +1 queried +1 re-run/);
 	assert.match(stats, /\n {2}bash +1 bounded +0 queried +0 re-run/);
 	for (const line of stats.split("\n")) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
@@ -116,16 +144,42 @@ test("/overflow purge all asks first in the TUI: declined keeps every entry, con
 	const said: Said = [];
 	let answer = false;
 	const other = join(storeDir(agentDir), "aaaaaaaaaaaa");
-	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH], uiContext: recordingUi(said, () => answer) });
+	const pi = await openPiSession({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH],
+		uiContext: recordingUi(said, () => answer),
+	});
 	t.after(() => pi.close());
-	pi.respond(fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors: {} })], { stopReason: "toolUse" }), fauxAssistantMessage("done"));
+	pi.respond(
+		fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors: {} })], { stopReason: "toolUse" }),
+		fauxAssistantMessage("done"),
+	);
 	await pi.session.prompt("go");
 	// Another session's entry.
 	writeFileSync(`${other}.txt`, "x\n", { mode: 0o600 });
-	writeFileSync(`${other}.json`, JSON.stringify({ id: "aaaaaaaaaaaa", sessionId: "other", toolCallId: "t", toolName: "bash", createdAt: new Date().toISOString(), totalLines: 1, totalBytes: 2, storedBytes: 2, storedLines: 1, truncated: false, source: "current" }), { mode: 0o600 });
+	writeFileSync(
+		`${other}.json`,
+		JSON.stringify({
+			id: "aaaaaaaaaaaa",
+			sessionId: "other",
+			toolCallId: "t",
+			toolName: "bash",
+			createdAt: new Date().toISOString(),
+			totalLines: 1,
+			totalBytes: 2,
+			storedBytes: 2,
+			storedLines: 1,
+			truncated: false,
+			source: "current",
+		}),
+		{ mode: 0o600 },
+	);
 
 	assert.match(await runCommand(pi, said, "stats"), /: 2 entries, 2 sessions\n/);
-	assert.equal(await runCommand(pi, said, "purge session"), "pi-overflow: purged this session's stored results: 1 entry removed.");
+	assert.equal(
+		await runCommand(pi, said, "purge session"),
+		"pi-overflow: purged this session's stored results: 1 entry removed.",
+	);
 	assert.equal(await runCommand(pi, said, "purge all"), "pi-overflow: nothing purged.");
 	assert.match(said.at(-2)!.message, /Delete 1 stored result of every session/);
 	assert.ok(existsSync(`${other}.txt`));
@@ -161,12 +215,16 @@ test("the argument completions offer the subcommands, then this session's ids (a
 	const agentDir = await createTempDir(t);
 	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH] });
 	t.after(() => pi.close());
-	pi.respond(fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors: {} })], { stopReason: "toolUse" }), fauxAssistantMessage("done"));
+	pi.respond(
+		fauxAssistantMessage([fauxToolCall("big_log", { lines: 9000, errors: {} })], { stopReason: "toolUse" }),
+		fauxAssistantMessage("done"),
+	);
 	await pi.session.prompt("go");
 	const id = idOf(pi.session.messages.find((message) => message.role === "toolResult")!.details);
 	const command = pi.session.extensionRunner!.getCommand("overflow");
 	assert.ok(command?.getArgumentCompletions);
-	const values = async (prefix: string) => ((await command.getArgumentCompletions!(prefix)) ?? []).map((item) => item.value);
+	const values = async (prefix: string) =>
+		((await command.getArgumentCompletions!(prefix)) ?? []).map((item) => item.value);
 	assert.deepEqual(await values(""), ["show ", "purge ", "stats"]);
 	assert.deepEqual(await values("sh"), ["show "]);
 	assert.deepEqual(await values("show "), [`show ${id}`]);
@@ -201,7 +259,10 @@ test("Pi's world-readable spill file is removed once stored, and details.fullOut
 	assert.ok(readFileSync(privatePath).equals(execFileSync("seq", ["1", "300000"], { maxBuffer: 64 << 20 })));
 	const failedId = idOf(failed!.details);
 	const failedText = resultText(failed as Parameters<typeof resultText>[0]);
-	assert.ok(failedText.includes(`Full output: ${join(storeDir(agentDir), `${failedId}.txt`)}]`), "the notice the model keeps names the private copy");
+	assert.ok(
+		failedText.includes(`Full output: ${join(storeDir(agentDir), `${failedId}.txt`)}]`),
+		"the notice the model keeps names the private copy",
+	);
 	assert.doesNotMatch(failedText, /pi-bash-[0-9a-f]+\.log/);
 	for (const text of [JSON.stringify(ok), JSON.stringify(failed)]) assert.doesNotMatch(text, /pi-bash-[0-9a-f]+\.log/);
 	assert.equal(spills.length, 2, "Pi named a spill file for both");
@@ -225,7 +286,10 @@ test("a `!command`'s spill file is removed once its output is stored; releaseSpi
 	const index = writeConfiguredIndex(keepDir, '{ "releaseSpillFiles": false }');
 	const kept = await openPiSession({ agentDir: keepDir, extensionPaths: [CAPTURE_PATH, index] });
 	t.after(() => kept.close());
-	kept.respond(fauxAssistantMessage([fauxToolCall("bash", { command: "seq 1 300000" })], { stopReason: "toolUse" }), fauxAssistantMessage("done"));
+	kept.respond(
+		fauxAssistantMessage([fauxToolCall("bash", { command: "seq 1 300000" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage("done"),
+	);
 	await kept.session.prompt("go");
 	const result = kept.session.messages.find((message) => message.role === "toolResult")!;
 	const spill = (result.details as { fullOutputPath: string }).fullOutputPath;
@@ -239,7 +303,10 @@ test("a stored copy that left the middle out keeps Pi's spill file, made private
 	const index = writeConfiguredIndex(agentDir, `{ "maxEntryBytes": ${1024 * 1024} }`);
 	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, index] });
 	t.after(() => pi.close());
-	pi.respond(fauxAssistantMessage([fauxToolCall("bash", { command: "seq 1 300000" })], { stopReason: "toolUse" }), fauxAssistantMessage("done"));
+	pi.respond(
+		fauxAssistantMessage([fauxToolCall("bash", { command: "seq 1 300000" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage("done"),
+	);
 	await pi.session.prompt("go");
 	const result = pi.session.messages.find((message) => message.role === "toolResult")!;
 	const spill = (result.details as { fullOutputPath: string }).fullOutputPath;
@@ -254,16 +321,28 @@ test("the user's my-pi/pi-overflow.json is layered over the bundle's field by fi
 	mkdirSync(join(agentDir, "my-pi"), { recursive: true });
 	writeFileSync(userConfig, '// mine\n{ "thresholdChars": 5000, "headLines": "many" }\n');
 	const said: Said = [];
-	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH], uiContext: recordingUi(said) });
+	const pi = await openPiSession({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH],
+		uiContext: recordingUi(said),
+	});
 	t.after(() => pi.close());
 	const warnings = said.filter((item) => item.type === "warning").map((item) => item.message);
-	assert.deepEqual(warnings, [`pi-overflow: ${userConfig}: ignored headLines ("many"): expected an integer 0–10000, 60 from ${join(REPO_ROOT, "config", "pi-overflow.json")} used`]);
+	assert.deepEqual(warnings, [
+		`pi-overflow: ${userConfig}: ignored headLines ("many"): expected an integer 0–10000, 60 from ${join(REPO_ROOT, "config", "pi-overflow.json")} used`,
+	]);
 	// 200 lines of about 80 characters: 16 000 characters, under the bundle's 24 000, over the user's 5 000.
-	pi.respond(fauxAssistantMessage([fauxToolCall("big_log", { lines: 200, errors: {} })], { stopReason: "toolUse" }), fauxAssistantMessage("done"));
+	pi.respond(
+		fauxAssistantMessage([fauxToolCall("big_log", { lines: 200, errors: {} })], { stopReason: "toolUse" }),
+		fauxAssistantMessage("done"),
+	);
 	await pi.session.prompt("go");
 	const bounded = pi.session.messages.filter((message) => message.role === "toolResult").at(-1)!;
 	assert.ok(resultText(bounded as Parameters<typeof resultText>[0]).length <= 5000);
-	assert.match(resultText(bounded as Parameters<typeof resultText>[0]), /^\[pi-overflow id=[0-9a-f]{12}\] big_log output: 200 lines/);
+	assert.match(
+		resultText(bounded as Parameters<typeof resultText>[0]),
+		/^\[pi-overflow id=[0-9a-f]{12}\] big_log output: 200 lines/,
+	);
 
 	// /reload reads the files again: a new problem is said, the old one not again.
 	writeFileSync(userConfig, '{ "thresholdChars": 30000, "headLines": "lots" }\n');
@@ -277,19 +356,31 @@ test("the user's my-pi/pi-overflow.json is layered over the bundle's field by fi
 
 test("at session start, before any result, pi-overflow says whether capture.ts is missing or loads after index.ts", async (t) => {
 	const missingSaid: Said = [];
-	const missing = await openPiSession({ agentDir: await createTempDir(t), extensionPaths: [INDEX_PATH], uiContext: recordingUi(missingSaid) });
+	const missing = await openPiSession({
+		agentDir: await createTempDir(t),
+		extensionPaths: [INDEX_PATH],
+		uiContext: recordingUi(missingSaid),
+	});
 	t.after(() => missing.close());
 	await new Promise((resolve) => setImmediate(resolve));
 	assert.deepEqual(missingSaid, [{ message: MISSING_CAPTURE_WARNING, type: "warning" }]);
 
 	const misorderedSaid: Said = [];
-	const misordered = await openPiSession({ agentDir: await createTempDir(t), extensionPaths: [INDEX_PATH, CAPTURE_PATH], uiContext: recordingUi(misorderedSaid) });
+	const misordered = await openPiSession({
+		agentDir: await createTempDir(t),
+		extensionPaths: [INDEX_PATH, CAPTURE_PATH],
+		uiContext: recordingUi(misorderedSaid),
+	});
 	t.after(() => misordered.close());
 	await new Promise((resolve) => setImmediate(resolve));
 	assert.deepEqual(misorderedSaid, [{ message: MISORDERED_CAPTURE_WARNING, type: "warning" }]);
 
 	const rightSaid: Said = [];
-	const right = await openPiSession({ agentDir: await createTempDir(t), extensionPaths: [CAPTURE_PATH, INDEX_PATH], uiContext: recordingUi(rightSaid) });
+	const right = await openPiSession({
+		agentDir: await createTempDir(t),
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		uiContext: recordingUi(rightSaid),
+	});
 	t.after(() => right.close());
 	await new Promise((resolve) => setImmediate(resolve));
 	assert.deepEqual(rightSaid, []);
@@ -298,22 +389,34 @@ test("at session start, before any result, pi-overflow says whether capture.ts i
 test("a bundle whose runtime dependencies are not installed fails to load with one line that says what to run", async (t) => {
 	const home = await createTempDir(t);
 	const bundle = join(home, "pi-overflow");
-	for (const name of ["capture.ts", "index.ts", "package.json", "src", "config"]) cpSync(join(REPO_ROOT, name), join(bundle, name), { recursive: true });
+	for (const name of ["capture.ts", "index.ts", "package.json", "src", "config"])
+		cpSync(join(REPO_ROOT, name), join(bundle, name), { recursive: true });
 	const load = async () => {
 		const settingsManager = SettingsManager.inMemory();
-		const loader = new DefaultResourceLoader({ cwd: home, agentDir: join(home, "agent"), settingsManager, additionalExtensionPaths: [join(bundle, "capture.ts"), join(bundle, "index.ts")] });
+		const loader = new DefaultResourceLoader({
+			cwd: home,
+			agentDir: join(home, "agent"),
+			settingsManager,
+			additionalExtensionPaths: [join(bundle, "capture.ts"), join(bundle, "index.ts")],
+		});
 		await loader.reload();
 		return loader.getExtensions();
 	};
 	const before = await load();
 	assert.equal(before.errors.length, 1, JSON.stringify(before.errors));
 	const message = before.errors[0]!.error;
-	assert.equal(message, `Failed to load extension: pi-overflow needs the npm package "jsonc-parser", which is not installed; run: cd ${JSON.stringify(bundle)} && npm install --omit=dev --omit=peer`);
+	assert.equal(
+		message,
+		`Failed to load extension: pi-overflow needs the npm package "jsonc-parser", which is not installed; run: cd ${JSON.stringify(bundle)} && npm install --omit=dev --omit=peer`,
+	);
 	assert.equal(before.extensions.length, 1, "capture.ts still loads");
 	// What `npm install --omit=dev --omit=peer` puts there (linked here: tests do not reach a registry).
 	mkdirSync(join(bundle, "node_modules", "@sinclair"), { recursive: true });
 	symlinkSync(join(REPO_ROOT, "node_modules", "jsonc-parser"), join(bundle, "node_modules", "jsonc-parser"));
-	symlinkSync(join(REPO_ROOT, "node_modules", "@sinclair", "typebox"), join(bundle, "node_modules", "@sinclair", "typebox"));
+	symlinkSync(
+		join(REPO_ROOT, "node_modules", "@sinclair", "typebox"),
+		join(bundle, "node_modules", "@sinclair", "typebox"),
+	);
 	const after = await load();
 	assert.deepEqual(after.errors, []);
 	assert.equal(after.extensions.length, 2);

@@ -24,7 +24,12 @@ async function viewOf(agentDir: string, script: string, exitCode = 0): Promise<s
 		agentDir,
 		cwd: agentDir,
 		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
-		responses: [fauxAssistantMessage([fauxToolCall("bash", { command: `node gen.mjs; exit ${exitCode}` })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command: `node gen.mjs; exit ${exitCode}` })], {
+				stopReason: "toolUse",
+			}),
+			fauxAssistantMessage("done"),
+		],
 	});
 	assert.deepEqual(run.extensionErrors, []);
 	const view = resultText(run.toolResults[0]);
@@ -86,7 +91,8 @@ test("a compiler error keeps its block (--> location, notes) and a traceback its
 test("a line repeated hundreds of times in the middle is shown once with its count and its last line", async (t) => {
 	const agentDir = await createTempDir(t);
 	const middle: Record<number, string> = {};
-	for (let n = 9000; n < 9400; n++) middle[n] = `waiting for lock on /var/lib/app.db (attempt ${n - 8999}, holder pid 4242)`;
+	for (let n = 9000; n < 9400; n++)
+		middle[n] = `waiting for lock on /var/lib/app.db (attempt ${n - 8999}, holder pid 4242)`;
 	const view = await viewOf(agentDir, generator(20000, "(n) => `processed item ${n} in ${n % 13} ms`", middle));
 	const shown = shownLines(view);
 	assert.equal(shown.get(9000)?.text, `${middle[9000]}  [×400 lines of this shape, the last at line 9399]`);
@@ -95,16 +101,30 @@ test("a line repeated hundreds of times in the middle is shown once with its cou
 test("the one line of a rare shape in uniform output is shown, though it has no failure word", async (t) => {
 	const agentDir = await createTempDir(t);
 	const rare = "replica db-2 promoted itself to primary at term 9 while db-1 was still serving writes";
-	const view = await viewOf(agentDir, generator(30000, "(n) => `GET /api/items/${n} 200 ${n % 17}ms`", { 17345: rare }));
+	const view = await viewOf(
+		agentDir,
+		generator(30000, "(n) => `GET /api/items/${n} 200 ${n % 17}ms`", { 17345: rare }),
+	);
 	assert.equal(shownLines(view).get(17345)?.text, `${rare}  [a rare line: its shape appears once]`);
 });
 
 test("one error among 5 000 warnings keeps its place, first among the key lines", async (t) => {
 	const agentDir = await createTempDir(t);
 	const error = "src/config.c:418:9: error: use of undeclared identifier 'cfg'";
-	const view = await viewOf(agentDir, generator(10000, "(n) => n % 2 ? `src/mod_${n}.c:${n % 90}:5: warning: unused variable 'x_${n}' [-Wunused-variable]` : `  CC mod_${n}.o`", { 6123: error }), 2);
+	const view = await viewOf(
+		agentDir,
+		generator(
+			10000,
+			"(n) => n % 2 ? `src/mod_${n}.c:${n % 90}:5: warning: unused variable 'x_${n}' [-Wunused-variable]` : `  CC mod_${n}.o`",
+			{ 6123: error },
+		),
+		2,
+	);
 	assert.equal(shownLines(view).get(6123)?.text, error);
-	assert.match(view.slice(0, COMPACTION_CHARS), /key +6123: src\/config\.c:418:9: error: use of undeclared identifier 'cfg'/);
+	assert.match(
+		view.slice(0, COMPACTION_CHARS),
+		/key +6123: src\/config\.c:418:9: error: use of undeclared identifier 'cfg'/,
+	);
 });
 
 test("a JSON document: its outline and the problem object with its jsonPath, which overflow_query reads", async (t) => {
@@ -129,7 +149,9 @@ process.stdout.write(JSON.stringify({ checked: 3000, results }, null, 2) + "\\n"
 				view = JSON.stringify(context.messages);
 				const id = /\[pi-overflow id=([0-9a-f]{12})/.exec(view)?.[1] ?? "";
 				const path = /\[(\$\.results\[\d+\]): \\"valid\\": false\]/.exec(view)?.[1] ?? "$.none";
-				return fauxAssistantMessage([fauxToolCall("overflow_query", { id, jsonPath: path })], { stopReason: "toolUse" });
+				return fauxAssistantMessage([fauxToolCall("overflow_query", { id, jsonPath: path })], {
+					stopReason: "toolUse",
+				});
 			},
 			fauxAssistantMessage("done"),
 		],
@@ -137,7 +159,10 @@ process.stdout.write(JSON.stringify({ checked: 3000, results }, null, 2) + "\\n"
 	assert.deepEqual(run.extensionErrors, []);
 	const [bash, query] = run.toolResults;
 	const text = resultText(bash);
-	assert.match(text.slice(0, COMPACTION_CHARS), /\n {2}json: \{"checked": 3000, "results": \[3000 items\]\}; 1 object says it is a problem: \$\.results\[1777\] \(line \d+\)\n/);
+	assert.match(
+		text.slice(0, COMPACTION_CHARS),
+		/\n {2}json: \{"checked": 3000, "results": \[3000 items\]\}; 1 object says it is a problem: \$\.results\[1777\] \(line \d+\)\n/,
+	);
 	assert.match(text, /\n\s*\d+: {5}\{ {2}\[\$\.results\[1777\]: "valid": false\]\n/);
 	assert.match(text, /\d+[:-] {11}"message": "must be >= 0"/, "the object's lines follow it");
 	assert.equal(query.isError, false, resultText(query));
@@ -153,8 +178,18 @@ process.stdout.write(JSON.stringify({ checked: 3000, results }, null, 2) + "\\n"
 test("JSON lines: a record at error level (pino's numeric 50) is shown with its line number", async (t) => {
 	const agentDir = await createTempDir(t);
 	const record = '{"level":50,"time":1764500000000,"pid":7,"msg":"payment capture failed","orderId":"A-4411"}';
-	const view = await viewOf(agentDir, generator(8000, '(n) => JSON.stringify({ level: 30, time: 1764500000000 + n, pid: 7, msg: "request served", reqId: n })', { 4411: record }));
-	assert.match(view.slice(0, COMPACTION_CHARS), /\n {2}json: JSON lines: 8000 records; 1 object says it is a problem: the record at line 4411 \(line 4411\)\n/);
+	const view = await viewOf(
+		agentDir,
+		generator(
+			8000,
+			'(n) => JSON.stringify({ level: 30, time: 1764500000000 + n, pid: 7, msg: "request served", reqId: n })',
+			{ 4411: record },
+		),
+	);
+	assert.match(
+		view.slice(0, COMPACTION_CHARS),
+		/\n {2}json: JSON lines: 8000 records; 1 object says it is a problem: the record at line 4411 \(line 4411\)\n/,
+	);
 	assert.equal(shownLines(view).get(4411)?.text.startsWith(record), true);
 });
 
@@ -163,12 +198,21 @@ test("a result an earlier layer cut to 12 000 characters: under the marker, the 
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, CUTTER_PATH, INDEX_PATH],
-		responses: [fauxAssistantMessage([fauxToolCall("big_log", { lines: 50000, errors: { "40000": "ERROR hidden by the cutter" } })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		responses: [
+			fauxAssistantMessage(
+				[fauxToolCall("big_log", { lines: 50000, errors: { "40000": "ERROR hidden by the cutter" } })],
+				{ stopReason: "toolUse" },
+			),
+			fauxAssistantMessage("done"),
+		],
 	});
 	const text = resultText(run.toolResults[0]);
 	assert.ok(text.length <= THRESHOLD);
 	const below = text.slice(text.search(/\n\[pi-overflow id=[0-9a-f]{12} lines=50000 /) + 1).split("\n");
 	assert.equal(below[1], "[what the cut left out, with the output's line numbers:]");
-	assert.ok(below.some((line) => /^ *40000: ERROR hidden by the cutter$/.test(line)), below.join("\n"));
+	assert.ok(
+		below.some((line) => /^ *40000: ERROR hidden by the cutter$/.test(line)),
+		below.join("\n"),
+	);
 	assert.match(below[below.length - 1], /^ *50000: /, "and the output's last line");
 });

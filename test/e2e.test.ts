@@ -4,13 +4,35 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	closeSync,
+	existsSync,
+	fstatSync,
+	lstatSync,
+	mkdirSync,
+	openSync,
+	readdirSync,
+	readFileSync,
+	readSync,
+	statSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { numberedLog, TINY_PNG } from "./fixtures/ext/tools.js";
-import { CAPTURE_PATH, CUTTER_PATH, INDEX_PATH, resultText, runPi, TEST_TOOLS_PATH, writeConfiguredIndex } from "./helpers/pi.js";
+import {
+	CAPTURE_PATH,
+	CUTTER_PATH,
+	INDEX_PATH,
+	resultText,
+	runPi,
+	TEST_TOOLS_PATH,
+	writeConfiguredIndex,
+} from "./helpers/pi.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 const THRESHOLD = 24_000;
@@ -44,7 +66,13 @@ function shownLines(view: string): Map<number, string> {
 	return shown;
 }
 
-function overflowOf(details: unknown): { id?: string; totalLines: number; totalBytes: number; truncated: boolean; storeError?: string } {
+function overflowOf(details: unknown): {
+	id?: string;
+	totalLines: number;
+	totalBytes: number;
+	truncated: boolean;
+	storeError?: string;
+} {
 	assert.ok(details && typeof details === "object", "details is an object");
 	const overflow = (details as { overflow?: unknown }).overflow;
 	assert.ok(overflow && typeof overflow === "object", "details.overflow is set");
@@ -53,7 +81,11 @@ function overflowOf(details: unknown): { id?: string; totalLines: number; totalB
 
 test("real bash running seq 1 300000: Pi's cut text is kept, the marker is appended and the whole output is stored", async (t) => {
 	const agentDir = await createTempDir(t);
-	const run = await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH], responses: script(fauxToolCall("bash", { command: "seq 1 300000" })) });
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		responses: script(fauxToolCall("bash", { command: "seq 1 300000" })),
+	});
 	assert.deepEqual(run.extensionErrors, []);
 	const [result] = run.toolResults;
 	const text = resultText(result);
@@ -153,7 +185,10 @@ test("text and image in one result, two big results in one message: image kept, 
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH],
-		responses: script(fauxToolCall("image_log", { lines: 100000 }), fauxToolCall("big_log", { lines: 100000, errors: {} })),
+		responses: script(
+			fauxToolCall("image_log", { lines: 100000 }),
+			fauxToolCall("big_log", { lines: 100000, errors: {} }),
+		),
 	});
 	const [image, log] = run.toolResults;
 	assert.equal(image.content[0].type, "image");
@@ -173,7 +208,11 @@ test("text and image in one result, two big results in one message: image kept, 
 test("a failing bash command with huge output keeps isError and its full output is recoverable", async (t) => {
 	const agentDir = await createTempDir(t);
 	const command = "seq 1 300000; echo 'error: linker failed'; exit 3";
-	const run = await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH], responses: script(fauxToolCall("bash", { command })) });
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		responses: script(fauxToolCall("bash", { command })),
+	});
 	const [result] = run.toolResults;
 	assert.equal(result.isError, true);
 	const text = resultText(result);
@@ -182,7 +221,10 @@ test("a failing bash command with huge output keeps isError and its full output 
 	const overflow = overflowOf(result.details);
 	assert.equal(overflow.totalLines, 300001);
 	const stored = readFileSync(join(storeDir(agentDir), `${overflow.id}.txt`), "utf8");
-	assert.equal(stored, `${execFileSync("seq", ["1", "300000"], { maxBuffer: 64 * 1024 * 1024 }).toString()}error: linker failed\n`);
+	assert.equal(
+		stored,
+		`${execFileSync("seq", ["1", "300000"], { maxBuffer: 64 * 1024 * 1024 }).toString()}error: linker failed\n`,
+	);
 	const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${overflow.id}.json`), "utf8"));
 	assert.equal(meta.source, "spill-file", "found through Pi's notice although details were lost");
 });
@@ -192,14 +234,20 @@ test("a failing bash command whose notice an earlier layer cut away is still rec
 	// A last line no other test prints: Pi's temp file of this output is recognisable by its end.
 	const lastLine = `end of run ${randomBytes(8).toString("hex")}`;
 	const command = `seq 1 300000; echo '${lastLine}'; exit 2`;
-	const run = await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, CUTTER_PATH, INDEX_PATH], responses: script(fauxToolCall("bash", { command })) });
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, CUTTER_PATH, INDEX_PATH],
+		responses: script(fauxToolCall("bash", { command })),
+	});
 	const [result] = run.toolResults;
 	assert.equal(result.isError, true);
 	const overflow = overflowOf(result.details);
 	assert.equal(overflow.totalLines, 300001);
 	const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${overflow.id}.json`), "utf8"));
 	assert.equal(meta.source, "spill-file");
-	const left = readdirSync(tmpdir()).filter((name) => /^pi-bash-[0-9a-f]+\.log$/.test(name) && readTail(join(tmpdir(), name)).includes(lastLine));
+	const left = readdirSync(tmpdir()).filter(
+		(name) => /^pi-bash-[0-9a-f]+\.log$/.test(name) && readTail(join(tmpdir(), name)).includes(lastLine),
+	);
 	assert.deepEqual(left, [], "Pi's temp file, which only the stashed original named, is gone");
 });
 
@@ -223,7 +271,11 @@ test("under umask 000 the store is still 0700 and its files 0600", async (t) => 
 	const agentDir = await createTempDir(t);
 	const previous = process.umask(0);
 	try {
-		const run = await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH], responses: script(fauxToolCall("bash", { command: "seq 1 100000" })) });
+		const run = await runPi({
+			agentDir,
+			extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+			responses: script(fauxToolCall("bash", { command: "seq 1 100000" })),
+		});
 		const id = overflowOf(run.toolResults[0].details).id;
 		assert.equal(mode(join(agentDir, "my-pi")), 0o700);
 		assert.equal(mode(storeDir(agentDir)), 0o700);
@@ -238,7 +290,11 @@ test("a pre-existing 0777 store directory is tightened to 0700", async (t) => {
 	const agentDir = await createTempDir(t);
 	mkdirSync(storeDir(agentDir), { recursive: true });
 	chmodSync(storeDir(agentDir), 0o777);
-	await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH], responses: script(fauxToolCall("bash", { command: "seq 1 100000" })) });
+	await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		responses: script(fauxToolCall("bash", { command: "seq 1 100000" })),
+	});
 	assert.equal(mode(storeDir(agentDir)), 0o700);
 });
 
@@ -290,7 +346,18 @@ test("session_start housekeeping removes expired entries and evicts the oldest u
 	const now = Date.now();
 	const entry = (id: string, ageMs: number, bytes: number) => {
 		writeFileSync(join(dir, `${id}.txt`), "x".repeat(bytes), { mode: 0o600 });
-		const meta = { id, sessionId: "other", toolCallId: id, toolName: "bash", createdAt: new Date(now - ageMs).toISOString(), totalLines: 1, totalBytes: bytes, originalBytes: bytes, truncated: false, source: "current" };
+		const meta = {
+			id,
+			sessionId: "other",
+			toolCallId: id,
+			toolName: "bash",
+			createdAt: new Date(now - ageMs).toISOString(),
+			totalLines: 1,
+			totalBytes: bytes,
+			originalBytes: bytes,
+			truncated: false,
+			source: "current",
+		};
 		writeFileSync(join(dir, `${id}.json`), JSON.stringify(meta), { mode: 0o600 });
 	};
 	const mib = 1024 * 1024;
@@ -299,10 +366,15 @@ test("session_start housekeeping removes expired entries and evicts the oldest u
 	entry("aaaaaaaaaaa3", 2 * day, mib); // evicted for quota
 	entry("aaaaaaaaaaa4", 1 * day, mib); // kept
 	const configured = writeConfiguredIndex(agentDir, JSON.stringify({ maxEntryBytes: mib, maxStoreBytes: 1.5 * mib }));
-	await runPi({ agentDir, extensionPaths: [CAPTURE_PATH, configured], responses: [fauxAssistantMessage("nothing to do")] });
+	await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, configured],
+		responses: [fauxAssistantMessage("nothing to do")],
+	});
 	// Housekeeping runs after session_start has returned: wait for it (generously; this times nothing).
 	const deadline = Date.now() + 60_000;
-	while (existsSync(join(dir, "aaaaaaaaaaa3.txt")) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+	while (existsSync(join(dir, "aaaaaaaaaaa3.txt")) && Date.now() < deadline)
+		await new Promise((resolve) => setTimeout(resolve, 20));
 	const names = readdirSync(dir).sort();
 	assert.deepEqual(names, ["aaaaaaaaaaa4.json", "aaaaaaaaaaa4.txt"]);
 });
@@ -328,7 +400,12 @@ test("a custom thresholdChars and signalPattern are honoured, and invalid fields
 		const run = await runPi({
 			agentDir,
 			extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, configured],
-			responses: script(fauxToolCall("big_log", { lines: 30000, errors: { "15000": "CUSTOMSIG reached", "16000": "ERROR not a signal here" } })),
+			responses: script(
+				fauxToolCall("big_log", {
+					lines: 30000,
+					errors: { "15000": "CUSTOMSIG reached", "16000": "ERROR not a signal here" },
+				}),
+			),
 		});
 		const view = resultText(run.toolResults[0]);
 		assert.ok(view.length <= 5000, `view has ${view.length} chars`);
@@ -359,7 +436,10 @@ test("without capture.ts the user is warned once and results are still bounded",
 		const run = await runPi({
 			agentDir,
 			extensionPaths: [TEST_TOOLS_PATH, INDEX_PATH],
-			responses: script(fauxToolCall("big_log", { lines: 50000, errors: {} }), fauxToolCall("big_log", { lines: 50000, errors: {} })),
+			responses: script(
+				fauxToolCall("big_log", { lines: 50000, errors: {} }),
+				fauxToolCall("big_log", { lines: 50000, errors: {} }),
+			),
 		});
 		assert.equal(warnings.length, 1);
 		for (const result of run.toolResults) assert.ok(resultText(result).length <= THRESHOLD);

@@ -9,7 +9,14 @@ import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import fc from "fast-check";
-import { type JsonPathOptions, type JsonPathResult, type JsonValueSummary, evaluateJsonPath, MAX_JSON_PATH_RUNS, readJsonPathRuns } from "../src/json/evaluate.js";
+import {
+	type JsonPathOptions,
+	type JsonPathResult,
+	type JsonValueSummary,
+	evaluateJsonPath,
+	MAX_JSON_PATH_RUNS,
+	readJsonPathRuns,
+} from "../src/json/evaluate.js";
 import { type PathSegment, selectJsonPath } from "../src/json/path.js";
 import type { ByteSource } from "../src/io/source.js";
 import { keepStart } from "../src/lines/text.js";
@@ -76,7 +83,8 @@ async function openFileSource(file: string): Promise<ByteSource> {
 	const { size } = await handle.stat();
 	return {
 		size,
-		read: async (target, position) => (await handle.read(target, 0, Math.max(0, Math.min(target.length, size - position)), position)).bytesRead,
+		read: async (target, position) =>
+			(await handle.read(target, 0, Math.max(0, Math.min(target.length, size - position)), position)).bytesRead,
 		close: () => handle.close(),
 	};
 }
@@ -91,7 +99,12 @@ async function evaluateFile(file: string, segments: PathSegment[], options: Json
 	}
 }
 
-async function evaluate(t: TestContext, bytes: Buffer, segments: PathSegment[], options: Partial<JsonPathOptions> = {}): Promise<JsonPathResult> {
+async function evaluate(
+	t: TestContext,
+	bytes: Buffer,
+	segments: PathSegment[],
+	options: Partial<JsonPathOptions> = {},
+): Promise<JsonPathResult> {
 	const dir = await createTempDir(t);
 	const file = join(dir, "entry.txt");
 	await writeFile(file, bytes);
@@ -111,13 +124,81 @@ function assertSameResult(actual: JsonPathResult, expected: Expected, context: s
 // Random documents, written byte by byte: any whitespace, repeated and out-of-order keys, every
 // escape, multi-byte and invalid UTF-8, numbers JSON.parse rounds or overflows.
 
-const KEYS = ["a", "b", "c", "0", "1", "2", "10", "01", "-1", "4294967294", "4294967295", "", "__proto__", "constructor", "key.with.dots", "é", "名前", "😀", "a b", "length"];
-const STRING_PIECES: Array<string | Buffer> = [
-	"x", "hello", " ", "é", "日本語", "😀", "\u2028", "\u007f", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t",
-	"\\u0041", "\\u00e9", "\\u0000", "\\u001f", "\\u2028", "\\ud83d\\ude00", "\\ud83d", "\\ude00", "\\uD83D x", "\\u0022", "\\u005C",
-	Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xe2, 0x82]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0x80, 0x80]),
+const KEYS = [
+	"a",
+	"b",
+	"c",
+	"0",
+	"1",
+	"2",
+	"10",
+	"01",
+	"-1",
+	"4294967294",
+	"4294967295",
+	"",
+	"__proto__",
+	"constructor",
+	"key.with.dots",
+	"é",
+	"名前",
+	"😀",
+	"a b",
+	"length",
 ];
-const NUMBERS = ["0", "-0", "1", "-12", "1.5", "0.1", "1e400", "-1e-400", "1E2", "2.50e+3", "123456789012345678901", "9007199254740993", "1e-7", "0e0", "-0.0", "12345678901234567890123456789e-10"];
+const STRING_PIECES: Array<string | Buffer> = [
+	"x",
+	"hello",
+	" ",
+	"é",
+	"日本語",
+	"😀",
+	"\u2028",
+	"\u007f",
+	'\\"',
+	"\\\\",
+	"\\/",
+	"\\b",
+	"\\f",
+	"\\n",
+	"\\r",
+	"\\t",
+	"\\u0041",
+	"\\u00e9",
+	"\\u0000",
+	"\\u001f",
+	"\\u2028",
+	"\\ud83d\\ude00",
+	"\\ud83d",
+	"\\ude00",
+	"\\uD83D x",
+	"\\u0022",
+	"\\u005C",
+	Buffer.from([0xff]),
+	Buffer.from([0xc3]),
+	Buffer.from([0xe2, 0x82]),
+	Buffer.from([0xed, 0xa0, 0x80]),
+	Buffer.from([0xf0, 0x9f, 0x98]),
+	Buffer.from([0x80, 0x80]),
+];
+const NUMBERS = [
+	"0",
+	"-0",
+	"1",
+	"-12",
+	"1.5",
+	"0.1",
+	"1e400",
+	"-1e-400",
+	"1E2",
+	"2.50e+3",
+	"123456789012345678901",
+	"9007199254740993",
+	"1e-7",
+	"0e0",
+	"-0.0",
+	"12345678901234567890123456789e-10",
+];
 const WHITESPACE = ["", "", "", " ", "\n", "\t", "\r\n", "  "];
 
 interface Generated {
@@ -202,7 +283,12 @@ function choosePath(random: () => number, paths: PathSegment[][]): PathSegment[]
 /** Breaks a document: cut, extra byte, lost byte, changed byte, or trailing text. */
 function mutate(random: () => number, bytes: Buffer): Buffer {
 	const at = Math.floor(random() * (bytes.length + 1));
-	const junk = Buffer.from([[0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x22, 0x5c, 0x30, 0x2d, 0x2e, 0x65, 0x74, 0x78, 0x20, 0x0a, 0x01, 0xc3, 0xa9, 0xff][Math.floor(random() * 20)]!]);
+	const junk = Buffer.from([
+		[
+			0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x22, 0x5c, 0x30, 0x2d, 0x2e, 0x65, 0x74, 0x78, 0x20, 0x0a, 0x01, 0xc3, 0xa9,
+			0xff,
+		][Math.floor(random() * 20)]!,
+	]);
 	switch (Math.floor(random() * 5)) {
 		case 0:
 			return bytes.subarray(0, at);
@@ -222,10 +308,14 @@ function pick<T>(random: () => number, items: readonly T[]): T {
 }
 
 /** fc.assert, but the failure names the counterexample's own assertion message (the test reporter hides its cause). */
-async function checkProperty(property: fc.IAsyncProperty<[number]>, parameters: fc.Parameters<[number]>): Promise<void> {
+async function checkProperty(
+	property: fc.IAsyncProperty<[number]>,
+	parameters: fc.Parameters<[number]>,
+): Promise<void> {
 	const details = await fc.check(property, parameters);
 	if (details.failed) {
-		const error = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+		const error =
+			details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
 		assert.fail(`counterexample ${JSON.stringify(details.counterexample)} after ${details.numRuns} runs: ${error}`);
 	}
 }
@@ -241,7 +331,11 @@ describe("streaming jsonPath against JSON.parse", () => {
 				const room = (): number => roomValue;
 				const chunkBytes = pick(random, [1, 2, 3, 7, 64, 1 << 20]);
 				const actual = await evaluate(t, bytes, segments, { roomFor: room, chunkBytes });
-				assertSameResult(actual, expectedResult(bytes, segments, room), `seed ${seed}, path ${JSON.stringify(segments)}, chunks ${chunkBytes}, room ${roomValue}, text ${JSON.stringify(bytes.toString("latin1"))}`);
+				assertSameResult(
+					actual,
+					expectedResult(bytes, segments, room),
+					`seed ${seed}, path ${JSON.stringify(segments)}, chunks ${chunkBytes}, room ${roomValue}, text ${JSON.stringify(bytes.toString("latin1"))}`,
+				);
 			}),
 			{ numRuns: RUNS },
 		);
@@ -256,7 +350,11 @@ describe("streaming jsonPath against JSON.parse", () => {
 				const segments = choosePath(random, paths);
 				const chunkBytes = pick(random, [1, 3, 16, 1 << 20]);
 				const actual = await evaluate(t, broken, segments, { chunkBytes });
-				assertSameResult(actual, expectedResult(broken, segments, () => 100_000), `seed ${seed}, chunks ${chunkBytes}, text ${JSON.stringify(broken.toString("latin1"))}`);
+				assertSameResult(
+					actual,
+					expectedResult(broken, segments, () => 100_000),
+					`seed ${seed}, chunks ${chunkBytes}, text ${JSON.stringify(broken.toString("latin1"))}`,
+				);
 			}),
 			{ numRuns: RUNS },
 		);
@@ -267,7 +365,12 @@ describe("streaming jsonPath against JSON.parse", () => {
 // Chosen documents
 
 /** Evaluates and checks against the reference on the same bytes. */
-async function assertLikeJsonParse(t: TestContext, text: string | Buffer, segments: PathSegment[], options: Partial<JsonPathOptions> = {}): Promise<JsonPathResult> {
+async function assertLikeJsonParse(
+	t: TestContext,
+	text: string | Buffer,
+	segments: PathSegment[],
+	options: Partial<JsonPathOptions> = {},
+): Promise<JsonPathResult> {
 	const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
 	const room = options.roomFor ?? (() => 100_000);
 	const actual = await evaluate(t, bytes, segments, { ...options, roomFor: room });
@@ -276,31 +379,68 @@ async function assertLikeJsonParse(t: TestContext, text: string | Buffer, segmen
 }
 
 function inventory(count: number): string {
-	const items = Array.from({ length: count }, (_, index) => ({ id: index, name: `item-${index}`, tags: ["a", "b"], "key.with.dots": index % 2 === 0 }));
+	const items = Array.from({ length: count }, (_, index) => ({
+		id: index,
+		name: `item-${index}`,
+		tags: ["a", "b"],
+		"key.with.dots": index % 2 === 0,
+	}));
 	return JSON.stringify({ kind: "inventory", items, last: { done: true } }, null, 1);
 }
 
 describe("chosen documents", () => {
 	test("reaches items at the start, the middle and the end of a 40 000-item document read in 64 KiB chunks", async (t) => {
 		const text = inventory(40_000);
-		for (const segments of [["kind"], ["items", 0], ["items", 20_000, "name"], ["items", 39_999], ["last", "done"], ["items", 40_000], ["items", 5, "colour"], ["items", "length"]] as PathSegment[][]) {
+		for (const segments of [
+			["kind"],
+			["items", 0],
+			["items", 20_000, "name"],
+			["items", 39_999],
+			["last", "done"],
+			["items", 40_000],
+			["items", 5, "colour"],
+			["items", "length"],
+		] as PathSegment[][]) {
 			const result = await assertLikeJsonParse(t, text, segments, { chunkBytes: 64 * 1024 });
-			if (segments[1] === 20_000) assert.deepEqual(result, { type: "value", summary: { kind: "string", size: 0, keys: [] }, text: '"item-20000"', totalChars: 12 });
-			if (segments[1] === 40_000) assert.deepEqual(result, { type: "missing", message: "jsonPath: $.items[40000] does not exist: $.items is an array of 40000 items (indexes 0–39999)" });
+			if (segments[1] === 20_000)
+				assert.deepEqual(result, {
+					type: "value",
+					summary: { kind: "string", size: 0, keys: [] },
+					text: '"item-20000"',
+					totalChars: 12,
+				});
+			if (segments[1] === 40_000)
+				assert.deepEqual(result, {
+					type: "missing",
+					message: "jsonPath: $.items[40000] does not exist: $.items is an array of 40000 items (indexes 0–39999)",
+				});
 		}
 	});
 
 	test("an array too short for the path stops counting when it ends: a later array at its level is not mistaken for it", async (t) => {
 		const text = '{"a": [1, 2], "b": [1, 2, 3, 4, 5, 6, 7], "c": [[0], [1, 2, 3, 4, 5, 6]]}';
-		assert.deepEqual(await assertLikeJsonParse(t, text, ["a", 5]), { type: "missing", message: "jsonPath: $.a[5] does not exist: $.a is an array of 2 items (indexes 0–1)" });
+		assert.deepEqual(await assertLikeJsonParse(t, text, ["a", 5]), {
+			type: "missing",
+			message: "jsonPath: $.a[5] does not exist: $.a is an array of 2 items (indexes 0–1)",
+		});
 		await assertLikeJsonParse(t, text, ["c", 0, 3]);
 		await assertLikeJsonParse(t, text, ["c", 1, 3]);
 		await assertLikeJsonParse(t, text, ["c", "x"]);
 	});
 
 	test("matches keys by their decoded text: escapes, unicode, quotes and dots", async (t) => {
-		const text = '{"ключ": {"名前": "unicode", "😀": "emoji"}, "a\\"b": 1, "\\u0061": 2, "key.with.dots": 3, "\\ud83d\\ude00": 4, "tab\\tkey": 5}';
-		for (const segments of [["ключ", "名前"], ["ключ", "😀"], ['a"b'], ["a"], ["key.with.dots"], ["😀"], ["tab\tkey"], ["ключ", "x"]] as PathSegment[][]) {
+		const text =
+			'{"ключ": {"名前": "unicode", "😀": "emoji"}, "a\\"b": 1, "\\u0061": 2, "key.with.dots": 3, "\\ud83d\\ude00": 4, "tab\\tkey": 5}';
+		for (const segments of [
+			["ключ", "名前"],
+			["ключ", "😀"],
+			['a"b'],
+			["a"],
+			["key.with.dots"],
+			["😀"],
+			["tab\tkey"],
+			["ключ", "x"],
+		] as PathSegment[][]) {
 			await assertLikeJsonParse(t, text, segments);
 		}
 		const found = await assertLikeJsonParse(t, text, ["a"]);
@@ -319,13 +459,19 @@ describe("chosen documents", () => {
 	});
 
 	test("prints numbers, booleans and null as JSON.parse reads them, and names them when the path goes on", async (t) => {
-		const text = '{"n": 1e400, "m": -0, "big": 123456789012345678901, "f": 1.50, "t": true, "no": false, "z": null, "s": "' + "x".repeat(100) + '"}';
+		const text =
+			'{"n": 1e400, "m": -0, "big": 123456789012345678901, "f": 1.50, "t": true, "no": false, "z": null, "s": "' +
+			"x".repeat(100) +
+			'"}';
 		for (const key of ["n", "m", "big", "f", "t", "no", "z", "s"]) {
 			await assertLikeJsonParse(t, text, [key]);
 			await assertLikeJsonParse(t, text, [key, "deeper"]);
 		}
 		const infinite = await assertLikeJsonParse(t, text, ["n", 0]);
-		assert.deepEqual(infinite, { type: "missing", message: "jsonPath: $.n[0] does not exist: $.n is a number (Infinity)" });
+		assert.deepEqual(infinite, {
+			type: "missing",
+			message: "jsonPath: $.n[0] does not exist: $.n is a number (Infinity)",
+		});
 	});
 
 	test("keeps the last of repeated keys and orders array-index keys first, as JSON.parse does", async (t) => {
@@ -353,13 +499,24 @@ describe("chosen documents", () => {
 		assert.equal(inner.totalChars, expected);
 		const lines = Array.from({ length: 40 }, (_, level) => `${"  ".repeat(level)}[`).join("\n");
 		assert.equal(inner.text, lines.slice(0, 300));
-		assert.deepEqual(await evaluate(t, Buffer.from(arrays), [0, 0, 1]), { type: "missing", message: "jsonPath: $[0][0][1] does not exist: $[0][0] is an array of 1 item (indexes 0–0)" });
+		assert.deepEqual(await evaluate(t, Buffer.from(arrays), [0, 0, 1]), {
+			type: "missing",
+			message: "jsonPath: $[0][0][1] does not exist: $[0][0] is an array of 1 item (indexes 0–0)",
+		});
 
 		const objects = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 		const deepPath = Array.from({ length: depth }, () => "a");
-		assert.deepEqual(await evaluate(t, Buffer.from(objects), deepPath), { type: "value", summary: { kind: "number", size: 0, keys: [] }, text: "1", totalChars: 1 });
+		assert.deepEqual(await evaluate(t, Buffer.from(objects), deepPath), {
+			type: "value",
+			summary: { kind: "number", size: 0, keys: [] },
+			text: "1",
+			totalChars: 1,
+		});
 		const top = await evaluate(t, Buffer.from(objects), ["a"], { roomFor: () => 50 });
-		assert.equal(top.type === "value" && top.text, '{\n  "a": {\n    "a": {\n      "a": {\n        "a": {\n '.slice(0, 50));
+		assert.equal(
+			top.type === "value" && top.text,
+			'{\n  "a": {\n    "a": {\n      "a": {\n        "a": {\n '.slice(0, 50),
+		);
 	});
 
 	test("refuses a text that is not JSON at its start, middle or end, with JSON.parse's reason, line and column", async (t) => {
@@ -384,7 +541,10 @@ describe("chosen documents", () => {
 			assert.equal(result.type, "notJson", JSON.stringify(text.slice(0, 40)));
 		}
 		const trailing = await evaluate(t, Buffer.from('{"a": 1}\n[pi notice]'), ["a"]);
-		assert.deepEqual(trailing, { type: "notJson", reason: "Unexpected non-whitespace character after JSON at position 9 (line 2, column 1)" });
+		assert.deepEqual(trailing, {
+			type: "notJson",
+			reason: "Unexpected non-whitespace character after JSON at position 9 (line 2, column 1)",
+		});
 	});
 
 	test("prints a value larger than the room up to the room, and counts all of it", async (t) => {
@@ -396,15 +556,28 @@ describe("chosen documents", () => {
 		assert.equal(result.totalChars, JSON.stringify(JSON.parse(text), null, 2).length);
 		assert.deepEqual(result.summary, { kind: "object", size: 3, keys: ["kind", "items", "last"] });
 		// A string longer than the room is cut inside, without its closing quote.
-		const long = await assertLikeJsonParse(t, JSON.stringify({ s: "ü\n😀".repeat(10_000) }), ["s"], { roomFor: () => 101 });
+		const long = await assertLikeJsonParse(t, JSON.stringify({ s: "ü\n😀".repeat(10_000) }), ["s"], {
+			roomFor: () => 101,
+		});
 		assert.equal(long.type === "value" && long.text.length <= 101, true);
 	});
 
 	test("skips a byte order mark, and reads invalid UTF-8 as U+FFFD like Buffer#toString", async (t) => {
-		await assertLikeJsonParse(t, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a": [1, 2]}')]), ["a", 1]);
-		const broken = Buffer.concat([Buffer.from('{"k\xff": "'), Buffer.from([0xff, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0xf0, 0x9f]), Buffer.from('", "x": 1}')]);
+		await assertLikeJsonParse(t, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a": [1, 2]}')]), [
+			"a",
+			1,
+		]);
+		const broken = Buffer.concat([
+			Buffer.from('{"k\xff": "'),
+			Buffer.from([0xff, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0xf0, 0x9f]),
+			Buffer.from('", "x": 1}'),
+		]);
 		await assertLikeJsonParse(t, broken, []);
-		await assertLikeJsonParse(t, Buffer.concat([Buffer.from("[1, "), Buffer.from([0xc3, 0xa9]), Buffer.from("]")]), [0]);
+		await assertLikeJsonParse(
+			t,
+			Buffer.concat([Buffer.from("[1, "), Buffer.from([0xc3, 0xa9]), Buffer.from("]")]),
+			[0],
+		);
 	});
 });
 
@@ -433,14 +606,24 @@ describe("bounds", () => {
 		const paths: PathSegment[][] = Array.from({ length: 8 }, (_, index) => ["items", index * 300, "name"]);
 		const sources = await Promise.all(paths.map(() => openFileSource(file)));
 		t.after(() => Promise.all(sources.map((source) => source.close())));
-		const pending = paths.map((segments, index) => evaluateJsonPath(sources[index]!, segments, { roomFor: () => 1000, timeoutMs: 60_000, chunkBytes: 4096 }));
+		const pending = paths.map((segments, index) =>
+			evaluateJsonPath(sources[index]!, segments, { roomFor: () => 1000, timeoutMs: 60_000, chunkBytes: 4096 }),
+		);
 		// Taking a place is synchronous: the first ones run, the rest wait in line.
 		const during = readJsonPathRuns();
-		assert.deepEqual({ running: during.running, waiting: during.waiting }, { running: MAX_JSON_PATH_RUNS, waiting: paths.length - MAX_JSON_PATH_RUNS });
+		assert.deepEqual(
+			{ running: during.running, waiting: during.waiting },
+			{ running: MAX_JSON_PATH_RUNS, waiting: paths.length - MAX_JSON_PATH_RUNS },
+		);
 		const results = await Promise.all(pending);
 		assert.ok(readJsonPathRuns().peak <= MAX_JSON_PATH_RUNS, `peak ${readJsonPathRuns().peak}`);
 		assert.deepEqual(readJsonPathRuns(), { running: 0, waiting: 0, peak: readJsonPathRuns().peak });
-		results.forEach((result, index) => assert.deepEqual(result, expectedResult(bytes, paths[index]!, () => 1000)));
+		results.forEach((result, index) =>
+			assert.deepEqual(
+				result,
+				expectedResult(bytes, paths[index]!, () => 1000),
+			),
+		);
 	});
 
 	test("a cancelled evaluation leaves its place, waiting or running", async (t) => {
@@ -450,10 +633,20 @@ describe("bounds", () => {
 		const controller = new AbortController();
 		const sources = await Promise.all(Array.from({ length: 4 }, () => openFileSource(file)));
 		t.after(() => Promise.all(sources.map((source) => source.close())));
-		const runs = sources.map((source) => evaluateJsonPath(source, ["last"], { roomFor: () => 100, timeoutMs: 60_000, chunkBytes: 1024, signal: controller.signal }));
+		const runs = sources.map((source) =>
+			evaluateJsonPath(source, ["last"], {
+				roomFor: () => 100,
+				timeoutMs: 60_000,
+				chunkBytes: 1024,
+				signal: controller.signal,
+			}),
+		);
 		controller.abort();
 		const settled = await Promise.allSettled(runs);
-		assert.ok(settled.every((outcome) => outcome.status === "rejected"), JSON.stringify(settled.map((outcome) => outcome.status)));
+		assert.ok(
+			settled.every((outcome) => outcome.status === "rejected"),
+			JSON.stringify(settled.map((outcome) => outcome.status)),
+		);
 		assert.equal(readJsonPathRuns().running, 0);
 		assert.equal(readJsonPathRuns().waiting, 0);
 	});

@@ -36,7 +36,11 @@ function lineOf(text: string, offset: number): number {
 const report = JSON.stringify(
 	{
 		checked: 300,
-		results: Array.from({ length: 300 }, (_, index) => ({ file: `src/f${index}.ts`, valid: index !== 177, messages: [] })),
+		results: Array.from({ length: 300 }, (_, index) => ({
+			file: `src/f${index}.ts`,
+			valid: index !== 177,
+			messages: [],
+		})),
 	},
 	null,
 	2,
@@ -75,7 +79,9 @@ describe("readJsonFindings", () => {
 
 	test("JSON lines: each record is read on its own, and a problem record is flagged with its line", async () => {
 		const records = Array.from({ length: 500 }, (_, index) =>
-			JSON.stringify(index === 321 ? { level: 50, msg: "db connection lost" } : { level: 30, msg: `request ${index} ok` }),
+			JSON.stringify(
+				index === 321 ? { level: 50, msg: "db connection lost" } : { level: 30, msg: `request ${index} ok` },
+			),
 		);
 		const text = `${records.join("\n")}\n`;
 		for (const step of [5, 4096]) {
@@ -116,7 +122,7 @@ describe("readJsonFindings", () => {
 	});
 
 	test("plain text, an empty source and an oversized one have no findings", async () => {
-		assert.equal(await readJsonFindings(bufferSource(Buffer.from("error: it broke\n{\"x\": 1}\n"))), undefined);
+		assert.equal(await readJsonFindings(bufferSource(Buffer.from('error: it broke\n{"x": 1}\n'))), undefined);
 		assert.equal(await readJsonFindings(bufferSource(Buffer.alloc(0))), undefined);
 		assert.equal(await readJsonFindings(bufferSource(Buffer.from("   \n  "))), undefined);
 		assert.equal(await readJsonFindings(bufferSource(Buffer.from(report)), 1024), undefined);

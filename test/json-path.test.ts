@@ -47,7 +47,7 @@ const DOC = {
 	items: [{ "key.with.dots": 1, "br[ack]ets": 2, 'q"uote': 3, "it's": 4, "back\\slash": 5 }],
 	empty: {},
 	none: [],
-	"ключ": { "名前": "unicode", "😀": "emoji" },
+	ключ: { 名前: "unicode", "😀": "emoji" },
 };
 
 describe("parseJsonPath grammar", () => {

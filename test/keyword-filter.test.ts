@@ -48,7 +48,7 @@ function byFinder(keywords: KeywordLineFinder, bytes: Buffer, from: number, to: 
 function wholeLineRanges(bytes: Buffer, size: number): Array<[number, number]> {
 	const ranges: Array<[number, number]> = [];
 	const end = bytes.lastIndexOf(0x0a) + 1;
-	for (let from = 0; from < end; ) {
+	for (let from = 0; from < end;) {
 		let to = bytes.lastIndexOf(0x0a, Math.min(end, from + size) - 1) + 1;
 		if (to <= from) to = bytes.indexOf(0x0a, from) + 1;
 		ranges.push([from, to]);
@@ -57,9 +57,20 @@ function wholeLineRanges(bytes: Buffer, size: number): Array<[number, number]> {
 	return ranges;
 }
 
-function assertSameOnRanges(keywords: readonly string[], wasm: KeywordLineFinder, js: KeywordAutomaton, bytes: Buffer, ranges: Array<[number, number]>, label: string): void {
+function assertSameOnRanges(
+	keywords: readonly string[],
+	wasm: KeywordLineFinder,
+	js: KeywordAutomaton,
+	bytes: Buffer,
+	ranges: Array<[number, number]>,
+	label: string,
+): void {
 	for (const [from, to] of ranges) {
-		assert.deepEqual(byFinder(wasm, bytes, from, to), byAutomaton(js, bytes, from, to), `${label} [${from}, ${to}) ${JSON.stringify(keywords.slice(0, 8))}`);
+		assert.deepEqual(
+			byFinder(wasm, bytes, from, to),
+			byAutomaton(js, bytes, from, to),
+			`${label} [${from}, ${to}) ${JSON.stringify(keywords.slice(0, 8))}`,
+		);
 	}
 }
 
@@ -69,7 +80,7 @@ function inRandomCase(keyword: string, seed: number): string {
 	for (let i = 0; i < keyword.length; i++) {
 		const code = keyword.charCodeAt(i);
 		const letter = (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a;
-		out += letter && (seed >> i % 16) & 1 ? String.fromCharCode(code ^ 0x20) : keyword[i];
+		out += letter && (seed >> (i % 16)) & 1 ? String.fromCharCode(code ^ 0x20) : keyword[i];
 	}
 	return out;
 }
@@ -81,12 +92,18 @@ function latin1(text: string): Buffer {
 
 test("the committed keyword-filter.wasm is what wabt builds from keyword-filter.wat", async () => {
 	const built = await compileKeywordFilter();
-	assert.ok(Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_WASM)), "run `npm run build:wasm` after changing the .wat");
+	assert.ok(
+		Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_WASM)),
+		"run `npm run build:wasm` after changing the .wat",
+	);
 });
 
 test("the committed keyword-filter-relaxed.wasm is what wabt builds from the same .wat with relaxed swizzles", async () => {
 	const built = await compileKeywordFilter(true);
-	assert.ok(Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_RELAXED_WASM)), "run `npm run build:wasm` after changing the .wat");
+	assert.ok(
+		Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_RELAXED_WASM)),
+		"run `npm run build:wasm` after changing the .wat",
+	);
 	assert.ok(!Buffer.from(built).equals(readFileSync(KEYWORD_FILTER_WASM)), "the twin differs from the plain build");
 });
 
@@ -105,12 +122,26 @@ test("the prefilter finds exactly the automaton's lines in every real fixture, a
 	for (const fixture of loadRealFixtures()) {
 		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
 		for (const size of [1, 100, 4096, 65_536, WASM_WINDOW_BYTES + 1, 1024 * 1024, bytes.length]) {
-			assertSameOnRanges(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, finder, automaton, bytes, wholeLineRanges(bytes, size), `${fixture.name} chunks of ${size}`);
+			assertSameOnRanges(
+				DEFAULT_SIGNAL_PREFILTER_KEYWORDS,
+				finder,
+				automaton,
+				bytes,
+				wholeLineRanges(bytes, size),
+				`${fixture.name} chunks of ${size}`,
+			);
 		}
 		// The same bytes at every alignment to the 16-byte blocks, through a view that starts mid-buffer.
 		for (let shift = 1; shift < 17; shift += 5) {
 			const shifted = Buffer.concat([Buffer.alloc(shift, 0x0a), bytes]).subarray(shift - 1);
-			assertSameOnRanges(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, finder, automaton, shifted, [[0, shifted.lastIndexOf(0x0a) + 1]], `${fixture.name} shifted by ${shift}`);
+			assertSameOnRanges(
+				DEFAULT_SIGNAL_PREFILTER_KEYWORDS,
+				finder,
+				automaton,
+				shifted,
+				[[0, shifted.lastIndexOf(0x0a) + 1]],
+				`${fixture.name} shifted by ${shift}`,
+			);
 		}
 		lines += byFinder(finder, bytes, 0, bytes.lastIndexOf(0x0a) + 1).lines;
 	}
@@ -120,10 +151,15 @@ test("the prefilter finds exactly the automaton's lines in every real fixture, a
 test("a line longer than a window goes to the automaton alone, and its neighbours still through the prefilter", () => {
 	const long = `${"x".repeat(WASM_WINDOW_BYTES + 100)} Segmentation FAULT\n`;
 	const plain = `${"y".repeat(WASM_WINDOW_BYTES * 2)}\n`;
-	const bytes = Buffer.from(`ok\nerror: one\n${long}${plain}warning: two\n${"z".repeat(WASM_WINDOW_BYTES - 5)}\nlast err\n`);
+	const bytes = Buffer.from(
+		`ok\nerror: one\n${long}${plain}warning: two\n${"z".repeat(WASM_WINDOW_BYTES - 5)}\nlast err\n`,
+	);
 	const found = byFinder(finder, bytes, 0, bytes.length);
 	assert.deepEqual(found, byAutomaton(automaton, bytes, 0, bytes.length));
-	assert.deepEqual(found.pairs.filter((_, k) => k % 2 === 1), [1, 2, 4, 6]);
+	assert.deepEqual(
+		found.pairs.filter((_, k) => k % 2 === 1),
+		[1, 2, 4, 6],
+	);
 	assert.equal(found.lines, 7);
 });
 
@@ -135,7 +171,11 @@ test("keywords right at block edges, window edges and range ends are found, in a
 			// The keyword starts at `at` in a line that fills exactly to the end of the range.
 			const line = Buffer.concat([Buffer.alloc(at, 0x2e), word, Buffer.from("\n")]);
 			const bytes = Buffer.concat([Buffer.from("....\n"), line]);
-			assert.deepEqual(byFinder(finder, bytes, 5, bytes.length), { lines: 1, pairs: [5, 0] }, `${JSON.stringify(keyword)} at ${at}`);
+			assert.deepEqual(
+				byFinder(finder, bytes, 5, bytes.length),
+				{ lines: 1, pairs: [5, 0] },
+				`${JSON.stringify(keyword)} at ${at}`,
+			);
 		}
 	}
 	// Across the edge of a 128 KiB window: the window ends on a line end, so the keyword is whole in one.
@@ -143,13 +183,19 @@ test("keywords right at block edges, window edges and range ends are found, in a
 	for (let cut = -20; cut <= 20; cut++) {
 		const text = `${filler.slice(0, WASM_WINDOW_BYTES + cut)}\nxx FATAL yy\n${filler}`;
 		const bytes = Buffer.from(text);
-		assert.deepEqual(byFinder(finder, bytes, 0, bytes.length), byAutomaton(automaton, bytes, 0, bytes.length), `cut ${cut}`);
+		assert.deepEqual(
+			byFinder(finder, bytes, 0, bytes.length),
+			byAutomaton(automaton, bytes, 0, bytes.length),
+			`cut ${cut}`,
+		);
 	}
 });
 
 test("line counts stay exact where every block has a newline in the same lane, for thousands of blocks", () => {
 	for (const width of [16, 8, 4, 2, 1]) {
-		const lines = Array.from({ length: 9000 }, (_, i) => (i % 2999 === 1 ? "FAIL".padEnd(width - 1, "!").slice(0, width - 1) : ".".repeat(width - 1)));
+		const lines = Array.from({ length: 9000 }, (_, i) =>
+			i % 2999 === 1 ? "FAIL".padEnd(width - 1, "!").slice(0, width - 1) : ".".repeat(width - 1),
+		);
 		const bytes = Buffer.from(`${lines.join("\n")}\n`);
 		const found = byFinder(finder, bytes, 0, bytes.length);
 		assert.deepEqual(found, byAutomaton(automaton, bytes, 0, bytes.length), `lines of ${width} bytes`);
@@ -162,8 +208,27 @@ test("line counts stay exact where every block has a newline in the same lane, f
 const pieces = (keywords: readonly string[]) =>
 	fc.oneof(
 		fc.tuple(fc.constantFrom(...keywords), fc.nat()).map(([keyword, seed]) => inRandomCase(keyword, seed)),
-		fc.tuple(fc.constantFrom(...keywords), fc.nat()).map(([keyword, cut]) => keyword.slice(0, 1 + (cut % Math.max(1, keyword.length - 1)))),
-		fc.constantFrom("\n", "\r\n", "\n\n", " ", "  ", "e", "E", "#", ":", "*", "\x1b[31m", "\xc3", "\x97", "\xe2\x9c", "\xe2", "0"),
+		fc
+			.tuple(fc.constantFrom(...keywords), fc.nat())
+			.map(([keyword, cut]) => keyword.slice(0, 1 + (cut % Math.max(1, keyword.length - 1)))),
+		fc.constantFrom(
+			"\n",
+			"\r\n",
+			"\n\n",
+			" ",
+			"  ",
+			"e",
+			"E",
+			"#",
+			":",
+			"*",
+			"\x1b[31m",
+			"\xc3",
+			"\x97",
+			"\xe2\x9c",
+			"\xe2",
+			"0",
+		),
 		fc.constantFrom("x".repeat(14), "y".repeat(15), "z".repeat(16)).map((line) => `\n${line}\n`),
 		fc.string({ maxLength: 5 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
 		fc.string({ unit: "binary", maxLength: 4 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
@@ -176,13 +241,20 @@ function textFrom(parts: string[], pad: number): Buffer {
 
 test("the prefilter finds exactly the automaton's lines in fuzzed texts of the default keywords", () => {
 	fc.assert(
-		fc.property(fc.array(pieces(DEFAULT_SIGNAL_PREFILTER_KEYWORDS), { maxLength: 60 }), fc.nat({ max: 31 }), (parts, pad) => {
-			const bytes = textFrom(parts, pad);
-			// From a line start inside the buffer, as the scanner calls it after its head lines.
-			const from = bytes.indexOf(0x0a) + 1 < bytes.length ? bytes.indexOf(0x0a) + 1 : 0;
-			assert.deepEqual(byFinder(finder, bytes, 0, bytes.length), byAutomaton(automaton, bytes, 0, bytes.length));
-			assert.deepEqual(byFinder(finder, bytes, from, bytes.length), byAutomaton(automaton, bytes, from, bytes.length));
-		}),
+		fc.property(
+			fc.array(pieces(DEFAULT_SIGNAL_PREFILTER_KEYWORDS), { maxLength: 60 }),
+			fc.nat({ max: 31 }),
+			(parts, pad) => {
+				const bytes = textFrom(parts, pad);
+				// From a line start inside the buffer, as the scanner calls it after its head lines.
+				const from = bytes.indexOf(0x0a) + 1 < bytes.length ? bytes.indexOf(0x0a) + 1 : 0;
+				assert.deepEqual(byFinder(finder, bytes, 0, bytes.length), byAutomaton(automaton, bytes, 0, bytes.length));
+				assert.deepEqual(
+					byFinder(finder, bytes, from, bytes.length),
+					byAutomaton(automaton, bytes, from, bytes.length),
+				);
+			},
+		),
 		{ numRuns: 3000 },
 	);
 });
@@ -191,7 +263,12 @@ test("lines dense with keywords, of every length around the 16-byte blocks, give
 	// A reported line's start is found backwards and its end forwards 16 bytes at a time, and the scan
 	// goes on from its "\n": keywords early and late in long lines, several per line, lines back to back.
 	const filler = fc.constantFrom<string>(".", " ", "x", "ab", "\t", "9", "é", "\r");
-	const line = fc.tuple(fc.array(filler, { maxLength: 40 }), fc.array(fc.tuple(fc.constantFrom(...DEFAULT_SIGNAL_PREFILTER_KEYWORDS), fc.nat(), fc.nat({ max: 40 })), { maxLength: 3 }));
+	const line = fc.tuple(
+		fc.array(filler, { maxLength: 40 }),
+		fc.array(fc.tuple(fc.constantFrom(...DEFAULT_SIGNAL_PREFILTER_KEYWORDS), fc.nat(), fc.nat({ max: 40 })), {
+			maxLength: 3,
+		}),
+	);
 	fc.assert(
 		fc.property(fc.array(line, { maxLength: 30 }), fc.nat({ max: 40 }), (lines, skip) => {
 			const text = lines
@@ -258,12 +335,31 @@ test("a shared read buffer is scanned where it lies: the automaton's lines and c
 			const view = buffer.subarray(0, bytes.length);
 			const digest = createHash("sha1").update(buffer).digest("hex");
 			for (const size of [100, 4096, WASM_WINDOW_BYTES + 1, bytes.length]) {
-				assertSameOnRanges(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, shared, automaton, view, wholeLineRanges(view, size), `${fixture.name} in place, chunks of ${size}`);
+				assertSameOnRanges(
+					DEFAULT_SIGNAL_PREFILTER_KEYWORDS,
+					shared,
+					automaton,
+					view,
+					wholeLineRanges(view, size),
+					`${fixture.name} in place, chunks of ${size}`,
+				);
 			}
-			for (const [from, to] of [[0, bytes.length], [1, bytes.length - 1], [17, Math.max(17, bytes.length >> 1)]]) {
-				assert.equal(countNewlines(view, from, to), countNewlines(Buffer.from(view), from, to), `${fixture.name} newlines [${from}, ${to})`);
+			for (const [from, to] of [
+				[0, bytes.length],
+				[1, bytes.length - 1],
+				[17, Math.max(17, bytes.length >> 1)],
+			]) {
+				assert.equal(
+					countNewlines(view, from, to),
+					countNewlines(Buffer.from(view), from, to),
+					`${fixture.name} newlines [${from}, ${to})`,
+				);
 			}
-			assert.equal(createHash("sha1").update(buffer).digest("hex"), digest, `${fixture.name}: the buffer was written to`);
+			assert.equal(
+				createHash("sha1").update(buffer).digest("hex"),
+				digest,
+				`${fixture.name}: the buffer was written to`,
+			);
 			compared++;
 		}
 		assert.ok(compared > 10);
@@ -288,8 +384,14 @@ test("shared read buffers are handed out while free, plain ones after, and come 
 		releaseReadBuffers(first);
 		const again = acquireReadBuffers(2, SHARED_READ_BUFFER_BYTES);
 		assert.notEqual(acquireReadBuffers(1, 1000)[0].buffer, shared, "no buffer was handed out twice");
-		assert.deepEqual(again.map((buffer) => buffer.buffer === shared), [true, true]);
-		assert.deepEqual(again.map((buffer) => buffer.length), [SHARED_READ_BUFFER_BYTES, SHARED_READ_BUFFER_BYTES]);
+		assert.deepEqual(
+			again.map((buffer) => buffer.buffer === shared),
+			[true, true],
+		);
+		assert.deepEqual(
+			again.map((buffer) => buffer.length),
+			[SHARED_READ_BUFFER_BYTES, SHARED_READ_BUFFER_BYTES],
+		);
 		releaseReadBuffers(again);
 	} finally {
 		releaseReadBuffers([...second, ...third, ...large]);
@@ -299,24 +401,39 @@ test("shared read buffers are handed out while free, plain ones after, and come 
 test("custom keyword sets, byte strings of any kind, give the automaton's lines too", () => {
 	const keyword = fc.oneof(
 		fc.string({ minLength: 1, maxLength: 7 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
-		fc.string({ unit: "binary", minLength: 1, maxLength: 3 }).map((text) => Buffer.from(text, "utf8").toString("latin1")),
+		fc
+			.string({ unit: "binary", minLength: 1, maxLength: 3 })
+			.map((text) => Buffer.from(text, "utf8").toString("latin1")),
 		fc.constantFrom("a", "Ab", "\n", "x\ny", "\r", " ", "\xff", "\x00", "e  ", "ERR"),
 	);
 	fc.assert(
-		fc.property(fc.array(keyword, { minLength: 1, maxLength: 40 }), fc.nat({ max: 15 }), fc.array(fc.nat(), { maxLength: 40 }), (keywords, pad, picks) => {
-			const custom = createKeywordLineFinder(keywords);
-			assert.equal(custom.engine, "wasm-simd");
-			const js = buildKeywordAutomaton(keywords);
-			const parts = picks.map((pick) => (pick % 3 === 0 ? "\n" : pick % 3 === 1 ? inRandomCase(keywords[pick % keywords.length], pick) : String.fromCharCode(pick % 256)));
-			const bytes = textFrom(parts, pad);
-			assert.deepEqual(byFinder(custom, bytes, 0, bytes.length), byAutomaton(js, bytes, 0, bytes.length));
-		}),
+		fc.property(
+			fc.array(keyword, { minLength: 1, maxLength: 40 }),
+			fc.nat({ max: 15 }),
+			fc.array(fc.nat(), { maxLength: 40 }),
+			(keywords, pad, picks) => {
+				const custom = createKeywordLineFinder(keywords);
+				assert.equal(custom.engine, "wasm-simd");
+				const js = buildKeywordAutomaton(keywords);
+				const parts = picks.map((pick) =>
+					pick % 3 === 0
+						? "\n"
+						: pick % 3 === 1
+							? inRandomCase(keywords[pick % keywords.length], pick)
+							: String.fromCharCode(pick % 256),
+				);
+				const bytes = textFrom(parts, pad);
+				assert.deepEqual(byFinder(custom, bytes, 0, bytes.length), byAutomaton(js, bytes, 0, bytes.length));
+			},
+		),
 		{ numRuns: 1000 },
 	);
 });
 
 test("without a loadable WebAssembly module the finder is the automaton, with the same results", () => {
-	const broken = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 9, 9]) });
+	const broken = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
+		loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 9, 9]),
+	});
 	assert.equal(broken.engine, "js");
 	assert.match(broken.fallbackReason ?? "", /does not validate/);
 	const missing = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
@@ -327,12 +444,15 @@ test("without a loadable WebAssembly module the finder is the automaton, with th
 	assert.equal(missing.engine, "js");
 	assert.match(missing.fallbackReason ?? "", /could not be loaded: ENOENT/);
 	// A valid module without the expected exports cannot be set up.
-	const empty = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]) });
+	const empty = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
+		loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]),
+	});
 	assert.equal(empty.engine, "js");
 	assert.match(empty.fallbackReason ?? "", /could not be set up/);
 	const bytes = readFileSync(join(REAL_FIXTURES_DIR, "jest-failure.log"));
 	const end = bytes.lastIndexOf(0x0a) + 1;
-	for (const fallback of [broken, missing, empty]) assert.deepEqual(byFinder(fallback, bytes, 0, end), byFinder(finder, bytes, 0, end));
+	for (const fallback of [broken, missing, empty])
+		assert.deepEqual(byFinder(fallback, bytes, 0, end), byFinder(finder, bytes, 0, end));
 });
 
 test("a keyword set too large for the module's memory falls back to the automaton", () => {
@@ -341,5 +461,8 @@ test("a keyword set too large for the module's memory falls back to the automato
 	assert.equal(large.engine, "js");
 	assert.match(large.fallbackReason ?? "", /automaton states/);
 	const bytes = Buffer.from(`a kw1-627 b\nnone\nKW2-FFE\n`);
-	assert.deepEqual(byFinder(large, bytes, 0, bytes.length), byAutomaton(buildKeywordAutomaton(many), bytes, 0, bytes.length));
+	assert.deepEqual(
+		byFinder(large, bytes, 0, bytes.length),
+		byAutomaton(buildKeywordAutomaton(many), bytes, 0, bytes.length),
+	);
 });

@@ -96,14 +96,17 @@ function findCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 			component.push(member);
 			if (member === node) break;
 		}
-		if (component.length > 1 || graph.get(node)?.includes(node)) cycles.push(component.map((file) => relative(SRC, file)).sort());
+		if (component.length > 1 || graph.get(node)?.includes(node))
+			cycles.push(component.map((file) => relative(SRC, file)).sort());
 	};
 	for (const node of graph.keys()) if (!index.has(node)) visit(node);
 	return cycles;
 }
 
 test("every file of src/ lies in a known stage", () => {
-	const unknown = [...readImportGraph().keys()].map(stageOf).filter((stage) => !(STAGE_ORDER as readonly string[]).includes(stage));
+	const unknown = [...readImportGraph().keys()]
+		.map(stageOf)
+		.filter((stage) => !(STAGE_ORDER as readonly string[]).includes(stage));
 	assert.deepEqual([...new Set(unknown)], [], "add a new folder to STAGE_ORDER, at its place in the pipeline");
 });
 
@@ -112,7 +115,8 @@ test("imports only point down the stage order", () => {
 	for (const [file, targets] of readImportGraph()) {
 		const rank = STAGE_ORDER.indexOf(stageOf(file) as (typeof STAGE_ORDER)[number]);
 		for (const target of targets) {
-			if (STAGE_ORDER.indexOf(stageOf(target) as (typeof STAGE_ORDER)[number]) < rank) upward.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+			if (STAGE_ORDER.indexOf(stageOf(target) as (typeof STAGE_ORDER)[number]) < rank)
+				upward.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
 		}
 	}
 	assert.deepEqual(upward, []);

@@ -23,10 +23,21 @@ function expectedLine(line: string, lineNumber: number, keepChars: number): Scan
 async function openIndexedText(path: string): Promise<IndexedText> {
 	const handle = await open(path, "r");
 	const { size, mtimeMs } = await handle.stat();
-	return { path, size, mtimeMs, read: async (target, position) => (await handle.read(target, 0, target.length, position)).bytesRead, close: () => handle.close() };
+	return {
+		path,
+		size,
+		mtimeMs,
+		read: async (target, position) => (await handle.read(target, 0, target.length, position)).bytesRead,
+		close: () => handle.close(),
+	};
 }
 
-async function readAll(path: string, start: number, options: Parameters<typeof readLinesFrom>[2], limit = Infinity): Promise<ScannedLine[]> {
+async function readAll(
+	path: string,
+	start: number,
+	options: Parameters<typeof readLinesFrom>[2],
+	limit = Infinity,
+): Promise<ScannedLine[]> {
 	const lines: ScannedLine[] = [];
 	const text = await openIndexedText(path);
 	try {
@@ -62,10 +73,16 @@ describe("readLinesFrom", () => {
 			await writeFile(path, text);
 			clearLineIndexCache();
 			const expected = splitLines(text);
-			const options = { keepChars: 5 + round * 7, stride: [1, 3, 16, 64][round % 4], chunkBytes: [7, 64, 333, 4096][round % 4] };
+			const options = {
+				keepChars: 5 + round * 7,
+				stride: [1, 3, 16, 64][round % 4],
+				chunkBytes: [7, 64, 333, 4096][round % 4],
+			};
 			for (const start of [1, 2, 17, 150, 299, expected.length, expected.length + 1]) {
 				const actual = await readAll(path, start, options);
-				const wanted = expected.slice(start - 1).map((line, index) => expectedLine(line, start + index, options.keepChars));
+				const wanted = expected
+					.slice(start - 1)
+					.map((line, index) => expectedLine(line, start + index, options.keepChars));
 				assert.deepEqual(actual, wanted, `round ${round}, start ${start}`);
 			}
 		}
@@ -77,7 +94,11 @@ describe("readLinesFrom", () => {
 		await writeFile(path, `${Array.from({ length: 100_000 }, (_, index) => String(index + 1)).join("\n")}\n`);
 		clearLineIndexCache();
 		await readAll(path, 10, { keepChars: 100, stride: 1000, chunkBytes: 4096 }, 1);
-		assert.deepEqual(describeLineIndex(path), { offsets: 1, scannedBytes: 0, complete: false }, "no index needed near the start");
+		assert.deepEqual(
+			describeLineIndex(path),
+			{ offsets: 1, scannedBytes: 0, complete: false },
+			"no index needed near the start",
+		);
 		const [line] = await readAll(path, 50_500, { keepChars: 100, stride: 1000, chunkBytes: 4096 }, 1);
 		assert.deepEqual(line, { lineNumber: 50_500, text: "50500", totalChars: 5, partial: false });
 		const partial = describeLineIndex(path)!;

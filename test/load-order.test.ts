@@ -30,7 +30,9 @@ function readmeSettings(): { extensions: string[]; packages: unknown[] } {
 
 /** Runs the README's shell lines that write a project's .pi/settings.json, in `cwd`, as the user would. */
 function runProjectSnippet(cwd: string, env: Record<string, string | undefined>): void {
-	const block = [...readmeInstall().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!).find((text) => text.includes(".pi/settings.json"));
+	const block = [...readmeInstall().matchAll(/```sh\n([\s\S]*?)```/g)]
+		.map((match) => match[1]!)
+		.find((text) => text.includes(".pi/settings.json"));
 	assert.ok(block, "the README has a shell snippet for a project's settings");
 	assert.doesNotMatch(block, /~\/\.pi\/agent/, "no hard-coded agent directory");
 	execFileSync("bash", ["-e", "-c", block], { cwd, env: { ...process.env, ...env } });

@@ -19,20 +19,27 @@ function countNaively(bytes: Uint8Array, from: number, to: number): number {
 
 test("counts the newlines of any range of bytes, across the module's 128 KiB windows", () => {
 	fc.assert(
-		fc.property(fc.uint8Array({ maxLength: 300_000 }), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 50 }), (raw, a, b, every) => {
-			// Newlines at a chosen density, so that some ranges hold many and some none.
-			const bytes = Buffer.from(raw.map((byte, i) => (i % every === 0 ? 10 : byte === 10 ? 11 : byte)));
-			const from = bytes.length === 0 ? 0 : a % bytes.length;
-			const to = from + (bytes.length - from === 0 ? 0 : b % (bytes.length - from + 1));
-			const expected = countNaively(bytes, from, to);
-			assert.equal(countNewlinesInWorker(bytes, from, to), expected);
-			assert.equal(countNewlines(bytes, from, to), expected);
-			assert.equal(countNewlinesByIndexOf(bytes, from, to), expected);
-		}),
+		fc.property(
+			fc.uint8Array({ maxLength: 300_000 }),
+			fc.nat(),
+			fc.nat(),
+			fc.integer({ min: 1, max: 50 }),
+			(raw, a, b, every) => {
+				// Newlines at a chosen density, so that some ranges hold many and some none.
+				const bytes = Buffer.from(raw.map((byte, i) => (i % every === 0 ? 10 : byte === 10 ? 11 : byte)));
+				const from = bytes.length === 0 ? 0 : a % bytes.length;
+				const to = from + (bytes.length - from === 0 ? 0 : b % (bytes.length - from + 1));
+				const expected = countNaively(bytes, from, to);
+				assert.equal(countNewlinesInWorker(bytes, from, to), expected);
+				assert.equal(countNewlines(bytes, from, to), expected);
+				assert.equal(countNewlinesByIndexOf(bytes, from, to), expected);
+			},
+		),
 		{ numRuns: 60, seed: 5 },
 	);
 	const big = Buffer.alloc(400_000, 10);
-	for (const count of [countNewlinesInWorker, countNewlines, countNewlinesByIndexOf]) assert.equal(count(big, 1, 399_999), 399_998);
+	for (const count of [countNewlinesInWorker, countNewlines, countNewlinesByIndexOf])
+		assert.equal(count(big, 1, 399_999), 399_998);
 });
 
 /** Scans `text` (and, when given, its bytes) for `pattern`: the hit lines, the line count, and each step's last line as the progress slots showed it. */
@@ -42,7 +49,12 @@ function scanWith(pattern: string, text: string, bytes?: Buffer) {
 	const compiled = compileSearchRegexes(pattern);
 	const options = { contextLines: 0, maxResults: 1_000_000, maxLineChars: 1000, budgetChars: Infinity, latin1: true };
 	const collector = new HitCollector(options, compiled.lineRegex, progress, (lines) => shown.push(...lines));
-	const scanner = new TextScanner({ pattern: compiled, collector, deadline: new SearchDeadline(Date.now(), 60_000), progress });
+	const scanner = new TextScanner({
+		pattern: compiled,
+		collector,
+		deadline: new SearchDeadline(Date.now(), 60_000),
+		progress,
+	});
 	const stepEnds: number[] = [];
 	const scanWindow = scanner.scanWindow.bind(scanner);
 	scanner.scanWindow = (...args) => {
@@ -55,11 +67,18 @@ function scanWith(pattern: string, text: string, bytes?: Buffer) {
 }
 
 test("the regex pass counting its windows' lines in the bytes finds what it finds counting in the text", () => {
-	const lines = Array.from({ length: 20_000 }, (_, i) => (i % 997 === 3 ? `step ${i} failed: boom` : i % 13 === 0 ? "" : `step ${i} ${"ok ".repeat(i % 40)}`));
+	const lines = Array.from({ length: 20_000 }, (_, i) =>
+		i % 997 === 3 ? `step ${i} failed: boom` : i % 13 === 0 ? "" : `step ${i} ${"ok ".repeat(i % 40)}`,
+	);
 	for (const ending of ["\n", ""]) {
 		const text = `${lines.join("\n")}${ending}`;
 		const bytes = Buffer.from(text, "latin1");
-		for (const pattern of ["failed", "boom$", "^step 1\\d{3} ", "ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok"]) {
+		for (const pattern of [
+			"failed",
+			"boom$",
+			"^step 1\\d{3} ",
+			"ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok ok",
+		]) {
 			const inBytes = scanWith(pattern, text, bytes);
 			const inText = scanWith(pattern, text);
 			assert.deepEqual(inBytes, inText, pattern);

@@ -25,17 +25,32 @@ const statuses = [
 describe("parsePiBashNotice", () => {
 	test("reads each of Pi's notices, on success and followed by each failure status", () => {
 		for (const [notice, totalLines] of notices) {
-			assert.deepEqual(parsePiBashNotice(`line 1\nline 2\n\n${notice}`), { path: spill, totalLines, kept: "line 1\nline 2" });
+			assert.deepEqual(parsePiBashNotice(`line 1\nline 2\n\n${notice}`), {
+				path: spill,
+				totalLines,
+				kept: "line 1\nline 2",
+			});
 			for (const status of statuses) {
-				assert.deepEqual(parsePiBashNotice(`line 1\nline 2\n\n${notice}\n\n${status}`), { path: spill, totalLines, kept: "line 1\nline 2", status }, `${notice} / ${status}`);
+				assert.deepEqual(
+					parsePiBashNotice(`line 1\nline 2\n\n${notice}\n\n${status}`),
+					{ path: spill, totalLines, kept: "line 1\nline 2", status },
+					`${notice} / ${status}`,
+				);
 			}
 		}
 	});
 
 	test("finds the notice at the end of a long text, and reads an empty kept output", () => {
-		assert.equal(parsePiBashNotice(`${"x\n".repeat(100_000)}\n${notices[0][0]}\n\nCommand aborted`)?.kept, `${"x\n".repeat(99_999)}x`);
+		assert.equal(
+			parsePiBashNotice(`${"x\n".repeat(100_000)}\n${notices[0][0]}\n\nCommand aborted`)?.kept,
+			`${"x\n".repeat(99_999)}x`,
+		);
 		assert.equal(parsePiBashNotice(`\n\n${notices[1][0]}\n\nCommand exited with code 1`)?.kept, "");
-		assert.equal(parsePiBashNotice(`(no output)\n\n${notices[1][0]}`)?.kept, "", "Pi's placeholder on success is no output");
+		assert.equal(
+			parsePiBashNotice(`(no output)\n\n${notices[1][0]}`)?.kept,
+			"",
+			"Pi's placeholder on success is no output",
+		);
 	});
 
 	test("refuses a notice that is not at the very end", () => {
@@ -50,7 +65,10 @@ describe("parsePiBashNotice", () => {
 
 	test("answers on a huge text without a notice and on a notice with a huge path", () => {
 		assert.equal(parsePiBashNotice(`[Showing ${"[Showing lines ".repeat(1_000_000)}`), undefined);
-		assert.equal(parsePiBashNotice(`out\n\n[Showing lines 1-2 of 3. Full output: /tmp/${"a".repeat(100_000)}]\n\nCommand aborted`), undefined);
+		assert.equal(
+			parsePiBashNotice(`out\n\n[Showing lines 1-2 of 3. Full output: /tmp/${"a".repeat(100_000)}]\n\nCommand aborted`),
+			undefined,
+		);
 	});
 });
 

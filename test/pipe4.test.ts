@@ -11,15 +11,30 @@ import { test } from "node:test";
 import { boundToolResult, type ToolResultInput } from "../src/bound/bound.js";
 import { createDefaultConfig } from "../src/config/config.js";
 import { createStash } from "../src/intake/stash.js";
-import { computeEntryId, DEFAULT_EARLY_SYNC_BYTES, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
+import {
+	computeEntryId,
+	DEFAULT_EARLY_SYNC_BYTES,
+	NODE_STORE_FS,
+	OverflowStore,
+	type StoreFs,
+} from "../src/store/index.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { injectFaults } from "./helpers/faulty-fs.js";
-import { assertEmptyStore, assertEntryReadsBack, buildMeta, isTempName, NOW, storeEntry } from "./helpers/store-fixtures.js";
+import {
+	assertEmptyStore,
+	assertEntryReadsBack,
+	buildMeta,
+	isTempName,
+	NOW,
+	storeEntry,
+} from "./helpers/store-fixtures.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 /** A text of several early-fsync intervals, in 1 MiB chunks as the bound stage writes it. */
 function buildLongText(): Buffer {
-	return Buffer.from("a line of the stored copy, long enough to fill megabytes\n".repeat(Math.ceil((3 * DEFAULT_EARLY_SYNC_BYTES) / 57)));
+	return Buffer.from(
+		"a line of the stored copy, long enough to fill megabytes\n".repeat(Math.ceil((3 * DEFAULT_EARLY_SYNC_BYTES) / 57)),
+	);
 }
 
 async function writeInChunks(writer: { write(chunk: Uint8Array): Promise<void> }, bytes: Buffer): Promise<void> {
@@ -80,7 +95,14 @@ function holdLinks(): { fs: StoreFs; open: () => void; linked: () => number } {
 }
 
 function textEvent(text: string, overrides: Partial<ToolResultInput> = {}): ToolResultInput {
-	return { toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text }], details: undefined, isError: false, ...overrides };
+	return {
+		toolName: "bash",
+		toolCallId: "call-1",
+		content: [{ type: "text", text }],
+		details: undefined,
+		isError: false,
+		...overrides,
+	};
 }
 
 test("the bounded view is ready before the commit ends, but the result waits for the commit", async (t) => {
@@ -89,7 +111,12 @@ test("the bounded view is ready before the commit ends, but the result waits for
 	const config = createDefaultConfig();
 	const big = numberedLog(20000, { 15000: "ERROR: the one line that matters" });
 	let settled = false;
-	const bounding = boundToolResult(textEvent(big), { config, store: new OverflowStore({ root, fs: held.fs }), sessionId: "s", stash: createStash() }).finally(() => {
+	const bounding = boundToolResult(textEvent(big), {
+		config,
+		store: new OverflowStore({ root, fs: held.fs }),
+		sessionId: "s",
+		stash: createStash(),
+	}).finally(() => {
 		settled = true;
 	});
 	// Everything but the links runs; the result must not come while the entry is not in place.
@@ -114,7 +141,12 @@ test("a spill-file result whose commit fails is composed again without the id, a
 	const kept = shown.slice(shown.indexOf("\n") + 1);
 	const fs = injectFaults({ link: (_from, to) => (to.endsWith(".json") ? "EIO" : undefined) });
 	const config = createDefaultConfig();
-	const patch = await boundToolResult(textEvent(kept, { details: { fullOutputPath: spill } }), { config, store: new OverflowStore({ root, fs }), sessionId: "s", stash: createStash() });
+	const patch = await boundToolResult(textEvent(kept, { details: { fullOutputPath: spill } }), {
+		config,
+		store: new OverflowStore({ root, fs }),
+		sessionId: "s",
+		stash: createStash(),
+	});
 	const view = String(patch?.content.find((part) => part.type === "text")?.text);
 	assert.match(view, /full output could not be stored \(EIO/);
 	assert.doesNotMatch(view, /id=[0-9a-f]{12}/);
@@ -148,7 +180,10 @@ test("a sealed entry's last fsync runs before commit; a write after seal fails, 
 	const failing = await store.beginEntry(failedId);
 	await failing.write(text);
 	failing.seal();
-	await assert.rejects(failing.commit(buildMeta(failedId, text)), (error: NodeJS.ErrnoException) => error.code === "EIO");
+	await assert.rejects(
+		failing.commit(buildMeta(failedId, text)),
+		(error: NodeJS.ErrnoException) => error.code === "EIO",
+	);
 	await failing.abort();
 	assert.equal(await store.readMeta(failedId), undefined);
 	assert.deepEqual(readdirSync(root).sort(), [`${id}.json`, `${id}.txt`]);

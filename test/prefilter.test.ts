@@ -47,13 +47,56 @@ test("the prefilter keeps every line of the real fixtures that the default patte
 
 test("the prefilter keeps every generated line the default pattern matches", () => {
 	// Lines built from the pattern's own vocabulary, noise and non-ASCII text, in any order and case.
-	const words = [...DEFAULT_SIGNAL_PREFILTER_KEYWORDS.filter((word) => /^[\x20-\x7e]+$/.test(word)), "ERROR", "Error:", "TypeError:", "error[E0308]:", "FAILED", "panicked", "1 failing", "✕", "✖", "×", "●", "[ERROR]", "level=error", '"error":', "09:28:58 ERROR", "E   assert", "#0 ", "make: ***", "ld returned 1 exit status"];
-	const noise = ["ok", "PASS", "0 errors", "compiling", "日本語", "übersetzt", "🚀", "  ", "\t", ":", "[", "]", "1", "0", "x_test.go:12:"];
+	const words = [
+		...DEFAULT_SIGNAL_PREFILTER_KEYWORDS.filter((word) => /^[\x20-\x7e]+$/.test(word)),
+		"ERROR",
+		"Error:",
+		"TypeError:",
+		"error[E0308]:",
+		"FAILED",
+		"panicked",
+		"1 failing",
+		"✕",
+		"✖",
+		"×",
+		"●",
+		"[ERROR]",
+		"level=error",
+		'"error":',
+		"09:28:58 ERROR",
+		"E   assert",
+		"#0 ",
+		"make: ***",
+		"ld returned 1 exit status",
+	];
+	const noise = [
+		"ok",
+		"PASS",
+		"0 errors",
+		"compiling",
+		"日本語",
+		"übersetzt",
+		"🚀",
+		"  ",
+		"\t",
+		":",
+		"[",
+		"]",
+		"1",
+		"0",
+		"x_test.go:12:",
+	];
 	fc.assert(
-		fc.property(fc.array(fc.oneof(fc.constantFrom(...words), fc.constantFrom(...noise), fc.string({ maxLength: 6 })), { maxLength: 8 }), fc.boolean(), (parts, upper) => {
-			const line = (upper ? parts.join(" ").toUpperCase() : parts.join(" ")).replace(/\n/g, " ");
-			if (full.test(stripAnsi(line))) assert.ok(keptByPrefilter(line), JSON.stringify(line));
-		}),
+		fc.property(
+			fc.array(fc.oneof(fc.constantFrom(...words), fc.constantFrom(...noise), fc.string({ maxLength: 6 })), {
+				maxLength: 8,
+			}),
+			fc.boolean(),
+			(parts, upper) => {
+				const line = (upper ? parts.join(" ").toUpperCase() : parts.join(" ")).replace(/\n/g, " ");
+				if (full.test(stripAnsi(line))) assert.ok(keptByPrefilter(line), JSON.stringify(line));
+			},
+		),
 		{ numRuns: 20_000 },
 	);
 });
@@ -69,7 +112,9 @@ test("a scan through the fast path finds exactly what the exact path finds", () 
 
 test("a custom pattern on pure-ASCII blocks gives the same result as on the same text with one non-ASCII character", () => {
 	const pattern = /\bboom\b|^fatal/i;
-	const lines = Array.from({ length: 5000 }, (_, i) => (i % 97 === 0 ? `fatal: step ${i}` : i % 89 === 0 ? `x boom ${i}` : `line ${i} ok`));
+	const lines = Array.from({ length: 5000 }, (_, i) =>
+		i % 97 === 0 ? `fatal: step ${i}` : i % 89 === 0 ? `x boom ${i}` : `line ${i} ok`,
+	);
 	const ascii = scan(Buffer.from(`${lines.join("\n")}\n`), pattern);
 	const mixed = scan(Buffer.from(`${lines.join("\n")}\nü\n`), pattern);
 	assert.deepEqual(
@@ -88,11 +133,18 @@ test("a byte-safe custom pattern finds the same signals through the Latin-1 view
 		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
 		const a = scan(bytes, fast);
 		const b = scan(bytes, exact);
-		assert.deepEqual(a.signals.map((line) => line.lineNumber), b.signals.map((line) => line.lineNumber), fixture.name);
+		assert.deepEqual(
+			a.signals.map((line) => line.lineNumber),
+			b.signals.map((line) => line.lineNumber),
+			fixture.name,
+		);
 		assert.equal(a.signalMatches, b.signalMatches, fixture.name);
 	}
 	const withSeparator = Buffer.from(`${"x\n".repeat(100)}ok\u2028fatal here\nfatal: real\n`);
-	assert.deepEqual(scan(withSeparator, fast).signals.map((line) => line.lineNumber), scan(withSeparator, exact).signals.map((line) => line.lineNumber));
+	assert.deepEqual(
+		scan(withSeparator, fast).signals.map((line) => line.lineNumber),
+		scan(withSeparator, exact).signals.map((line) => line.lineNumber),
+	);
 });
 
 /** The same pattern without keywords: `(?!)` never matches, and leaves no literal certain. */
@@ -101,7 +153,12 @@ function withoutKeywords(pattern: RegExp): RegExp {
 }
 
 test("a configured pattern with keywords finds through its prefilter exactly what the pattern finds", () => {
-	const patterns = [/\b[e]rror\b|^fatal|\bpanicked\b|\d+ failed/i, /warning: unused|note:/i, /(?:FAIL|ERROR)\s+\S+|Traceback/, /\w+Exception\b/i];
+	const patterns = [
+		/\b[e]rror\b|^fatal|\bpanicked\b|\d+ failed/i,
+		/warning: unused|note:/i,
+		/(?:FAIL|ERROR)\s+\S+|Traceback/,
+		/\w+Exception\b/i,
+	];
 	for (const pattern of patterns) {
 		assert.ok(findPatternKeywords(pattern.source), `${pattern} has keywords`);
 		assert.equal(findPatternKeywords(withoutKeywords(pattern).source), undefined);
@@ -109,7 +166,11 @@ test("a configured pattern with keywords finds through its prefilter exactly wha
 			const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
 			const a = scan(bytes, pattern);
 			const b = scan(bytes, withoutKeywords(pattern));
-			assert.deepEqual(a.signals.map((line) => [line.lineNumber, line.text]), b.signals.map((line) => [line.lineNumber, line.text]), `${pattern} on ${fixture.name}`);
+			assert.deepEqual(
+				a.signals.map((line) => [line.lineNumber, line.text]),
+				b.signals.map((line) => [line.lineNumber, line.text]),
+				`${pattern} on ${fixture.name}`,
+			);
 			assert.equal(a.signalMatches, b.signalMatches, `${pattern} on ${fixture.name}`);
 			assert.equal(a.totalLines, b.totalLines);
 		}
@@ -118,34 +179,71 @@ test("a configured pattern with keywords finds through its prefilter exactly wha
 
 test("a configured pattern's prefilter keeps lines whose keyword ANSI escapes split, and non-ASCII and CRLF lines", () => {
 	const pattern = /\bboom\b|fatal error|panicked at/i;
-	const parts = ["boom", "bo\x1b[1mom", "fatal error", "fatal \x1b[31merror\x1b[0m", "FATAL\x1b[0m ERROR", "panicked at", "pani\x1b[2mcked at", "ok", "übersetzt", "日本語", "\r", "boomer", "x", " "];
+	const parts = [
+		"boom",
+		"bo\x1b[1mom",
+		"fatal error",
+		"fatal \x1b[31merror\x1b[0m",
+		"FATAL\x1b[0m ERROR",
+		"panicked at",
+		"pani\x1b[2mcked at",
+		"ok",
+		"übersetzt",
+		"日本語",
+		"\r",
+		"boomer",
+		"x",
+		" ",
+	];
 	fc.assert(
-		fc.property(fc.array(fc.array(fc.constantFrom(...parts), { maxLength: 5 }), { minLength: 1, maxLength: 60 }), (lines) => {
-			// After the head's lines, which are each tested with the pattern itself.
-			const filler = Array.from({ length: 100 }, (_, i) => `step ${i}`);
-			const bytes = Buffer.from(`${[...filler, ...lines.map((line) => line.join(" "))].join("\n")}\n`);
-			const a = scan(bytes, pattern);
-			const b = scan(bytes, withoutKeywords(pattern));
-			assert.deepEqual(a.signals.map((line) => [line.lineNumber, line.text]), b.signals.map((line) => [line.lineNumber, line.text]));
-			assert.equal(a.signalMatches, b.signalMatches);
-		}),
+		fc.property(
+			fc.array(fc.array(fc.constantFrom(...parts), { maxLength: 5 }), { minLength: 1, maxLength: 60 }),
+			(lines) => {
+				// After the head's lines, which are each tested with the pattern itself.
+				const filler = Array.from({ length: 100 }, (_, i) => `step ${i}`);
+				const bytes = Buffer.from(`${[...filler, ...lines.map((line) => line.join(" "))].join("\n")}\n`);
+				const a = scan(bytes, pattern);
+				const b = scan(bytes, withoutKeywords(pattern));
+				assert.deepEqual(
+					a.signals.map((line) => [line.lineNumber, line.text]),
+					b.signals.map((line) => [line.lineNumber, line.text]),
+				);
+				assert.equal(a.signalMatches, b.signalMatches);
+			},
+		),
 		{ numRuns: 300, seed: 7 },
 	);
 });
 
 test("the keyword automaton finds exactly the lines that contain a keyword, in either case", () => {
 	const small = buildKeywordAutomaton(["err", "he", "she", "his", "hers", "\xe2\x9c\x95", "e  "]);
-	const naive = (line: string) => ["err", "he", "she", "his", "hers", "\u2715", "e  "].some((word) => line.toLowerCase().includes(word));
+	const naive = (line: string) =>
+		["err", "he", "she", "his", "hers", "\u2715", "e  "].some((word) => line.toLowerCase().includes(word));
 	fc.assert(
-		fc.property(fc.array(fc.array(fc.constantFrom("e", "E", "r", "R", "h", "H", "s", "S", "i", " ", "x", "✕", "✖", "é", "\r"), { maxLength: 12 }).map((chars) => chars.join("")), { minLength: 1, maxLength: 20 }), (lines) => {
-			const bytes = Buffer.from(`${lines.join("\n")}\n`);
-			const found: number[] = [];
-			const count = findKeywordLines(small, bytes, 0, bytes.length, found);
-			assert.equal(count, lines.length);
-			const indexes = found.filter((_, k) => k % 2 === 1);
-			assert.deepEqual(indexes, lines.flatMap((line, index) => (naive(line) ? [index] : [])), JSON.stringify(lines));
-			for (let k = 0; k < found.length; k += 2) assert.equal(bytes.toString("utf8", found[k], bytes.indexOf(10, found[k])), lines[found[k + 1]]);
-		}),
+		fc.property(
+			fc.array(
+				fc
+					.array(fc.constantFrom("e", "E", "r", "R", "h", "H", "s", "S", "i", " ", "x", "✕", "✖", "é", "\r"), {
+						maxLength: 12,
+					})
+					.map((chars) => chars.join("")),
+				{ minLength: 1, maxLength: 20 },
+			),
+			(lines) => {
+				const bytes = Buffer.from(`${lines.join("\n")}\n`);
+				const found: number[] = [];
+				const count = findKeywordLines(small, bytes, 0, bytes.length, found);
+				assert.equal(count, lines.length);
+				const indexes = found.filter((_, k) => k % 2 === 1);
+				assert.deepEqual(
+					indexes,
+					lines.flatMap((line, index) => (naive(line) ? [index] : [])),
+					JSON.stringify(lines),
+				);
+				for (let k = 0; k < found.length; k += 2)
+					assert.equal(bytes.toString("utf8", found[k], bytes.indexOf(10, found[k])), lines[found[k + 1]]);
+			},
+		),
 		{ numRuns: 5000 },
 	);
 });

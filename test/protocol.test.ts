@@ -40,9 +40,17 @@ test("the id tag reads as the tool's description says, and every footer names th
 	assert.equal(ID_TAG_EXAMPLE, "[pi-overflow id=…]");
 	assert.equal(QUERY_TOOL_NAME, "overflow_query");
 	for (const footer of [formatQueryFooter(ID), formatMaskedFooter(ID)]) {
-		assert.match(footer, new RegExp(`^\\[use ${QUERY_TOOL_NAME} with id=${ID}\\b.*search \\(regex\\), lines \\{start,end\\}, jsonPath\\]$`));
+		assert.match(
+			footer,
+			new RegExp(
+				`^\\[use ${QUERY_TOOL_NAME} with id=${ID}\\b.*search \\(regex\\), lines \\{start,end\\}, jsonPath\\]$`,
+			),
+		);
 	}
-	assert.equal(formatRecoveryMarker(ID, 3, 42), `[pi-overflow id=${ID} lines=3 bytes=42] full output stored; overflow_query can search or read it`);
+	assert.equal(
+		formatRecoveryMarker(ID, 3, 42),
+		`[pi-overflow id=${ID} lines=3 bytes=42] full output stored; overflow_query can search or read it`,
+	);
 	assert.equal(formatNote("x"), "[pi-overflow: x]");
 	assert.equal(formatNotice("x"), "[pi-overflow] x");
 });

@@ -40,9 +40,15 @@ describe("ids, selectors and bounds", () => {
 	for (const thresholdChars of [1000, 24_000]) {
 		test(`keeps every answer within thresholdChars = ${thresholdChars}`, async (t) => {
 			const deps = await createDeps(t, { thresholdChars, maxLineChars: 2000, contextLines: 5, maxResults: 1000 });
-			const wide = Array.from({ length: 3000 }, (_, index) => `${index % 3 === 0 ? "error " : "ok "}${"w".repeat(index % 4000)}`).join("\n");
+			const wide = Array.from(
+				{ length: 3000 },
+				(_, index) => `${index % 3 === 0 ? "error " : "ok "}${"w".repeat(index % 4000)}`,
+			).join("\n");
 			const text = await storeEntry(deps.store, wide);
-			const json = await storeEntry(deps.store, JSON.stringify({ list: Array.from({ length: 5000 }, (_, index) => ({ index, text: "v".repeat(index % 50) })) }));
+			const json = await storeEntry(
+				deps.store,
+				JSON.stringify({ list: Array.from({ length: 5000 }, (_, index) => ({ index, text: "v".repeat(index % 50) })) }),
+			);
 			const asked: QueryParams[] = [
 				{ id: text.id },
 				{ id: text.id, search: "error" },

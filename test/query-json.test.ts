@@ -34,7 +34,10 @@ describe("jsonPath", () => {
 		const deps = await createDeps(t);
 		const meta = await storeEntry(deps.store, JSON.stringify(document));
 		const message = await queryError(deps, { id: meta.id, jsonPath: "items[3].nmae" });
-		assert.match(message, /\$\.items\[3\]\.nmae does not exist: \$\.items\[3\] is an object with 3 keys: "id", "name", "tags"/);
+		assert.match(
+			message,
+			/\$\.items\[3\]\.nmae does not exist: \$\.items\[3\] is an object with 3 keys: "id", "name", "tags"/,
+		);
 		const outOfRange = await queryError(deps, { id: meta.id, jsonPath: "items[8000]" });
 		assert.match(outOfRange, /an array of 8000 items \(indexes 0–7999\)/);
 	});
@@ -50,9 +53,17 @@ describe("jsonPath", () => {
 		const deps = await createDeps(t);
 		const meta = await storeEntry(deps.store, "compiling...\nerror: x\n");
 		const message = await queryError(deps, { id: meta.id, jsonPath: "a" });
-		assert.match(message, new RegExp(`^overflow_query: the stored output of id=${meta.id} is not JSON \\(.+\\); use search or lines instead$`));
+		assert.match(
+			message,
+			new RegExp(
+				`^overflow_query: the stored output of id=${meta.id} is not JSON \\(.+\\); use search or lines instead$`,
+			),
+		);
 		const trailing = await storeEntry(deps.store, '{"a": 1}\n[pi notice]');
-		assert.match(await queryError(deps, { id: trailing.id, jsonPath: "a" }), /not JSON \(Unexpected non-whitespace character after JSON at position 9 \(line 2, column 1\)\)/);
+		assert.match(
+			await queryError(deps, { id: trailing.id, jsonPath: "a" }),
+			/not JSON \(Unexpected non-whitespace character after JSON at position 9 \(line 2, column 1\)\)/,
+		);
 	});
 
 	test("stops reading at searchTimeoutMs and says the whole text must be read, so search or lines are the way on", async (t) => {
@@ -61,14 +72,22 @@ describe("jsonPath", () => {
 		deps.jsonPathTuning = { chunkBytes: 64 * 1024, now: () => (clock += 400) };
 		const meta = await storeEntry(deps.store, JSON.stringify(document));
 		const message = await queryError(deps, { id: meta.id, jsonPath: "items[7999].name" });
-		assert.match(message, new RegExp(`^overflow_query: jsonPath stopped after \\d+ ms \\(searchTimeoutMs=1000\\) having read \\d+ of ${meta.totalBytes} bytes of id=${meta.id}; .*use search or lines instead$`));
+		assert.match(
+			message,
+			new RegExp(
+				`^overflow_query: jsonPath stopped after \\d+ ms \\(searchTimeoutMs=1000\\) having read \\d+ of ${meta.totalBytes} bytes of id=${meta.id}; .*use search or lines instead$`,
+			),
+		);
 	});
 
 	test("cuts a value too large for the answer and suggests a deeper path", async (t) => {
 		const deps = await createDeps(t, { thresholdChars: 1000 });
 		const meta = await storeEntry(deps.store, JSON.stringify(document));
 		const answer = await query(deps, { id: meta.id, jsonPath: "items" });
-		assert.match(answer.text, /\[… \d+ more chars of this value left out \(it is \d+ chars as pretty JSON, the answer is limited to 1000\); ask for a deeper path, e\.g\. \$\.items\[0\] … \$\.items\[7999\]\]$/);
+		assert.match(
+			answer.text,
+			/\[… \d+ more chars of this value left out \(it is \d+ chars as pretty JSON, the answer is limited to 1000\); ask for a deeper path, e\.g\. \$\.items\[0\] … \$\.items\[7999\]\]$/,
+		);
 		assert.equal(answer.summary.truncated, true);
 		const total = Number(/it is (\d+) chars/.exec(answer.text)![1]);
 		assert.equal(total, JSON.stringify(document.items, null, 2).length);
@@ -77,7 +96,19 @@ describe("jsonPath", () => {
 	test("prints values exactly as JSON.stringify with two-space indentation", async (t) => {
 		const deps = await createDeps(t);
 		const small = await createDeps(t, { thresholdChars: 1000 });
-		const values: unknown[] = [null, true, 0, -1.5e-7, "tab\tquote\"", [], {}, [[[]]], { a: [1, { b: null }], "": "empty key", "é": "ünï" }, document.items.slice(0, 3), document.items.slice(0, 40)];
+		const values: unknown[] = [
+			null,
+			true,
+			0,
+			-1.5e-7,
+			'tab\tquote"',
+			[],
+			{},
+			[[[]]],
+			{ a: [1, { b: null }], "": "empty key", é: "ünï" },
+			document.items.slice(0, 3),
+			document.items.slice(0, 40),
+		];
 		for (const value of values) {
 			const expected = JSON.stringify(value, null, 2);
 			const meta = await storeEntry(deps.store, JSON.stringify(value));

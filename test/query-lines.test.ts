@@ -27,7 +27,10 @@ describe("lines", () => {
 		const deps = await createDeps(t);
 		const meta = await storeEntry(deps.store, SEQ_TEXT);
 		const answer = await query(deps, { id: meta.id, lines: { start: 299_995, end: 400_000 } });
-		assert.deepEqual(numberedLines(answer.text).map(([number]) => number), [299_995, 299_996, 299_997, 299_998, 299_999, 300_000]);
+		assert.deepEqual(
+			numberedLines(answer.text).map(([number]) => number),
+			[299_995, 299_996, 299_997, 299_998, 299_999, 300_000],
+		);
 		assert.match(answer.text, /end 400000 clamped to the last line/);
 		assert.match(answer.text, /line 300000 is the last line/);
 	});
@@ -66,7 +69,11 @@ describe("lines", () => {
 			assert.equal(Number(hint[1]), numbers[numbers.length - 1]! + 1, "the hint names the next line");
 			start = Number(hint[1]);
 		}
-		assert.deepEqual(seen, Array.from({ length: 4001 }, (_, index) => 1000 + index), "no gap, no overlap");
+		assert.deepEqual(
+			seen,
+			Array.from({ length: 4001 }, (_, index) => 1000 + index),
+			"no gap, no overlap",
+		);
 	});
 
 	test("without an end returns as many lines as fit and where to continue", async (t) => {
@@ -111,7 +118,15 @@ describe("lines", () => {
 		const meta = await storeEntry(deps.store, "a\r\nb\r\n\r\nlast");
 		assert.equal(meta.totalLines, 4);
 		const answer = await query(deps, { id: meta.id, lines: { start: 1 } });
-		assert.deepEqual(numberedLines(answer.text).map(([number, , text]) => [number, text]), [[1, "a"], [2, "b"], [3, ""], [4, "last"]]);
+		assert.deepEqual(
+			numberedLines(answer.text).map(([number, , text]) => [number, text]),
+			[
+				[1, "a"],
+				[2, "b"],
+				[3, ""],
+				[4, "last"],
+			],
+		);
 	});
 
 	// How fast (first call, then through the index) is measured by `npm run bench`.

@@ -51,7 +51,10 @@ describe("search", () => {
 		const answer = await query(deps, { id: meta.id, search: "^1\\d*7$" });
 		assert.equal(numberedLines(answer.text).filter(([, separator]) => separator === ":").length, 5);
 		assert.match(answer.text, new RegExp(`${expected} hit lines in 300000 lines; showing 5`));
-		assert.match(answer.text, /5 of \d+ hit lines shown \(maxResults is 5\); the last shown is line 137 — narrow the pattern, or read on with lines: \{start: 138\}/);
+		assert.match(
+			answer.text,
+			/5 of \d+ hit lines shown \(maxResults is 5\); the last shown is line 137 — narrow the pattern, or read on with lines: \{start: 138\}/,
+		);
 		assert.equal(answer.summary.hits, expected);
 		assert.equal(answer.summary.shownHits, 5);
 		assert.equal(answer.summary.truncated, true);
@@ -102,12 +105,20 @@ describe("search", () => {
 		setTimeout(() => fired.push("timeout"), 1);
 		const answer: QueryAnswer = await query(deps, { id: meta.id, search: "ok line 9$|(a+)+$" });
 		assert.deepEqual(fired.sort(), ["immediate", "timeout"], "the main thread ran its timers during the search");
-		const stop = /search stopped after \d+ ms \(searchTimeoutMs=300\) at line 10 of 5099: one regex step over lines 10–(\d+) was still running and was stopped; lines 1–9 were searched/.exec(answer.text);
+		const stop =
+			/search stopped after \d+ ms \(searchTimeoutMs=300\) at line 10 of 5099: one regex step over lines 10–(\d+) was still running and was stopped; lines 1–9 were searched/.exec(
+				answer.text,
+			);
 		assert.ok(stop, answer.text);
 		assert.ok(Number(stop[1]) >= 100 && Number(stop[1]) < 1000, "the step's lines include the first runaway line, 100");
 		assert.match(answer.text, /use a simpler pattern/);
 		assert.match(answer.text, /at least 1 hit line/);
-		assert.deepEqual(numberedLines(answer.text).filter(([, separator]) => separator === ":").map(([number]) => number), [9]);
+		assert.deepEqual(
+			numberedLines(answer.text)
+				.filter(([, separator]) => separator === ":")
+				.map(([number]) => number),
+			[9],
+		);
 		assert.equal(answer.summary.timedOut, true);
 		// The next search runs on a fresh worker.
 		const next = await query(deps, { id: meta.id, search: "^ok line 99$" });

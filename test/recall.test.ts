@@ -16,12 +16,19 @@ import { loadTune2Fixtures } from "./fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures, TUNE3_KNOWN_MISSES } from "./fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures, TUNE4_KNOWN_MISSES } from "./fixtures/unseen-tune4/fixtures.js";
 
-const FIXTURES = [...loadRealFixtures(), ...loadUnseenFixtures("tuning"), ...loadTune2Fixtures(), ...loadTune3Fixtures(), ...loadTune4Fixtures()];
+const FIXTURES = [
+	...loadRealFixtures(),
+	...loadUnseenFixtures("tuning"),
+	...loadTune2Fixtures(),
+	...loadTune3Fixtures(),
+	...loadTune4Fixtures(),
+];
 /** Known misses of the sets that list them, by fixture name (fixture names are unique across sets). */
 const KNOWN_MISSES: Readonly<Record<string, readonly number[]>> = { ...TUNE3_KNOWN_MISSES, ...TUNE4_KNOWN_MISSES };
 
 describe("the view of real toolchain outputs at the default settings", () => {
-	test("covers real/ and the four tuning sets", () => assert.ok(FIXTURES.length >= 21 + 15 + 19 + 12 + 12, `${FIXTURES.length} outputs`));
+	test("covers real/ and the four tuning sets", () =>
+		assert.ok(FIXTURES.length >= 21 + 15 + 19 + 12 + 12, `${FIXTURES.length} outputs`));
 	for (const fixture of FIXTURES) {
 		test(`${fixture.name}: shows its ${fixture.decisive.length} decisive lines at their line numbers, within ${DEFAULT_CONFIG.thresholdChars} chars`, async () => {
 			const view = await buildViewFromFile(fixture.path, {
@@ -39,8 +46,15 @@ describe("the view of real toolchain outputs at the default settings", () => {
 			const shown = parseViewLines(view.text);
 			const known = new Set(KNOWN_MISSES[fixture.name] ?? []);
 			const missing = fixture.decisive
-				.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, DEFAULT_CONFIG.maxLineChars) !== known.has(line.lineNumber))
-				.map((line) => `${line.lineNumber}: ${line.shown} (${known.has(line.lineNumber) ? "listed as a known miss, but shown" : `view shows ${JSON.stringify(shown.get(line.lineNumber) ?? null)}`})`);
+				.filter(
+					(line) =>
+						!isShownInView(shown, line.lineNumber, line.shown, DEFAULT_CONFIG.maxLineChars) !==
+						known.has(line.lineNumber),
+				)
+				.map(
+					(line) =>
+						`${line.lineNumber}: ${line.shown} (${known.has(line.lineNumber) ? "listed as a known miss, but shown" : `view shows ${JSON.stringify(shown.get(line.lineNumber) ?? null)}`})`,
+				);
 			assert.deepEqual(missing, [], `${fixture.name}: decisive lines missing from the view`);
 		});
 	}

@@ -8,13 +8,33 @@ import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../src/signals/pat
 import { buildView } from "../src/view/view.js";
 
 test("the default signal pattern and ordinary patterns have no backtracking risk", () => {
-	for (const pattern of [DEFAULT_SIGNAL_PATTERN, "error|fail", "^\\s*(?:error|fatal)\\b", "(?:ab){1,20}", "a*b*", "\\(a+\\)+", "[(a+)+]x", "(?: ?\\[[\\w-]{1,20}\\])?:"]) {
+	for (const pattern of [
+		DEFAULT_SIGNAL_PATTERN,
+		"error|fail",
+		"^\\s*(?:error|fatal)\\b",
+		"(?:ab){1,20}",
+		"a*b*",
+		"\\(a+\\)+",
+		"[(a+)+]x",
+		"(?: ?\\[[\\w-]{1,20}\\])?:",
+	]) {
 		assert.equal(findBacktrackingRisk(pattern), undefined, pattern);
 	}
 });
 
 test("repeated groups that repeat or branch, and stacked unbounded quantifiers, are refused", () => {
-	for (const pattern of ["(a+)+$", "(a|aa)*b", "(\\w+\\s?)*$", "(?:x+)+", "((a+)b)+", "(a|b){2,}", "(?<name>a+)+", "(?:a?){30}a{30}", "\\s*\\s*\\s*$", "(.*a){12}"]) {
+	for (const pattern of [
+		"(a+)+$",
+		"(a|aa)*b",
+		"(\\w+\\s?)*$",
+		"(?:x+)+",
+		"((a+)b)+",
+		"(a|b){2,}",
+		"(?<name>a+)+",
+		"(?:a?){30}a{30}",
+		"\\s*\\s*\\s*$",
+		"(.*a){12}",
+	]) {
 		assert.ok(findBacktrackingRisk(pattern), pattern);
 	}
 });
@@ -120,27 +140,77 @@ test("the view says the signal search stopped even when no line is omitted", () 
 	const scan = scanText(`${"a".repeat(40_000)}\n`.repeat(24), options);
 	const view = buildView(scan, { ...options, id: "0123456789ab", toolName: "bash" });
 	assert.doesNotMatch(view, /omitted/, "every line is shown");
-	const note = /; signal search stopped at line 1 of 24 after (\d+) ms \(signalPattern too slow\)$/.exec(view.split("\n")[0]);
+	const note = /; signal search stopped at line 1 of 24 after (\d+) ms \(signalPattern too slow\)$/.exec(
+		view.split("\n")[0],
+	);
 	assert.ok(note, view.split("\n")[0]);
-	assert.ok(Number(note[1]) > SIGNAL_SCAN_BUDGET_MS && Number(note[1]) <= SIGNAL_SCAN_BUDGET_MS + 100, "within one window's charge of the budget");
+	assert.ok(
+		Number(note[1]) > SIGNAL_SCAN_BUDGET_MS && Number(note[1]) <= SIGNAL_SCAN_BUDGET_MS + 100,
+		"within one window's charge of the budget",
+	);
 });
 
 test("byte-safe patterns find the same lines in UTF-8 viewed as Latin-1 as in the decoded text", async () => {
 	const { isByteSafePattern } = await import("../src/regex/safety.js");
 	const fc = (await import("fast-check")).default;
-	for (const pattern of ["error|fail", "sk_flags", "^\\s*x", "a.b", "[^x]y", "\\Wz", "é", "\\u00e9", "\\xe9", "\\x41"]) {
+	for (const pattern of [
+		"error|fail",
+		"sk_flags",
+		"^\\s*x",
+		"a.b",
+		"[^x]y",
+		"\\Wz",
+		"é",
+		"\\u00e9",
+		"\\xe9",
+		"\\x41",
+	]) {
 		const expected = ["error|fail", "sk_flags", "\\x41"].includes(pattern);
 		assert.equal(isByteSafePattern(pattern), expected, pattern);
 	}
-	const safePatterns = ["error", "^e\\w+r", "(?:fail|err)[:=] *[1-9]", "\\bok\\b", "[a-z]{3}!", "x$", "a\\d+b", "(ab)\\1"];
-	const pieces = ["error", "ERR", "fail: 3", "ok", "x", "é", "日本", "🚀", "\u2028", "\u00a0", " ", "!", "ab", "a1b", "\r", "\t"];
+	const safePatterns = [
+		"error",
+		"^e\\w+r",
+		"(?:fail|err)[:=] *[1-9]",
+		"\\bok\\b",
+		"[a-z]{3}!",
+		"x$",
+		"a\\d+b",
+		"(ab)\\1",
+	];
+	const pieces = [
+		"error",
+		"ERR",
+		"fail: 3",
+		"ok",
+		"x",
+		"é",
+		"日本",
+		"🚀",
+		"\u2028",
+		"\u00a0",
+		" ",
+		"!",
+		"ab",
+		"a1b",
+		"\r",
+		"\t",
+	];
 	fc.assert(
-		fc.property(fc.constantFrom(...safePatterns), fc.array(fc.constantFrom(...pieces), { maxLength: 8 }), (pattern, parts) => {
-			assert.ok(isByteSafePattern(pattern));
-			const line = parts.join("");
-			const regex = new RegExp(pattern, "i");
-			assert.equal(regex.test(Buffer.from(line, "utf8").toString("latin1")), regex.test(line), `${pattern} on ${JSON.stringify(line)}`);
-		}),
+		fc.property(
+			fc.constantFrom(...safePatterns),
+			fc.array(fc.constantFrom(...pieces), { maxLength: 8 }),
+			(pattern, parts) => {
+				assert.ok(isByteSafePattern(pattern));
+				const line = parts.join("");
+				const regex = new RegExp(pattern, "i");
+				assert.equal(
+					regex.test(Buffer.from(line, "utf8").toString("latin1")),
+					regex.test(line),
+					`${pattern} on ${JSON.stringify(line)}`,
+				);
+			},
+		),
 		{ numRuns: 5000 },
 	);
 });

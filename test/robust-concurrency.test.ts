@@ -13,7 +13,13 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
-import { computeEntryId, DEFAULT_QUOTA_LOW_WATER_RATIO, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
+import {
+	computeEntryId,
+	DEFAULT_QUOTA_LOW_WATER_RATIO,
+	NODE_STORE_FS,
+	OverflowStore,
+	type StoreFs,
+} from "../src/store/index.js";
 import type { WorkerReport } from "./helpers/robust-concurrency-child.js";
 import {
 	assertEntryVerifies,
@@ -49,10 +55,26 @@ interface Worker {
 /** Where the quota is enforced: by each worker's housekeeping after every entry, or by its commits. */
 type QuotaMode = "housekeeping" | "commit";
 
-function startWorker(root: string, sessionId: string, maxEntries: number, maxStoreBytes: number, mode: QuotaMode): Worker {
+function startWorker(
+	root: string,
+	sessionId: string,
+	maxEntries: number,
+	maxStoreBytes: number,
+	mode: QuotaMode,
+): Worker {
 	const child = spawn(
 		process.execPath,
-		["--import", "tsx", CHILD_SCRIPT, root, sessionId, String(DURATION_MS), String(maxEntries), String(maxStoreBytes), mode],
+		[
+			"--import",
+			"tsx",
+			CHILD_SCRIPT,
+			root,
+			sessionId,
+			String(DURATION_MS),
+			String(maxEntries),
+			String(maxStoreBytes),
+			mode,
+		],
 		{ stdio: ["pipe", "pipe", "pipe"] },
 	);
 	let stdout = "";
@@ -79,8 +101,16 @@ function startWorker(root: string, sessionId: string, maxEntries: number, maxSto
 }
 
 /** Starts all workers, lets them go at once, and collects their reports. */
-async function runWorkers(root: string, label: string, maxEntries: number, maxStoreBytes: number, mode: QuotaMode = "housekeeping"): Promise<WorkerReport[]> {
-	const workers = Array.from({ length: WORKERS }, (_, index) => startWorker(root, `${label}-worker-${index}`, maxEntries, maxStoreBytes, mode));
+async function runWorkers(
+	root: string,
+	label: string,
+	maxEntries: number,
+	maxStoreBytes: number,
+	mode: QuotaMode = "housekeeping",
+): Promise<WorkerReport[]> {
+	const workers = Array.from({ length: WORKERS }, (_, index) =>
+		startWorker(root, `${label}-worker-${index}`, maxEntries, maxStoreBytes, mode),
+	);
 	try {
 		await Promise.all(workers.map((worker) => worker.ready));
 	} catch (error) {
@@ -97,7 +127,11 @@ function assertNoWorkerFailed(reports: WorkerReport[]): void {
 		assert.deepEqual(report.housekeepErrors, [], `${report.sessionId}: housekeeping reported no error`);
 		assert.deepEqual(report.commitErrors, [], `${report.sessionId}: no commit reported a quota problem`);
 		assert.deepEqual(report.corrupt, [], `${report.sessionId}: every entry read back matched what was written`);
-		assert.equal(report.removedExpired + report.removedOrphans + report.removedTemp, 0, `${report.sessionId}: nothing within retention removed`);
+		assert.equal(
+			report.removedExpired + report.removedOrphans + report.removedTemp,
+			0,
+			`${report.sessionId}: nothing within retention removed`,
+		);
 		assert.ok(report.written.length > 0 && report.verified > 0, `${report.sessionId}: did some work`);
 	}
 }
@@ -121,11 +155,19 @@ interface QuotaOutcome {
 async function assertQuotaAccounting(root: string, reports: WorkerReport[]): Promise<QuotaOutcome> {
 	const written = reports.flatMap((report) => report.written);
 	const listing = listStore(root);
-	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
+	assert.deepEqual(
+		[listing.textOnly, listing.metaOnly, listing.temps, listing.other],
+		[[], [], [], []],
+		"no half entry or temp file left",
+	);
 	const survivors = listing.complete;
 	for (const id of survivors) assert.ok(written.includes(id), `survivor ${id} was committed by a worker`);
 	const evicted = sumOf(reports, (r) => r.removedForQuota);
-	assert.equal(survivors.length + evicted, written.length, "every committed entry either survives or was evicted for quota, and counted once");
+	assert.equal(
+		survivors.length + evicted,
+		written.length,
+		"every committed entry either survives or was evicted for quota, and counted once",
+	);
 	const verifier = new OverflowStore({ root });
 	for (const id of survivors) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
 	const bytes = sumEntryBytes(root, survivors);
@@ -138,14 +180,22 @@ test(`${WORKERS} processes writing, reading and housekeeping one store under an 
 	const reports = await runWorkers(root, "generous", GENEROUS_MAX_ENTRIES, UNREACHABLE_QUOTA_BYTES);
 	assertNoWorkerFailed(reports);
 	for (const report of reports) {
-		assert.equal(report.vanishedBeforeMeta + report.vanishedAfterMeta, 0, `${report.sessionId}: no listed entry disappeared`);
+		assert.equal(
+			report.vanishedBeforeMeta + report.vanishedAfterMeta,
+			0,
+			`${report.sessionId}: no listed entry disappeared`,
+		);
 		assert.equal(report.removedForQuota, 0, `${report.sessionId}: nothing evicted`);
 	}
 	const written = reports.flatMap((report) => report.written).sort();
 	const seconds = Math.max(...reports.map((report) => report.elapsedMs)) / 1000;
 	const listing = listStore(root);
 	assert.deepEqual(listing.complete, written, "exactly the committed entries are in the store");
-	assert.deepEqual([listing.textOnly, listing.metaOnly, listing.temps, listing.other], [[], [], [], []], "no half entry or temp file left");
+	assert.deepEqual(
+		[listing.textOnly, listing.metaOnly, listing.temps, listing.other],
+		[[], [], [], []],
+		"no half entry or temp file left",
+	);
 	const verifier = new OverflowStore({ root });
 	for (const id of written) await assertEntryVerifies(verifier, id, CONCURRENCY_PROFILE);
 	t.diagnostic(

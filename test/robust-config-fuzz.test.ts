@@ -10,7 +10,14 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { type ConfigResult, createDefaultConfig, loadConfig, MAX_SIGNAL_PATTERN_CHARS, type OverflowConfig, parseConfig } from "../src/config/config.js";
+import {
+	type ConfigResult,
+	createDefaultConfig,
+	loadConfig,
+	MAX_SIGNAL_PATTERN_CHARS,
+	type OverflowConfig,
+	parseConfig,
+} from "../src/config/config.js";
 import { findBacktrackingRisk } from "../src/regex/safety.js";
 import { pickCount } from "./helpers/robust-common.js";
 import { createTempDir } from "./helpers/tmp.js";
@@ -21,7 +28,17 @@ const TIB = 1024 * GIB;
 const RUNS = pickCount(300, 5_000);
 const DEFAULTS = createDefaultConfig();
 
-type NumberField = "thresholdChars" | "headLines" | "tailLines" | "maxSignalLines" | "maxLineChars" | "contextLines" | "maxResults" | "searchTimeoutMs" | "maxEntryBytes" | "retentionDays";
+type NumberField =
+	| "thresholdChars"
+	| "headLines"
+	| "tailLines"
+	| "maxSignalLines"
+	| "maxLineChars"
+	| "contextLines"
+	| "maxResults"
+	| "searchTimeoutMs"
+	| "maxEntryBytes"
+	| "retentionDays";
 
 /** The SPEC's table, read independently of src/config/config.ts. */
 const NUMBER_FIELDS: Record<NumberField, { integer: boolean; min: number; max: number }> = {
@@ -40,7 +57,13 @@ const FIELDS = [...Object.keys(NUMBER_FIELDS), "maxStoreBytes", "signalPattern",
 type Field = (typeof FIELDS)[number];
 
 function isAllowedNumber(value: unknown, rule: { integer: boolean; min: number; max: number }): value is number {
-	return typeof value === "number" && Number.isFinite(value) && (!rule.integer || Number.isInteger(value)) && value >= rule.min && value <= rule.max;
+	return (
+		typeof value === "number" &&
+		Number.isFinite(value) &&
+		(!rule.integer || Number.isInteger(value)) &&
+		value >= rule.min &&
+		value <= rule.max
+	);
 }
 
 function isValidPattern(value: unknown): value is string {
@@ -68,13 +91,24 @@ function isValidField(field: Field, value: unknown, maxEntryBytes: number): bool
 /** Every field of a config is valid on the documented terms, whatever the input was. */
 function assertConfigValid(config: OverflowConfig): void {
 	for (const [field, rule] of Object.entries(NUMBER_FIELDS)) {
-		assert.ok(isAllowedNumber(config[field as NumberField], rule), `${field} = ${config[field as NumberField]} is within its range`);
+		assert.ok(
+			isAllowedNumber(config[field as NumberField], rule),
+			`${field} = ${config[field as NumberField]} is within its range`,
+		);
 	}
-	assert.ok(isAllowedNumber(config.maxStoreBytes, { integer: true, min: config.maxEntryBytes, max: TIB }), "maxStoreBytes >= maxEntryBytes");
+	assert.ok(
+		isAllowedNumber(config.maxStoreBytes, { integer: true, min: config.maxEntryBytes, max: TIB }),
+		"maxStoreBytes >= maxEntryBytes",
+	);
 	assert.ok(isValidPattern(config.signalPattern), "signalPattern compiles and does not match an empty line");
-	assert.ok(config.signalRegex instanceof RegExp && config.signalRegex.source === new RegExp(config.signalPattern, "i").source);
+	assert.ok(
+		config.signalRegex instanceof RegExp && config.signalRegex.source === new RegExp(config.signalPattern, "i").source,
+	);
 	assert.equal(config.signalRegex.flags, "i", "case-insensitive, never global (test() keeps no state)");
-	assert.ok(Array.isArray(config.exemptTools) && config.exemptTools.every(isValidToolName), "exemptTools are tool names");
+	assert.ok(
+		Array.isArray(config.exemptTools) && config.exemptTools.every(isValidToolName),
+		"exemptTools are tool names",
+	);
 	assert.equal(new Set(config.exemptTools).size, config.exemptTools.length, "no duplicate exempt tool");
 }
 
@@ -82,7 +116,11 @@ function assertProblemsAreShortLines(result: ConfigResult): void {
 	for (const problem of result.problems) {
 		assert.ok(!/[\n\r\u2028\u2029]/.test(problem.message), `one line: ${JSON.stringify(problem.message)}`);
 		assert.ok(problem.message.length <= 400, `short: ${problem.message.length} characters`);
-		if (problem.field !== "") assert.ok(problem.message.includes(problem.field) || problem.message.includes(JSON.stringify(problem.field).slice(0, 20)), `names ${problem.field}`);
+		if (problem.field !== "")
+			assert.ok(
+				problem.message.includes(problem.field) || problem.message.includes(JSON.stringify(problem.field).slice(0, 20)),
+				`names ${problem.field}`,
+			);
 	}
 }
 
@@ -98,7 +136,44 @@ function parseSafely(text: string): ConfigResult {
 
 /** Numbers around every documented bound, plus the awkward ones. */
 const interestingNumber = fc.oneof(
-	fc.constantFrom(0, -0, -1, 1, 0.5, 0.01, 0.009, 79, 80, 99, 100, 999, 1000, 1001, 10_000, 10_001, 50, 51, 1000.5, MIB - 1, MIB, MIB + 1, 4 * GIB, 4 * GIB + 1, 512 * MIB, TIB, TIB + 1, 3650, 3650.0001, 1e21, -1e21, 2 ** 53, 2 ** 53 + 2, Number.MAX_VALUE, Number.MIN_VALUE, 1e-300),
+	fc.constantFrom(
+		0,
+		-0,
+		-1,
+		1,
+		0.5,
+		0.01,
+		0.009,
+		79,
+		80,
+		99,
+		100,
+		999,
+		1000,
+		1001,
+		10_000,
+		10_001,
+		50,
+		51,
+		1000.5,
+		MIB - 1,
+		MIB,
+		MIB + 1,
+		4 * GIB,
+		4 * GIB + 1,
+		512 * MIB,
+		TIB,
+		TIB + 1,
+		3650,
+		3650.0001,
+		1e21,
+		-1e21,
+		2 ** 53,
+		2 ** 53 + 2,
+		Number.MAX_VALUE,
+		Number.MIN_VALUE,
+		1e-300,
+	),
 	fc.integer({ min: -1_000_000, max: 20_000_000 }),
 	fc.double({ noNaN: true, noDefaultInfinity: true }),
 	fc.double({ min: 0, max: 4000, noNaN: true }),
@@ -106,7 +181,28 @@ const interestingNumber = fc.oneof(
 
 const interestingString = fc.oneof(
 	fc.string(),
-	fc.constantFrom("", " ", "24000", "1e3", "true", "error|fail", "(a+)+$", "^", "$", "a*", "[", "(?<n>x)\\k<n>", "\\", "a{2,1}", "(?i)error", "x".repeat(MAX_SIGNAL_PATTERN_CHARS), "x".repeat(MAX_SIGNAL_PATTERN_CHARS + 1), "\u0000", "read", "bash"),
+	fc.constantFrom(
+		"",
+		" ",
+		"24000",
+		"1e3",
+		"true",
+		"error|fail",
+		"(a+)+$",
+		"^",
+		"$",
+		"a*",
+		"[",
+		"(?<n>x)\\k<n>",
+		"\\",
+		"a{2,1}",
+		"(?i)error",
+		"x".repeat(MAX_SIGNAL_PATTERN_CHARS),
+		"x".repeat(MAX_SIGNAL_PATTERN_CHARS + 1),
+		"\u0000",
+		"read",
+		"bash",
+	),
 	fc.stringMatching(/^[a-z|()*+?\\[\]^$.{}0-9-]{1,30}$/),
 );
 
@@ -114,7 +210,13 @@ const anyJsonValue = fc.oneof(
 	{ weight: 3, arbitrary: interestingNumber },
 	{ weight: 2, arbitrary: interestingString },
 	{ weight: 1, arbitrary: fc.constantFrom(null, true, false) },
-	{ weight: 1, arbitrary: fc.array(fc.oneof(interestingString, interestingNumber, fc.constant(null), fc.constantFrom("read", "bash", " ", "")), { maxLength: 8 }) },
+	{
+		weight: 1,
+		arbitrary: fc.array(
+			fc.oneof(interestingString, interestingNumber, fc.constant(null), fc.constantFrom("read", "bash", " ", "")),
+			{ maxLength: 8 },
+		),
+	},
 	{ weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
 
@@ -122,7 +224,14 @@ const anyJsonValue = fc.oneof(
 const configObject = fc.record(
 	{
 		fields: fc.dictionary(fc.constantFrom(...FIELDS), anyJsonValue, { maxKeys: FIELDS.length }),
-		unknown: fc.dictionary(fc.oneof(fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "thresholdchars", "exempt_tools", ""), fc.string({ maxLength: 12 })), anyJsonValue, { maxKeys: 3 }),
+		unknown: fc.dictionary(
+			fc.oneof(
+				fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "thresholdchars", "exempt_tools", ""),
+				fc.string({ maxLength: 12 }),
+			),
+			anyJsonValue,
+			{ maxKeys: 3 },
+		),
 	},
 	{ requiredKeys: ["fields", "unknown"] },
 );
@@ -133,19 +242,28 @@ test(`random JSON values for every field (${RUNS} runs): never a throw, each fie
 			const known = new Set<string>(FIELDS);
 			const extra = Object.entries(unknown).filter(([key]) => !known.has(key));
 			// Written as JSON text by hand so "__proto__" stays an ordinary key, as it would in a file.
-			const members = [...Object.entries(fields), ...extra].map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`);
+			const members = [...Object.entries(fields), ...extra].map(
+				([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`,
+			);
 			const text = `{${members.join(",\n")}}`;
 			const result = parseSafely(text);
 			assertConfigValid(result.config);
 			assertProblemsAreShortLines(result);
 			// field "" means the file as a whole, except for an unknown key spelled "" (reported under its own name).
 			const hasEmptyKey = extra.some(([key]) => key === "");
-			assert.equal(result.problems.filter((problem) => problem.field === "").length, hasEmptyKey ? 1 : 0, "the file as a whole parses");
+			assert.equal(
+				result.problems.filter((problem) => problem.field === "").length,
+				hasEmptyKey ? 1 : 0,
+				"the file as a whole parses",
+			);
 
 			// What the file said, after a JSON round trip (NaN and Infinity become null).
 			const written = JSON.parse(JSON.stringify(fields)) as Record<string, unknown>;
 			const entryValue = written.maxEntryBytes;
-			const maxEntryBytes = "maxEntryBytes" in written && isValidField("maxEntryBytes", entryValue, 0) ? (entryValue as number) : DEFAULTS.maxEntryBytes;
+			const maxEntryBytes =
+				"maxEntryBytes" in written && isValidField("maxEntryBytes", entryValue, 0)
+					? (entryValue as number)
+					: DEFAULTS.maxEntryBytes;
 			const expectedReported = new Set<string>(extra.map(([key]) => key));
 			for (const field of FIELDS) {
 				const present = field in written;
@@ -155,15 +273,31 @@ test(`random JSON values for every field (${RUNS} runs): never a throw, each fie
 				const actual = result.config[field as keyof OverflowConfig];
 				if (field === "exemptTools") {
 					const expected = Array.isArray(value) ? [...new Set(value.filter(isValidToolName))] : DEFAULTS.exemptTools;
-					assert.deepEqual(actual, present ? expected : DEFAULTS.exemptTools, "exemptTools: the valid names, deduplicated, or the default");
+					assert.deepEqual(
+						actual,
+						present ? expected : DEFAULTS.exemptTools,
+						"exemptTools: the valid names, deduplicated, or the default",
+					);
 				} else if (field === "maxStoreBytes") {
-					assert.equal(actual, valid ? value : Math.max(DEFAULTS.maxStoreBytes, maxEntryBytes), "maxStoreBytes or its default (at least maxEntryBytes)");
+					assert.equal(
+						actual,
+						valid ? value : Math.max(DEFAULTS.maxStoreBytes, maxEntryBytes),
+						"maxStoreBytes or its default (at least maxEntryBytes)",
+					);
 				} else {
-					assert.equal(actual, valid ? value : DEFAULTS[field as keyof OverflowConfig], `${field}: the value or its default`);
+					assert.equal(
+						actual,
+						valid ? value : DEFAULTS[field as keyof OverflowConfig],
+						`${field}: the value or its default`,
+					);
 				}
 			}
 			const reported = new Set(result.problems.map((problem) => problem.field));
-			assert.deepEqual([...reported].sort(), [...expectedReported].sort(), "reported fields = present and invalid fields (+ unknown keys)");
+			assert.deepEqual(
+				[...reported].sort(),
+				[...expectedReported].sort(),
+				"reported fields = present and invalid fields (+ unknown keys)",
+			);
 		}),
 		{ numRuns: RUNS },
 	);
@@ -191,7 +325,7 @@ const damagedConfigText = fc
 
 const hostileText = fc.constantFrom(
 	"[".repeat(100_000),
-	"{\"a\":".repeat(50_000),
+	'{"a":'.repeat(50_000),
 	`{"thresholdChars": ${"9".repeat(400)}}`,
 	'{"__proto__": {"thresholdChars": 5}, "constructor": {"prototype": {"x": 1}}}',
 	'{"thresholdChars": 5000, "thresholdChars": "x"}',
@@ -229,14 +363,20 @@ test("random bytes in a real config file, and a directory, a FIFO or an oversize
 	const dir = await createTempDir(t);
 	const path = join(dir, "pi-overflow.json");
 	fc.assert(
-		fc.property(fc.oneof(fc.uint8Array({ maxLength: 400 }), wholeFile.map((text) => new Uint8Array(Buffer.from(text, "utf8")))), (bytes) => {
-			writeFileSync(path, bytes);
-			let result: ConfigResult | undefined;
-			assert.doesNotThrow(() => {
-				result = loadConfig(path);
-			});
-			assertConfigValid((result as ConfigResult).config);
-		}),
+		fc.property(
+			fc.oneof(
+				fc.uint8Array({ maxLength: 400 }),
+				wholeFile.map((text) => new Uint8Array(Buffer.from(text, "utf8"))),
+			),
+			(bytes) => {
+				writeFileSync(path, bytes);
+				let result: ConfigResult | undefined;
+				assert.doesNotThrow(() => {
+					result = loadConfig(path);
+				});
+				assertConfigValid((result as ConfigResult).config);
+			},
+		),
 		{ numRuns: pickCount(100, 1_000) },
 	);
 
@@ -249,7 +389,10 @@ test("random bytes in a real config file, and a directory, a FIFO or an oversize
 	for (const special of [directory, fifo, oversized]) {
 		// Never blocks: an open that waited for a FIFO writer would never return.
 		const result = loadConfig(special);
-		assert.deepEqual({ ...result.config, signalRegex: String(result.config.signalRegex) }, { ...DEFAULTS, signalRegex: String(DEFAULTS.signalRegex) });
+		assert.deepEqual(
+			{ ...result.config, signalRegex: String(result.config.signalRegex) },
+			{ ...DEFAULTS, signalRegex: String(DEFAULTS.signalRegex) },
+		);
 		assert.equal(result.problems.length, 1, "one problem says why the file was not read");
 		assert.equal(result.problems[0].field, "");
 	}

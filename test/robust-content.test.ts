@@ -63,7 +63,13 @@ async function bound(t: Parameters<typeof createTempDir>[0], name: string, optio
 		// What the tool shows of its spill file: its decoded end, as long as the text the case asked for.
 		text = keepEnd(new TextDecoder().decode(options.spill), options.text.length);
 	}
-	const event: ToolResultInput = { toolName: "bash", toolCallId: "call-hostile", content: [{ type: "text", text }], details, isError: false };
+	const event: ToolResultInput = {
+		toolName: "bash",
+		toolCallId: "call-hostile",
+		content: [{ type: "text", text }],
+		details,
+		isError: false,
+	};
 	const started = performance.now();
 	const patch = await boundToolResult(event, { config, store, sessionId: "robust-content", stash: createStash() });
 	const ms = performance.now() - started;
@@ -125,7 +131,8 @@ function assertShownLinesTrue(result: Bounded, render: (line: Buffer) => string 
 		const clippedEnd = /^(.*) … \[\+(\d+) chars\]$/s.exec(body);
 		const clippedStart = /^\[\+(\d+) chars\] … (.*)$/s.exec(body);
 		if (clippedEnd) assert.ok(expected.startsWith(clippedEnd[1]), `line ${number}: a clipped line shows its start`);
-		else if (clippedStart) assert.ok(expected.endsWith(clippedStart[2]), `line ${number}: a clipped line shows its end`);
+		else if (clippedStart)
+			assert.ok(expected.endsWith(clippedStart[2]), `line ${number}: a clipped line shows its end`);
 		else assert.equal(body, expected, `line ${number} is shown as stored`);
 	}
 	assert.equal(previous, lines.length, "the last line is shown");
@@ -142,10 +149,16 @@ test("an empty output and a short output of only newlines are left alone", async
 	const store = new OverflowStore({ root: join(dir, "store") });
 	for (const text of ["", "\n", "\n".repeat(1000), "\r\n".repeat(500)]) {
 		const event: ToolResultInput = { toolName: "bash", toolCallId: "call-empty", content: [{ type: "text", text }] };
-		assert.equal(await boundToolResult(event, { config: createDefaultConfig(), store, sessionId: "s", stash: createStash() }), undefined);
+		assert.equal(
+			await boundToolResult(event, { config: createDefaultConfig(), store, sessionId: "s", stash: createStash() }),
+			undefined,
+		);
 	}
 	const noText: ToolResultInput = { toolName: "bash", toolCallId: "call-none", content: [] };
-	assert.equal(await boundToolResult(noText, { config: createDefaultConfig(), store, sessionId: "s", stash: createStash() }), undefined);
+	assert.equal(
+		await boundToolResult(noText, { config: createDefaultConfig(), store, sessionId: "s", stash: createStash() }),
+		undefined,
+	);
 });
 
 // Pi sets details.fullOutputPath when the raw output passed 50 KB, even if stripping escapes brought
@@ -154,11 +167,24 @@ test("a spill file no longer than the current text costs nothing: no entry, no m
 	const dir = await createTempDir(t);
 	const root = join(dir, "store");
 	const text = "colored output, already short\n".repeat(100);
-	for (const [name, spill] of [["equal", text], ["empty", ""]] as const) {
+	for (const [name, spill] of [
+		["equal", text],
+		["empty", ""],
+	] as const) {
 		const path = join(dir, `pi-bash-${name}.log`);
 		writeFileSync(path, spill);
-		const event: ToolResultInput = { toolName: "bash", toolCallId: `call-${name}`, content: [{ type: "text", text: spill }], details: { fullOutputPath: path } };
-		const patch = await boundToolResult(event, { config: createDefaultConfig(), store: new OverflowStore({ root }), sessionId: "s", stash: createStash() });
+		const event: ToolResultInput = {
+			toolName: "bash",
+			toolCallId: `call-${name}`,
+			content: [{ type: "text", text: spill }],
+			details: { fullOutputPath: path },
+		};
+		const patch = await boundToolResult(event, {
+			config: createDefaultConfig(),
+			store: new OverflowStore({ root }),
+			sessionId: "s",
+			stash: createStash(),
+		});
 		assert.equal(patch, undefined, `${name}: the result is left alone`);
 	}
 });
@@ -216,7 +242,11 @@ test("NUL bytes are stored byte for byte and never reach the model raw", async (
 
 test("invalid UTF-8 in a spill file is stored byte for byte and shown with U+FFFD only where it was invalid", async (t) => {
 	const invalid = Buffer.from(HOSTILE_INVALID_UTF8, "latin1");
-	const spill = Buffer.concat([Buffer.from("valid line é ✓\n".repeat(5000)), invalid, Buffer.from("last valid line ✓\n")]);
+	const spill = Buffer.concat([
+		Buffer.from("valid line é ✓\n".repeat(5000)),
+		invalid,
+		Buffer.from("last valid line ✓\n"),
+	]);
 	const result = await bound(t, "invalid UTF-8 spill", { text: "valid line é ✓\n".repeat(3000), spill });
 	assert.ok(result.stored.equals(spill), "byte for byte, invalid bytes included");
 	assert.equal(result.meta.source, "spill-file");
@@ -249,7 +279,10 @@ test("a single 50 MB line of 2-byte characters over maxEntryBytes keeps its head
 	const original = Buffer.from(text);
 	assert.ok(result.stored.subarray(0, 4096).equals(original.subarray(0, 4096)), "head kept");
 	assert.ok(result.stored.subarray(-4096).equals(original.subarray(-4096)), "tail kept");
-	assert.match(result.stored.toString("utf8"), /\n\[pi-overflow: part of line 1 \(\d+ bytes\) left out of the stored copy; the output was 50000002 bytes/);
+	assert.match(
+		result.stored.toString("utf8"),
+		/\n\[pi-overflow: part of line 1 \(\d+ bytes\) left out of the stored copy; the output was 50000002 bytes/,
+	);
 	assertNoReplacementCharacter(result);
 	assertShownLinesTrue(result);
 });
@@ -278,7 +311,10 @@ test("1 000 000 distinct error lines: every line a signal candidate, still bound
 });
 
 test("ANSI escape floods are removed from the view, never from the store, even across a read-chunk boundary", async (t) => {
-	const colored = Array.from({ length: 50_000 }, (_, i) => `\x1b[1;31m\x1b[48;5;200mline ${i + 1}\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07`).join("\n");
+	const colored = Array.from(
+		{ length: 50_000 },
+		(_, i) => `\x1b[1;31m\x1b[48;5;200mline ${i + 1}\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07`,
+	).join("\n");
 	const result = await bound(t, "ANSI on every line", { text: colored });
 	assert.ok(result.stored.equals(Buffer.from(colored)));
 	assert.ok(!result.view.includes("\x1b"));
@@ -291,12 +327,24 @@ test("ANSI escape floods are removed from the view, never from the store, even a
 	const flood = `${"\x1b[31m\x1b[0m".repeat(5_000)}visible after the flood\n`;
 	const split = `${prefix}${pad}\x1b[32msplit escape\x1b[0m\n${flood}${"tail\n".repeat(10)}`;
 	assert.equal(Buffer.from(split).indexOf("\x1b[32m"), READ_CHUNK_BYTES - 2, "the escape straddles the chunk boundary");
-	const spilled = await bound(t, "ANSI flood and split escape", { text: "tail\n".repeat(5000), spill: Buffer.from(split) });
+	const spilled = await bound(t, "ANSI flood and split escape", {
+		text: "tail\n".repeat(5000),
+		spill: Buffer.from(split),
+	});
 	assert.ok(spilled.stored.equals(Buffer.from(split)));
-	assert.ok(!spilled.view.includes("\x1b") && !spilled.view.includes("[32m") && !spilled.view.includes("[31m"), "no escape or escape residue in the view");
+	assert.ok(
+		!spilled.view.includes("\x1b") && !spilled.view.includes("[32m") && !spilled.view.includes("[31m"),
+		"no escape or escape residue in the view",
+	);
 	const shown = [...parseShownLines(spilled.view).values()];
-	assert.ok(shown.some((line) => line.endsWith("psplit escape")), "the split line shows its text");
-	assert.ok(shown.some((line) => line.endsWith("visible after the flood")), "the flooded line shows its text");
+	assert.ok(
+		shown.some((line) => line.endsWith("psplit escape")),
+		"the split line shows its text",
+	);
+	assert.ok(
+		shown.some((line) => line.endsWith("visible after the flood")),
+		"the flooded line shows its text",
+	);
 });
 
 // A line longer than GIANT_LINE_KEEP_BYTES keeps only its two ends, cut at arbitrary bytes: an
@@ -308,7 +356,10 @@ test("a line of 90 KB of ANSI escapes followed by text shows the text, with no e
 	assert.ok(result.stored.equals(Buffer.from(text)));
 	const line = parseShownLines(result.view).get(30_001) ?? "";
 	// The clip note ("[+N chars] …") is the view's own; what must not appear is a piece of an escape.
-	assert.ok(!line.includes("\ufffd") && !/\[[0-9;]*m|\x1b/.test(line), `no escape residue: ${JSON.stringify(line.slice(0, 40))}`);
+	assert.ok(
+		!line.includes("\ufffd") && !/\[[0-9;]*m|\x1b/.test(line),
+		`no escape residue: ${JSON.stringify(line.slice(0, 40))}`,
+	);
 	assert.ok(line.includes("visible after the flood"), "the visible text of the line is shown");
 });
 
@@ -369,7 +420,11 @@ test("a 4-byte emoji cut by the 1 MiB read-chunk boundary is shown whole, in a s
 test("4-byte emoji at the maxEntryBytes cut: the stored head and tail stay valid UTF-8", async (t) => {
 	// No newline within 64 KiB of either cut: the cut falls back to a character boundary.
 	const spill = Buffer.from(`x${EMOJI.repeat(800_000)}\n`);
-	const result = await bound(t, "emoji at the maxEntryBytes cut", { text: "y\n".repeat(20_000), spill, config: { maxEntryBytes: MIB } });
+	const result = await bound(t, "emoji at the maxEntryBytes cut", {
+		text: "y\n".repeat(20_000),
+		spill,
+		config: { maxEntryBytes: MIB },
+	});
 	assert.equal(result.overflow.truncated, true);
 	assert.ok(result.stored.length <= MIB);
 	assertNoReplacementCharacter(result);
@@ -382,7 +437,9 @@ test("every hostile case was bounded (times printed)", (t) => {
 	assert.ok(timings.length >= 15, "every case was measured");
 	const worst = timings.reduce((a, b) => (b.ms > a.ms ? b : a));
 	const table = timings.map((entry) => `${entry.name} ${entry.ms.toFixed(0)} ms`).join("; ");
-	t.diagnostic(`hostile content: worst case "${worst.name}" ${worst.ms.toFixed(0)} ms for ${(worst.bytes / 1e6).toFixed(1)} MB; ${table}`);
+	t.diagnostic(
+		`hostile content: worst case "${worst.name}" ${worst.ms.toFixed(0)} ms for ${(worst.bytes / 1e6).toFixed(1)} MB; ${table}`,
+	);
 });
 
 test("through the real Pi runtime: a tool returning CRLF, NUL, ANSI, RTL and split emoji lines is bounded and stored byte for byte", async (t) => {
@@ -390,7 +447,12 @@ test("through the real Pi runtime: a tool returning CRLF, NUL, ANSI, RTL and spl
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, ROBUST_TOOLS_PATH, INDEX_PATH],
-		responses: [fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "mixed", lines: 40_000 })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "mixed", lines: 40_000 })], {
+				stopReason: "toolUse",
+			}),
+			fauxAssistantMessage("done"),
+		],
 	});
 	assert.deepEqual(run.extensionErrors, []);
 	const [result] = run.toolResults;
@@ -411,7 +473,12 @@ test("through the real Pi runtime: a spill file with invalid UTF-8 is stored byt
 	const run = await runPi({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, ROBUST_TOOLS_PATH, INDEX_PATH],
-		responses: [fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "spill", lines: 30_000, path: spillPath })], { stopReason: "toolUse" }), fauxAssistantMessage("done")],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "spill", lines: 30_000, path: spillPath })], {
+				stopReason: "toolUse",
+			}),
+			fauxAssistantMessage("done"),
+		],
 	});
 	assert.deepEqual(run.extensionErrors, []);
 	const [result] = run.toolResults;

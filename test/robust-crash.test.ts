@@ -61,7 +61,9 @@ function isMetaOf(bytes: Buffer, id: string): boolean {
 }
 
 async function startWriter(root: string, sessionId: string): Promise<ReadyChild> {
-	const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD_SCRIPT, root, sessionId], { stdio: ["pipe", "pipe", "pipe"] });
+	const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD_SCRIPT, root, sessionId], {
+		stdio: ["pipe", "pipe", "pipe"],
+	});
 	writers.add(child);
 	child.on("exit", () => writers.delete(child));
 	let stdout = "";
@@ -69,7 +71,10 @@ async function startWriter(root: string, sessionId: string): Promise<ReadyChild>
 	child.stderr?.setEncoding("utf8").on("data", (text: string) => (stderr += text));
 	const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
 	await new Promise<void>((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`child not ready after ${READY_TIMEOUT_MS} ms: ${stderr}`)), READY_TIMEOUT_MS);
+		const timer = setTimeout(
+			() => reject(new Error(`child not ready after ${READY_TIMEOUT_MS} ms: ${stderr}`)),
+			READY_TIMEOUT_MS,
+		);
 		child.stdout?.setEncoding("utf8").on("data", (text: string) => {
 			stdout += text;
 			if (stdout.includes("ready\n")) {
@@ -102,7 +107,15 @@ test(`a writer killed with SIGKILL at ${KILLS} random points never leaves a part
 	const config = createDefaultConfig();
 	const verifier = new OverflowStore({ root });
 	const kept: string[] = [];
-	const outcomes = { midWrite: 0, betweenRenames: 0, betweenEntries: 0, committed: 0, verified: 0, tempsRemoved: 0, orphansRemoved: 0 };
+	const outcomes = {
+		midWrite: 0,
+		betweenRenames: 0,
+		betweenEntries: 0,
+		committed: 0,
+		verified: 0,
+		tempsRemoved: 0,
+		orphansRemoved: 0,
+	};
 	const housekeepMs: number[] = [];
 	const started = performance.now();
 
@@ -126,27 +139,45 @@ test(`a writer killed with SIGKILL at ${KILLS} random points never leaves a part
 		assert.deepEqual(before.metaOnly, [], `${context}: never a .json without its .txt`);
 		// A commit can finish before its `committed` line is written: the in-flight entry may be
 		// complete, and then the next one may have begun.
-		assert.ok(before.textOnly.length <= 1, `${context}: at most one unpaired .txt, found ${before.textOnly.join(", ")}`);
+		assert.ok(
+			before.textOnly.length <= 1,
+			`${context}: at most one unpaired .txt, found ${before.textOnly.join(", ")}`,
+		);
 		for (const id of before.textOnly) {
-			assert.ok(id === inFlight || id === nextAfter, `${context}: the unpaired .txt ${id} is the entry being committed`);
+			assert.ok(
+				id === inFlight || id === nextAfter,
+				`${context}: the unpaired .txt ${id} is the entry being committed`,
+			);
 			assertTextVerifies(root, id, CRASH_PROFILE);
 		}
 		for (const temp of before.temps) {
 			assert.equal(temp.pid, child.pid, `${context}: only the dead writer's temp files (earlier ones were cleared)`);
 			const tempId = temp.name.slice(1, 13);
-			assert.ok(tempId === inFlight || tempId === nextAfter, `${context}: temp ${temp.name} belongs to the entry in flight`);
+			assert.ok(
+				tempId === inFlight || tempId === nextAfter,
+				`${context}: temp ${temp.name} belongs to the entry in flight`,
+			);
 			if (before.textOnly.includes(tempId)) continue; // the .json being written
 			// Killed between linking a finished file into place and unlinking its temp name: the
 			// temp name is a second link to the placed .txt or .json (housekeeping removes it).
 			const tempIno = statSync(join(root, temp.name)).ino;
-			if ([`${tempId}.txt`, `${tempId}.json`].some((name) => existsSync(join(root, name)) && statSync(join(root, name)).ino === tempIno)) continue;
+			if (
+				[`${tempId}.txt`, `${tempId}.json`].some(
+					(name) => existsSync(join(root, name)) && statSync(join(root, name)).ino === tempIno,
+				)
+			)
+				continue;
 			const partial = readFileSync(join(root, temp.name));
 			// The metadata's temp file, written while the text's last fsync runs (before the text is placed).
 			if (isMetaOf(partial, tempId)) continue;
 			const expected = generateEntryContent(tempId, entrySizeFor(tempId, CRASH_PROFILE));
-			assert.ok(expected.subarray(0, partial.length).equals(partial), `${context}: a temp text file is a prefix of the entry`);
+			assert.ok(
+				expected.subarray(0, partial.length).equals(partial),
+				`${context}: a temp text file is a prefix of the entry`,
+			);
 		}
-		for (const id of [...child.committed, ...kept]) assert.ok(before.complete.includes(id), `${context}: committed entry ${id} is still there`);
+		for (const id of [...child.committed, ...kept])
+			assert.ok(before.complete.includes(id), `${context}: committed entry ${id} is still there`);
 		for (const id of before.complete) {
 			await assertEntryVerifies(verifier, id, CRASH_PROFILE);
 			outcomes.verified++;
@@ -157,17 +188,28 @@ test(`a writer killed with SIGKILL at ${KILLS} random points never leaves a part
 
 		// The next Pi start: session_start housekeeping, on the real clock, removes the dead pid's temps.
 		let clock = Date.now();
-		const extension = driveExtension({ config: { config, problems: [] }, storeRoot: root, now: () => clock }, `next-${kill}`);
+		const extension = driveExtension(
+			{ config: { config, problems: [] }, storeRoot: root, now: () => clock },
+			`next-${kill}`,
+		);
 		const housekeepStart = performance.now();
 		const first = await extension.startSession();
 		housekeepMs.push(performance.now() - housekeepStart);
 		assert.deepEqual(first.errors, [], `${context}: housekeeping errors`);
 		assert.equal(first.removedTemp, before.temps.length, `${context}: every temp file of the dead writer removed`);
-		assert.equal(first.removedOrphans + first.removedExpired + first.removedForQuota, 0, `${context}: nothing young removed`);
+		assert.equal(
+			first.removedOrphans + first.removedExpired + first.removedForQuota,
+			0,
+			`${context}: nothing young removed`,
+		);
 		outcomes.tempsRemoved += first.removedTemp;
 		const after = listStore(root);
 		assert.deepEqual(after.temps, [], `${context}: no temp file left`);
-		assert.deepEqual(after.textOnly, before.textOnly, `${context}: a young unpaired .txt may be a live writer's and stays`);
+		assert.deepEqual(
+			after.textOnly,
+			before.textOnly,
+			`${context}: a young unpaired .txt may be a live writer's and stays`,
+		);
 		assert.deepEqual(after.complete, before.complete, `${context}: every complete entry stays`);
 
 		if (before.textOnly.length > 0) {
@@ -181,7 +223,11 @@ test(`a writer killed with SIGKILL at ${KILLS} random points never leaves a part
 		}
 
 		// Bound disk use: keep the newest few complete entries (re-verified after every later kill).
-		kept.splice(0, kept.length, ...[...kept, ...before.complete.filter((id) => !kept.includes(id))].slice(-KEPT_ENTRIES));
+		kept.splice(
+			0,
+			kept.length,
+			...[...kept, ...before.complete.filter((id) => !kept.includes(id))].slice(-KEPT_ENTRIES),
+		);
 		for (const id of before.complete) {
 			if (kept.includes(id)) continue;
 			unlinkSync(join(root, `${id}.json`));

@@ -11,7 +11,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound/bound.js";
+import {
+	type BoundDependencies,
+	boundToolResult,
+	type ToolResultInput,
+	type ToolResultPatch,
+} from "../src/bound/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../src/config/config.js";
 import { createStash, ensureStash, type Stash, stashOriginal } from "../src/intake/stash.js";
 import { computeEntryId, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
@@ -36,8 +41,14 @@ function textOf(patch: ToolResultPatch | undefined): string {
 	return patch.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n");
 }
 
-function overflowOf(patch: ToolResultPatch | undefined): { id?: string; storeError?: string; totalBytes: number; totalLines: number } {
-	const details = patch?.details as { overflow?: { id?: string; storeError?: string; totalBytes: number; totalLines: number } } | undefined;
+function overflowOf(patch: ToolResultPatch | undefined): {
+	id?: string;
+	storeError?: string;
+	totalBytes: number;
+	totalLines: number;
+} {
+	const details = patch?.details as
+		{ overflow?: { id?: string; storeError?: string; totalBytes: number; totalLines: number } } | undefined;
 	assert.ok(details?.overflow, "details.overflow is set");
 	return details.overflow;
 }
@@ -54,7 +65,11 @@ function buildScenario(scenario: Scenario, dir: string, toolCallId: string, conf
 	const stash = createStash();
 	const original = Buffer.from(BIG_OUTPUT);
 	if (scenario === "replace") {
-		return { event: { toolName: "bash", toolCallId, content: [{ type: "text", text: BIG_OUTPUT }], isError: false }, original, stash };
+		return {
+			event: { toolName: "bash", toolCallId, content: [{ type: "text", text: BIG_OUTPUT }], isError: false },
+			original,
+			stash,
+		};
 	}
 	if (scenario === "spill") {
 		const spill = join(dir, `${toolCallId}.log`);
@@ -70,7 +85,11 @@ function buildScenario(scenario: Scenario, dir: string, toolCallId: string, conf
 		return { event, original, stash };
 	}
 	stashOriginal(stash, { toolCallId, toolName: "web_fetch", text: BIG_OUTPUT });
-	return { event: { toolName: "web_fetch", toolCallId, content: [{ type: "text", text: cutTextFor(config) }], isError: false }, original, stash };
+	return {
+		event: { toolName: "web_fetch", toolCallId, content: [{ type: "text", text: cutTextFor(config) }], isError: false },
+		original,
+		stash,
+	};
 }
 
 /** What an earlier layer kept: short enough that the text plus one marker line still fits. */
@@ -83,7 +102,13 @@ function createDeps(root: string, fs: StoreFs, stash: Stash, config: OverflowCon
 }
 
 /** The model is told, within the budget, that nothing was kept and why; no id is shown. */
-function assertSaysNotStored(patch: ToolResultPatch | undefined, scenario: Scenario, code: string, config: OverflowConfig, cutText: string): void {
+function assertSaysNotStored(
+	patch: ToolResultPatch | undefined,
+	scenario: Scenario,
+	code: string,
+	config: OverflowConfig,
+	cutText: string,
+): void {
 	const text = textOf(patch);
 	assert.ok(text.length <= config.thresholdChars, `bounded: ${text.length} > ${config.thresholdChars}`);
 	assert.doesNotMatch(text, /id=[0-9a-f]{12}/, "no id that would not resolve");
@@ -93,19 +118,32 @@ function assertSaysNotStored(patch: ToolResultPatch | undefined, scenario: Scena
 		assert.ok(text.startsWith(cutText), "the earlier layer's text is kept");
 		// The marker right under the kept text, then what the cut left out (numbered), within the budget.
 		const below = text.slice(cutText.length + 1).split("\n");
-		assert.match(below[0], new RegExp(`^\\[pi-overflow\\] an earlier layer cut this output .*could not be stored.*${code}`));
-		assert.ok(below.slice(1).every((line) => /^\[what the cut left out|^\s*\d+: /.test(line)), below.slice(1).join("\n").slice(0, 300));
+		assert.match(
+			below[0],
+			new RegExp(`^\\[pi-overflow\\] an earlier layer cut this output .*could not be stored.*${code}`),
+		);
+		assert.ok(
+			below.slice(1).every((line) => /^\[what the cut left out|^\s*\d+: /.test(line)),
+			below.slice(1).join("\n").slice(0, 300),
+		);
 		if (config.thresholdChars >= 2000) assert.match(text, /\n 24000: /, "the output's last line, which the cut lost");
 	} else {
 		assert.match(text, new RegExp(`full output could not be stored \\(${code}`));
-		assert.ok(text.includes(`23990: ${DECISIVE}`) || config.thresholdChars < 2000, "the view is still built from the whole original");
+		assert.ok(
+			text.includes(`23990: ${DECISIVE}`) || config.thresholdChars < 2000,
+			"the view is still built from the whole original",
+		);
 		assert.match(text, /24000: /, "the last line is visible");
 	}
 }
 
 function assertNothingLeft(root: string): void {
 	const listing = listStore(root);
-	assert.deepEqual(listing, { complete: [], textOnly: [], metaOnly: [], temps: [], other: [] }, "no partial, unpaired or temp file");
+	assert.deepEqual(
+		listing,
+		{ complete: [], textOnly: [], metaOnly: [], temps: [], other: [] },
+		"no partial, unpaired or temp file",
+	);
 }
 
 function assertStored(root: string, patch: ToolResultPatch | undefined, original: Buffer): void {
@@ -152,11 +190,19 @@ for (const [index, step] of ENTRY_FAULT_STEPS.entries()) {
 		const root = join(dir, "agent", "my-pi", "pi-overflow");
 		const fs = createFaultyFs(step, code);
 		const config = createDefaultConfig();
-		const extension = driveExtension({ config: { config, problems: [] }, storeRoot: root, storeFs: fs, now: () => NOW }, SESSION);
+		const extension = driveExtension(
+			{ config: { config, problems: [] }, storeRoot: root, storeFs: fs, now: () => NOW },
+			SESSION,
+		);
 		const stash = ensureStash();
 		const emit = async (toolCallId: string) => {
 			stashOriginal(stash, { toolCallId, toolName: "bash", text: BIG_OUTPUT });
-			return extension.emitToolResult({ toolName: "bash", toolCallId, content: [{ type: "text", text: BIG_OUTPUT }], isError: false });
+			return extension.emitToolResult({
+				toolName: "bash",
+				toolCallId,
+				content: [{ type: "text", text: BIG_OUTPUT }],
+				isError: false,
+			});
 		};
 		const patch = await emit(`ext-${step}-${code}-failing`);
 		assertSaysNotStored(patch, "replace", code, config, "");
@@ -174,7 +220,10 @@ test("a disk that fails every write of an entry and also every cleanup unlink le
 	const writeFails = createFaultyFs("write-middle", "ENOSPC");
 	const unlinkFails = createFaultyFs("unlink", "EIO", writeFails);
 	const deps = createDeps(root, unlinkFails, createStash(), createDefaultConfig());
-	const patch = await boundToolResult({ toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text: BIG_OUTPUT }] }, deps);
+	const patch = await boundToolResult(
+		{ toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text: BIG_OUTPUT }] },
+		deps,
+	);
 	assert.match(textOf(patch), /could not be stored \(ENOSPC/);
 	const leftover = listStore(root).temps;
 	assert.equal(leftover.length, 1, "the temp file could not be removed while unlink failed");
@@ -193,7 +242,9 @@ function seedStore(root: string): { expired: string[]; fresh: string[] } {
 	mkdirSync(root, { recursive: true, mode: 0o700 });
 	const write = (id: string, content: Buffer, createdMs: number, sessionId = "other") => {
 		writeFileSync(join(root, `${id}.txt`), content, { mode: 0o600 });
-		writeFileSync(join(root, `${id}.json`), JSON.stringify(buildEntryMeta(id, content, sessionId, id, createdMs)), { mode: 0o600 });
+		writeFileSync(join(root, `${id}.json`), JSON.stringify(buildEntryMeta(id, content, sessionId, id, createdMs)), {
+			mode: 0o600,
+		});
 	};
 	const expired: string[] = [];
 	for (let i = 0; i < 5; i++) {
@@ -225,9 +276,13 @@ for (const step of ["readdir", "unlink", "lstat", "read-meta-files"] as const sa
 			const options = { retentionMs: 7 * DAY_MS, maxStoreBytes: 350_000, currentSessionId: "mine" };
 			const failed = await store.housekeep(options);
 			assert.ok(failed.errors.length > 0, "the fault is reported");
-			for (const error of failed.errors) assert.ok(error.length < 1000 && !error.includes("\n    at "), `short, no stack: ${error}`);
+			for (const error of failed.errors)
+				assert.ok(error.length < 1000 && !error.includes("\n    at "), `short, no stack: ${error}`);
 			// Through session_start too: the handler returns at once and the background pass never rejects.
-			const extension = driveExtension({ config: { config: createDefaultConfig(), problems: [] }, storeRoot: root, storeFs: fs, now: () => NOW }, "mine");
+			const extension = driveExtension(
+				{ config: { config: createDefaultConfig(), problems: [] }, storeRoot: root, storeFs: fs, now: () => NOW },
+				"mine",
+			);
 			const viaSession = await extension.startSession();
 			assert.ok(viaSession.errors.length > 0);
 
@@ -236,10 +291,20 @@ for (const step of ["readdir", "unlink", "lstat", "read-meta-files"] as const sa
 			assert.deepEqual(recovered.errors, []);
 			const listing = listStore(root);
 			assert.deepEqual([listing.temps, listing.textOnly, listing.metaOnly], [[], [], []], "temp file and orphan gone");
-			const bytes = listing.complete.reduce((sum, id) => sum + readFileSync(join(root, `${id}.txt`)).length + readFileSync(join(root, `${id}.json`)).length, 0);
+			const bytes = listing.complete.reduce(
+				(sum, id) => sum + readFileSync(join(root, `${id}.txt`)).length + readFileSync(join(root, `${id}.json`)).length,
+				0,
+			);
 			assert.ok(bytes <= options.maxStoreBytes, "within quota");
-			assert.ok(listing.complete.every((id) => !seeded.expired.includes(id)), "expired entries gone");
-			assert.deepEqual(listing.complete, seeded.fresh.slice(2).sort(), "the two oldest fresh entries evicted for quota, the newest kept");
+			assert.ok(
+				listing.complete.every((id) => !seeded.expired.includes(id)),
+				"expired entries gone",
+			);
+			assert.deepEqual(
+				listing.complete,
+				seeded.fresh.slice(2).sort(),
+				"the two oldest fresh entries evicted for quota, the newest kept",
+			);
 		});
 	}
 }
@@ -252,7 +317,10 @@ test("housekeeping with a file system whose calls throw synchronously never thro
 	};
 	for (const method of ["readdir", "lstat", "unlink", "readSmallTextFiles"] as const) {
 		const fs: StoreFs = { ...NODE_STORE_FS, [method]: explode };
-		const result = await new OverflowStore({ root, fs, now: () => NOW }).housekeep({ retentionMs: 7 * DAY_MS, maxStoreBytes: 350_000 });
+		const result = await new OverflowStore({ root, fs, now: () => NOW }).housekeep({
+			retentionMs: 7 * DAY_MS,
+			maxStoreBytes: 350_000,
+		});
 		assert.ok(result.errors.length > 0, `${method}: reported`);
 	}
 });
@@ -260,7 +328,9 @@ test("housekeeping with a file system whose calls throw synchronously never thro
 /** Mounts a tmpfs of `sizeBytes` at `dir`; false when this machine does not allow it (not root, no CAP_SYS_ADMIN). */
 function tryMountTmpfs(dir: string, sizeBytes: number): boolean {
 	if (process.platform !== "linux" || process.getuid?.() !== 0) return false;
-	const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0755`, "tmpfs", dir], { stdio: "ignore" });
+	const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0755`, "tmpfs", dir], {
+		stdio: "ignore",
+	});
 	return mounted.status === 0;
 }
 
@@ -278,7 +348,10 @@ test("a really full disk (a 4 MB tmpfs): a 10 MB output is bounded, says ENOSPC,
 		const config = createDefaultConfig();
 		const huge = numberedLog(150_000, { 149_990: DECISIVE });
 		const deps = createDeps(root, NODE_STORE_FS, createStash(), config);
-		const patch = await boundToolResult({ toolName: "bash", toolCallId: "call-huge", content: [{ type: "text", text: huge }] }, deps);
+		const patch = await boundToolResult(
+			{ toolName: "bash", toolCallId: "call-huge", content: [{ type: "text", text: huge }] },
+			deps,
+		);
 		const text = textOf(patch);
 		assert.ok(text.length <= config.thresholdChars);
 		assert.match(text, /full output could not be stored \(ENOSPC/);
@@ -286,7 +359,10 @@ test("a really full disk (a 4 MB tmpfs): a 10 MB output is bounded, says ENOSPC,
 		assertNothingLeft(root);
 		assert.deepEqual(readdirSync(root), [], "the disk holds nothing of the failed entry");
 
-		const patchNext = await boundToolResult({ toolName: "bash", toolCallId: "call-next", content: [{ type: "text", text: BIG_OUTPUT }] }, deps);
+		const patchNext = await boundToolResult(
+			{ toolName: "bash", toolCallId: "call-next", content: [{ type: "text", text: BIG_OUTPUT }] },
+			deps,
+		);
 		assertStored(root, patchNext, Buffer.from(BIG_OUTPUT));
 	} finally {
 		execFileSync("umount", [mountPoint]);

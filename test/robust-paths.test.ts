@@ -9,11 +9,26 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	chownSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	readlinkSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
-import { type BoundDependencies, boundToolResult, type ToolResultInput, type ToolResultPatch } from "../src/bound/bound.js";
+import {
+	type BoundDependencies,
+	boundToolResult,
+	type ToolResultInput,
+	type ToolResultPatch,
+} from "../src/bound/bound.js";
 import { createDefaultConfig } from "../src/config/config.js";
 import { createStash, type Stash, stashOriginal } from "../src/intake/stash.js";
 import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.js";
@@ -44,7 +59,12 @@ let sessions = 0;
 /** Each call is a session of its own: the first result of CALL in it gets computeEntryId(sessionId, CALL). */
 function createDeps(root: string, options: { fs?: StoreFs; stash?: Stash } = {}): BoundDependencies {
 	const sessionId = `${SESSION}-${++sessions}`;
-	return { config: createDefaultConfig(), store: new OverflowStore({ root, fs: options.fs }), sessionId, stash: options.stash ?? stashWith(undefined) };
+	return {
+		config: createDefaultConfig(),
+		store: new OverflowStore({ root, fs: options.fs }),
+		sessionId,
+		stash: options.stash ?? stashWith(undefined),
+	};
 }
 
 /** The id of the first result of CALL in the deps' session. */
@@ -117,17 +137,21 @@ test("a store directory pre-created 0777 is tightened to 0700 before anything is
 	assert.equal(modeOf(root), 0o700);
 });
 
-test("a store directory owned by another user is refused with EPERM: nothing is written in it, its mode is untouched, the result is bounded and says so", { skip: !IS_ROOT && "needs root to chown" }, async (t) => {
-	const root = join(await createTempDir(t), "pi-overflow");
-	mkdirSync(root, { mode: 0o755 });
-	chmodSync(root, 0o755);
-	chownSync(root, NOBODY, NOBODY);
-	const patch = await boundToolResult(event(undefined, ORIGINAL), createDeps(root));
-	assertNotStored(patch, /EPERM.*another user/);
-	assert.deepEqual(readdirSync(root), []);
-	assert.equal(modeOf(root), 0o755, "another user's directory is not chmodded");
-	assert.equal(lstatSync(root).uid, NOBODY);
-});
+test(
+	"a store directory owned by another user is refused with EPERM: nothing is written in it, its mode is untouched, the result is bounded and says so",
+	{ skip: !IS_ROOT && "needs root to chown" },
+	async (t) => {
+		const root = join(await createTempDir(t), "pi-overflow");
+		mkdirSync(root, { mode: 0o755 });
+		chmodSync(root, 0o755);
+		chownSync(root, NOBODY, NOBODY);
+		const patch = await boundToolResult(event(undefined, ORIGINAL), createDeps(root));
+		assertNotStored(patch, /EPERM.*another user/);
+		assert.deepEqual(readdirSync(root), []);
+		assert.equal(modeOf(root), 0o755, "another user's directory is not chmodded");
+		assert.equal(lstatSync(root).uid, NOBODY);
+	},
+);
 
 test("a symlink in place of the store directory is never followed: nothing lands in its target, the result says why", async (t) => {
 	const dir = await createTempDir(t);
@@ -177,10 +201,16 @@ for (const kind of ["file", "symlink", "directory"] as const) {
 		assert.match(planted, /\/\.[0-9a-f]{12}\.\d+\.[0-9a-f]+\.tmp$/);
 		assert.equal(readFileSync(outside, "utf8"), "must stay untouched");
 		const stats = lstatSync(planted);
-		assert.ok(kind === "file" ? stats.isFile() : kind === "symlink" ? stats.isSymbolicLink() : stats.isDirectory(), "the planted entry is left alone");
+		assert.ok(
+			kind === "file" ? stats.isFile() : kind === "symlink" ? stats.isSymbolicLink() : stats.isDirectory(),
+			"the planted entry is left alone",
+		);
 		assert.deepEqual(listStore(root).complete, []);
 		// The next result, with no collision, is stored.
-		const next = await boundToolResult({ ...event(undefined, ORIGINAL), toolCallId: "call-next" }, createDeps(root, { fs }));
+		const next = await boundToolResult(
+			{ ...event(undefined, ORIGINAL), toolCallId: "call-next" },
+			createDeps(root, { fs }),
+		);
 		assert.ok(overflowOf(next).id);
 	});
 }
@@ -201,7 +231,11 @@ test("a directory named <id>.txt or <id>.json is left intact with its contents, 
 		assert.deepEqual(listStore(root).temps, [], `${suffix}: no temp file`);
 		const housekeeping = await new OverflowStore({ root }).housekeep({ retentionMs: 1, maxStoreBytes: 0 });
 		assert.deepEqual(housekeeping.errors, []);
-		assert.equal(readFileSync(join(root, `${taken}.${suffix}`, "inside"), "utf8"), "keep me", "housekeeping never touches a directory");
+		assert.equal(
+			readFileSync(join(root, `${taken}.${suffix}`, "inside"), "utf8"),
+			"keep me",
+			"housekeeping never touches a directory",
+		);
 	}
 });
 
@@ -222,7 +256,9 @@ test("symlinks named <id>.txt and <id>.json pointing outside are never written t
 	assert.equal(id, computeEntryId(deps.sessionId, CALL, 1));
 	assert.equal(readFileSync(outsideText, "utf8"), "outside text");
 	assert.equal(readFileSync(outsideMeta, "utf8"), "outside meta");
-	assert.ok(lstatSync(join(root, `${taken}.txt`)).isSymbolicLink() && lstatSync(join(root, `${taken}.json`)).isSymbolicLink());
+	assert.ok(
+		lstatSync(join(root, `${taken}.txt`)).isSymbolicLink() && lstatSync(join(root, `${taken}.json`)).isSymbolicLink(),
+	);
 	assert.equal(readFileSync(join(root, `${id}.txt`), "utf8"), ORIGINAL);
 });
 
@@ -288,19 +324,26 @@ const SPILL_CASES: SpillCase[] = [
 for (const spillCase of SPILL_CASES) {
 	for (const fallback of ["stash", "current"] as const) {
 		// A blocking open (a FIFO without a writer) would never return: the test's timeout turns that into a failure.
-		test(`a spill path that is ${spillCase.name} never blocks and falls back to the ${fallback} text, saying why in the metadata`, { timeout: SPILL_CASE_TIMEOUT_MS }, async (t) => {
-			const dir = await createTempDir(t);
-			const root = join(dir, "store");
-			const path = await spillCase.make(dir, t);
-			const patch = await boundToolResult(event({ fullOutputPath: path }), createDeps(root, { stash: stashWith(fallback === "stash" ? ORIGINAL : undefined) }));
-			textOf(patch);
-			const { id } = overflowOf(patch);
-			assert.ok(id, "stored from the fallback");
-			const meta = (await new OverflowStore({ root }).readMeta(id)) as EntryMeta;
-			assert.equal(meta.source, fallback);
-			assert.match(meta.sourceNote ?? "", spillCase.note);
-			assert.equal(readFileSync(join(root, `${id}.txt`), "utf8"), fallback === "stash" ? ORIGINAL : CURRENT);
-		});
+		test(
+			`a spill path that is ${spillCase.name} never blocks and falls back to the ${fallback} text, saying why in the metadata`,
+			{ timeout: SPILL_CASE_TIMEOUT_MS },
+			async (t) => {
+				const dir = await createTempDir(t);
+				const root = join(dir, "store");
+				const path = await spillCase.make(dir, t);
+				const patch = await boundToolResult(
+					event({ fullOutputPath: path }),
+					createDeps(root, { stash: stashWith(fallback === "stash" ? ORIGINAL : undefined) }),
+				);
+				textOf(patch);
+				const { id } = overflowOf(patch);
+				assert.ok(id, "stored from the fallback");
+				const meta = (await new OverflowStore({ root }).readMeta(id)) as EntryMeta;
+				assert.equal(meta.source, fallback);
+				assert.match(meta.sourceNote ?? "", spillCase.note);
+				assert.equal(readFileSync(join(root, `${id}.txt`), "utf8"), fallback === "stash" ? ORIGINAL : CURRENT);
+			},
+		);
 	}
 }
 
@@ -310,11 +353,15 @@ for (const spillCase of SPILL_CASES) {
  * another user could not even load tsx. `unreachable` says why that user cannot use the store's parent.
  */
 function runAsNobody(args: string[]): { text: string; meta: EntryMeta; ms: number; uid: number; unreachable?: string } {
-	const child = spawnSync(process.execPath, ["--import", "tsx", join(HELPERS_DIR, "robust-unreadable-child.ts"), String(NOBODY), ...args], {
-		cwd: REPO_ROOT,
-		encoding: "utf8",
-		timeout: 30_000,
-	});
+	const child = spawnSync(
+		process.execPath,
+		["--import", "tsx", join(HELPERS_DIR, "robust-unreadable-child.ts"), String(NOBODY), ...args],
+		{
+			cwd: REPO_ROOT,
+			encoding: "utf8",
+			timeout: 30_000,
+		},
+	);
 	if (child.status !== 0) throw new Error(`child failed (${child.status}): ${child.stderr}`);
 	return JSON.parse(child.stdout.trim().split("\n").at(-1) as string);
 }
@@ -323,24 +370,28 @@ function canRunAsNobody(): boolean {
 	return IS_ROOT && process.platform === "linux";
 }
 
-test("an unreadable spill file (mode 000, read by an unprivileged user) falls back to the stash or the current text, saying EACCES", { skip: !canRunAsNobody() && "needs root on Linux to run a child as another user (root reads every file)" }, async (t) => {
-	const dir = await createTempDir(t);
-	chmodSync(dir, 0o755);
-	const spill = join(dir, "pi-bash-unreadable.log");
-	writeFileSync(spill, ORIGINAL);
-	chmodSync(spill, 0o000);
-	for (const fallback of ["stash", "current"] as const) {
-		const storeParent = join(dir, `store-${fallback}`);
-		mkdirSync(storeParent);
-		chownSync(storeParent, NOBODY, NOBODY);
-		const result = runAsNobody([join(storeParent, "pi-overflow"), spill, fallback]);
-		if (result.unreachable !== undefined) {
-			t.skip(`the temporary directory is not reachable by another user (${result.unreachable})`);
-			return;
+test(
+	"an unreadable spill file (mode 000, read by an unprivileged user) falls back to the stash or the current text, saying EACCES",
+	{ skip: !canRunAsNobody() && "needs root on Linux to run a child as another user (root reads every file)" },
+	async (t) => {
+		const dir = await createTempDir(t);
+		chmodSync(dir, 0o755);
+		const spill = join(dir, "pi-bash-unreadable.log");
+		writeFileSync(spill, ORIGINAL);
+		chmodSync(spill, 0o000);
+		for (const fallback of ["stash", "current"] as const) {
+			const storeParent = join(dir, `store-${fallback}`);
+			mkdirSync(storeParent);
+			chownSync(storeParent, NOBODY, NOBODY);
+			const result = runAsNobody([join(storeParent, "pi-overflow"), spill, fallback]);
+			if (result.unreachable !== undefined) {
+				t.skip(`the temporary directory is not reachable by another user (${result.unreachable})`);
+				return;
+			}
+			assert.equal(result.uid, NOBODY);
+			assert.ok(result.text.length <= THRESHOLD);
+			assert.equal(result.meta.source, fallback);
+			assert.match(result.meta.sourceNote ?? "", /EACCES/);
 		}
-		assert.equal(result.uid, NOBODY);
-		assert.ok(result.text.length <= THRESHOLD);
-		assert.equal(result.meta.source, fallback);
-		assert.match(result.meta.sourceNote ?? "", /EACCES/);
-	}
-});
+	},
+);

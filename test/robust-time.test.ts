@@ -24,14 +24,30 @@ test("a 500 MB spill file is bounded within the stated memory, in a process of i
 	closeSync(fd);
 
 	const child = join(fileURLToPath(new URL(".", import.meta.url)), "helpers", "robust-time-child.ts");
-	const run = spawnSync(process.execPath, ["--import", "tsx", child, spill, join(dir, "store")], { encoding: "utf8", timeout: 60_000 });
+	const run = spawnSync(process.execPath, ["--import", "tsx", child, spill, join(dir, "store")], {
+		encoding: "utf8",
+		timeout: 60_000,
+	});
 	assert.equal(run.status, 0, run.stderr);
-	const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { ms: number; rssGrowthMiB: number; viewChars: number; storedBytes: number; truncated: boolean; shown: string[] };
+	const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as {
+		ms: number;
+		rssGrowthMiB: number;
+		viewChars: number;
+		storedBytes: number;
+		truncated: boolean;
+		shown: string[];
+	};
 	t.diagnostic(`500 MB spill file: ${Math.round(result.ms)} ms, peak RSS growth ${result.rssGrowthMiB} MiB`);
 	assert.ok(result.rssGrowthMiB <= 64, `${result.rssGrowthMiB} MiB`);
 	assert.ok(result.viewChars <= 24_000);
 	assert.ok(result.storedBytes <= 32 * 1024 * 1024);
 	assert.equal(result.truncated, true);
-	assert.ok(result.shown.some((text) => text.endsWith("1: error: the first failure")), "the head is kept");
-	assert.ok(result.shown.some((text) => /: FATAL: the last line$/.test(text)), "the last line is shown");
+	assert.ok(
+		result.shown.some((text) => text.endsWith("1: error: the first failure")),
+		"the head is kept",
+	);
+	assert.ok(
+		result.shown.some((text) => /: FATAL: the last line$/.test(text)),
+		"the last line is shown",
+	);
 });

@@ -5,7 +5,14 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { findPatternKeywords } from "../src/regex/keywords.js";
 import { GIANT_LINE_KEEP_BYTES, renderTerminalLine, stripAnsi } from "../src/lines/render.js";
-import { LineScanner, SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_STEP_CHARS, type ScanOptions, type ScanResult, scanText } from "../src/scan/scan.js";
+import {
+	LineScanner,
+	SIGNAL_SCAN_BUDGET_MS,
+	SIGNAL_WINDOW_STEP_CHARS,
+	type ScanOptions,
+	type ScanResult,
+	scanText,
+} from "../src/scan/scan.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals/pattern.js";
 
 const MIB = 1024 * 1024;
@@ -28,10 +35,15 @@ function scanInChunks(bytes: Buffer, chunkBytes: number, options: ScanOptions = 
 }
 
 /** Pushes the bytes in chunks of pseudo-random sizes (deterministic). */
-function scanInRandomChunks(bytes: Buffer, seed: number, maxChunk: number, options: ScanOptions = scanOptions()): ScanResult {
+function scanInRandomChunks(
+	bytes: Buffer,
+	seed: number,
+	maxChunk: number,
+	options: ScanOptions = scanOptions(),
+): ScanResult {
 	const scanner = new LineScanner(options);
 	let state = seed;
-	for (let at = 0; at < bytes.length; ) {
+	for (let at = 0; at < bytes.length;) {
 		state = (state * 1103515245 + 12345) % 2147483648;
 		const size = 1 + (state % maxChunk);
 		scanner.push(bytes.subarray(at, at + size));
@@ -104,7 +116,10 @@ describe("lines", () => {
 				["alpha", "beta", "gamma"],
 				`chunk ${chunk}`,
 			);
-			assert.deepEqual(scan.tail.map((line) => line.totalChars), [5, 4, 5]);
+			assert.deepEqual(
+				scan.tail.map((line) => line.totalChars),
+				[5, 4, 5],
+			);
 		}
 	});
 
@@ -139,7 +154,8 @@ describe("lines", () => {
 		for (const chunk of [1, 2, 3, 5, 7, 4096]) {
 			const scan = scanInChunks(bytes, chunk, scanOptions({ headLines: 300, tailLines: 300 }));
 			assert.equal(scan.totalLines, 300);
-			for (const kept of [...scan.head, ...scan.tail]) assert.equal(kept.text, line, `chunk ${chunk}, line ${kept.lineNumber}`);
+			for (const kept of [...scan.head, ...scan.tail])
+				assert.equal(kept.text, line, `chunk ${chunk}, line ${kept.lineNumber}`);
 		}
 	});
 
@@ -185,12 +201,16 @@ describe("chunking", () => {
 		const whole = scanInChunks(bytes, bytes.length);
 		assert.ok(whole.signals.length >= 5, "the text has signal lines");
 		for (const chunk of [1, 7, 4096, 1 * MIB]) assert.deepEqual(scanInChunks(bytes, chunk), whole, `chunk ${chunk}`);
-		for (const seed of [1, 2, 3]) assert.deepEqual(scanInRandomChunks(bytes, seed, 70_000), whole, `random chunks, seed ${seed}`);
+		for (const seed of [1, 2, 3])
+			assert.deepEqual(scanInRandomChunks(bytes, seed, 70_000), whole, `random chunks, seed ${seed}`);
 		assert.deepEqual(scanText(bytes.toString("utf8"), scanOptions()).totalLines, whole.totalLines);
 	});
 
 	test("keeps the same tail of long lines (a block's last lines over 256 KiB) whatever the chunking", () => {
-		const lines = Array.from({ length: 200 }, (_, i) => `${i % 7 === 0 ? "error: " : ""}${String(i).padStart(5, "0")} ${"é".repeat(2000 + i)}\r`);
+		const lines = Array.from(
+			{ length: 200 },
+			(_, i) => `${i % 7 === 0 ? "error: " : ""}${String(i).padStart(5, "0")} ${"é".repeat(2000 + i)}\r`,
+		);
 		const bytes = Buffer.from(`${lines.join("\n")}\n`);
 		const whole = scanInChunks(bytes, bytes.length);
 		assert.deepEqual(
@@ -204,7 +224,8 @@ describe("chunking", () => {
 		const bytes = mixedText();
 		const options = scanOptions({ headLines: 0, tailLines: 1, maxSignalLines: 3, maxLineChars: 80 });
 		const whole = scanInChunks(bytes, bytes.length, options);
-		for (const chunk of [7, 4096, 65_537]) assert.deepEqual(scanInChunks(bytes, chunk, options), whole, `chunk ${chunk}`);
+		for (const chunk of [7, 4096, 65_537])
+			assert.deepEqual(scanInChunks(bytes, chunk, options), whole, `chunk ${chunk}`);
 	});
 
 	test("finds a signal far into a long line and in a coloured line whatever the chunking", () => {
@@ -288,7 +309,8 @@ describe("signals", () => {
 
 	test("does not offer a signal first seen in the head again, nor the signals in the last lines", () => {
 		const lines = ["error: in the head", "ok"];
-		for (let i = 0; i < 100; i++) lines.push(i === 50 ? "error: in the middle" : i % 10 === 0 ? "error: in the head" : `ok ${i}`);
+		for (let i = 0; i < 100; i++)
+			lines.push(i === 50 ? "error: in the middle" : i % 10 === 0 ? "error: in the head" : `ok ${i}`);
 		lines.push("error: in the tail", "ok");
 		const scan = scanText(`${lines.join("\n")}\n`, scanOptions({ headLines: 2, tailLines: 2 }));
 		assert.deepEqual(
@@ -303,7 +325,10 @@ describe("signals", () => {
 		const lines: string[] = [];
 		for (let i = 0; i < 100_000; i++) lines.push(i % 10 === 0 ? `error: ${word(i)} failed` : `ok ${i}`);
 		const scan = scanText(`${lines.join("\n")}\n`, scanOptions());
-		assert.ok(scan.signals.length >= 1000 && scan.signals.length <= 2048, `${scan.signals.length} candidates kept of 10 000 distinct shapes`);
+		assert.ok(
+			scan.signals.length >= 1000 && scan.signals.length <= 2048,
+			`${scan.signals.length} candidates kept of 10 000 distinct shapes`,
+		);
 		const numbers = scan.signals.slice(0, 40).map((line) => line.lineNumber);
 		assert.ok(Math.min(...numbers) < 10_000, `first at ${Math.min(...numbers)}`);
 		assert.ok(Math.max(...numbers) > 90_000, `last at ${Math.max(...numbers)}`);
@@ -323,7 +348,10 @@ describe("signals", () => {
 	});
 
 	test("rates a line by its log level or its words: a warning, even one that mentions a failure, yields to an error", () => {
-		const scan = scanText("ok\nwarning: unused import\nerror: broken\nwarning: failed to clean\nok\n", scanOptions({ headLines: 1, tailLines: 1 }));
+		const scan = scanText(
+			"ok\nwarning: unused import\nerror: broken\nwarning: failed to clean\nok\n",
+			scanOptions({ headLines: 1, tailLines: 1 }),
+		);
 		assert.deepEqual(
 			scan.signals.map((line) => [line.text, line.severity]),
 			[
@@ -340,7 +368,10 @@ describe("signals", () => {
 	});
 
 	test("honours a custom pattern with anchors, per line", () => {
-		const scan = scanText("ok\nFAIL here\nnot FAIL\nok\n", scanOptions({ headLines: 1, tailLines: 1, signalRegex: /^FAIL/i }));
+		const scan = scanText(
+			"ok\nFAIL here\nnot FAIL\nok\n",
+			scanOptions({ headLines: 1, tailLines: 1, signalRegex: /^FAIL/i }),
+		);
 		assert.deepEqual(
 			scan.signals.map((line) => line.lineNumber),
 			[2],
@@ -412,7 +443,10 @@ describe("signal search budget and windows (a configured pattern)", () => {
 		const scan = scanText(`${text}\n`, scanOptions({ signalRegex: slowPattern, now: steppingClock(700) }));
 		const stopped = scan.signalSearchStopped;
 		assert.ok(stopped, "the search stopped although every line is in the head");
-		assert.ok(stopped.afterMs > SIGNAL_SCAN_BUDGET_MS && stopped.afterMs <= SIGNAL_SCAN_BUDGET_MS + 700, `stopped within one line's charge: ${stopped.afterMs} ms`);
+		assert.ok(
+			stopped.afterMs > SIGNAL_SCAN_BUDGET_MS && stopped.afterMs <= SIGNAL_SCAN_BUDGET_MS + 700,
+			`stopped within one line's charge: ${stopped.afterMs} ms`,
+		);
 		assert.ok(stopped.atLine > 1 && stopped.atLine < 10, `at line ${stopped.atLine}`);
 		assert.equal(scan.signalMatches, stopped.atLine - 1, "the lines before it were searched, none from it on");
 		assert.equal(scan.head.length, 10, "head and tail are complete");
@@ -444,8 +478,13 @@ describe("signal search budget and windows (a configured pattern)", () => {
 	 * budget, having searched every line before the stop and none after it, and counts every line.
 	 */
 	function assertStopsInsideBlock(signalRegex: RegExp, stepMs: number, chargeMs: number): void {
-		const lines = Array.from({ length: 10_000 }, (_, i) => (i % 100 === 50 ? `step ${i} FooException` : `step ${i} ${"x".repeat(90)}`));
-		const scan = scanText(`${lines.join("\n")}\n`, scanOptions({ headLines: 0, tailLines: 1, signalRegex, now: steppingClock(stepMs) }));
+		const lines = Array.from({ length: 10_000 }, (_, i) =>
+			i % 100 === 50 ? `step ${i} FooException` : `step ${i} ${"x".repeat(90)}`,
+		);
+		const scan = scanText(
+			`${lines.join("\n")}\n`,
+			scanOptions({ headLines: 0, tailLines: 1, signalRegex, now: steppingClock(stepMs) }),
+		);
 		const stopped = scan.signalSearchStopped;
 		assert.ok(stopped, "stopped");
 		assert.ok(stopped.afterMs <= SIGNAL_SCAN_BUDGET_MS + chargeMs, `within one run's charge: ${stopped.afterMs} ms`);
@@ -455,7 +494,11 @@ describe("signal search budget and windows (a configured pattern)", () => {
 			scan.signals.every((line) => line.lineNumber < stopped.atLine),
 			"no signal from the lines not searched",
 		);
-		assert.equal(scan.signalMatches, Math.ceil((stopped.atLine - 1 - 50) / 100), "every line before the stop was searched");
+		assert.equal(
+			scan.signalMatches,
+			Math.ceil((stopped.atLine - 1 - 50) / 100),
+			"every line before the stop was searched",
+		);
 		assert.equal(scan.totalLines, 10_000, "the lines after the stop are counted");
 	}
 
@@ -473,7 +516,10 @@ describe("signal search budget and windows (a configured pattern)", () => {
 	});
 
 	test("does not report a search that ended with its last line as stopped", () => {
-		const scan = scanText("a FooException\nb FooException\n", scanOptions({ signalRegex: slowPattern, now: steppingClock(1500) }));
+		const scan = scanText(
+			"a FooException\nb FooException\n",
+			scanOptions({ signalRegex: slowPattern, now: steppingClock(1500) }),
+		);
 		assert.equal(scan.signalSearchStopped, undefined);
 		assert.equal(scan.signalMatches, 2);
 	});
@@ -503,7 +549,10 @@ describe("signal search budget and windows (a configured pattern)", () => {
 
 	test("anchors a configured pattern at the start of a long line only", () => {
 		const options = scanOptions({ headLines: 0, tailLines: 1, signalRegex: /^FAIL/i });
-		const scan = scanText(`ok\nFAIL ${"x".repeat(10_000)}\n${"x".repeat(SIGNAL_WINDOW_STEP_CHARS * 2)}FAIL ${"x".repeat(10_000)}\nok\n`, options);
+		const scan = scanText(
+			`ok\nFAIL ${"x".repeat(10_000)}\n${"x".repeat(SIGNAL_WINDOW_STEP_CHARS * 2)}FAIL ${"x".repeat(10_000)}\nok\n`,
+			options,
+		);
 		assert.deepEqual(
 			scan.signals.map((line) => line.lineNumber),
 			[2],
@@ -523,7 +572,8 @@ describe("signal search budget and windows (a configured pattern)", () => {
 		const options = scanOptions({ headLines: 3, tailLines: 3, signalRegex: /\w+Exception/i, now: () => 0 });
 		const whole = scanInChunks(bytes, bytes.length, options);
 		assert.ok(whole.signalMatches > 20, `${whole.signalMatches} signal lines`);
-		for (const chunk of [1, 7, 2047, 4096, 1 * MIB]) assert.deepEqual(scanInChunks(bytes, chunk, options), whole, `chunk ${chunk}`);
+		for (const chunk of [1, 7, 2047, 4096, 1 * MIB])
+			assert.deepEqual(scanInChunks(bytes, chunk, options), whole, `chunk ${chunk}`);
 	});
 
 	test("the default pattern still sees a long line whole, however long its match", () => {

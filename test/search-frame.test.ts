@@ -50,7 +50,9 @@ describe("ChunkFramer", () => {
 	test("frames any bytes into blocks of whole lines that add up to the source, for any chunk size", () => {
 		const random = createRandom(99);
 		for (let round = 0; round < 200; round++) {
-			const lines = Array.from({ length: Math.floor(random() * 40) }, () => "x".repeat(random() < 0.1 ? Math.floor(random() * 3000) : Math.floor(random() * 40)));
+			const lines = Array.from({ length: Math.floor(random() * 40) }, () =>
+				"x".repeat(random() < 0.1 ? Math.floor(random() * 3000) : Math.floor(random() * 40)),
+			);
 			const bytes = Buffer.from(lines.join("\n") + (random() < 0.5 ? "\n" : ""));
 			const chunkBytes = 1 + Math.floor(random() * 300);
 			const giantLineBytes = chunkBytes + Math.floor(random() * 1000);
@@ -62,7 +64,10 @@ describe("ChunkFramer", () => {
 				if (index < blocks.length - 1) assert.equal(block.at(-1), 10, label);
 			});
 			assert.ok(kinds.at(-1) === "end" || kinds.at(-1) === "source ended", label);
-			assert.ok(largestBuffer <= Math.max(2 * chunkBytes, 2 * (giantLineBytes + chunkBytes)), `${label}: buffer ${largestBuffer}`);
+			assert.ok(
+				largestBuffer <= Math.max(2 * chunkBytes, 2 * (giantLineBytes + chunkBytes)),
+				`${label}: buffer ${largestBuffer}`,
+			);
 		}
 	});
 

@@ -16,7 +16,11 @@ const CHUNK_BYTES = 64;
 const GIANT_LINE_BYTES = 128;
 
 /** Frames `text` until its first (giant) line is handed over, searches that line, and returns what was shown and what the framer reads next. */
-function scanFirstGiantLine(text: string, pattern: string, options: { deadline?: SearchDeadline; maxLineChars?: number } = {}) {
+function scanFirstGiantLine(
+	text: string,
+	pattern: string,
+	options: { deadline?: SearchDeadline; maxLineChars?: number } = {},
+) {
 	const framer = new ChunkFramer(createMemorySource(Buffer.from(text)).read, CHUNK_BYTES, GIANT_LINE_BYTES);
 	let kind = framer.next();
 	while (kind === "partial") kind = framer.next();
@@ -24,7 +28,13 @@ function scanFirstGiantLine(text: string, pattern: string, options: { deadline?:
 	const progress = new Float64Array(PROGRESS_SLOTS);
 	const compiled = compileSearchRegexes(pattern);
 	const shown: SearchLine[] = [];
-	const collectOptions = { contextLines: 1, maxResults: 10, maxLineChars: options.maxLineChars ?? 20, budgetChars: 1_000_000, latin1: false };
+	const collectOptions = {
+		contextLines: 1,
+		maxResults: 10,
+		maxLineChars: options.maxLineChars ?? 20,
+		budgetChars: 1_000_000,
+		latin1: false,
+	};
 	const collector = new HitCollector(collectOptions, compiled.lineRegex, progress, (lines) => shown.push(...lines));
 	const deadline = options.deadline ?? new SearchDeadline(Date.now(), 60_000);
 	const finished = scanGiantLine(1, framer.held, framer, { pattern: compiled, collector, deadline, progress });
@@ -36,8 +46,16 @@ function scanFirstGiantLine(text: string, pattern: string, options: { deadline?:
 
 /** Checks that a shown window is the part of `line` it says it is. */
 function assertWindowOf(line: string, shown: SearchLine, label: string): void {
-	assert.equal(shown.cutBefore + shown.text.length + shown.cutAfter, line.length, `${label}: the counts add up to the line`);
-	assert.equal(line.slice(shown.cutBefore, shown.cutBefore + shown.text.length), shown.text, `${label}: the window is where it says`);
+	assert.equal(
+		shown.cutBefore + shown.text.length + shown.cutAfter,
+		line.length,
+		`${label}: the counts add up to the line`,
+	);
+	assert.equal(
+		line.slice(shown.cutBefore, shown.cutBefore + shown.text.length),
+		shown.text,
+		`${label}: the window is where it says`,
+	);
 }
 
 describe("scanGiantLine", () => {
@@ -82,14 +100,22 @@ describe("scanGiantLine", () => {
 			const hit = shown[0]!;
 			assertWindowOf(line, hit, label);
 			assert.ok(hit.text.length <= maxLineChars, label);
-			assert.match(hit.text.slice(hit.matchStart, hit.matchStart + hit.matchLength), new RegExp(`^(?:${pattern})$`, "i"), label);
+			assert.match(
+				hit.text.slice(hit.matchStart, hit.matchStart + hit.matchLength),
+				new RegExp(`^(?:${pattern})$`, "i"),
+				label,
+			);
 			assert.equal(hit.cutBefore + hit.matchStart, first.index, `${label}: the first match in the line`);
 		}
 	});
 
 	test("a giant line that is not a hit is context: its start, with its length counted", () => {
 		const line = "é".repeat(500);
-		const framer = new ChunkFramer(createMemorySource(Buffer.from(`hit\n${line}\n`)).read, CHUNK_BYTES, GIANT_LINE_BYTES);
+		const framer = new ChunkFramer(
+			createMemorySource(Buffer.from(`hit\n${line}\n`)).read,
+			CHUNK_BYTES,
+			GIANT_LINE_BYTES,
+		);
 		assert.equal(framer.next(), "lines");
 		const progress = new Float64Array(PROGRESS_SLOTS);
 		const compiled = compileSearchRegexes("hit");
@@ -102,12 +128,28 @@ describe("scanGiantLine", () => {
 		assert.equal(framer.dropLines(), true);
 		let kind = framer.next();
 		while (kind === "partial") kind = framer.next();
-		assert.equal(scanGiantLine(2, framer.held, framer, { pattern: compiled, collector, deadline: new SearchDeadline(Date.now(), 60_000), progress }), true);
-		assert.deepEqual(shown.map((shownLine) => [shownLine.lineNumber, shownLine.hit, shownLine.text, shownLine.cutAfter]), [[1, true, "hit", 0], [2, false, "é".repeat(7), 493]]);
+		assert.equal(
+			scanGiantLine(2, framer.held, framer, {
+				pattern: compiled,
+				collector,
+				deadline: new SearchDeadline(Date.now(), 60_000),
+				progress,
+			}),
+			true,
+		);
+		assert.deepEqual(
+			shown.map((shownLine) => [shownLine.lineNumber, shownLine.hit, shownLine.text, shownLine.cutAfter]),
+			[
+				[1, true, "hit", 0],
+				[2, false, "é".repeat(7), 493],
+			],
+		);
 	});
 
 	test("stops when the deadline has passed before the line's end", () => {
-		const { finished, shown } = scanFirstGiantLine(`${"a".repeat(1000)}\n`, "needle", { deadline: new SearchDeadline(Date.now() - 10, 5) });
+		const { finished, shown } = scanFirstGiantLine(`${"a".repeat(1000)}\n`, "needle", {
+			deadline: new SearchDeadline(Date.now() - 10, 5),
+		});
 		assert.equal(finished, false);
 		assert.deepEqual(shown, []);
 	});

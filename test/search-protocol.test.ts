@@ -18,7 +18,15 @@ import {
 
 /** The line as the worker sees it before any cut: a hit when `match` is found in it. */
 function createLine(text: string, match: { index: number; length: number } | null): SearchLine {
-	return { lineNumber: 1, text, hit: match !== null, cutBefore: 0, cutAfter: 0, matchStart: match?.index ?? -1, matchLength: match?.length ?? 0 };
+	return {
+		lineNumber: 1,
+		text,
+		hit: match !== null,
+		cutBefore: 0,
+		cutAfter: 0,
+		matchStart: match?.index ?? -1,
+		matchLength: match?.length ?? 0,
+	};
 }
 
 function assertWindowOf(original: string, line: SearchLine, maxChars: number): void {
@@ -50,26 +58,37 @@ describe("fitSearchLine", () => {
 		});
 		const long = fitSearchLine(createLine(text, { index: 50, length: 5 }), 3);
 		assert.deepEqual([long.text, long.matchStart, long.matchLength], ["MAT", 0, 3]);
-		assert.deepEqual(fitSearchLine(createLine("context line", null), 7), { ...createLine("context", null), cutAfter: 5 });
+		assert.deepEqual(fitSearchLine(createLine("context line", null), 7), {
+			...createLine("context", null),
+			cutAfter: 5,
+		});
 	});
 
 	test("any line, cut once and again narrower, is the part of the line it says, holding the match, with no half emoji", () => {
 		const chars = fc.constantFrom("a", "b", "é", "😀", " ", "日");
 		fc.assert(
-			fc.property(fc.array(chars, { maxLength: 200 }), fc.nat(), fc.nat(10), fc.boolean(), fc.integer({ min: 1, max: 80 }), fc.integer({ min: 1, max: 80 }), (parts, at, length, hit, first, second) => {
-				const text = parts.join("");
-				const index = text.length === 0 ? 0 : at % text.length;
-				const match = hit ? { index, length: Math.min(length, text.length - index) } : null;
-				const once = fitSearchLine(createLine(text, match), first);
-				assertWindowOf(text, once, first);
-				const twice = fitSearchLine(once, second);
-				assertWindowOf(text, twice, Math.min(first, second));
-				if (match !== null && match.length > 0 && twice.text.length > 2) {
-					// The window keeps (the start of) the match.
-					const kept = twice.cutBefore + twice.matchStart;
-					assert.ok(kept >= match.index - 1 && kept <= match.index + 1, `match at ${match.index}, kept at ${kept}`);
-				}
-			}),
+			fc.property(
+				fc.array(chars, { maxLength: 200 }),
+				fc.nat(),
+				fc.nat(10),
+				fc.boolean(),
+				fc.integer({ min: 1, max: 80 }),
+				fc.integer({ min: 1, max: 80 }),
+				(parts, at, length, hit, first, second) => {
+					const text = parts.join("");
+					const index = text.length === 0 ? 0 : at % text.length;
+					const match = hit ? { index, length: Math.min(length, text.length - index) } : null;
+					const once = fitSearchLine(createLine(text, match), first);
+					assertWindowOf(text, once, first);
+					const twice = fitSearchLine(once, second);
+					assertWindowOf(text, twice, Math.min(first, second));
+					if (match !== null && match.length > 0 && twice.text.length > 2) {
+						// The window keeps (the start of) the match.
+						const kept = twice.cutBefore + twice.matchStart;
+						assert.ok(kept >= match.index - 1 && kept <= match.index + 1, `match at ${match.index}, kept at ${kept}`);
+					}
+				},
+			),
 			{ numRuns: 500 },
 		);
 	});
@@ -82,8 +101,20 @@ describe("the progress slots", () => {
 		progress[PROGRESS_TOTAL_HITS] = 3;
 		progress[PROGRESS_COLLECTION_STOP] = COLLECTION_STOP_BUDGET;
 		assert.equal(readProgress(progress, 8), null, "another request's slots");
-		assert.deepEqual(readProgress(progress, 7), { resumeLine: 1, totalHits: 3, stepLastLine: 1, complete: false, collectionStop: "budget" });
+		assert.deepEqual(readProgress(progress, 7), {
+			resumeLine: 1,
+			totalHits: 3,
+			stepLastLine: 1,
+			complete: false,
+			collectionStop: "budget",
+		});
 		resetProgress(progress, 8);
-		assert.deepEqual(readProgress(progress, 8), { resumeLine: 1, totalHits: 0, stepLastLine: 1, complete: false, collectionStop: null });
+		assert.deepEqual(readProgress(progress, 8), {
+			resumeLine: 1,
+			totalHits: 0,
+			stepLastLine: 1,
+			complete: false,
+			collectionStop: null,
+		});
 	});
 });

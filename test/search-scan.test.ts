@@ -5,8 +5,19 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { HitCollector } from "../src/query/engine/collect.js";
-import { PROGRESS_RESUME_LINE, PROGRESS_SLOTS, PROGRESS_STEP_LAST_LINE, type SearchLine } from "../src/query/engine/protocol.js";
-import { compileSearchRegexes, DEADLINE_CHECK_STEPS, SearchDeadline, TextScanner, WINDOW_CHARS } from "../src/query/engine/scan.js";
+import {
+	PROGRESS_RESUME_LINE,
+	PROGRESS_SLOTS,
+	PROGRESS_STEP_LAST_LINE,
+	type SearchLine,
+} from "../src/query/engine/protocol.js";
+import {
+	compileSearchRegexes,
+	DEADLINE_CHECK_STEPS,
+	SearchDeadline,
+	TextScanner,
+	WINDOW_CHARS,
+} from "../src/query/engine/scan.js";
 
 /** A scanner for `pattern` with a collector that shows every hit and no context. */
 function createScanner(pattern: string, deadline = new SearchDeadline(Date.now(), 60_000)) {
@@ -50,7 +61,9 @@ describe("SearchDeadline", () => {
 describe("TextScanner", () => {
 	const lineCount = 20_000;
 	// Several windows of WINDOW_CHARS; every 97th line holds the word, some lines end in \r.
-	const lines = Array.from({ length: lineCount }, (_, index) => (index % 97 === 5 ? `x needle ${index + 1}` : `line ${index + 1}${index % 7 === 0 ? "\r" : ""}`));
+	const lines = Array.from({ length: lineCount }, (_, index) =>
+		index % 97 === 5 ? `x needle ${index + 1}` : `line ${index + 1}${index % 7 === 0 ? "\r" : ""}`,
+	);
 	const text = `${lines.join("\n")}\n`;
 	const needleLines = lines.flatMap((line, index) => (line.includes("needle") ? [index + 1] : []));
 
@@ -68,7 +81,10 @@ describe("TextScanner", () => {
 	test("numbers the lines from textBase and confirms a match on its own line (\\r inside a line, a match across lines)", () => {
 		const { scanner, shown } = createScanner("b$|c\\nd");
 		assert.equal(scanner.scanText("ab\rx\nxb\r\nc\nd\n", 10), 4);
-		assert.deepEqual(shown.map((line) => [line.lineNumber, line.text, line.matchStart, line.matchLength]), [[11, "xb", 1, 1]]);
+		assert.deepEqual(
+			shown.map((line) => [line.lineNumber, line.text, line.matchStart, line.matchLength]),
+			[[11, "xb", 1, 1]],
+		);
 	});
 
 	test("stops at a window's first line once the deadline passed, saying where", () => {
@@ -79,13 +95,17 @@ describe("TextScanner", () => {
 		assert.ok(stopped > 3000 && stopped < lineCount, String(stopped));
 		// The first lines of the windows: each window ends at the first newline WINDOW_CHARS past its start.
 		const windowLines: number[] = [];
-		for (let start = 0, line = 1; start < text.length; ) {
+		for (let start = 0, line = 1; start < text.length;) {
 			windowLines.push(line);
 			const end = text.indexOf("\n", start + WINDOW_CHARS) + 1 || text.length;
 			line += text.slice(start, end).split("\n").length - 1;
 			start = end;
 		}
-		assert.equal(stopped, windowLines.find((line) => line > 3000), "the first window that begins past the deadline");
+		assert.equal(
+			stopped,
+			windowLines.find((line) => line > 3000),
+			"the first window that begins past the deadline",
+		);
 		assert.equal(collector.totalHits, needleLines.filter((line) => line < stopped).length);
 		assert.ok(progress[PROGRESS_STEP_LAST_LINE]! < stopped, "the last step ended before the line it stopped at");
 	});

@@ -31,7 +31,25 @@ const BASE_OPTIONS: SearchOptions = {
 };
 
 describe("searchFile against a line-by-line oracle", () => {
-	const patterns = ["a", "bb+", "^a", "b$", "é", "😀", "a.b", "x|é", "(?<=a)b", "a(?!b)", "^$", "x*", "\\s$", "[^ab]{3}", "a\\r?b", "^[^x]*$", "b\\nA"];
+	const patterns = [
+		"a",
+		"bb+",
+		"^a",
+		"b$",
+		"é",
+		"😀",
+		"a.b",
+		"x|é",
+		"(?<=a)b",
+		"a(?!b)",
+		"^$",
+		"x*",
+		"\\s$",
+		"[^ab]{3}",
+		"a\\r?b",
+		"^[^x]*$",
+		"b\\nA",
+	];
 	test("shows the same lines, windows and counts for random texts, chunk sizes and patterns", async (t) => {
 		const dir = await createTempDir(t);
 		const random = createRandom(20240601);
@@ -74,9 +92,24 @@ describe("giant lines", () => {
 		const path = join(dir, "giant.txt");
 		const giant = `${"a".repeat(3_000_000)}NEEDLE${"b".repeat(500_000)}`;
 		await writeFile(path, `before 1\nbefore 2\n${giant}\r\nafter 1\nafter 2\nafter 3\n`);
-		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle", maxLineChars: 100, chunkBytes: 64 * 1024, giantLineBytes: 256 * 1024 });
+		const result = await searchFile(path, {
+			...BASE_OPTIONS,
+			pattern: "needle",
+			maxLineChars: 100,
+			chunkBytes: 64 * 1024,
+			giantLineBytes: 256 * 1024,
+		});
 		assert.equal(result.totalHits, 1);
-		assert.deepEqual(result.lines.map((line) => [line.lineNumber, line.hit]), [[1, false], [2, false], [3, true], [4, false], [5, false]]);
+		assert.deepEqual(
+			result.lines.map((line) => [line.lineNumber, line.hit]),
+			[
+				[1, false],
+				[2, false],
+				[3, true],
+				[4, false],
+				[5, false],
+			],
+		);
 		const hit = result.lines[2]!;
 		assert.equal(hit.text.length, 100);
 		assert.equal(hit.cutBefore + hit.text.length + hit.cutAfter, giant.length);
@@ -92,7 +125,13 @@ describe("giant lines", () => {
 		const boundary = 6 * chunkBytes;
 		const giant = `${"a".repeat(boundary - 3)}NEEDLE${"b".repeat(chunkBytes * 3)}`;
 		await writeFile(path, `${giant}\nnext line\n`);
-		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle$|needle", maxLineChars: 50, chunkBytes, giantLineBytes: 4 * chunkBytes });
+		const result = await searchFile(path, {
+			...BASE_OPTIONS,
+			pattern: "needle$|needle",
+			maxLineChars: 50,
+			chunkBytes,
+			giantLineBytes: 4 * chunkBytes,
+		});
 		assert.equal(result.totalHits, 1);
 		const hit = result.lines.find((line) => line.hit)!;
 		assert.equal(hit.lineNumber, 1);
@@ -106,10 +145,20 @@ describe("giant lines", () => {
 		const path = join(dir, "context.txt");
 		const giant = "é".repeat(400_000);
 		await writeFile(path, `${giant}\nerror here\n${giant}`);
-		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "error", maxLineChars: 10, chunkBytes: 16 * 1024, giantLineBytes: 64 * 1024 });
+		const result = await searchFile(path, {
+			...BASE_OPTIONS,
+			pattern: "error",
+			maxLineChars: 10,
+			chunkBytes: 16 * 1024,
+			giantLineBytes: 64 * 1024,
+		});
 		assert.deepEqual(
 			result.lines.map((line) => [line.lineNumber, line.hit, line.text, line.cutAfter]),
-			[[1, false, "é".repeat(10), 399_990], [2, true, "error here", 0], [3, false, "é".repeat(10), 399_990]],
+			[
+				[1, false, "é".repeat(10), 399_990],
+				[2, true, "error here", 0],
+				[3, false, "é".repeat(10), 399_990],
+			],
 		);
 		assert.equal(result.linesSearched, 3);
 	});
@@ -131,7 +180,10 @@ describe("time bound and workers", () => {
 		assert.deepEqual(fired.sort(), ["immediate", "timeout"], "the main thread ran its timers during the search");
 		assert.equal(result.stopped?.terminated, true, "the runaway step was terminated, not waited for");
 		assert.equal(result.stopped?.atLine, 20);
-		assert.deepEqual(result.lines.filter((line) => line.hit).map((line) => line.lineNumber), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+		assert.deepEqual(
+			result.lines.filter((line) => line.hit).map((line) => line.lineNumber),
+			[10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+		);
 		assert.equal(result.totalHits, 10);
 		assert.equal(result.linesSearched, 19);
 	});
@@ -143,12 +195,21 @@ describe("time bound and workers", () => {
 		// steps, however loaded the machine; real time plays no part (60 s grace before a hard stop).
 		await writeFile(path, Array.from({ length: 20_000 }, () => "a".repeat(300)).join("\n"));
 		for (const pattern of ["(?=a)a{200}b", "a{200}b"]) {
-			const result = await searchFile(path, { ...BASE_OPTIONS, pattern, timeoutMs: 500, virtualMsPerLine: 1, hardStopGraceMs: 60_000 });
+			const result = await searchFile(path, {
+				...BASE_OPTIONS,
+				pattern,
+				timeoutMs: 500,
+				virtualMsPerLine: 1,
+				hardStopGraceMs: 60_000,
+			});
 			const label = `/${pattern}/: ${JSON.stringify(result.stopped)}`;
 			assert.ok(result.stopped !== null, label);
 			assert.equal(result.stopped.cause, "time", label);
 			assert.equal(result.stopped.terminated, false, `stopped by the worker itself, not terminated: ${label}`);
-			assert.ok(result.stopped.atLine > 500 && result.stopped.atLine < 20_000, `stopped once 500 lines were searched, before the end: ${label}`);
+			assert.ok(
+				result.stopped.atLine > 500 && result.stopped.atLine < 20_000,
+				`stopped once 500 lines were searched, before the end: ${label}`,
+			);
 			assert.equal(result.linesSearched, result.stopped.atLine - 1, label);
 		}
 	});
@@ -183,7 +244,9 @@ describe("time bound and workers", () => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "concurrent.txt");
 		await writeFile(path, catastrophic);
-		const results = await Promise.all(Array.from({ length: 6 }, (_, index) => searchFile(path, { ...BASE_OPTIONS, pattern: `^ok ${index + 1}$` })));
+		const results = await Promise.all(
+			Array.from({ length: 6 }, (_, index) => searchFile(path, { ...BASE_OPTIONS, pattern: `^ok ${index + 1}$` })),
+		);
 		results.forEach((result, index) => assert.deepEqual(result.lines.find((line) => line.hit)?.lineNumber, index + 1));
 		assert.ok(readSearchWorkerStats().idle <= 1);
 	});
@@ -195,7 +258,10 @@ describe("time bound and workers", () => {
 		const controller = new AbortController();
 		setTimeout(() => controller.abort(), 50);
 		// Without the abort this search would resolve (stopped) after its 60 s.
-		await assert.rejects(searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 60_000, signal: controller.signal }), { name: "AbortError" });
+		await assert.rejects(
+			searchFile(path, { ...BASE_OPTIONS, pattern: "(a+)+$", timeoutMs: 60_000, signal: controller.signal }),
+			{ name: "AbortError" },
+		);
 		assert.equal(readSearchWorkerStats().busy, 0, "the worker was let go");
 	});
 
@@ -219,18 +285,30 @@ describe("time bound and workers", () => {
 			port1.postMessage({ type: "search", id: 7, path: ${JSON.stringify(textPath)}, pattern: "ERROR", contextLines: 1, maxResults: 10, maxLineChars: 100,
 				budgetChars: 100000, timeoutMs: 5000, chunkBytes: 1048576, giantLineBytes: 8388608 });
 		`;
-		const { stdout } = await promisify(execFile)(process.execPath, ["-e", driver], { env: { ...process.env, NODE_OPTIONS: "" } });
+		const { stdout } = await promisify(execFile)(process.execPath, ["-e", driver], {
+			env: { ...process.env, NODE_OPTIONS: "" },
+		});
 		const reply = JSON.parse(stdout) as {
 			started: Extract<SearchWorkerMessage, { type: "started" }>;
 			done: Extract<SearchWorkerMessage, { type: "done" }>;
 			lines: Array<{ lineNumber: number; hit: boolean; text: string }>;
 			execArgv: string[];
 		};
-		assert.ok(!reply.execArgv.some((arg) => arg.includes("tsx") || arg.includes("--import") || arg.includes("--loader")), reply.execArgv.join(" "));
+		assert.ok(
+			!reply.execArgv.some((arg) => arg.includes("tsx") || arg.includes("--import") || arg.includes("--loader")),
+			reply.execArgv.join(" "),
+		);
 		assert.equal(reply.started.id, 7, "the worker says when it begins the request");
 		assert.equal(reply.done.totalHits, 1);
 		assert.equal(reply.done.linesSearched, 3);
-		assert.deepEqual(reply.lines.map((line) => [line.lineNumber, line.hit, line.text]), [[1, false, "one"], [2, true, "two error"], [3, false, "three"]]);
+		assert.deepEqual(
+			reply.lines.map((line) => [line.lineNumber, line.hit, line.text]),
+			[
+				[1, false, "one"],
+				[2, true, "two error"],
+				[3, false, "three"],
+			],
+		);
 	});
 });
 
@@ -240,13 +318,20 @@ describe("waiting for a worker", () => {
 	const runaway: SearchOptions = { ...BASE_OPTIONS, pattern: "(a+)+$", hardStopGraceMs: 50 };
 
 	/** Fresh workers all busy with runaway searches of 60 s; `ended` turns true once they end (only disposeSearchWorkers ends them). */
-	async function occupyEveryWorker(t: TestContext, name: string): Promise<{ path: string; others: Promise<unknown[]>; ended: () => boolean }> {
+	async function occupyEveryWorker(
+		t: TestContext,
+		name: string,
+	): Promise<{ path: string; others: Promise<unknown[]>; ended: () => boolean }> {
 		const dir = await createTempDir(t);
 		const path = join(dir, name);
 		await writeFile(path, needleThenRunaway);
 		await disposeSearchWorkers();
 		let ended = false;
-		const others = Promise.all(Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error)));
+		const others = Promise.all(
+			Array.from({ length: MAX_SEARCH_WORKERS }, () =>
+				searchFile(path, { ...runaway, timeoutMs: 60_000 }).catch((error: Error) => error),
+			),
+		);
 		void others.then(() => (ended = true));
 		return { path, others, ended: () => ended };
 	}
@@ -259,9 +344,13 @@ describe("waiting for a worker", () => {
 		const slow = Array.from({ length: MAX_SEARCH_WORKERS }, () => searchFile(path, { ...runaway, timeoutMs: 500 }));
 		const queued = searchFile(path, { ...BASE_OPTIONS, pattern: "needle", timeoutMs: 500 });
 		const [needle, ...stopped] = await Promise.all([queued, ...slow]);
-		for (const result of stopped) assert.equal(result.stopped?.cause, "time", "the runaway searches ran out of their own time");
+		for (const result of stopped)
+			assert.equal(result.stopped?.cause, "time", "the runaway searches ran out of their own time");
 		assert.equal(needle.stopped, null, `the queued search was reported stopped: ${JSON.stringify(needle.stopped)}`);
-		assert.deepEqual(needle.lines.filter((line) => line.hit).map((line) => line.lineNumber), [1]);
+		assert.deepEqual(
+			needle.lines.filter((line) => line.hit).map((line) => line.lineNumber),
+			[1],
+		);
 		assert.equal(needle.totalHits, 1);
 		assert.equal(needle.linesSearched, 2001);
 		// The runaway searches hold every worker for 500 ms after they begin, which is after this one was asked.
@@ -357,12 +446,30 @@ describe("a search that searched every line is complete", () => {
 		await disposeSearchWorkers();
 		// The worker's own clock never runs out (1e-9 ms a line); it searches 3 lines, then holds its
 		// answer far past the hard stop (1 s + 0 ms grace), which then terminates it.
-		const result = await searchFile(path, { ...BASE_OPTIONS, pattern: "needle", timeoutMs: 1000, hardStopGraceMs: 0, virtualMsPerLine: 1e-9, holdBeforeDoneMs: 30_000 });
-		assert.deepEqual(readSearchWorkerStats(), { started: readSearchWorkerStats().started, idle: 0, busy: 0 }, "the hard stop terminated the worker");
+		const result = await searchFile(path, {
+			...BASE_OPTIONS,
+			pattern: "needle",
+			timeoutMs: 1000,
+			hardStopGraceMs: 0,
+			virtualMsPerLine: 1e-9,
+			holdBeforeDoneMs: 30_000,
+		});
+		assert.deepEqual(
+			readSearchWorkerStats(),
+			{ started: readSearchWorkerStats().started, idle: 0, busy: 0 },
+			"the hard stop terminated the worker",
+		);
 		assert.equal(result.stopped, null, JSON.stringify(result.stopped));
 		assert.equal(result.linesSearched, 3);
 		assert.equal(result.totalHits, 1);
-		assert.deepEqual(result.lines.map((line) => [line.lineNumber, line.hit]), [[1, false], [2, true], [3, false]]);
+		assert.deepEqual(
+			result.lines.map((line) => [line.lineNumber, line.hit]),
+			[
+				[1, false],
+				[2, true],
+				[3, false],
+			],
+		);
 	});
 });
 
@@ -371,23 +478,43 @@ describe("a large file", () => {
 	test("counts and shows the hits of a 32 MiB file exactly", async (t) => {
 		const dir = await createTempDir(t);
 		const path = join(dir, "big.txt");
-		const words = ["compiling module", "info: request served in 12ms", "debug: cache hit for key", "warning: deprecated API used", "GET /api/v1/items 200"];
+		const words = [
+			"compiling module",
+			"info: request served in 12ms",
+			"debug: cache hit for key",
+			"warning: deprecated API used",
+			"GET /api/v1/items 200",
+		];
 		const parts: string[] = [];
 		let size = 0;
 		for (let index = 1; size < 32 * 1024 * 1024; index++) {
-			const line = index % 997 === 0 ? `error: something failed at step ${index}` : `${words[index % 5]} #${index} path=/usr/lib/x86_64/lib${index % 100}.so`;
+			const line =
+				index % 997 === 0
+					? `error: something failed at step ${index}`
+					: `${words[index % 5]} #${index} path=/usr/lib/x86_64/lib${index % 100}.so`;
 			parts.push(line);
 			size += line.length + 1;
 		}
 		await writeFile(path, `${parts.join("\n")}\n`);
 		const hitLines = Math.floor(parts.length / 997);
 		for (const pattern of ["error", "fail(ed|ure)", "zzzz-not-there"]) {
-			const result = await searchFile(path, { ...BASE_OPTIONS, pattern, budgetChars: 24_000, hardStopGraceMs: 60_000, timeoutMs: 60_000 });
+			const result = await searchFile(path, {
+				...BASE_OPTIONS,
+				pattern,
+				budgetChars: 24_000,
+				hardStopGraceMs: 60_000,
+				timeoutMs: 60_000,
+			});
 			assert.equal(result.stopped, null, pattern);
 			assert.equal(result.linesSearched, parts.length, pattern);
 			assert.equal(result.totalHits, pattern === "zzzz-not-there" ? 0 : hitLines, pattern);
 			const shown = result.lines.filter((line) => line.hit).map((line) => line.lineNumber);
-			if (pattern !== "zzzz-not-there") assert.deepEqual(shown, Array.from({ length: shown.length }, (_, index) => 997 * (index + 1)), pattern);
+			if (pattern !== "zzzz-not-there")
+				assert.deepEqual(
+					shown,
+					Array.from({ length: shown.length }, (_, index) => 997 * (index + 1)),
+					pattern,
+				);
 		}
 		t.diagnostic(`searched ${size} bytes, ${parts.length} lines, ${hitLines} hit lines`);
 	});

@@ -7,7 +7,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
-import { acquireReadBuffers, getShapeHasher, releaseReadBuffers, SHARED_READ_BUFFER_BYTES, type ShapeHasher } from "../src/prefilter/keyword-filter.js";
+import {
+	acquireReadBuffers,
+	getShapeHasher,
+	releaseReadBuffers,
+	SHARED_READ_BUFFER_BYTES,
+	type ShapeHasher,
+} from "../src/prefilter/keyword-filter.js";
 import { hashLine } from "../src/signals/shapes.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
@@ -46,7 +52,7 @@ test("every line of every real fixture gets hashLine's hash from the WebAssembly
 	for (const fixture of loadRealFixtures()) {
 		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
 		const end = bytes.lastIndexOf(0x0a) + 1;
-		for (let from = 0; from < end; ) {
+		for (let from = 0; from < end;) {
 			let to = bytes.lastIndexOf(0x0a, Math.min(end, from + hasher.windowBytes) - 1) + 1;
 			if (to <= from) to = bytes.indexOf(0x0a, from) + 1;
 			if (to - from > hasher.windowBytes) {
@@ -61,9 +67,48 @@ test("every line of every real fixture gets hashLine's hash from the WebAssembly
 
 test("fuzzed lines of digits, quotes, paths, indentation and carriage returns hash alike", () => {
 	const piece = fc.oneof(
-		fc.constantFrom(" ", "\t", "\r", "\n", "\r\n", ":", ": ", "src/a.ts:", "12", "0", '"', "'", "`", '"quoted"', "x:1:", "a", "Z", "\xff", "\x00", ".", "-", "é", "🚀"),
+		fc.constantFrom(
+			" ",
+			"\t",
+			"\r",
+			"\n",
+			"\r\n",
+			":",
+			": ",
+			"src/a.ts:",
+			"12",
+			"0",
+			'"',
+			"'",
+			"`",
+			'"quoted"',
+			"x:1:",
+			"a",
+			"Z",
+			"\xff",
+			"\x00",
+			".",
+			"-",
+			"é",
+			"🚀",
+		),
 		// Bytes next to the digits and quotes (the module finds digits and quotes 16 bytes at a time).
-		fc.constantFrom("/", "9", ":9", "/0", "!", "#", "&", "(", "_", "a".repeat(15), "b".repeat(16), "c".repeat(17), "d".repeat(47), "e".repeat(48)),
+		fc.constantFrom(
+			"/",
+			"9",
+			":9",
+			"/0",
+			"!",
+			"#",
+			"&",
+			"(",
+			"_",
+			"a".repeat(15),
+			"b".repeat(16),
+			"c".repeat(17),
+			"d".repeat(47),
+			"e".repeat(48),
+		),
 		fc.string({ maxLength: 12 }),
 		fc.nat({ max: 300 }).map((n) => "a".repeat(n)),
 		fc.nat({ max: 300 }).map((n) => `"${"b".repeat(n)}"`),
@@ -87,11 +132,15 @@ test("lines in a shared read buffer are hashed where they lie: the same records,
 			const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`)).subarray(0, hasher.windowBytes);
 			const end = bytes.lastIndexOf(0x0a) + 1;
 			if (end <= 1) continue;
-			buffer.fill("x\n\"q\" 12\n", end);
+			buffer.fill('x\n"q" 12\n', end);
 			bytes.copy(buffer, 0, 0, end);
 			const before = Buffer.from(buffer);
 			for (const from of [0, bytes.indexOf(0x0a) + 1]) {
-				assert.deepEqual(byWasm(buffer, from, end), byWasm(Buffer.from(buffer.subarray(0, end)), from, end), `${fixture.name} from ${from}`);
+				assert.deepEqual(
+					byWasm(buffer, from, end),
+					byWasm(Buffer.from(buffer.subarray(0, end)), from, end),
+					`${fixture.name} from ${from}`,
+				);
 				assertSame(buffer, from, end, `${fixture.name} in place from ${from}`);
 			}
 			assert.ok(buffer.equals(before), `${fixture.name}: the buffer was written to`);

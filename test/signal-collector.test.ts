@@ -8,7 +8,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine } from "../src/lines/render.js";
-import { COLLAPSE_SHAPE_LINES, LINES_PER_SHAPE, MAX_MEMO_LINES, MAX_SHAPES, SignalCollector, type SignalItem } from "../src/signals/collector.js";
+import {
+	COLLAPSE_SHAPE_LINES,
+	LINES_PER_SHAPE,
+	MAX_MEMO_LINES,
+	MAX_SHAPES,
+	SignalCollector,
+	type SignalItem,
+} from "../src/signals/collector.js";
 import { classifySeverity, type Severity, shapeOf } from "../src/signals/policy.js";
 import { keepEnd, keepStart } from "../src/lines/text.js";
 
@@ -60,7 +67,32 @@ test("200 000 candidate lines of distinct shapes and lengths: at most twice MAX_
 
 /** Lines built to take every path: digits (before an x too), hex, quotes, paths, control characters, ANSI, "\r" redraws, long runs. */
 const piece = fc.oneof(
-	fc.constantFrom("error:", "failed", "warning:", "ERROR", "note", " ", "  ", "\t", "x", "X", "0x", "ff", "deadbeef", "/src/a.c", '"q 1"', "'2'", "`3`", ".", ":", ",", "+", "-", "é", "日本"),
+	fc.constantFrom(
+		"error:",
+		"failed",
+		"warning:",
+		"ERROR",
+		"note",
+		" ",
+		"  ",
+		"\t",
+		"x",
+		"X",
+		"0x",
+		"ff",
+		"deadbeef",
+		"/src/a.c",
+		'"q 1"',
+		"'2'",
+		"`3`",
+		".",
+		":",
+		",",
+		"+",
+		"-",
+		"é",
+		"日本",
+	),
 	fc.constantFrom("\r", "\x1b[31m", "\x1b[0m", "\x01", "\x7f", "\b", "\x1b"),
 	fc.nat({ max: 10 ** 9 }).map(String),
 	fc.nat({ max: 9 }).map((n) => "a".repeat(n * 13)),
@@ -90,13 +122,28 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 		shapes.set(key, shape);
 		shape.count++;
 		shape.lastLine = line.lineNumber;
-		const same = shape.items.find((item) => item.text === line.text) ?? (shape.latest?.text === line.text ? shape.latest : undefined);
+		const same =
+			shape.items.find((item) => item.text === line.text) ??
+			(shape.latest?.text === line.text ? shape.latest : undefined);
 		if (same !== undefined) {
 			same.count++;
 			return;
 		}
-		const text = line.text.length <= maxLineChars ? line.text : line.keptEnd ? keepEnd(line.text, maxLineChars) : keepStart(line.text, maxLineChars);
-		const item: SignalItem = { ...line, text, partial: line.partial || text.length < line.text.length, offset: offsets[index], count: 1, severity: shape.severity, shapeCount: 1 };
+		const text =
+			line.text.length <= maxLineChars
+				? line.text
+				: line.keptEnd
+					? keepEnd(line.text, maxLineChars)
+					: keepStart(line.text, maxLineChars);
+		const item: SignalItem = {
+			...line,
+			text,
+			partial: line.partial || text.length < line.text.length,
+			offset: offsets[index],
+			count: 1,
+			severity: shape.severity,
+			shapeCount: 1,
+		};
 		if (shape.items.length < LINES_PER_SHAPE) shape.items.push(item);
 		else shape.latest = item;
 	});
@@ -111,32 +158,37 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 
 test("lines taken raw or shaped give exactly what the plain algorithm gives", () => {
 	fc.assert(
-		fc.property(fc.array(line, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(), { maxLength: 200 }), fc.integer({ min: 8, max: 80 }), (pool, picks, maxLineChars) => {
-			// Repeats and near-repeats: lines picked from a small pool, some with their digits changed,
-			// some ending in "\r" (as a CRLF file's lines reach the collector).
-			const raws = picks.map((pick, k) => {
-				const text = pool[pick % pool.length];
-				const varied = pick % 3 === 0 ? text.replace(/[0-9]/g, (digit) => String((Number(digit) + k) % 10)) : text;
-				return k % 5 === 0 ? `${varied}\r` : varied;
-			});
-			// Every seventh line arrives shaped, as the end of a giant line (keptEnd) does.
-			const isGiantEnd = (index: number) => index % 7 === 3;
-			const shapedLines = raws.map((raw, index) => {
-				const shaped = shapeLine(index + 1, raw, keepCharsFor(maxLineChars));
-				return isGiantEnd(index) ? { ...shaped, partial: true, keptEnd: true as const } : shaped;
-			});
-			const offsets = raws.map((_, index) => index * 100);
-			const expected = JSON.stringify(collectByModel(shapedLines, offsets, maxLineChars));
-			const byRaw = new SignalCollector(maxLineChars);
-			const byLine = new SignalCollector(maxLineChars);
-			raws.forEach((raw, index) => {
-				if (isGiantEnd(index)) byRaw.add(shapedLines[index], offsets[index]);
-				else byRaw.addRaw(index + 1, raw, offsets[index]);
-				byLine.add(shapedLines[index], offsets[index]);
-			});
-			assert.equal(JSON.stringify(byRaw.items()), expected, "addRaw");
-			assert.equal(JSON.stringify(byLine.items()), expected, "add");
-		}),
+		fc.property(
+			fc.array(line, { minLength: 1, maxLength: 20 }),
+			fc.array(fc.nat(), { maxLength: 200 }),
+			fc.integer({ min: 8, max: 80 }),
+			(pool, picks, maxLineChars) => {
+				// Repeats and near-repeats: lines picked from a small pool, some with their digits changed,
+				// some ending in "\r" (as a CRLF file's lines reach the collector).
+				const raws = picks.map((pick, k) => {
+					const text = pool[pick % pool.length];
+					const varied = pick % 3 === 0 ? text.replace(/[0-9]/g, (digit) => String((Number(digit) + k) % 10)) : text;
+					return k % 5 === 0 ? `${varied}\r` : varied;
+				});
+				// Every seventh line arrives shaped, as the end of a giant line (keptEnd) does.
+				const isGiantEnd = (index: number) => index % 7 === 3;
+				const shapedLines = raws.map((raw, index) => {
+					const shaped = shapeLine(index + 1, raw, keepCharsFor(maxLineChars));
+					return isGiantEnd(index) ? { ...shaped, partial: true, keptEnd: true as const } : shaped;
+				});
+				const offsets = raws.map((_, index) => index * 100);
+				const expected = JSON.stringify(collectByModel(shapedLines, offsets, maxLineChars));
+				const byRaw = new SignalCollector(maxLineChars);
+				const byLine = new SignalCollector(maxLineChars);
+				raws.forEach((raw, index) => {
+					if (isGiantEnd(index)) byRaw.add(shapedLines[index], offsets[index]);
+					else byRaw.addRaw(index + 1, raw, offsets[index]);
+					byLine.add(shapedLines[index], offsets[index]);
+				});
+				assert.equal(JSON.stringify(byRaw.items()), expected, "addRaw");
+				assert.equal(JSON.stringify(byLine.items()), expected, "add");
+			},
+		),
 		// A line longer than what the scan keeps of it (keepChars) is judged by its kept start: here a
 		// note, its failure word cut off.
 		{ numRuns: 500, examples: [[[`note ${"b".repeat(1100)} failed`], [0, 0], 8]] },

@@ -54,7 +54,11 @@ describe("the default signal pattern on real toolchain outputs", () => {
 		for (const fixture of FIXTURES) {
 			assert.ok(fixture.decisive.length > 0, `${fixture.name} has decisive lines`);
 			for (const line of fixture.decisive) {
-				assert.equal(fixture.lines[line.lineNumber - 1], line.raw, `${fixture.name}:${line.lineNumber} is the line of the log`);
+				assert.equal(
+					fixture.lines[line.lineNumber - 1],
+					line.raw,
+					`${fixture.name}:${line.lineNumber} is the line of the log`,
+				);
 			}
 		}
 	});
@@ -75,7 +79,10 @@ describe("the default signal pattern on real toolchain outputs", () => {
 			assert.ok(fixture, `fixture ${entry.fixture} exists`);
 			const line = fixture.decisive.find((candidate) => candidate.tailOnly && candidate.shown === entry.text);
 			assert.ok(line, `${entry.fixture} has the tail-only line ${entry.text}`);
-			assert.ok(line.lineNumber > fixture.lines.length - TAIL_LINES, `${entry.fixture}:${line.lineNumber} is in the last ${TAIL_LINES} lines`);
+			assert.ok(
+				line.lineNumber > fixture.lines.length - TAIL_LINES,
+				`${entry.fixture}:${line.lineNumber} is in the last ${TAIL_LINES} lines`,
+			);
 		}
 	});
 
@@ -107,7 +114,9 @@ describe("the default signal pattern on real toolchain outputs", () => {
 				matches++;
 				if (/^(?:\S+: )?warning(?:\[[\w-]+\])?:/i.test(stripAnsi(raw).trimStart())) warnings++;
 			});
-			t.diagnostic(`${fixture.name}: ${matches} of ${fixture.lines.length - decisive.size} non-decisive lines match (${warnings} of them compiler warnings)`);
+			t.diagnostic(
+				`${fixture.name}: ${matches} of ${fixture.lines.length - decisive.size} non-decisive lines match (${warnings} of them compiler warnings)`,
+			);
 		}
 	});
 });
@@ -138,7 +147,7 @@ describe("the vocabulary of failure", () => {
 		"Killed",
 		"npm ERR! code ERESOLVE",
 		"npm error code E404",
-		"Exception in thread \"main\" java.lang.NullPointerException",
+		'Exception in thread "main" java.lang.NullPointerException',
 		"Caused by: java.io.IOException: stream closed",
 		"bash: htmlminify: command not found",
 		"sh: 1: htmlminify: not found",
@@ -161,7 +170,7 @@ describe("the vocabulary of failure", () => {
 		"panic: runtime error: index out of range [3] with length 3",
 		"--- FAIL: TestParse (0.00s)",
 		"FAIL\texample.com/toolkit/durations\t0.021s",
-		"    durations_test.go:42: Parse(\"1h30m\") = 0; want 5400",
+		'    durations_test.go:42: Parse("1h30m") = 0; want 5400',
 		"Error: Cannot find module 'left-pad'",
 		"ModuleNotFoundError: No module named 'yaml'",
 		"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
@@ -173,7 +182,7 @@ describe("the vocabulary of failure", () => {
 		"ERROR db: connection refused to 10.0.0.7:5432",
 		'{"level":"error","msg":"upstream timed out"}',
 		'  "error": {',
-		"    Expected: \"1.234,50 €\"",
+		'    Expected: "1.234,50 €"',
 		"        Expected values to be strictly equal:",
 		"CMake Error at CMakeLists.txt:3 (add_executable):",
 		"warning: unused variable `count`",
@@ -283,7 +292,8 @@ describe("the pattern itself", () => {
 	test("can never match across a line break (the scan runs it over blocks of lines)", () => {
 		// No \s, \D, \W or dot (each can match "\n"); every negated class excludes "\n".
 		assert.doesNotMatch(DEFAULT_SIGNAL_PATTERN, /\\[sDW]|(?<!\\)\./);
-		for (const negated of DEFAULT_SIGNAL_PATTERN.match(/\[\^[^\]]*\]/g) ?? []) assert.ok(negated.includes("\\n"), negated);
+		for (const negated of DEFAULT_SIGNAL_PATTERN.match(/\[\^[^\]]*\]/g) ?? [])
+			assert.ok(negated.includes("\\n"), negated);
 	});
 
 	// How long each takes (against grep -P with the same pattern) is measured by `npm run bench`.

@@ -31,7 +31,12 @@ function recordHandlers(install: (pi: ExtensionAPI) => void): Map<string, Handle
 }
 
 /** Pi's order: every extension's handlers of an event, capture.ts first; the results returned. */
-async function emit(chain: Array<Map<string, Handler[]>>, name: string, event: object, ctx: object): Promise<unknown[]> {
+async function emit(
+	chain: Array<Map<string, Handler[]>>,
+	name: string,
+	event: object,
+	ctx: object,
+): Promise<unknown[]> {
 	const results: unknown[] = [];
 	for (const handlers of chain) for (const handler of handlers.get(name) ?? []) results.push(await handler(event, ctx));
 	return results;
@@ -56,7 +61,10 @@ function countBuiltinCalls(t: TestContext): Calls {
 		if (typeof original !== "function" || /^[A-Z]/.test(key)) return; // classes (ReadStream, Stats…) are left as they are
 		owner[key] = function (this: unknown, ...args: unknown[]) {
 			const stack = new Error().stack ?? "";
-			const ours = stack.split("\n").slice(2).some((frame) => frame.includes(root) && !frame.includes("/node_modules/") && !frame.includes("/test/"));
+			const ours = stack
+				.split("\n")
+				.slice(2)
+				.some((frame) => frame.includes(root) && !frame.includes("/node_modules/") && !frame.includes("/test/"));
 			if (ours) calls.names.push(`${label}.${key}`);
 			return (original as (...a: unknown[]) => unknown).apply(this, args);
 		};
@@ -66,8 +74,10 @@ function countBuiltinCalls(t: TestContext): Calls {
 	};
 	const fsObject = fs as unknown as Record<string, unknown>;
 	for (const key of Object.keys(fsObject)) if (key !== "promises") wrap(fsObject, "fs", key);
-	for (const key of Object.keys(fs.promises)) wrap(fs.promises as unknown as Record<string, unknown>, "fs.promises", key);
-	for (const key of ["createHash", "createHmac", "hash", "randomBytes", "randomUUID"]) wrap(crypto as unknown as Record<string, unknown>, "crypto", key);
+	for (const key of Object.keys(fs.promises))
+		wrap(fs.promises as unknown as Record<string, unknown>, "fs.promises", key);
+	for (const key of ["createHash", "createHmac", "hash", "randomBytes", "randomUUID"])
+		wrap(crypto as unknown as Record<string, unknown>, "crypto", key);
 	syncBuiltinESMExports();
 	t.after(() => {
 		for (const undo of restore) undo();
@@ -81,17 +91,42 @@ const SPILL = join(tmpdir(), "pi-bash-0123456789abcdef.log");
 
 /** Below the default threshold, every shape the fast exit must see through (none names a longer original). */
 function smallResults(): Array<Record<string, unknown>> {
-	const result = (toolName: string, content: unknown[], extra: Record<string, unknown> = {}) => ({ type: "tool_result", toolName, input: { command: `${toolName} ${content.length}` }, content, details: undefined, isError: false, ...extra });
+	const result = (toolName: string, content: unknown[], extra: Record<string, unknown> = {}) => ({
+		type: "tool_result",
+		toolName,
+		input: { command: `${toolName} ${content.length}` },
+		content,
+		details: undefined,
+		isError: false,
+		...extra,
+	});
 	return [
-		...Array.from({ length: 8 }, (_, i) => result("bash", [{ type: "text", text: LINE.repeat(Math.floor((1024 + i * 2_500) / LINE.length)) }])),
+		...Array.from({ length: 8 }, (_, i) =>
+			result("bash", [{ type: "text", text: LINE.repeat(Math.floor((1024 + i * 2_500) / LINE.length)) }]),
+		),
 		result("bash", [{ type: "text", text: `[${"1, ".repeat(3_000)}1]` }]), // ends with "]": the notice pattern runs, and finds nothing
 		result("bash", [{ type: "text", text: `${LINE.repeat(50)}\n\nCommand exited with code 1` }], { isError: true }),
-		result("bash", [{ type: "text", text: `${LINE.repeat(50)}[Showing lines 1-2 of 3. Full output: ${SPILL}]\n\nCommand exited with code 2` }], { isError: true }), // not Pi's notice: no blank line before it
+		result(
+			"bash",
+			[
+				{
+					type: "text",
+					text: `${LINE.repeat(50)}[Showing lines 1-2 of 3. Full output: ${SPILL}]\n\nCommand exited with code 2`,
+				},
+			],
+			{ isError: true },
+		), // not Pi's notice: no blank line before it
 		result("bash", [{ type: "text", text: `\n\n[Showing lines 1-2 of 3. Full output: ${SPILL}]\nmore output` }]),
 		result("bash", [{ type: "text", text: "" }]),
 		result("bash", []),
-		result("grep", [{ type: "text", text: LINE.repeat(200) }, { type: "image", data: "aGVsbG8=", mimeType: "image/png" }, { type: "text", text: LINE.repeat(300) }]),
-		result("find", [{ type: "text", text: LINE.repeat(100) }], { details: { truncation: { truncated: false }, note: "kept" } }),
+		result("grep", [
+			{ type: "text", text: LINE.repeat(200) },
+			{ type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+			{ type: "text", text: LINE.repeat(300) },
+		]),
+		result("find", [{ type: "text", text: LINE.repeat(100) }], {
+			details: { truncation: { truncated: false }, note: "kept" },
+		}),
 		result("find", [{ type: "text", text: LINE.repeat(100) }], { details: "a string" }),
 		result("read", [{ type: "text", text: LINE.repeat(400) }], { details: { truncation: undefined } }),
 		result("bash", [{ type: "text", text: LINE.repeat(100) }], { parentToolCallId: "outer" }),
@@ -107,8 +142,21 @@ test("turns of below-threshold results are left as they are, take their stashed 
 	const housekeeping = new Promise<void>((resolve) => {
 		housekept = resolve;
 	});
-	const chain = [recordHandlers(capture), recordHandlers(createOverflowExtension({ config: { config, problems: [] }, storeRoot: join(dir, "store"), onHousekeeping: () => housekept() }))];
-	const ctx = { hasUI: false, sessionManager: { getSessionId: () => "small-session", getEntries: () => [] }, getContextUsage: () => ({ contextWindow: 2_000_000, tokens: 100_000, percent: 5 }) };
+	const chain = [
+		recordHandlers(capture),
+		recordHandlers(
+			createOverflowExtension({
+				config: { config, problems: [] },
+				storeRoot: join(dir, "store"),
+				onHousekeeping: () => housekept(),
+			}),
+		),
+	];
+	const ctx = {
+		hasUI: false,
+		sessionManager: { getSessionId: () => "small-session", getEntries: () => [] },
+		getContextUsage: () => ({ contextWindow: 2_000_000, tokens: 100_000, percent: 5 }),
+	};
 	await emit(chain, "session_start", { type: "session_start", reason: "startup" }, ctx);
 	// Start-up's own I/O (housekeeping, the prewarm's read of the .wasm) ends before the counting starts.
 	await housekeeping;
@@ -121,9 +169,18 @@ test("turns of below-threshold results are left as they are, take their stashed 
 	for (let turn = 0; turn < 3; turn++) {
 		// The same calls each turn: a re-run after a turn that bounded nothing is not compared (no hash).
 		const ids = results.map(() => `turn${turn}-call${call++}`);
-		const assistant = { role: "assistant", content: results.map((r, i) => ({ type: "toolCall", id: ids[i], name: r.toolName, arguments: r.input })) };
+		const assistant = {
+			role: "assistant",
+			content: results.map((r, i) => ({ type: "toolCall", id: ids[i], name: r.toolName, arguments: r.input })),
+		};
 		await emit(chain, "message_end", { type: "message_end", message: assistant }, ctx);
-		for (let i = 0; i < results.length; i++) await emit(chain, "tool_call", { type: "tool_call", toolName: results[i].toolName, toolCallId: ids[i], input: results[i].input }, ctx);
+		for (let i = 0; i < results.length; i++)
+			await emit(
+				chain,
+				"tool_call",
+				{ type: "tool_call", toolName: results[i].toolName, toolCallId: ids[i], input: results[i].input },
+				ctx,
+			);
 		for (let i = 0; i < results.length; i++) {
 			const event = { ...results[i], toolCallId: ids[i] };
 			const before = structuredClone(event);
@@ -133,18 +190,54 @@ test("turns of below-threshold results are left as they are, take their stashed 
 			assert.equal(stash.entries.size, 0, `result ${i} of turn ${turn}: its stashed original was taken`);
 			assert.equal(stash.totalChars, 0);
 		}
-		await emit(chain, "message_end", { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "done" }] } }, ctx);
+		await emit(
+			chain,
+			"message_end",
+			{ type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "done" }] } },
+			ctx,
+		);
 	}
 	assert.deepEqual(calls.names.slice(), [], "no file-system call and no hash on the below-threshold path");
 
 	// The same setting bounds a large result, and the counting sees what that costs.
 	const bigId = "turn3-big";
-	await emit(chain, "message_end", { type: "message_end", message: { role: "assistant", content: [{ type: "toolCall", id: bigId, name: "bash", arguments: { command: "big" } }] } }, ctx);
-	await emit(chain, "tool_call", { type: "tool_call", toolName: "bash", toolCallId: bigId, input: { command: "big" } }, ctx);
-	const big = { type: "tool_result", toolName: "bash", toolCallId: bigId, input: { command: "big" }, content: [{ type: "text", text: LINE.repeat(1_000) }], details: undefined, isError: false };
+	await emit(
+		chain,
+		"message_end",
+		{
+			type: "message_end",
+			message: {
+				role: "assistant",
+				content: [{ type: "toolCall", id: bigId, name: "bash", arguments: { command: "big" } }],
+			},
+		},
+		ctx,
+	);
+	await emit(
+		chain,
+		"tool_call",
+		{ type: "tool_call", toolName: "bash", toolCallId: bigId, input: { command: "big" } },
+		ctx,
+	);
+	const big = {
+		type: "tool_result",
+		toolName: "bash",
+		toolCallId: bigId,
+		input: { command: "big" },
+		content: [{ type: "text", text: LINE.repeat(1_000) }],
+		details: undefined,
+		isError: false,
+	};
 	const [, patch] = await emit(chain, "tool_result", big, ctx);
-	assert.match(String((patch as { details?: { overflow?: { id?: unknown } } } | undefined)?.details?.overflow?.id), /^[0-9a-f]{12,}$/, "a large result is still bounded and stored");
-	assert.ok(calls.names.some((name) => name.startsWith("fs")), `the store's writes are counted: ${calls.names.join(", ")}`);
+	assert.match(
+		String((patch as { details?: { overflow?: { id?: unknown } } } | undefined)?.details?.overflow?.id),
+		/^[0-9a-f]{12,}$/,
+		"a large result is still bounded and stored",
+	);
+	assert.ok(
+		calls.names.some((name) => name.startsWith("fs")),
+		`the store's writes are counted: ${calls.names.join(", ")}`,
+	);
 	assert.ok(calls.names.includes("crypto.createHash"), "telemetry's hash of a bounded call is counted");
 });
 
@@ -157,12 +250,19 @@ test("measureTextParts is the length of joinTextParts, without joining", () => {
 		[{ type: "image" }, { type: "text", text: 42 }, { type: "text", text: "😀" }],
 		[{ type: "text" }, { type: "text", text: "x".repeat(5_000) }, { type: "text", text: "y" }],
 	];
-	for (const content of contents) assert.equal(measureTextParts(content), joinTextParts(content).length, JSON.stringify(content).slice(0, 80));
+	for (const content of contents)
+		assert.equal(measureTextParts(content), joinTextParts(content).length, JSON.stringify(content).slice(0, 80));
 });
 
 test("Pi's notice is read whatever the text ends with: the quick look at the end never hides one", () => {
 	const notice = `[Showing lines 1-2 of 3. Full output: ${SPILL}]`;
-	for (const status of ["", "Command exited with code 0", "Command exited with code -9", "Command timed out after 12345678901234567890 seconds", "Command aborted"]) {
+	for (const status of [
+		"",
+		"Command exited with code 0",
+		"Command exited with code -9",
+		"Command timed out after 12345678901234567890 seconds",
+		"Command aborted",
+	]) {
 		const text = `out\n\n${notice}${status === "" ? "" : `\n\n${status}`}`;
 		assert.equal(parsePiBashNotice(text)?.path, SPILL, JSON.stringify(status));
 		assert.equal(parsePiBashNotice(`${text}\n`), undefined, `${JSON.stringify(status)} then a newline`);

@@ -9,13 +9,25 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
 import { parsePiBashNotice } from "../src/intake/pi-bash.js";
-import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type PumpResult, pumpCapped, sourceEndsWith } from "../src/io/source.js";
+import {
+	type ByteSource,
+	bufferSource,
+	minSourceBytes,
+	openSpillFile,
+	type PumpResult,
+	pumpCapped,
+	sourceEndsWith,
+} from "../src/io/source.js";
 import { createTempDir } from "./helpers/tmp.js";
 
-const MARKER_LINE = /^\[pi-overflow: (?:lines (\d+)-(\d+)|part of line (\d+)) \((\d+) bytes\) left out of the stored copy; the output was (\d+) bytes, more than maxEntryBytes=(\d+)\]$/;
+const MARKER_LINE =
+	/^\[pi-overflow: (?:lines (\d+)-(\d+)|part of line (\d+)) \((\d+) bytes\) left out of the stored copy; the output was (\d+) bytes, more than maxEntryBytes=(\d+)\]$/;
 
 /** Pumps into a buffer (the stored copy) and a second one (what the scan saw), counting newlines as a scanner would. */
-async function pumpToBuffer(source: ByteSource, maxEntryBytes: number): Promise<{ out: Buffer; scanned: Buffer; result: PumpResult }> {
+async function pumpToBuffer(
+	source: ByteSource,
+	maxEntryBytes: number,
+): Promise<{ out: Buffer; scanned: Buffer; result: PumpResult }> {
 	const chunks: Buffer[] = [];
 	const scanned: Buffer[] = [];
 	let newlines = 0;
@@ -118,7 +130,11 @@ describe("pumpCapped", () => {
 			assert.deepEqual(result, {
 				originalBytes: original.length,
 				storedBytes: out.length,
-				gap: { markerLine: headLines + 1, firstTailLine: headLines + copy.leftOutLines + 1, leftOutBytes: copy.leftOutBytes },
+				gap: {
+					markerLine: headLines + 1,
+					firstTailLine: headLines + copy.leftOutLines + 1,
+					leftOutBytes: copy.leftOutBytes,
+				},
 			});
 			assert.equal(copy.markerAfterNewline, false);
 			assert.equal(copy.head.at(-1), 0x0a, "the head ends with a whole line");
@@ -134,7 +150,12 @@ describe("pumpCapped", () => {
 	test("counts a middle of invalid UTF-8 without newlines exactly, and reads it only once", async () => {
 		const middle = Buffer.alloc(3 * 1024 * 1024);
 		for (let i = 0; i < middle.length; i++) middle[i] = 0x80 + (i % 0x7f);
-		const original = Buffer.concat([Buffer.from("head line\n".repeat(2000)), middle, Buffer.from("\n"), Buffer.from("tail line\n".repeat(2000))]);
+		const original = Buffer.concat([
+			Buffer.from("head line\n".repeat(2000)),
+			middle,
+			Buffer.from("\n"),
+			Buffer.from("tail line\n".repeat(2000)),
+		]);
 		let bytesRead = 0;
 		const inner = bufferSource(original);
 		const counting: ByteSource = {
@@ -152,7 +173,10 @@ describe("pumpCapped", () => {
 		assert.equal(copy.head.toString(), "head line\n".repeat(copy.head.length / 10));
 		assert.equal(copy.tail.toString(), "tail line\n".repeat(copy.tail.length / 10));
 		assert.equal(copy.leftOutLines, 2000 - copy.head.length / 10 + 1 + 2000 - copy.tail.length / 10);
-		assert.ok(bytesRead < original.length + 4 * 65_537 + 16, `read ${bytesRead} bytes of ${original.length}: the middle only once`);
+		assert.ok(
+			bytesRead < original.length + 4 * 65_537 + 16,
+			`read ${bytesRead} bytes of ${original.length}: the middle only once`,
+		);
 	});
 
 	test("cuts a single giant line without newlines at a UTF-8 character boundary", async () => {
@@ -169,7 +193,10 @@ describe("pumpCapped", () => {
 						["tail", copy.tail],
 					] as const) {
 						assert.ok(part.length > 0, `${name} is not empty`);
-						assert.ok(!part.toString("utf8").includes("\ufffd"), `${name} of ${JSON.stringify(prefix + char)} capped at ${cap} is whole characters`);
+						assert.ok(
+							!part.toString("utf8").includes("\ufffd"),
+							`${name} of ${JSON.stringify(prefix + char)} capped at ${cap} is whole characters`,
+						);
 					}
 				}
 			}
@@ -233,7 +260,10 @@ describe("openSpillFile", () => {
 	test("refuses a directory and a device", async (t) => {
 		const dir = await createTempDir(t);
 		assert.deepEqual(await openSpillFile(dir), { ok: false, reason: "spill file is not a regular file (a directory)" });
-		assert.deepEqual(await openSpillFile("/dev/zero"), { ok: false, reason: "spill file is not a regular file (a device)" });
+		assert.deepEqual(await openSpillFile("/dev/zero"), {
+			ok: false,
+			reason: "spill file is not a regular file (a device)",
+		});
 	});
 
 	test("refuses a symlink, even to a regular file", async (t) => {
@@ -260,7 +290,11 @@ describe("sourceEndsWith and minSourceBytes", () => {
 		const source = bufferSource(Buffer.from(`${"é".repeat(3000)}\nthe end\n`));
 		assert.equal(await sourceEndsWith(source, "the end\n"), true);
 		assert.equal(await sourceEndsWith(source, `${"é".repeat(200)}\nthe end\n`), true);
-		assert.equal(await sourceEndsWith(source, "the end"), false, "the end is exact: a missing final newline is a different end");
+		assert.equal(
+			await sourceEndsWith(source, "the end"),
+			false,
+			"the end is exact: a missing final newline is a different end",
+		);
 		assert.equal(await sourceEndsWith(source, "another end\n"), false);
 		assert.equal(await sourceEndsWith(source, ""), true);
 		assert.equal(await sourceEndsWith(bufferSource(Buffer.alloc(0)), "x"), false);
@@ -270,7 +304,10 @@ describe("sourceEndsWith and minSourceBytes", () => {
 		const raw = Buffer.concat([Buffer.from("ok\n"), Buffer.alloc(40_000, 0xff), Buffer.from("\nend")]);
 		const shown = new TextDecoder().decode(raw).slice(-20_000);
 		assert.equal(await sourceEndsWith(bufferSource(raw), shown), true);
-		assert.ok(raw.length > minSourceBytes(shown), "40 KB of invalid bytes are longer than their 20 000 shown characters could be");
+		assert.ok(
+			raw.length > minSourceBytes(shown),
+			"40 KB of invalid bytes are longer than their 20 000 shown characters could be",
+		);
 		assert.ok(Buffer.byteLength(shown) > raw.length, "while their UTF-8 re-encoding is longer than the original");
 	});
 
@@ -292,7 +329,10 @@ describe("sourceEndsWith and minSourceBytes", () => {
 		const tool = createBashToolDefinition(process.cwd());
 		const cases: Array<{ command: string; timeout?: number; abortAfterMs?: number; status: RegExp }> = [
 			{ command: "seq 1 3000; exit 3", status: /Command exited with code 3$/ },
-			{ command: "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done; exit 2", status: /Command exited with code 2$/ },
+			{
+				command: "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done; exit 2",
+				status: /Command exited with code 2$/,
+			},
 			{ command: "head -c 80000 /dev/zero | tr '\\0' x; exit 1", status: /Command exited with code 1$/ },
 			{ command: "head -c 80000 /dev/zero | tr '\\0' x; echo; exit 1", status: /Command exited with code 1$/ },
 			{ command: "seq 1 3000; sleep 10", timeout: 1, status: /Command timed out after 1 seconds$/ },
@@ -315,11 +355,17 @@ describe("sourceEndsWith and minSourceBytes", () => {
 			const notice = parsePiBashNotice(message);
 			assert.ok(notice, `Pi's notice in: ${message.slice(-300)}`);
 			t.after(() => rm(notice.path, { force: true }));
-			forms.add(/\[Showing (lines \S+ of \d+(?: \(\S+ limit\))?|last)/.exec(message)?.[1].replace(/[\d-]+/g, "N") ?? "?");
+			forms.add(
+				/\[Showing (lines \S+ of \d+(?: \(\S+ limit\))?|last)/.exec(message)?.[1].replace(/[\d-]+/g, "N") ?? "?",
+			);
 			const opened = await openSpillFile(notice.path, { uid: process.getuid?.(), notBeforeMs: Date.now() - 60_000 });
 			assert.ok(opened.ok, opened.ok ? "" : opened.reason);
 			try {
-				assert.equal(await sourceEndsWith(opened.source, notice.kept), true, "the spill file ends with exactly the output Pi kept");
+				assert.equal(
+					await sourceEndsWith(opened.source, notice.kept),
+					true,
+					"the spill file ends with exactly the output Pi kept",
+				);
 			} finally {
 				await opened.source.close();
 			}

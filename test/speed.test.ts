@@ -21,7 +21,14 @@ import { createTempDir } from "./helpers/tmp.js";
 
 const PROBE = fileURLToPath(new URL("./fixtures/speed/prewarm-probe.ts", import.meta.url));
 
-function runProbe(storeRoot: string, mode: "prewarm" | "cold"): { before: { compiles: number; regexBuilds: number }; after: { compiles: number; regexBuilds: number }; signalShown: boolean } {
+function runProbe(
+	storeRoot: string,
+	mode: "prewarm" | "cold",
+): {
+	before: { compiles: number; regexBuilds: number };
+	after: { compiles: number; regexBuilds: number };
+	signalShown: boolean;
+} {
 	const child = spawnSync(process.execPath, ["--import", "tsx", PROBE, storeRoot, mode], { encoding: "utf8" });
 	assert.equal(child.status, 0, child.stderr);
 	return JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}");
@@ -44,7 +51,9 @@ test("after session_start, the first large result compiles neither the WebAssemb
 function writeSpill(path: string, lines: number, signals: number): string {
 	const every = Math.floor(lines / signals);
 	const text = Array.from({ length: lines }, (_, i) =>
-		i % every === every - 1 && i / every < signals ? `src/mod_${i}.c:${i}: error: failure number ${i}` : `[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i}`,
+		i % every === every - 1 && i / every < signals
+			? `src/mod_${i}.c:${i}: error: failure number ${i}`
+			: `[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i}`,
 	).join("\n");
 	writeFileSync(path, text);
 	return text.slice(-20_000);
@@ -74,8 +83,20 @@ for (const [label, maxEntryBytes] of [
 		});
 		const config = { ...createDefaultConfig(), maxEntryBytes };
 		const patch = await boundToolResult(
-			{ toolName: "bash", toolCallId: "call-1", content: [{ type: "text", text: current }], details: { fullOutputPath: spill } },
-			{ config, store: new OverflowStore({ root: join(dir, "store") }), sessionId: "s", stash: undefined, scanClock: () => clock, budgetChars: 10_000 },
+			{
+				toolName: "bash",
+				toolCallId: "call-1",
+				content: [{ type: "text", text: current }],
+				details: { fullOutputPath: spill },
+			},
+			{
+				config,
+				store: new OverflowStore({ root: join(dir, "store") }),
+				sessionId: "s",
+				stash: undefined,
+				scanClock: () => clock,
+				budgetChars: 10_000,
+			},
 		);
 		const text = patch?.content[0]?.type === "text" ? patch.content[0].text : "";
 		assert.ok(passes > 2, "the pass ran on several chunks");
@@ -90,7 +111,8 @@ for (const [label, maxEntryBytes] of [
 test("the SIMD newline count agrees with a plain count at every offset and length", () => {
 	const random = createRandom(13);
 	const bytes = Buffer.alloc(300_000);
-	for (let i = 0; i < bytes.length; i++) bytes[i] = random() < 0.05 ? 0x0a : random() < 0.5 ? 0x61 : Math.floor(random() * 256);
+	for (let i = 0; i < bytes.length; i++)
+		bytes[i] = random() < 0.05 ? 0x0a : random() < 0.5 ? 0x61 : Math.floor(random() * 256);
 	const plain = (from: number, to: number) => {
 		let count = 0;
 		for (let i = from; i < to; i++) if (bytes[i] === 0x0a) count++;
@@ -98,7 +120,10 @@ test("the SIMD newline count agrees with a plain count at every offset and lengt
 	};
 	for (let k = 0; k < 400; k++) {
 		const from = Math.floor(random() * bytes.length);
-		const to = Math.min(bytes.length, from + (k % 4 === 0 ? Math.floor(random() * 200_000) : Math.floor(random() * 64)));
+		const to = Math.min(
+			bytes.length,
+			from + (k % 4 === 0 ? Math.floor(random() * 200_000) : Math.floor(random() * 64)),
+		);
 		assert.equal(countNewlines(bytes, from, to), plain(from, to), `[${from}, ${to})`);
 	}
 	assert.equal(countNewlines(bytes, 0, bytes.length), plain(0, bytes.length));
@@ -107,7 +132,9 @@ test("the SIMD newline count agrees with a plain count at every offset and lengt
 
 test("the pump reads ahead while a chunk is stored, and a slow store still gets every chunk whole and in order", async () => {
 	const random = createRandom(7);
-	const text = Buffer.from(Array.from({ length: 60_000 }, (_, i) => `line ${i} ${"x".repeat(Math.floor(random() * 80))}`).join("\n"));
+	const text = Buffer.from(
+		Array.from({ length: 60_000 }, (_, i) => `line ${i} ${"x".repeat(Math.floor(random() * 80))}`).join("\n"),
+	);
 	for (const maxEntryBytes of [text.length, 1024 * 1024]) {
 		const stored: Buffer[] = [];
 		const scanned: Buffer[] = [];

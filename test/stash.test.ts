@@ -1,9 +1,24 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ensureStash, findStash, joinTextParts, STASH_CAPACITY, STASH_KEY, type Stash, stashOriginal, takeStashed } from "../src/intake/stash.js";
+import {
+	ensureStash,
+	findStash,
+	joinTextParts,
+	STASH_CAPACITY,
+	STASH_KEY,
+	type Stash,
+	stashOriginal,
+	takeStashed,
+} from "../src/intake/stash.js";
 
 function freshStash(overrides: Partial<Pick<Stash, "capacity" | "maxTotalChars">> = {}): Stash {
-	return { version: 1, capacity: overrides.capacity ?? STASH_CAPACITY, maxTotalChars: overrides.maxTotalChars ?? 1000, entries: new Map(), totalChars: 0 };
+	return {
+		version: 1,
+		capacity: overrides.capacity ?? STASH_CAPACITY,
+		maxTotalChars: overrides.maxTotalChars ?? 1000,
+		entries: new Map(),
+		totalChars: 0,
+	};
 }
 
 test("the ring lives under the global Symbol.for key and a second ensureStash reuses it", () => {

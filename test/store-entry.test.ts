@@ -17,7 +17,17 @@ test("computes the entry id as the first 12 hex characters of sha1(sessionId NUL
 
 test("accepts as an id only 12 lowercase hex characters", () => {
 	assert.equal(isEntryId("0123456789ab"), true);
-	for (const bad of ["0123456789AB", "0123456789a", "0123456789abc", "../../etc/passwd", "0123456789a/", "", 123, null, undefined]) {
+	for (const bad of [
+		"0123456789AB",
+		"0123456789a",
+		"0123456789abc",
+		"../../etc/passwd",
+		"0123456789a/",
+		"",
+		123,
+		null,
+		undefined,
+	]) {
 		assert.equal(isEntryId(bad), false, `rejects ${String(bad)}`);
 	}
 });
@@ -65,5 +75,8 @@ test("rejects metadata with a bad id, field, source or gap", () => {
 	]) {
 		assert.equal(parseEntryMeta(bad), undefined, JSON.stringify(bad));
 	}
-	assert.ok(parseEntryMeta({ ...meta, truncated: true, totalLines: 20, gap }) !== undefined, "a truncated entry with a gap in range is valid");
+	assert.ok(
+		parseEntryMeta({ ...meta, truncated: true, totalLines: 20, gap }) !== undefined,
+		"a truncated entry with a gap in range is valid",
+	);
 });

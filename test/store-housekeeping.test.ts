@@ -60,7 +60,11 @@ function survey(parts: Partial<StoreSurvey>): StoreSurvey {
 const idsOf = (entries: readonly { id: string }[]): string[] => entries.map((entry) => entry.id);
 
 test("plan: expires entries older than the retention by createdAt, and keeps those not older", () => {
-	const entries = [liveEntry("aaaaaaaaaaaa", "s", 7 * DAY_MS + 1), liveEntry("bbbbbbbbbbbb", "s", 7 * DAY_MS), liveEntry("cccccccccccc", "s", -HOUR_MS)];
+	const entries = [
+		liveEntry("aaaaaaaaaaaa", "s", 7 * DAY_MS + 1),
+		liveEntry("bbbbbbbbbbbb", "s", 7 * DAY_MS),
+		liveEntry("cccccccccccc", "s", -HOUR_MS),
+	];
 	const plan = planHousekeeping(survey({ entries }), RULES, CONTEXT);
 	assert.deepEqual(idsOf(plan.expired), ["aaaaaaaaaaaa"]);
 	assert.deepEqual(idsOf(plan.kept), ["bbbbbbbbbbbb", "cccccccccccc"], "an entry from the future is kept");
@@ -81,7 +85,11 @@ test("plan: a temp file is stale when its writer is dead or it is older than an 
 	];
 	const plan = planHousekeeping(survey({ temps }), RULES, context);
 	assert.deepEqual(plan.temps, [`${ROOT}/dead-fresh`, `${ROOT}/live-old`, `${ROOT}/own-fresh`]);
-	assert.deepEqual(asked.sort(), [LIVE_PID, DEAD_PID].sort(), "each other pid is asked about once; this process's never");
+	assert.deepEqual(
+		asked.sort(),
+		[LIVE_PID, DEAD_PID].sort(),
+		"each other pid is asked about once; this process's never",
+	);
 });
 
 test("plan: a half entry goes once it is older than ten minutes", () => {
@@ -90,13 +98,25 @@ test("plan: a half entry goes once it is older than ten minutes", () => {
 		{ path: `${ROOT}/bbbbbbbbbbbb.json`, mtimeMs: NOW - 10 * MINUTE_MS },
 		{ path: `${ROOT}/cccccccccccc.json`, mtimeMs: NOW - 11 * MINUTE_MS },
 	];
-	assert.deepEqual(planHousekeeping(survey({ halves }), RULES, CONTEXT).halves, [`${ROOT}/aaaaaaaaaaaa.txt`, `${ROOT}/cccccccccccc.json`]);
+	assert.deepEqual(planHousekeeping(survey({ halves }), RULES, CONTEXT).halves, [
+		`${ROOT}/aaaaaaaaaaaa.txt`,
+		`${ROOT}/cccccccccccc.json`,
+	]);
 });
 
 test("plan: an old entry with unreadable metadata goes like an orphan; a young one is kept, sized by its files, as no session's", () => {
-	const unreadable = (id: string, ageMs: number) => ({ id, txtPath: `${ROOT}/${id}.txt`, jsonPath: `${ROOT}/${id}.json`, jsonMtimeMs: NOW - ageMs, bytes: 500 });
+	const unreadable = (id: string, ageMs: number) => ({
+		id,
+		txtPath: `${ROOT}/${id}.txt`,
+		jsonPath: `${ROOT}/${id}.json`,
+		jsonMtimeMs: NOW - ageMs,
+		bytes: 500,
+	});
 	const plan = planHousekeeping(
-		survey({ unreadable: [unreadable("aaaaaaaaaaaa", HOUR_MS), unreadable("bbbbbbbbbbbb", MINUTE_MS)], entries: [liveEntry("cccccccccccc", "mine", 2 * HOUR_MS, 500)] }),
+		survey({
+			unreadable: [unreadable("aaaaaaaaaaaa", HOUR_MS), unreadable("bbbbbbbbbbbb", MINUTE_MS)],
+			entries: [liveEntry("cccccccccccc", "mine", 2 * HOUR_MS, 500)],
+		}),
 		{ ...RULES, maxStoreBytes: 600, currentSessionId: "mine" },
 		CONTEXT,
 	);
@@ -115,19 +135,34 @@ test("plan: evicts other sessions' entries first, even younger ones, then the cu
 		liveEntry("dddddddddddd", "mine", 2 * HOUR_MS),
 		liveEntry("eeeeeeeeeeee", "mine", 3 * HOUR_MS),
 	];
-	const plan = (maxStoreBytes: number) => planHousekeeping(survey({ entries }), { ...RULES, maxStoreBytes, currentSessionId: "mine" }, CONTEXT);
+	const plan = (maxStoreBytes: number) =>
+		planHousekeeping(survey({ entries }), { ...RULES, maxStoreBytes, currentSessionId: "mine" }, CONTEXT);
 	assert.deepEqual(idsOf(plan(500).evict), []);
 	assert.deepEqual(idsOf(plan(499).evict), ["bbbbbbbbbbbb"]);
 	assert.deepEqual(idsOf(plan(250).evict), ["bbbbbbbbbbbb", "cccccccccccc", "aaaaaaaaaaaa"]);
 	assert.deepEqual(idsOf(plan(250).kept).sort(), ["dddddddddddd", "eeeeeeeeeeee"]);
-	assert.deepEqual(idsOf(plan(0).evict), ["bbbbbbbbbbbb", "cccccccccccc", "aaaaaaaaaaaa", "eeeeeeeeeeee", "dddddddddddd"]);
+	assert.deepEqual(idsOf(plan(0).evict), [
+		"bbbbbbbbbbbb",
+		"cccccccccccc",
+		"aaaaaaaaaaaa",
+		"eeeeeeeeeeee",
+		"dddddddddddd",
+	]);
 });
 
 test("victims: without a current session purely oldest first, ties broken by id so every process agrees", () => {
-	const entries = [liveEntry("cccccccccccc", "s1", HOUR_MS), liveEntry("bbbbbbbbbbbb", "s2", 2 * HOUR_MS), liveEntry("aaaaaaaaaaaa", "s1", HOUR_MS)];
+	const entries = [
+		liveEntry("cccccccccccc", "s1", HOUR_MS),
+		liveEntry("bbbbbbbbbbbb", "s2", 2 * HOUR_MS),
+		liveEntry("aaaaaaaaaaaa", "s1", HOUR_MS),
+	];
 	assert.deepEqual(idsOf(selectVictims(entries, 300, 0, undefined)), ["bbbbbbbbbbbb", "aaaaaaaaaaaa", "cccccccccccc"]);
 	assert.deepEqual(idsOf(selectVictims(entries, 300, 150, undefined)), ["bbbbbbbbbbbb", "aaaaaaaaaaaa"]);
-	assert.deepEqual(idsOf(selectVictims([...entries].reverse(), 300, 150, undefined)), ["bbbbbbbbbbbb", "aaaaaaaaaaaa"], "the order found does not matter");
+	assert.deepEqual(
+		idsOf(selectVictims([...entries].reverse(), 300, 150, undefined)),
+		["bbbbbbbbbbbb", "aaaaaaaaaaaa"],
+		"the order found does not matter",
+	);
 });
 
 test("options that are not usable skip their rule and say so", () => {
@@ -135,10 +170,17 @@ test("options that are not usable skip their rule and say so", () => {
 	assert.equal(checked.errors.length, 2);
 	assert.match(checked.errors[0]!, /retentionMs .*expiry skipped/);
 	assert.match(checked.errors[1]!, /maxStoreBytes .*quota skipped/);
-	const plan = planHousekeeping(survey({ entries: [liveEntry("aaaaaaaaaaaa", "s", 30 * DAY_MS, 10_000)] }), checked.rules, CONTEXT);
+	const plan = planHousekeeping(
+		survey({ entries: [liveEntry("aaaaaaaaaaaa", "s", 30 * DAY_MS, 10_000)] }),
+		checked.rules,
+		CONTEXT,
+	);
 	assert.deepEqual([plan.expired, plan.evict], [[], []]);
 	assert.equal(checkHousekeepingOptions(undefined as never).errors.length, 2);
-	assert.deepEqual(checkHousekeepingOptions({ retentionMs: 1, maxStoreBytes: 0, currentSessionId: "s" }), { rules: { retentionMs: 1, maxStoreBytes: 0, currentSessionId: "s" }, errors: [] });
+	assert.deepEqual(checkHousekeepingOptions({ retentionMs: 1, maxStoreBytes: 0, currentSessionId: "s" }), {
+		rules: { retentionMs: 1, maxStoreBytes: 0, currentSessionId: "s" },
+		errors: [],
+	});
 });
 
 test("executor: removes the .json before the .txt and counts only what this call removed, reporting what it could not", async () => {
@@ -162,7 +204,14 @@ test("executor: removes the .json before the .txt and counts only what this call
 		kept: [entry("999999999999", 50)],
 		totalBytes: 350,
 	};
-	const result: HousekeepingResult = { removedExpired: 0, removedForQuota: 0, removedTemp: 0, removedOrphans: 0, remainingBytes: 0, errors: [] };
+	const result: HousekeepingResult = {
+		removedExpired: 0,
+		removedForQuota: 0,
+		removedTemp: 0,
+		removedOrphans: 0,
+		remainingBytes: 0,
+		errors: [],
+	};
 	await executeHousekeeping(dir, plan, result);
 	assert.deepEqual(result, {
 		removedExpired: 1,
@@ -170,7 +219,10 @@ test("executor: removes the .json before the .txt and counts only what this call
 		removedTemp: 1,
 		removedOrphans: 2,
 		remainingBytes: 250,
-		errors: [`cannot remove ${ROOT}/bbbbbbbbbbbb.json: EACCES: injected failure`, `cannot remove ${ROOT}/bbbbbbbbbbbb.txt: EACCES: injected failure`],
+		errors: [
+			`cannot remove ${ROOT}/bbbbbbbbbbbb.json: EACCES: injected failure`,
+			`cannot remove ${ROOT}/bbbbbbbbbbbb.txt: EACCES: injected failure`,
+		],
 	});
 	assert.deepEqual(unlinked, [
 		".aaaaaaaaaaaa.1.ab.tmp",
@@ -221,12 +273,36 @@ test("housekeeping evicts for quota oldest first, other sessions' entries before
 	const dir = await createTempDir(t);
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
 	const text = "x".repeat(999) + "\n"; // 1000 bytes of text per entry
-	const mineOldest = await storeEntry(store, { sessionId: "mine", toolCallId: "m1", text, createdMs: NOW - 5 * HOUR_MS });
-	const otherOld = await storeEntry(store, { sessionId: "other", toolCallId: "o1", text, createdMs: NOW - 4 * HOUR_MS });
-	const otherYoung = await storeEntry(store, { sessionId: "other", toolCallId: "o2", text, createdMs: NOW - 1 * HOUR_MS });
-	const mineYoung = await storeEntry(store, { sessionId: "mine", toolCallId: "m2", text, createdMs: NOW - 2 * HOUR_MS });
-	const entryBytes = async (id: string) => (await stat(store.textPath(id))).size + (await stat(join(store.root, `${id}.json`))).size;
-	const total = (await Promise.all([mineOldest, otherOld, otherYoung, mineYoung].map((e) => entryBytes(e.id)))).reduce((a, b) => a + b, 0);
+	const mineOldest = await storeEntry(store, {
+		sessionId: "mine",
+		toolCallId: "m1",
+		text,
+		createdMs: NOW - 5 * HOUR_MS,
+	});
+	const otherOld = await storeEntry(store, {
+		sessionId: "other",
+		toolCallId: "o1",
+		text,
+		createdMs: NOW - 4 * HOUR_MS,
+	});
+	const otherYoung = await storeEntry(store, {
+		sessionId: "other",
+		toolCallId: "o2",
+		text,
+		createdMs: NOW - 1 * HOUR_MS,
+	});
+	const mineYoung = await storeEntry(store, {
+		sessionId: "mine",
+		toolCallId: "m2",
+		text,
+		createdMs: NOW - 2 * HOUR_MS,
+	});
+	const entryBytes = async (id: string) =>
+		(await stat(store.textPath(id))).size + (await stat(join(store.root, `${id}.json`))).size;
+	const total = (await Promise.all([mineOldest, otherOld, otherYoung, mineYoung].map((e) => entryBytes(e.id)))).reduce(
+		(a, b) => a + b,
+		0,
+	);
 
 	// Room for a little more than two entries: both of the other session's entries go first.
 	const twoAndABit = total - (await entryBytes(otherOld.id)) - (await entryBytes(otherYoung.id)) + 10;
@@ -239,7 +315,11 @@ test("housekeeping evicts for quota oldest first, other sessions' entries before
 	await assertEntryReadsBack(store, mineYoung);
 
 	// Then the current session's, oldest first.
-	const second = await store.housekeep({ retentionMs: 7 * DAY_MS, maxStoreBytes: (await entryBytes(mineYoung.id)) + 10, currentSessionId: "mine" });
+	const second = await store.housekeep({
+		retentionMs: 7 * DAY_MS,
+		maxStoreBytes: (await entryBytes(mineYoung.id)) + 10,
+		currentSessionId: "mine",
+	});
 	assert.equal(second.removedForQuota, 1);
 	assert.equal(await store.readMeta(mineOldest.id), undefined);
 	await assertEntryReadsBack(store, mineYoung);
@@ -253,7 +333,8 @@ test("housekeeping without a current session evicts purely oldest first", async 
 	const youngest = await storeEntry(store, { sessionId: "s1", toolCallId: "c", createdMs: NOW - 1 * HOUR_MS });
 	await storeEntry(store, { sessionId: "s2", toolCallId: "b", createdMs: NOW - 2 * HOUR_MS });
 	const oldest = await storeEntry(store, { sessionId: "s1", toolCallId: "a", createdMs: NOW - 3 * HOUR_MS });
-	const oneEntry = (await stat(store.textPath(oldest.id))).size + (await stat(join(store.root, `${oldest.id}.json`))).size;
+	const oneEntry =
+		(await stat(store.textPath(oldest.id))).size + (await stat(join(store.root, `${oldest.id}.json`))).size;
 	const result = await store.housekeep({ retentionMs: 7 * DAY_MS, maxStoreBytes: oneEntry });
 	assert.equal(result.removedForQuota, 2);
 	assert.equal(result.remainingBytes, oneEntry);
@@ -346,7 +427,14 @@ test("housekeeping of a store that does not exist yet reports nothing and create
 	const dir = await createTempDir(t);
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
 	const result = await store.housekeep(GENEROUS);
-	assert.deepEqual(result, { removedExpired: 0, removedForQuota: 0, removedTemp: 0, removedOrphans: 0, remainingBytes: 0, errors: [] });
+	assert.deepEqual(result, {
+		removedExpired: 0,
+		removedForQuota: 0,
+		removedTemp: 0,
+		removedOrphans: 0,
+		remainingBytes: 0,
+		errors: [],
+	});
 	assert.deepEqual(await listNames(dir), []);
 });
 
@@ -358,7 +446,10 @@ test("housekeeping never throws: a failing readdir and bad options come back as 
 	const result = await store.housekeep(GENEROUS);
 	assert.equal(result.errors.length, 1);
 	assert.match(result.errors[0], /EIO/);
-	const bad = await new OverflowStore({ root, now: () => NOW }).housekeep({ retentionMs: Number.NaN, maxStoreBytes: -1 });
+	const bad = await new OverflowStore({ root, now: () => NOW }).housekeep({
+		retentionMs: Number.NaN,
+		maxStoreBytes: -1,
+	});
 	assert.equal(bad.errors.length, 2);
 	const none = await new OverflowStore({ root, now: () => NOW }).housekeep(undefined as never);
 	assert.ok(none.errors.length > 0);
@@ -386,7 +477,8 @@ test("housekeeps 10 000 entries with one directory listing, each metadata file r
 	await new OverflowStore({ root, now: () => NOW }).ensureRoot();
 	const count = 10_000;
 	const ids: string[] = [];
-	for (let i = 0; i < count; i++) ids.push(computeEntryId(i % 2 === 0 ? "s-mine" : "s-them", `call-${String(i).padStart(5, "0")}`));
+	for (let i = 0; i < count; i++)
+		ids.push(computeEntryId(i % 2 === 0 ? "s-mine" : "s-them", `call-${String(i).padStart(5, "0")}`));
 	const text = Buffer.from("a small output line\n");
 	for (let i = 0; i < count; i++) {
 		const id = ids[i];
@@ -400,25 +492,43 @@ test("housekeeps 10 000 entries with one directory listing, each metadata file r
 	}
 
 	const scanning = countFsCalls();
-	const scan = await new OverflowStore({ root, fs: scanning.fs, now: () => NOW }).housekeep({ ...GENEROUS, currentSessionId: "s-mine" });
+	const scan = await new OverflowStore({ root, fs: scanning.fs, now: () => NOW }).housekeep({
+		...GENEROUS,
+		currentSessionId: "s-mine",
+	});
 	assert.deepEqual(scan.errors, []);
 	assert.equal(scan.removedExpired + scan.removedForQuota + scan.removedOrphans + scan.removedTemp, 0);
 	t.diagnostic(`fs calls, scan of ${count} entries: ${JSON.stringify(scanning.calls)}`);
 	assert.equal(scanning.calls.readdir, 1, `one listing of the store: ${JSON.stringify(scanning.calls)}`);
 	assert.equal(scanning.calls.smallFilesRead, count, `each metadata file read once: ${JSON.stringify(scanning.calls)}`);
-	assert.ok((scanning.calls.lstat ?? 0) <= 2, `no per-entry lstat for valid entries: ${JSON.stringify(scanning.calls)}`);
-	assert.equal((scanning.calls.unlink ?? 0) + (scanning.calls.open ?? 0) + (scanning.calls.rename ?? 0), 0, `nothing written or removed: ${JSON.stringify(scanning.calls)}`);
+	assert.ok(
+		(scanning.calls.lstat ?? 0) <= 2,
+		`no per-entry lstat for valid entries: ${JSON.stringify(scanning.calls)}`,
+	);
+	assert.equal(
+		(scanning.calls.unlink ?? 0) + (scanning.calls.open ?? 0) + (scanning.calls.rename ?? 0),
+		0,
+		`nothing written or removed: ${JSON.stringify(scanning.calls)}`,
+	);
 
 	// Half the entries over quota (all entries have the same size): the other session's 5 000 go.
 	const evicting = countFsCalls();
-	const evict = await new OverflowStore({ root, fs: evicting.fs, now: () => NOW }).housekeep({ retentionMs: 7 * DAY_MS, maxStoreBytes: scan.remainingBytes / 2, currentSessionId: "s-mine" });
+	const evict = await new OverflowStore({ root, fs: evicting.fs, now: () => NOW }).housekeep({
+		retentionMs: 7 * DAY_MS,
+		maxStoreBytes: scan.remainingBytes / 2,
+		currentSessionId: "s-mine",
+	});
 	t.diagnostic(`fs calls, evicting ${count / 2} of ${count} entries: ${JSON.stringify(evicting.calls)}`);
 	assert.deepEqual(evict.errors, []);
 	assert.equal(evict.removedForQuota, count / 2);
 	assert.equal((await listNames(root)).filter((name) => ENTRY_NAME.test(name)).length, count);
 	assert.equal(evicting.calls.readdir, 1, `one listing of the store: ${JSON.stringify(evicting.calls)}`);
 	assert.equal(evicting.calls.smallFilesRead, count, `each metadata file read once: ${JSON.stringify(evicting.calls)}`);
-	assert.equal(evicting.calls.unlink, count, `two files per evicted entry, nothing else removed: ${JSON.stringify(evicting.calls)}`);
+	assert.equal(
+		evicting.calls.unlink,
+		count,
+		`two files per evicted entry, nothing else removed: ${JSON.stringify(evicting.calls)}`,
+	);
 });
 
 test("concurrent housekeeping and writers neither throw nor lose or corrupt a kept entry", async (t) => {
@@ -427,7 +537,8 @@ test("concurrent housekeeping and writers neither throw nor lose or corrupt a ke
 	const clock = () => NOW;
 	const seeder = new OverflowStore({ root, now: clock });
 	const expired: StoredEntry[] = [];
-	for (let i = 0; i < 50; i++) expired.push(await storeEntry(seeder, { toolCallId: `expired-${i}`, createdMs: NOW - 30 * DAY_MS }));
+	for (let i = 0; i < 50; i++)
+		expired.push(await storeEntry(seeder, { toolCallId: `expired-${i}`, createdMs: NOW - 30 * DAY_MS }));
 	await writeFile(join(root, `.0123456789ab.${findDeadPid()}.abcdef.tmp`), "stale");
 
 	// Two store instances stand in for two Pi processes sharing the directory.
@@ -435,14 +546,29 @@ test("concurrent housekeeping and writers neither throw nor lose or corrupt a ke
 	const storeB = new OverflowStore({ root, now: clock });
 	const writers: Promise<StoredEntry>[] = [];
 	for (let i = 0; i < 40; i++) {
-		writers.push(storeEntry(i % 2 === 0 ? storeA : storeB, { toolCallId: `fresh-${i}`, text: `fresh ${i}\n`.repeat(100 + i), chunkSize: 64 }));
+		writers.push(
+			storeEntry(i % 2 === 0 ? storeA : storeB, {
+				toolCallId: `fresh-${i}`,
+				text: `fresh ${i}\n`.repeat(100 + i),
+				chunkSize: 64,
+			}),
+		);
 	}
-	const housekeeps = [storeA, storeB, storeA, storeB].map((store) => store.housekeep({ ...GENEROUS, currentSessionId: "session-a" }));
+	const housekeeps = [storeA, storeB, storeA, storeB].map((store) =>
+		store.housekeep({ ...GENEROUS, currentSessionId: "session-a" }),
+	);
 	const [results, written] = await Promise.all([Promise.all(housekeeps), Promise.all(writers)]);
 
 	for (const result of results) assert.deepEqual(result.errors, []);
-	assert.equal(results.reduce((sum, result) => sum + result.removedExpired, 0), 50, "each expired entry is counted once");
-	assert.equal(results.reduce((sum, result) => sum + result.removedTemp, 0), 1);
+	assert.equal(
+		results.reduce((sum, result) => sum + result.removedExpired, 0),
+		50,
+		"each expired entry is counted once",
+	);
+	assert.equal(
+		results.reduce((sum, result) => sum + result.removedTemp, 0),
+		1,
+	);
 	for (const entry of written) await assertEntryReadsBack(storeA, entry);
 	const names = await listNames(root);
 	assert.equal(names.length, 80, "exactly the 40 fresh entries remain, no temp file");

@@ -32,7 +32,13 @@ interface Committed {
 }
 
 /** Commits one entry of `textBytes` bytes for a session, created at `createdMs`. */
-async function commitEntry(store: OverflowStore, sessionId: string, toolCallId: string, textBytes: number, createdMs: number): Promise<Committed> {
+async function commitEntry(
+	store: OverflowStore,
+	sessionId: string,
+	toolCallId: string,
+	textBytes: number,
+	createdMs: number,
+): Promise<Committed> {
 	const id = computeEntryId(sessionId, toolCallId);
 	const text = Buffer.from(`${"q".repeat(99)}\n`.repeat(Math.ceil(textBytes / 100)).slice(0, textBytes), "latin1");
 	const writer = await store.beginEntry(id);
@@ -59,7 +65,10 @@ function countScans(): { fs: StoreFs; calls: { readdir: number; readMetas: numbe
 	const fs: StoreFs = {
 		...NODE_STORE_FS,
 		readdir: (path) => (calls.readdir++, NODE_STORE_FS.readdir(path)),
-		readSmallTextFiles: (paths, maxBytes) => ((calls.readMetas += paths.length), NODE_STORE_FS.readSmallTextFiles(paths, maxBytes)),
+		readSmallTextFiles: (paths, maxBytes) => (
+			(calls.readMetas += paths.length),
+			NODE_STORE_FS.readSmallTextFiles(paths, maxBytes)
+		),
 		unlink: (path) => (calls.unlinks.push(path), NODE_STORE_FS.unlink(path)),
 	};
 	return { fs, calls };
@@ -83,8 +92,15 @@ test("a commit over the quota evicts other sessions' entries first, even younger
 	const big = await commitEntry(store, "mine", "m3", 40_000, NOW);
 	assert.deepEqual(big.result, { removedForQuota: 2, errors: [] });
 	let listing = summarizeStore(root);
-	assert.deepEqual([...listing.ids].sort(), [mineOld.id, mineLess.id, big.id].sort(), "the other session's entries went, the younger one too");
-	assert.ok(listing.bytes <= quota * DEFAULT_QUOTA_LOW_WATER_RATIO, `down to the low-water mark: ${listing.bytes} bytes`);
+	assert.deepEqual(
+		[...listing.ids].sort(),
+		[mineOld.id, mineLess.id, big.id].sort(),
+		"the other session's entries went, the younger one too",
+	);
+	assert.ok(
+		listing.bytes <= quota * DEFAULT_QUOTA_LOW_WATER_RATIO,
+		`down to the low-water mark: ${listing.bytes} bytes`,
+	);
 
 	// Only this session's entries are left: the oldest goes.
 	const next = await commitEntry(store, "mine", "m4", 20_000, NOW + MINUTE_MS);
@@ -122,8 +138,16 @@ test("commits within the quota after housekeeping list no directory, read no met
 	await store.housekeep({ ...HOUSEKEEPING, maxStoreBytes: 10_000_000, currentSessionId: "mine" });
 	const afterHousekeeping = { readdir: calls.readdir, readMetas: calls.readMetas };
 	const unlinksBefore = calls.unlinks.length;
-	for (let i = 0; i < 30; i++) assert.deepEqual((await commitEntry(store, "mine", `c-${i}`, 10_000, NOW + i)).result, { removedForQuota: 0, errors: [] });
-	assert.deepEqual({ readdir: calls.readdir, readMetas: calls.readMetas }, afterHousekeeping, "no scan on the result path");
+	for (let i = 0; i < 30; i++)
+		assert.deepEqual((await commitEntry(store, "mine", `c-${i}`, 10_000, NOW + i)).result, {
+			removedForQuota: 0,
+			errors: [],
+		});
+	assert.deepEqual(
+		{ readdir: calls.readdir, readMetas: calls.readMetas },
+		afterHousekeeping,
+		"no scan on the result path",
+	);
 	// The only unlinks are each commit's own temp names, once the text and the metadata are linked into place.
 	assert.equal(calls.unlinks.length - unlinksBefore, 60);
 	assert.ok(calls.unlinks.slice(unlinksBefore).every((path) => path.endsWith(".tmp")));
@@ -149,7 +173,8 @@ test("a steady stream of writes scans once per tenth of the quota written, and k
 		if (calls.readdir > before) scansAt.push(i);
 		const listing = summarizeStore(root);
 		assert.ok(listing.bytes <= quota, `after commit ${i}: ${listing.bytes} bytes, over the ${quota}-byte quota`);
-		if (i === 0) entryBytes = (await lstat(join(root, `${id}.txt`))).size + (await lstat(join(root, `${id}.json`))).size;
+		if (i === 0)
+			entryBytes = (await lstat(join(root, `${id}.txt`))).size + (await lstat(join(root, `${id}.json`))).size;
 	}
 	// A scan once this process has written more than the band; once the store is full, each one
 	// evicts down to the low-water mark, so the next is again a band of writes away.
@@ -161,7 +186,8 @@ test("a steady stream of writes scans once per tenth of the quota written, and k
 	assert.ok(evicted > 0, "the stream filled the store");
 	const listing = summarizeStore(root);
 	assert.equal(listing.ids.size + evicted, count, "every entry is kept or was counted once as evicted");
-	for (let i = count - 50; i < count; i++) assert.ok(listing.ids.has(computeEntryId("mine", `stream-${i}`)), `recent entry ${i} is kept`);
+	for (let i = count - 50; i < count; i++)
+		assert.ok(listing.ids.has(computeEntryId("mine", `stream-${i}`)), `recent entry ${i} is kept`);
 });
 
 test("a first commit without housekeeping scans once and counts the entries already there", async (t) => {
@@ -251,7 +277,10 @@ test("two commits that cannot both fit: the later pass keeps its own entry and e
 	const root = join(await createTempDir(t), "store");
 	const store = new OverflowStore({ root, now: () => NOW, maxStoreBytes: 100_000 });
 	await store.housekeep({ ...HOUSEKEEPING, maxStoreBytes: 100_000 });
-	const [a, b] = await Promise.all([commitEntry(store, "s", "a", 60_000, NOW), commitEntry(store, "s", "b", 60_000, NOW + 1)]);
+	const [a, b] = await Promise.all([
+		commitEntry(store, "s", "a", 60_000, NOW),
+		commitEntry(store, "s", "b", 60_000, NOW + 1),
+	]);
 	const listing = summarizeStore(root);
 	assert.equal(listing.ids.size, 1, "one of them fits");
 	assert.ok(listing.bytes <= 100_000);
@@ -265,10 +294,15 @@ test("two stores writing and evicting at once count each eviction once, leave no
 	const root = join(await createTempDir(t), "store");
 	const quota = 150_000;
 	const maxEntryBytes = 11_000 + 400;
-	const stores = [new OverflowStore({ root, now: () => NOW, maxStoreBytes: quota }), new OverflowStore({ root, now: () => NOW, maxStoreBytes: quota })];
+	const stores = [
+		new OverflowStore({ root, now: () => NOW, maxStoreBytes: quota }),
+		new OverflowStore({ root, now: () => NOW, maxStoreBytes: quota }),
+	];
 	const seeder = new OverflowStore({ root, now: () => NOW });
 	for (let i = 0; i < 12; i++) await commitEntry(seeder, "old", `seed-${i}`, 10_000, NOW - HOUR_MS + i);
-	await Promise.all(stores.map((store, n) => store.housekeep({ ...HOUSEKEEPING, maxStoreBytes: quota, currentSessionId: `s${n}` })));
+	await Promise.all(
+		stores.map((store, n) => store.housekeep({ ...HOUSEKEEPING, maxStoreBytes: quota, currentSessionId: `s${n}` })),
+	);
 	// Each store commits one entry after another, as a Pi process does; the two run at the same time.
 	let peakBytes = 0;
 	const streams = stores.map(async (store, n) => {
@@ -290,7 +324,9 @@ test("two stores writing and evicting at once count each eviction once, leave no
 	// than the band below the quota plus the entry that crossed it.
 	const band = quota * (1 - DEFAULT_QUOTA_LOW_WATER_RATIO);
 	assert.ok(listing.bytes <= quota + 2 * (band + maxEntryBytes), `at the end: ${listing.bytes} bytes`);
-	t.diagnostic(`two stores, quota ${quota}: peak seen ${peakBytes} bytes, end ${listing.bytes} bytes, ${evicted} evicted`);
+	t.diagnostic(
+		`two stores, quota ${quota}: peak seen ${peakBytes} bytes, end ${listing.bytes} bytes, ${evicted} evicted`,
+	);
 });
 
 test("an eviction that cannot remove a file is reported in the commit's result; the entry is committed and nothing throws", async (t) => {
@@ -321,9 +357,16 @@ test("a store directory that cannot be listed: nothing is evicted and the commit
 test("without maxStoreBytes a commit never evicts; a bad maxStoreBytes is refused by name", async (t) => {
 	const root = join(await createTempDir(t), "store");
 	const store = new OverflowStore({ root, now: () => NOW });
-	for (let i = 0; i < 5; i++) assert.deepEqual((await commitEntry(store, "s", `c${i}`, 30_000, NOW + i)).result, { removedForQuota: 0, errors: [] });
+	for (let i = 0; i < 5; i++)
+		assert.deepEqual((await commitEntry(store, "s", `c${i}`, 30_000, NOW + i)).result, {
+			removedForQuota: 0,
+			errors: [],
+		});
 	assert.equal(summarizeStore(root).ids.size, 5);
 	for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, "512" as unknown as number]) {
-		assert.throws(() => new OverflowStore({ root, now: () => NOW, maxStoreBytes: bad }), (error: NodeJS.ErrnoException) => error.code === "EINVAL" && /maxStoreBytes/.test(error.message));
+		assert.throws(
+			() => new OverflowStore({ root, now: () => NOW, maxStoreBytes: bad }),
+			(error: NodeJS.ErrnoException) => error.code === "EINVAL" && /maxStoreBytes/.test(error.message),
+		);
 	}
 });

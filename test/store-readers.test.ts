@@ -35,11 +35,18 @@ function readersOf(id: string): { name: string; params: QueryParams }[] {
 	];
 }
 
-async function createDeps(t: TestContext, fs?: StoreFs): Promise<{ deps: QueryDependencies; meta: EntryMeta; root: string }> {
+async function createDeps(
+	t: TestContext,
+	fs?: StoreFs,
+): Promise<{ deps: QueryDependencies; meta: EntryMeta; root: string }> {
 	const root = join(await createTempDir(t), "store");
 	const meta = await writeStoreEntry(new OverflowStore({ root }), ID, TEXT);
 	// A small stride: the lines answer builds its sparse index through the opened text too.
-	return { deps: { config: createDefaultConfig(), store: new OverflowStore({ root, fs }), lineIndexStride: 64 }, meta, root };
+	return {
+		deps: { config: createDefaultConfig(), store: new OverflowStore({ root, fs }), lineIndexStride: 64 },
+		meta,
+		root,
+	};
 }
 
 async function queryFailure(deps: QueryDependencies, params: QueryParams): Promise<Error & { code?: string }> {
@@ -59,7 +66,11 @@ test("a failing open of the stored text reaches every reader with its code", asy
 		const error = await queryFailure(deps, params);
 		assert.equal(error.code, "EIO", name);
 	}
-	assert.deepEqual(opened, Array(4).fill(join(root, `${ID}.txt`)), "each reader opened the text through the store's file system, once");
+	assert.deepEqual(
+		opened,
+		Array(4).fill(join(root, `${ID}.txt`)),
+		"each reader opened the text through the store's file system, once",
+	);
 });
 
 test("a failing read of the stored text reaches the overview, the lines answer and jsonPath with its code", async (t) => {
@@ -93,26 +104,34 @@ test("every reader reads the text openText opened, even when the file is replace
 });
 
 // An open that blocked on the FIFO would never return: the test's timeout turns that into a failure.
-test("a symlink, a FIFO or a directory in place of the text is refused by every reader, without blocking", { timeout: 60_000 }, async (t) => {
-	const { deps, root } = await createDeps(t);
-	const textPath = join(root, `${ID}.txt`);
-	const outside = join(root, "..", "outside.txt");
-	await writeFile(outside, TEXT);
-	const replacements: [string, () => Promise<void>][] = [
-		["a symlink", () => symlink(outside, textPath)],
-		["a FIFO", async () => void execFileSync("mkfifo", [textPath])],
-		["a directory", () => mkdir(textPath)],
-	];
-	for (const [what, replace] of replacements) {
-		await rm(textPath, { recursive: true, force: true });
-		await replace();
-		for (const { name, params } of readersOf(ID)) {
-			const error = await queryFailure(deps, params);
-			assert.ok(error instanceof QueryError, `${what}, ${name}: ${String(error)}`);
-			assert.match(error.message, new RegExp(`the stored output of id=${ID} is not a regular file; re-run the command`), `${what}, ${name}`);
+test(
+	"a symlink, a FIFO or a directory in place of the text is refused by every reader, without blocking",
+	{ timeout: 60_000 },
+	async (t) => {
+		const { deps, root } = await createDeps(t);
+		const textPath = join(root, `${ID}.txt`);
+		const outside = join(root, "..", "outside.txt");
+		await writeFile(outside, TEXT);
+		const replacements: [string, () => Promise<void>][] = [
+			["a symlink", () => symlink(outside, textPath)],
+			["a FIFO", async () => void execFileSync("mkfifo", [textPath])],
+			["a directory", () => mkdir(textPath)],
+		];
+		for (const [what, replace] of replacements) {
+			await rm(textPath, { recursive: true, force: true });
+			await replace();
+			for (const { name, params } of readersOf(ID)) {
+				const error = await queryFailure(deps, params);
+				assert.ok(error instanceof QueryError, `${what}, ${name}: ${String(error)}`);
+				assert.match(
+					error.message,
+					new RegExp(`the stored output of id=${ID} is not a regular file; re-run the command`),
+					`${what}, ${name}`,
+				);
+			}
 		}
-	}
-});
+	},
+);
 
 test("a text that vanished reads as expired for every reader", async (t) => {
 	const { deps, root } = await createDeps(t);
@@ -124,20 +143,27 @@ test("a text that vanished reads as expired for every reader", async (t) => {
 	}
 });
 
-test("every reader closes what it opened, whether it answered or failed", { skip: !hasProcFd() && "needs /proc/self/fd" }, async (t) => {
-	const { deps } = await createDeps(t);
-	const failing = { ...deps, store: new OverflowStore({ root: deps.store.root, fs: injectFaults({ read: () => "EIO" }) }) };
-	await runQuery({ id: ID, search: "needle" }, deps); // the first search starts a worker (its own descriptors)
-	const before = countOpenFds();
-	for (let round = 0; round < 20; round++) {
-		for (const { params } of readersOf(ID)) {
-			await runQuery(params, deps);
-			await runQuery(params, failing).catch(() => undefined);
+test(
+	"every reader closes what it opened, whether it answered or failed",
+	{ skip: !hasProcFd() && "needs /proc/self/fd" },
+	async (t) => {
+		const { deps } = await createDeps(t);
+		const failing = {
+			...deps,
+			store: new OverflowStore({ root: deps.store.root, fs: injectFaults({ read: () => "EIO" }) }),
+		};
+		await runQuery({ id: ID, search: "needle" }, deps); // the first search starts a worker (its own descriptors)
+		const before = countOpenFds();
+		for (let round = 0; round < 20; round++) {
+			for (const { params } of readersOf(ID)) {
+				await runQuery(params, deps);
+				await runQuery(params, failing).catch(() => undefined);
+			}
+			await runQuery({ id: ID, lines: { start: 1 } }, { ...deps, config: { ...deps.config, thresholdChars: 1000 } });
 		}
-		await runQuery({ id: ID, lines: { start: 1 } }, { ...deps, config: { ...deps.config, thresholdChars: 1000 } });
-	}
-	assert.equal(countOpenFds(), before);
-});
+		assert.equal(countOpenFds(), before);
+	},
+);
 
 function hasProcFd(): boolean {
 	try {

@@ -61,7 +61,11 @@ const commitFailures: { name: string; code: string; createFaults: () => Faults }
 		code: "ENOSPC",
 		createFaults: () => ({ write: (path, call) => (isTempName(path) && call === 1 ? "ENOSPC" : undefined) }),
 	},
-	{ name: "EIO on fsync of the text", code: "EIO", createFaults: () => ({ sync: (path) => (isTempName(path) ? "EIO" : undefined) }) },
+	{
+		name: "EIO on fsync of the text",
+		code: "EIO",
+		createFaults: () => ({ sync: (path) => (isTempName(path) ? "EIO" : undefined) }),
+	},
 	{
 		name: "EACCES on placing the text",
 		code: "EACCES",
@@ -126,10 +130,19 @@ test("rejects metadata that does not describe what was written and leaves nothin
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
 	const id = computeEntryId("session-a", "call-1");
 	const bytes = Buffer.from("one\ntwo\n");
-	for (const overrides of [{ storedBytes: 3 }, { storedLines: 3 }, { id: "0123456789ab" }, { source: "disk" as never }, { truncated: true }]) {
+	for (const overrides of [
+		{ storedBytes: 3 },
+		{ storedLines: 3 },
+		{ id: "0123456789ab" },
+		{ source: "disk" as never },
+		{ truncated: true },
+	]) {
 		const writer = await store.beginEntry(id);
 		await writer.write(bytes);
-		await assert.rejects(writer.commit(buildMeta(id, bytes, overrides)), (error: NodeJS.ErrnoException) => error.code === "EINVAL");
+		await assert.rejects(
+			writer.commit(buildMeta(id, bytes, overrides)),
+			(error: NodeJS.ErrnoException) => error.code === "EINVAL",
+		);
 		await writer.abort();
 		await assertEmptyStore(store.root);
 	}
@@ -149,7 +162,9 @@ test("aborting removes the temp file, and aborting after commit keeps the entry"
 	const entry = await storeEntry(store, { toolCallId: "call-2" });
 	const committed = await store.beginEntry(computeEntryId("session-a", "call-3"));
 	await committed.write(Buffer.from("x\n"));
-	await committed.commit(buildMeta(computeEntryId("session-a", "call-3"), Buffer.from("x\n"), { toolCallId: "call-3" }));
+	await committed.commit(
+		buildMeta(computeEntryId("session-a", "call-3"), Buffer.from("x\n"), { toolCallId: "call-3" }),
+	);
 	await committed.abort();
 	await assertEntryReadsBack(store, entry);
 	assert.equal((await listNames(store.root)).length, 4);
@@ -158,12 +173,19 @@ test("aborting removes the temp file, and aborting after commit keeps the entry"
 test("never replaces an entry: a second commit under the same id fails with EEXIST and leaves the first intact", async (t) => {
 	const dir = await createTempDir(t);
 	for (const fs of [NODE_STORE_FS, injectFaults({ link: () => "EPERM" })]) {
-		const store = new OverflowStore({ root: join(dir, `store-${fs === NODE_STORE_FS ? "link" : "rename"}`), fs, now: () => NOW });
+		const store = new OverflowStore({
+			root: join(dir, `store-${fs === NODE_STORE_FS ? "link" : "rename"}`),
+			fs,
+			now: () => NOW,
+		});
 		const first = await storeEntry(store, { toolCallId: "call-1", text: "old\n" });
 		const writer = await store.beginEntry(first.id);
 		const bytes = Buffer.from("new and longer\nsecond\n");
 		await writer.write(bytes);
-		await assert.rejects(writer.commit(buildMeta(first.id, bytes)), (error: NodeJS.ErrnoException) => error.code === "EEXIST");
+		await assert.rejects(
+			writer.commit(buildMeta(first.id, bytes)),
+			(error: NodeJS.ErrnoException) => error.code === "EEXIST",
+		);
 		await assertEntryReadsBack(store, first);
 		assert.equal((await listNames(store.root)).length, 2);
 	}

@@ -30,7 +30,10 @@ test("refuses to form a path from anything but an id", () => {
 	const store = new OverflowStore({ root: "/nonexistent/store" });
 	assert.equal(store.textPath("0123456789ab"), "/nonexistent/store/0123456789ab.txt");
 	for (const bad of ["../../etc/passwd", "0123456789AB", "0123456789ab/../x"]) {
-		assert.throws(() => store.textPath(bad), (error: NodeJS.ErrnoException) => error.code === "EINVAL");
+		assert.throws(
+			() => store.textPath(bad),
+			(error: NodeJS.ErrnoException) => error.code === "EINVAL",
+		);
 	}
 });
 
@@ -96,7 +99,10 @@ test("refuses a store directory swapped for a symlink after it was first used", 
 	await mkdir(target);
 	await rename(root, join(dir, "moved"));
 	await symlink(target, root);
-	await assert.rejects(store.beginEntry(computeEntryId("s", "c")), (error: NodeJS.ErrnoException) => error.code === "ELOOP");
+	await assert.rejects(
+		store.beginEntry(computeEntryId("s", "c")),
+		(error: NodeJS.ErrnoException) => error.code === "ELOOP",
+	);
 	assert.deepEqual(await listNames(target), []);
 });
 
@@ -105,7 +111,10 @@ test("refuses a regular file in place of the store directory", async (t) => {
 	const root = join(dir, "pi-overflow");
 	await writeFile(root, "not a directory");
 	const store = new OverflowStore({ root, now: () => NOW });
-	await assert.rejects(store.beginEntry(computeEntryId("s", "c")), (error: NodeJS.ErrnoException) => error.code === "ENOTDIR");
+	await assert.rejects(
+		store.beginEntry(computeEntryId("s", "c")),
+		(error: NodeJS.ErrnoException) => error.code === "ENOTDIR",
+	);
 	assert.equal(await readFile(root, "utf8"), "not a directory");
 });
 
@@ -115,7 +124,10 @@ test("rejects with EACCES when the store directory is not writable and leaves no
 	const root = join(dir, "pi-overflow");
 	const fs = injectFaults({ open: (path) => (isTempName(path) ? "EACCES" : undefined) });
 	const store = new OverflowStore({ root, fs, now: () => NOW });
-	await assert.rejects(store.beginEntry(computeEntryId("s", "c")), (error: NodeJS.ErrnoException) => error.code === "EACCES");
+	await assert.rejects(
+		store.beginEntry(computeEntryId("s", "c")),
+		(error: NodeJS.ErrnoException) => error.code === "EACCES",
+	);
 	await assertEmptyStore(root);
 });
 
@@ -123,7 +135,10 @@ test("rejects with the mkdir error's code when the store directory cannot be cre
 	const dir = await createTempDir(t);
 	const root = join(dir, "my-pi", "pi-overflow");
 	const store = new OverflowStore({ root, fs: injectFaults({ mkdir: () => "EACCES" }), now: () => NOW });
-	await assert.rejects(store.beginEntry(computeEntryId("s", "c")), (error: NodeJS.ErrnoException) => error.code === "EACCES");
+	await assert.rejects(
+		store.beginEntry(computeEntryId("s", "c")),
+		(error: NodeJS.ErrnoException) => error.code === "EACCES",
+	);
 	assert.deepEqual(await listNames(dir), []);
 });
 
@@ -171,7 +186,10 @@ test("reads no metadata for an unknown id, a bad id, invalid JSON or a symlinked
 
 	await writeFile(join(store.root, "aaaaaaaaaaaa.json"), "{ not json");
 	assert.equal(await store.readMeta("aaaaaaaaaaaa"), undefined);
-	await writeFile(join(store.root, "bbbbbbbbbbbb.json"), JSON.stringify({ ...buildMeta("bbbbbbbbbbbb", Buffer.from("")), totalBytes: -1 }));
+	await writeFile(
+		join(store.root, "bbbbbbbbbbbb.json"),
+		JSON.stringify({ ...buildMeta("bbbbbbbbbbbb", Buffer.from("")), totalBytes: -1 }),
+	);
 	assert.equal(await store.readMeta("bbbbbbbbbbbb"), undefined, "metadata with an invalid field is invalid");
 	await writeFile(join(store.root, "cccccccccccc.json"), JSON.stringify(buildMeta(entry.id, Buffer.from(""))));
 	assert.equal(await store.readMeta("cccccccccccc"), undefined, "metadata naming another id is invalid");
@@ -192,7 +210,10 @@ test("reads no metadata when the store directory does not exist, and does not cr
 test("opens a stored text: its bytes by position, its size and mtime from fstat, and its descriptor", async (t) => {
 	const dir = await createTempDir(t);
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
-	const entry = await storeEntry(store, { toolCallId: "call-1", text: Buffer.from("héllo\nwörld\n".repeat(1000), "utf8") });
+	const entry = await storeEntry(store, {
+		toolCallId: "call-1",
+		text: Buffer.from("héllo\nwörld\n".repeat(1000), "utf8"),
+	});
 	const text = await store.openText(entry.id);
 	try {
 		assert.equal(text.id, entry.id);
@@ -221,7 +242,7 @@ test("reads the text it opened even when the file is replaced or removed afterwa
 		await rm(text.path);
 		await writeFile(text.path, "a replacement, longer than the original\n");
 		const bytes = Buffer.alloc(100);
-		assert.equal((await text.read(bytes, 0)), entry.bytes.length);
+		assert.equal(await text.read(bytes, 0), entry.bytes.length);
 		assert.equal(bytes.toString("utf8", 0, entry.bytes.length), "the original\n");
 	} finally {
 		await text.close();
@@ -231,34 +252,50 @@ test("reads the text it opened even when the file is replaced or removed afterwa
 test("openText fails with ENOENT for a text that is not there, and EINVAL for a bad id", async (t) => {
 	const dir = await createTempDir(t);
 	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
-	await assert.rejects(store.openText("0123456789ab"), (error: NodeJS.ErrnoException) => error.code === "ENOENT", "no store directory yet");
+	await assert.rejects(
+		store.openText("0123456789ab"),
+		(error: NodeJS.ErrnoException) => error.code === "ENOENT",
+		"no store directory yet",
+	);
 	const entry = await storeEntry(store, { toolCallId: "call-1" });
 	await rm(store.textPath(entry.id));
-	await assert.rejects(store.openText(entry.id), (error: NodeJS.ErrnoException) => error.code === "ENOENT", "the text vanished");
+	await assert.rejects(
+		store.openText(entry.id),
+		(error: NodeJS.ErrnoException) => error.code === "ENOENT",
+		"the text vanished",
+	);
 	for (const bad of ["../../etc/passwd", "0123456789AB", ""]) {
 		await assert.rejects(store.openText(bad), (error: NodeJS.ErrnoException) => error.code === "EINVAL");
 	}
 });
 
 // An open that blocked on the FIFO would never return: the test's timeout turns that into a failure.
-test("openText refuses a symlink, a FIFO or a directory in place of the text (EINVAL), without blocking or following it", { timeout: 60_000 }, async (t) => {
-	const dir = await createTempDir(t);
-	const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
-	await store.ensureRoot();
-	const outside = join(dir, "outside.txt");
-	await writeFile(outside, "not the store's\n");
-	await symlink(outside, store.textPath("aaaaaaaaaaaa"));
-	execFileSync("mkfifo", [store.textPath("bbbbbbbbbbbb")]);
-	await mkdir(store.textPath("cccccccccccc"));
-	for (const [id, what] of [["aaaaaaaaaaaa", /symbolic link/], ["bbbbbbbbbbbb", /special file/], ["cccccccccccc", /directory/]] as const) {
-		await assert.rejects(store.openText(id), (error: NodeJS.ErrnoException) => {
-			assert.equal(error.code, "EINVAL", id);
-			assert.match(error.message, /not a regular file/);
-			assert.match(error.message, what);
-			return true;
-		});
-	}
-});
+test(
+	"openText refuses a symlink, a FIFO or a directory in place of the text (EINVAL), without blocking or following it",
+	{ timeout: 60_000 },
+	async (t) => {
+		const dir = await createTempDir(t);
+		const store = new OverflowStore({ root: join(dir, "store"), now: () => NOW });
+		await store.ensureRoot();
+		const outside = join(dir, "outside.txt");
+		await writeFile(outside, "not the store's\n");
+		await symlink(outside, store.textPath("aaaaaaaaaaaa"));
+		execFileSync("mkfifo", [store.textPath("bbbbbbbbbbbb")]);
+		await mkdir(store.textPath("cccccccccccc"));
+		for (const [id, what] of [
+			["aaaaaaaaaaaa", /symbolic link/],
+			["bbbbbbbbbbbb", /special file/],
+			["cccccccccccc", /directory/],
+		] as const) {
+			await assert.rejects(store.openText(id), (error: NodeJS.ErrnoException) => {
+				assert.equal(error.code, "EINVAL", id);
+				assert.match(error.message, /not a regular file/);
+				assert.match(error.message, what);
+				return true;
+			});
+		}
+	},
+);
 
 test("openText reads through the injected file system: a failing open or read reaches the caller with its code", async (t) => {
 	const dir = await createTempDir(t);

@@ -23,33 +23,52 @@ function tableRow(n: number): string {
 
 /** `count` routine lines, numbered from `from`. */
 function routine(count: number, from: number): string[] {
-	return Array.from({ length: count }, (_, i) => `worker ${(from + i) % 4}: batch ${from + i} posted, ${1000 + i} cents`);
+	return Array.from(
+		{ length: count },
+		(_, i) => `worker ${(from + i) % 4}: batch ${from + i} posted, ${1000 + i} cents`,
+	);
 }
 
 /**
  * An output with a benchmark table (100 rows of one shape) at line `tableAt`, the signal that names
  * case `failing` `gap` lines below its row, and routine lines before and after (`after` of them).
  */
-function benchmarkOutput(tableAt: number, failing: number, gap: number, after: number): { lines: string[]; row: number; signal: number } {
+function benchmarkOutput(
+	tableAt: number,
+	failing: number,
+	gap: number,
+	after: number,
+): { lines: string[]; row: number; signal: number } {
 	const lines = routine(tableAt - 1, 0);
 	for (let n = 0; n < 100; n++) lines.push(tableRow(n));
 	const row = tableAt + failing;
 	// The signal sits `gap` lines below the failing row: the rows after it are the noise in between.
 	while (lines.length < row + gap - 1) lines.push(lines.length < tableAt + 99 ? "" : "-".repeat(60));
-	lines.splice(row + gap - 1, 0, `FAILED test_bench_case_${String(failing).padStart(3, "0")} - Field 'mean' has failed PercentageRegressionCheck: 16498.7 > 400.0`);
+	lines.splice(
+		row + gap - 1,
+		0,
+		`FAILED test_bench_case_${String(failing).padStart(3, "0")} - Field 'mean' has failed PercentageRegressionCheck: 16498.7 > 400.0`,
+	);
 	lines.push(...routine(after, 5000));
 	return { lines, row, signal: row + gap };
 }
 
 describe("findSubjectTokens: the distinctive names of a signal line", () => {
 	test("takes a test's or a benchmark's name, a qualified name, a camelCase name", () => {
-		assert.deepEqual(findSubjectTokens("\ttest_parse_invoice_lines (0001_unversi) - Field 'mean' has failed PercentageRegressionCheck: 16498.725551245 > 400.000000000"), [
-			"test_parse_invoice_lines",
-			"PercentageRegressionCheck",
-		]);
-		assert.deepEqual(findSubjectTokens("FAILED tests/test_cart.py::test_bulk_coupon_discount[10] - AssertionError: assert 90 == 80"), ["tests/test_cart.py::test_bulk_coupon_discount"]);
+		assert.deepEqual(
+			findSubjectTokens(
+				"\ttest_parse_invoice_lines (0001_unversi) - Field 'mean' has failed PercentageRegressionCheck: 16498.725551245 > 400.000000000",
+			),
+			["test_parse_invoice_lines", "PercentageRegressionCheck"],
+		);
+		assert.deepEqual(
+			findSubjectTokens("FAILED tests/test_cart.py::test_bulk_coupon_discount[10] - AssertionError: assert 90 == 80"),
+			["tests/test_cart.py::test_bulk_coupon_discount"],
+		);
 		assert.deepEqual(findSubjectTokens("--- FAIL: TestTransferBothWays (0.00s)"), ["TestTransferBothWays"]);
-		assert.deepEqual(findSubjectTokens("panic: runtime error in example.com/bank/ledger.Transfer"), ["example.com/bank/ledger.Transfer"]);
+		assert.deepEqual(findSubjectTokens("panic: runtime error in example.com/bank/ledger.Transfer"), [
+			"example.com/bank/ledger.Transfer",
+		]);
 	});
 
 	test("takes no common word, number, location, tag in brackets, capitals-only id or the pattern's own words", () => {
@@ -67,7 +86,11 @@ describe("findSubjectTokens: the distinctive names of a signal line", () => {
 		]) {
 			assert.deepEqual(findSubjectTokens(signal), [], signal);
 		}
-		assert.deepEqual(findSubjectTokens("packages/pkg-17/src/mod12.ts(6,10): error TS2304: Cannot find name 'renderLabel'."), ["renderLabel"], "the location goes, the name stays");
+		assert.deepEqual(
+			findSubjectTokens("packages/pkg-17/src/mod12.ts(6,10): error TS2304: Cannot find name 'renderLabel'."),
+			["renderLabel"],
+			"the location goes, the name stays",
+		);
 	});
 });
 
@@ -87,20 +110,38 @@ describe("findSubjectLines: which line above names the subject", () => {
 	});
 
 	test("takes nothing when the subject is only in far-away lines", () => {
-		const far = [tableRow(17), ...Array.from({ length: SUBJECT_LOOKBACK_LINES }, (_, n) => `worker ${n % 4}: batch ${n} posted`)];
+		const far = [
+			tableRow(17),
+			...Array.from({ length: SUBJECT_LOOKBACK_LINES }, (_, n) => `worker ${n % 4}: batch ${n} posted`),
+		];
 		assert.deepEqual(findSubjectLines(signal, far), [], "one line beyond the window");
-		assert.deepEqual(findSubjectLines(signal, far.slice(0, SUBJECT_LOOKBACK_LINES)), [0], "just within the window: taken");
+		assert.deepEqual(
+			findSubjectLines(signal, far.slice(0, SUBJECT_LOOKBACK_LINES)),
+			[0],
+			"just within the window: taken",
+		);
 	});
 
 	test("takes nothing from common ground: a name every line nearby carries", () => {
-		const lines = Array.from({ length: 6 }, (_, n) => `src/ledger_total.c: note: in expansion of macro 'ledger_sum' (${n})`);
+		const lines = Array.from(
+			{ length: 6 },
+			(_, n) => `src/ledger_total.c: note: in expansion of macro 'ledger_sum' (${n})`,
+		);
 		assert.deepEqual(findSubjectLines("ledger_sum: overflow in src/ledger_total.c", lines), []);
 	});
 
 	test("takes nothing when the nearest line naming the subject is shown already, a blank line or the signal again", () => {
 		const lines = above(["-".repeat(40)]);
-		assert.deepEqual(findSubjectLines(signal, lines, (index) => index === 17), [], "shown already: the subject is on screen");
-		assert.deepEqual(findSubjectLines(signal, [tableRow(17), signal, "   "]), [0], "the repeat and the blank are passed over");
+		assert.deepEqual(
+			findSubjectLines(signal, lines, (index) => index === 17),
+			[],
+			"shown already: the subject is on screen",
+		);
+		assert.deepEqual(
+			findSubjectLines(signal, [tableRow(17), signal, "   "]),
+			[0],
+			"the repeat and the blank are passed over",
+		);
 	});
 });
 
@@ -121,7 +162,10 @@ describe("the view shows a subject line as context", () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 95, 10, 72);
 		const view = await buildViewFromText(lines.join("\n") + "\n", options);
 		const shown = parseViewLines(view.text);
-		assert.ok(lines.length - signal < options.tailLines && lines.length - row >= options.tailLines, "the signal in the tail, the row above it");
+		assert.ok(
+			lines.length - signal < options.tailLines && lines.length - row >= options.tailLines,
+			"the signal in the tail, the row above it",
+		);
 		assert.equal(shown.get(signal), `: ${lines[signal - 1]}`);
 		assert.equal(shown.get(row), `- ${tableRow(95)}`);
 	});
@@ -161,7 +205,10 @@ test("through the real Pi runtime, the model sees the failing benchmark's table 
 			fauxAssistantMessage([fauxToolCall("bash", { command: "cat output.txt; exit 1" })], { stopReason: "toolUse" }),
 			(context: Context) => {
 				const result = context.messages.find((message) => message.role === "toolResult");
-				seen = result?.role === "toolResult" ? result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n") : "";
+				seen =
+					result?.role === "toolResult"
+						? result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n")
+						: "";
 				return fauxAssistantMessage("done");
 			},
 		],

@@ -7,7 +7,14 @@ import { createDefaultConfig, type OverflowConfig } from "../src/config/config.j
 import { QueryError } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/query/engine/search.js";
 import { type EntryMeta, OverflowStore } from "../src/store/index.js";
-import { createQueryGuidelines, describeAnswer, describeQueryTool, QUERY_TOOL_NAME, QueryParameters, registerQueryTool } from "../src/surface/tool.js";
+import {
+	createQueryGuidelines,
+	describeAnswer,
+	describeQueryTool,
+	QUERY_TOOL_NAME,
+	QueryParameters,
+	registerQueryTool,
+} from "../src/surface/tool.js";
 import { writeStoreEntry } from "./helpers/store-entry.js";
 import { createTempDir } from "./helpers/tmp.js";
 
@@ -98,21 +105,39 @@ describe("execute", () => {
 	test("returns the answer text and its summary in details", async (t) => {
 		const { store, meta } = await createStoreWithEntry(t);
 		const tool = captureTool(createDefaultConfig(), store);
-		const result = await tool.execute("call-1", { id: meta.id, search: "^error" }, undefined, undefined, undefined as never);
+		const result = await tool.execute(
+			"call-1",
+			{ id: meta.id, search: "^error" },
+			undefined,
+			undefined,
+			undefined as never,
+		);
 		const text = result.content[0]?.type === "text" ? result.content[0].text : "";
 		assert.match(text, /search \/\^error\/i: 10 hit lines in 1000 lines; all shown/);
-		assert.deepEqual(result.details, { selector: "search", truncated: false, hits: 10, shownHits: 10, timedOut: false });
+		assert.deepEqual(result.details, {
+			selector: "search",
+			truncated: false,
+			hits: 10,
+			shownHits: 10,
+			timedOut: false,
+		});
 	});
 
 	test("throws a QueryError with a short message for a bad request", async (t) => {
 		const { store, meta } = await createStoreWithEntry(t);
 		const tool = captureTool(createDefaultConfig(), store);
-		await assert.rejects(tool.execute("call-1", { id: meta.id, lines: { start: 5000 } }, undefined, undefined, undefined as never), (error: unknown) => {
-			assert.ok(error instanceof QueryError);
-			assert.match(error.message, /has 1000 lines; ask for lines within 1–1000/);
-			return true;
-		});
-		await assert.rejects(tool.execute("call-1", { id: "../../etc/passwd" }, undefined, undefined, undefined as never), /id must be 12 lowercase hex characters/);
+		await assert.rejects(
+			tool.execute("call-1", { id: meta.id, lines: { start: 5000 } }, undefined, undefined, undefined as never),
+			(error: unknown) => {
+				assert.ok(error instanceof QueryError);
+				assert.match(error.message, /has 1000 lines; ask for lines within 1–1000/);
+				return true;
+			},
+		);
+		await assert.rejects(
+			tool.execute("call-1", { id: "../../etc/passwd" }, undefined, undefined, undefined as never),
+			/id must be 12 lowercase hex characters/,
+		);
 	});
 
 	test("turns an unexpected failure into one short line, never a stack", async (t) => {
@@ -124,11 +149,14 @@ describe("execute", () => {
 			throw error;
 		};
 		const tool = captureTool(createDefaultConfig(), broken);
-		await assert.rejects(tool.execute("call-1", { id: "00000000c0de" }, undefined, undefined, undefined as never), (error: unknown) => {
-			assert.ok(error instanceof Error);
-			assert.equal(error.message, "overflow_query failed: disk on fire");
-			return true;
-		});
+		await assert.rejects(
+			tool.execute("call-1", { id: "00000000c0de" }, undefined, undefined, undefined as never),
+			(error: unknown) => {
+				assert.ok(error instanceof Error);
+				assert.equal(error.message, "overflow_query failed: disk on fire");
+				return true;
+			},
+		);
 	});
 });
 
@@ -146,32 +174,90 @@ describe("rendering", () => {
 		];
 		for (const [args, expected] of cases) {
 			const component = tool.renderCall!(args as never, plainTheme, renderContext() as never);
-			assert.deepEqual(component.render(200).map((line) => line.trimEnd()), [expected]);
+			assert.deepEqual(
+				component.render(200).map((line) => line.trimEnd()),
+				[expected],
+			);
 		}
 	});
 
 	test("renders the result as a compact summary, the full answer only when expanded", async (t) => {
 		const { store, meta } = await createStoreWithEntry(t);
 		const tool = captureTool(createDefaultConfig(), store);
-		const result = (await tool.execute("call-1", { id: meta.id, search: "^error" }, undefined, undefined, undefined as never)) as AgentToolResult<unknown>;
-		const compact = tool.renderResult!(result, { expanded: false, isPartial: false }, plainTheme, renderContext() as never);
-		assert.deepEqual(compact.render(200).map((line) => line.trimEnd()), ["10 hit lines, 10 shown"]);
-		const expanded = tool.renderResult!(result, { expanded: true, isPartial: false }, plainTheme, renderContext() as never);
+		const result = (await tool.execute(
+			"call-1",
+			{ id: meta.id, search: "^error" },
+			undefined,
+			undefined,
+			undefined as never,
+		)) as AgentToolResult<unknown>;
+		const compact = tool.renderResult!(
+			result,
+			{ expanded: false, isPartial: false },
+			plainTheme,
+			renderContext() as never,
+		);
+		assert.deepEqual(
+			compact.render(200).map((line) => line.trimEnd()),
+			["10 hit lines, 10 shown"],
+		);
+		const expanded = tool.renderResult!(
+			result,
+			{ expanded: true, isPartial: false },
+			plainTheme,
+			renderContext() as never,
+		);
 		assert.ok(expanded.render(200).length > 10);
-		const partial = tool.renderResult!(result, { expanded: false, isPartial: true }, plainTheme, renderContext() as never);
-		assert.deepEqual(partial.render(200).map((line) => line.trimEnd()), ["querying…"]);
-		const failed = { content: [{ type: "text" as const, text: "overflow_query: no stored output with id=0123456789ab; it is unknown or expired" }], details: undefined };
-		const error = tool.renderResult!(failed, { expanded: false, isPartial: false }, plainTheme, renderContext(true) as never);
+		const partial = tool.renderResult!(
+			result,
+			{ expanded: false, isPartial: true },
+			plainTheme,
+			renderContext() as never,
+		);
+		assert.deepEqual(
+			partial.render(200).map((line) => line.trimEnd()),
+			["querying…"],
+		);
+		const failed = {
+			content: [
+				{
+					type: "text" as const,
+					text: "overflow_query: no stored output with id=0123456789ab; it is unknown or expired",
+				},
+			],
+			details: undefined,
+		};
+		const error = tool.renderResult!(
+			failed,
+			{ expanded: false, isPartial: false },
+			plainTheme,
+			renderContext(true) as never,
+		);
 		assert.equal(error.render(200).length, 1);
 		assert.match(error.render(200)[0]!, /unknown or expired/);
 	});
 
 	test("summarises each kind of answer in a few words", () => {
-		assert.equal(describeAnswer({ selector: "search", truncated: true, hits: 542, shownHits: 50, timedOut: false }), "542 hit lines, 50 shown");
-		assert.equal(describeAnswer({ selector: "search", truncated: false, hits: 0, shownHits: 0, timedOut: false }), "no hit");
-		assert.equal(describeAnswer({ selector: "search", truncated: true, hits: 3, shownHits: 3, timedOut: true }), "stopped at the time limit: 3+ hit lines, 3 shown");
-		assert.equal(describeAnswer({ selector: "lines", truncated: true, lines: [10, 99], totalLines: 300 }), "lines 10–99 of 300 (cut)");
-		assert.equal(describeAnswer({ selector: "jsonPath", truncated: false, path: "$.a", valueType: "a string" }), "$.a: a string");
+		assert.equal(
+			describeAnswer({ selector: "search", truncated: true, hits: 542, shownHits: 50, timedOut: false }),
+			"542 hit lines, 50 shown",
+		);
+		assert.equal(
+			describeAnswer({ selector: "search", truncated: false, hits: 0, shownHits: 0, timedOut: false }),
+			"no hit",
+		);
+		assert.equal(
+			describeAnswer({ selector: "search", truncated: true, hits: 3, shownHits: 3, timedOut: true }),
+			"stopped at the time limit: 3+ hit lines, 3 shown",
+		);
+		assert.equal(
+			describeAnswer({ selector: "lines", truncated: true, lines: [10, 99], totalLines: 300 }),
+			"lines 10–99 of 300 (cut)",
+		);
+		assert.equal(
+			describeAnswer({ selector: "jsonPath", truncated: false, path: "$.a", valueType: "a string" }),
+			"$.a: a string",
+		);
 		assert.equal(describeAnswer({ selector: "info", truncated: false }), "overview");
 	});
 });

@@ -41,39 +41,88 @@ async function waitForScreen(session: string, done: (screen: string) => boolean,
 	assert.fail(`waited for ${what}; the screen was:\n${screen}`);
 }
 
-test("in Pi's TUI at 80 columns the bounded bash row, the overflow_query row and /overflow tell the user what happened", { skip: HAS_TMUX ? false : "tmux is not installed" }, async (t) => {
-	const agentDir = await createTempDir(t);
-	const session = `pi-overflow-tui-${process.pid}`;
-	const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
-	const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-tui.ts");
-	const command = [pi, "--no-session", "--provider", "faux-tui", "--model", "faux-1", "-e", CAPTURE_PATH, "-e", faux, "-e", INDEX_PATH]
-		.map((word) => `'${word}'`)
-		.join(" ");
-	tmux("new-session", "-d", "-s", session, "-x", String(COLUMNS), "-y", "50", "-c", agentDir, `env PI_CODING_AGENT_DIR='${agentDir}' ${command}`);
-	t.after(() => spawnSync("tmux", ["kill-session", "-t", session]));
+test(
+	"in Pi's TUI at 80 columns the bounded bash row, the overflow_query row and /overflow tell the user what happened",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const session = `pi-overflow-tui-${process.pid}`;
+		const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
+		const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-tui.ts");
+		const command = [
+			pi,
+			"--no-session",
+			"--provider",
+			"faux-tui",
+			"--model",
+			"faux-1",
+			"-e",
+			CAPTURE_PATH,
+			"-e",
+			faux,
+			"-e",
+			INDEX_PATH,
+		]
+			.map((word) => `'${word}'`)
+			.join(" ");
+		tmux(
+			"new-session",
+			"-d",
+			"-s",
+			session,
+			"-x",
+			String(COLUMNS),
+			"-y",
+			"50",
+			"-c",
+			agentDir,
+			`env PI_CODING_AGENT_DIR='${agentDir}' ${command}`,
+		);
+		t.after(() => spawnSync("tmux", ["kill-session", "-t", session]));
 
-	await waitForScreen(session, (screen) => /faux-1\s*$/m.test(screen), "Pi's editor and footer");
-	tmux("send-keys", "-t", session, "build", "Enter");
-	const built = await waitForScreen(session, (screen) => screen.includes("done: the build failed"), "the model's answer");
+		await waitForScreen(session, (screen) => /faux-1\s*$/m.test(screen), "Pi's editor and footer");
+		tmux("send-keys", "-t", session, "build", "Enter");
+		const built = await waitForScreen(
+			session,
+			(screen) => screen.includes("done: the build failed"),
+			"the model's answer",
+		);
 
-	// The collapsed bash row shows the end of the text: the stored entry's id and totals, and the
-	// decisive line Pi's cut left out, with its line number.
-	const id = /\[pi-overflow id=([0-9a-f]{12}) lines=150000 bytes=\d+\] full output stored;/.exec(built)?.[1];
-	assert.ok(id, `the bash row names the stored entry:\n${built}`);
-	assert.match(built, /\n 120000: src\/net\/socket\.c:88:12: error: struct sock has no member named\n/);
-	// The overflow_query row says what the entry is, not just "overview".
-	assert.match(built, new RegExp(`overflow_query ${id} overview\\n overview: bash output stored [^\\n]*: 150000 lines`));
-	for (const row of built.split("\n")) assert.ok(row.length <= COLUMNS, `row fits ${COLUMNS} columns: ${row}`);
-	assert.doesNotMatch(built, /\b1 lines\b/);
+		// The collapsed bash row shows the end of the text: the stored entry's id and totals, and the
+		// decisive line Pi's cut left out, with its line number.
+		const id = /\[pi-overflow id=([0-9a-f]{12}) lines=150000 bytes=\d+\] full output stored;/.exec(built)?.[1];
+		assert.ok(id, `the bash row names the stored entry:\n${built}`);
+		assert.match(built, /\n 120000: src\/net\/socket\.c:88:12: error: struct sock has no member named\n/);
+		// The overflow_query row says what the entry is, not just "overview".
+		assert.match(
+			built,
+			new RegExp(`overflow_query ${id} overview\\n overview: bash output stored [^\\n]*: 150000 lines`),
+		);
+		for (const row of built.split("\n")) assert.ok(row.length <= COLUMNS, `row fits ${COLUMNS} columns: ${row}`);
+		assert.doesNotMatch(built, /\b1 lines\b/);
 
-	tmux("send-keys", "-t", session, "/overflow", "Enter");
-	const listed = await waitForScreen(session, (screen) => screen.includes("stored result this session"), "the /overflow listing");
-	assert.match(listed, new RegExp(`\\n ${id}  bash  150000 lines  9\\d\\d KiB  just now\\n   120000: src/net/socket\\.c:88:12: error: struct sock has no member named sk`));
+		tmux("send-keys", "-t", session, "/overflow", "Enter");
+		const listed = await waitForScreen(
+			session,
+			(screen) => screen.includes("stored result this session"),
+			"the /overflow listing",
+		);
+		assert.match(
+			listed,
+			new RegExp(
+				`\\n ${id}  bash  150000 lines  9\\d\\d KiB  just now\\n   120000: src/net/socket\\.c:88:12: error: struct sock has no member named sk`,
+			),
+		);
 
-	// Pi's spill file of the command is gone: the only copy is the private one.
-	const store = join(agentDir, "my-pi", "pi-overflow");
-	assert.deepEqual(readdirSync(store).sort(), [`${id}.json`, `${id}.txt`]);
-	tmux("send-keys", "-t", session, `/overflow show ${id}`, "Enter");
-	const shown = await waitForScreen(session, (screen) => screen.includes(`[use overflow_query with id=${id}`), "the /overflow show view");
-	assert.match(shown, new RegExp(`\\[pi-overflow id=${id}\\] bash output stored`));
-});
+		// Pi's spill file of the command is gone: the only copy is the private one.
+		const store = join(agentDir, "my-pi", "pi-overflow");
+		assert.deepEqual(readdirSync(store).sort(), [`${id}.json`, `${id}.txt`]);
+		tmux("send-keys", "-t", session, `/overflow show ${id}`, "Enter");
+		const shown = await waitForScreen(
+			session,
+			(screen) => screen.includes(`[use overflow_query with id=${id}`),
+			"the /overflow show view",
+		);
+		assert.match(shown, new RegExp(`\\[pi-overflow id=${id}\\] bash output stored`));
+	},
+);

@@ -67,13 +67,20 @@ describe("the unseen corpus", () => {
 	});
 
 	for (const fixture of fixtures) {
-		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture));
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () =>
+			assertDecisiveLinesInPlace(fixture));
 	}
 
 	test("every output has a generator, and split.json names each with its generator's toolchain", () => {
 		const declared = readGenerators();
-		assert.deepEqual([...declared.keys()].sort(), fixtures.map((fixture) => fixture.name));
-		assert.deepEqual(Object.keys(split.fixtures).sort(), fixtures.map((fixture) => fixture.name));
+		assert.deepEqual(
+			[...declared.keys()].sort(),
+			fixtures.map((fixture) => fixture.name),
+		);
+		assert.deepEqual(
+			Object.keys(split.fixtures).sort(),
+			fixtures.map((fixture) => fixture.name),
+		);
 		for (const fixture of fixtures) {
 			assert.equal(fixture.toolchain, declared.get(fixture.name), `${fixture.name}: toolchain`);
 			assert.equal(fixture.set, split.toolchains[fixture.toolchain], `${fixture.name}: its half is its toolchain's`);
@@ -119,7 +126,8 @@ describe("the late unseen set", () => {
 	});
 
 	for (const fixture of late) {
-		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture));
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () =>
+			assertDecisiveLinesInPlace(fixture));
 	}
 });
 
@@ -128,7 +136,14 @@ describe("the late unseen set", () => {
  * outputs named unlike any other set's, each with a generator, none of a toolchain the held-out
  * half or the late set has, nor (newToolchainsOf) a toolchain an earlier set already has.
  */
-function describeTuningSet(title: string, set: RealFixture[], dir: string, minOutputs: number, earlier: RealFixture[], newToolchainsOf: string[] = []): void {
+function describeTuningSet(
+	title: string,
+	set: RealFixture[],
+	dir: string,
+	minOutputs: number,
+	earlier: RealFixture[],
+	newToolchainsOf: string[] = [],
+): void {
 	describe(title, () => {
 		const late = loadLateFixtures();
 		const known = new Set([...loadRealFixtures(), ...fixtures, ...late, ...earlier].map((fixture) => fixture.name));
@@ -143,30 +158,53 @@ function describeTuningSet(title: string, set: RealFixture[], dir: string, minOu
 
 		test("every output has a generator, and no toolchain is in the held-out half or the late set", () => {
 			const declared = readGenerators(dir);
-			assert.deepEqual([...declared.keys()].sort(), set.map((fixture) => fixture.name));
-			const heldout = Object.entries(split.toolchains).filter(([, half]) => half === "heldout").map(([toolchain]) => toolchain);
+			assert.deepEqual(
+				[...declared.keys()].sort(),
+				set.map((fixture) => fixture.name),
+			);
+			const heldout = Object.entries(split.toolchains)
+				.filter(([, half]) => half === "heldout")
+				.map(([toolchain]) => toolchain);
 			const lateToolchains = [...readGenerators(LATE_FIXTURES_DIR).values()];
 			const forbidden = new Set([...heldout, ...lateToolchains]);
 			assert.ok(forbidden.size >= 20, `${forbidden.size} forbidden toolchains read`);
 			assert.deepEqual(
-				[...declared].filter(([, toolchain]) => forbidden.has(toolchain)).map(([name, toolchain]) => `${name}: ${toolchain}`),
+				[...declared]
+					.filter(([, toolchain]) => forbidden.has(toolchain))
+					.map(([name, toolchain]) => `${name}: ${toolchain}`),
 				[],
 			);
 			if (newToolchainsOf.length > 0) {
-				const older = new Set([...Object.keys(split.toolchains), ...lateToolchains, ...newToolchainsOf.flatMap((other) => [...readGenerators(other).values()])]);
+				const older = new Set([
+					...Object.keys(split.toolchains),
+					...lateToolchains,
+					...newToolchainsOf.flatMap((other) => [...readGenerators(other).values()]),
+				]);
 				assert.deepEqual(
-					[...declared].filter(([, toolchain]) => older.has(toolchain)).map(([name, toolchain]) => `${name}: ${toolchain}`),
+					[...declared]
+						.filter(([, toolchain]) => older.has(toolchain))
+						.map(([name, toolchain]) => `${name}: ${toolchain}`),
 					[],
 				);
 			}
 		});
 
 		for (const fixture of set) {
-			test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () => assertDecisiveLinesInPlace(fixture, MIN_TUNE2_OUTPUT_CHARS));
+			test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () =>
+				assertDecisiveLinesInPlace(fixture, MIN_TUNE2_OUTPUT_CHARS));
 		}
 	});
 }
 
 describeTuningSet("the second tuning set", loadTune2Fixtures(), TUNE2_FIXTURES_DIR, 8, []);
-describeTuningSet("the third tuning set", loadTune3Fixtures(), TUNE3_FIXTURES_DIR, 12, loadTune2Fixtures(), [TUNE2_FIXTURES_DIR]);
-describeTuningSet("the fourth tuning set", loadTune4Fixtures(), TUNE4_FIXTURES_DIR, 12, [...loadTune2Fixtures(), ...loadTune3Fixtures()], [TUNE2_FIXTURES_DIR, TUNE3_FIXTURES_DIR]);
+describeTuningSet("the third tuning set", loadTune3Fixtures(), TUNE3_FIXTURES_DIR, 12, loadTune2Fixtures(), [
+	TUNE2_FIXTURES_DIR,
+]);
+describeTuningSet(
+	"the fourth tuning set",
+	loadTune4Fixtures(),
+	TUNE4_FIXTURES_DIR,
+	12,
+	[...loadTune2Fixtures(), ...loadTune3Fixtures()],
+	[TUNE2_FIXTURES_DIR, TUNE3_FIXTURES_DIR],
+);

@@ -58,11 +58,17 @@ function shownLines(view: string): ShownLine[] {
 		const numbered = NUMBERED_LINE.exec(line);
 		if (!numbered) continue;
 		const match = /^\s*(\d+)([:-]) (.*)$/s.exec(line);
-		assert.ok(match, `a numbered line has "N: " (or "N- " for context) before its text: ${JSON.stringify(line.slice(0, 80))}`);
+		assert.ok(
+			match,
+			`a numbered line has "N: " (or "N- " for context) before its text: ${JSON.stringify(line.slice(0, 80))}`,
+		);
 		let body = match[3];
 		const context = match[2] === "-";
 		let count = 1;
-		const note = / {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears (?:once|\d+ times)\])$/.exec(body);
+		const note =
+			/ {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears (?:once|\d+ times)\])$/.exec(
+				body,
+			);
 		if (note) {
 			if (note[1] !== undefined) count = Number(note[1]);
 			body = body.slice(0, -note[0].length);
@@ -70,8 +76,10 @@ function shownLines(view: string): ShownLine[] {
 		const clippedEnd = /^(.*) … \[\+(\d+) chars\]$/s.exec(body);
 		const clippedStart = /^\[\+(\d+) chars\] … (.*)$/s.exec(body);
 		const lineNumber = Number(match[1]);
-		if (clippedEnd) shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count, context });
-		else if (clippedStart) shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count, context });
+		if (clippedEnd)
+			shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count, context });
+		else if (clippedStart)
+			shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count, context });
 		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count, context });
 	}
 	return shown;
@@ -128,13 +136,29 @@ describe("the view's shape", () => {
 		assert.equal(totalLines, 300_000);
 		assert.equal(totalBytes, Buffer.byteLength(text));
 		const lines = view.split("\n");
-		assert.equal(lines[0], `[pi-overflow id=0123456789ab] bash output: 300000 lines, ${totalBytes} bytes — showing head, 0 signal lines, tail`);
+		assert.equal(
+			lines[0],
+			`[pi-overflow id=0123456789ab] bash output: 300000 lines, ${totalBytes} bytes — showing head, 0 signal lines, tail`,
+		);
 		// Sixty head lines of one shape fold into the first, a count and the last.
-		assert.deepEqual(lines.slice(1, 5), ["     1: 1", "  ... 58 more lines like these ...", "    60: 60", "  ... 299860 lines omitted ..."]);
+		assert.deepEqual(lines.slice(1, 5), [
+			"     1: 1",
+			"  ... 58 more lines like these ...",
+			"    60: 60",
+			"  ... 299860 lines omitted ...",
+		]);
 		// So do the tail's lines above its last twenty, which are shown as they are.
-		assert.deepEqual(lines.slice(-24, -20), ["299921: 299921", "  ... 58 more lines like these ...", "299980: 299980", "299981: 299981"]);
+		assert.deepEqual(lines.slice(-24, -20), [
+			"299921: 299921",
+			"  ... 58 more lines like these ...",
+			"299980: 299980",
+			"299981: 299981",
+		]);
 		assert.equal(lines.at(-2), "300000: 300000");
-		assert.equal(lines.at(-1), "[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]");
+		assert.equal(
+			lines.at(-1),
+			"[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]",
+		);
 		const shown = assertFaithfulView(view, text, options);
 		assert.deepEqual(numbersOf(shown), [1, 60, 299_921, ...range(299_980, 300_000)]);
 	});
@@ -142,13 +166,17 @@ describe("the view's shape", () => {
 	test("folds a run of one shape in the tail above its last twenty lines, but never a signal line among them", async () => {
 		const lines = Array.from({ length: 5000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
 		// ansible's recap: lines that differ only in digits, one of which says what failed.
-		for (let host = 1; host <= 10; host++) lines.push(`web${String(host).padStart(2, "0")} : ok=17 changed=3 failed=${host === 4 ? 1 : 0} skipped=0`);
+		for (let host = 1; host <= 10; host++)
+			lines.push(`web${String(host).padStart(2, "0")} : ok=17 changed=3 failed=${host === 4 ? 1 : 0} skipped=0`);
 		lines.push(...Array.from({ length: 20 }, (_, i) => `  LD [M]  drivers/module_${i}.ko`));
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
 		const rows = view.split("\n");
-		const tail = rows.slice(rows.findIndex((row) => row.startsWith("  4951:")), -1);
+		const tail = rows.slice(
+			rows.findIndex((row) => row.startsWith("  4951:")),
+			-1,
+		);
 		assert.deepEqual(tail, [
 			"  4951:   CC [M]  drivers/module_4950.o",
 			"  ... 48 more lines like these ...",
@@ -169,22 +197,37 @@ describe("the view's shape", () => {
 	test("folds a run of one print statement's lines whose quoted strings and paths differ, not only digits (tune4: Caddy's JSON access records)", async () => {
 		const lines = Array.from({ length: 400 }, (_, i) => `deploy: step ${i}`);
 		// One access record per request: the path, the port and the order of the headers (a Go map) vary.
-		const headers = ['"Accept-Encoding":["identity"],"User-Agent":["Python-urllib/3.11"]', '"User-Agent":["Python-urllib/3.11"],"Accept-Encoding":["identity"]'];
+		const headers = [
+			'"Accept-Encoding":["identity"],"User-Agent":["Python-urllib/3.11"]',
+			'"User-Agent":["Python-urllib/3.11"],"Accept-Encoding":["identity"]',
+		];
 		for (let i = 0; i < 60; i++) {
 			const path = i % 10 === 0 ? "/health" : `/api/orders/${1000 + i}`;
-			lines.push(`{"level":"info","ts":1796094896.${671026 + i * 37},"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"${44764 + i}","uri":"${path}","headers":{${headers[i % 2]}}},"status":200}`);
+			lines.push(
+				`{"level":"info","ts":1796094896.${671026 + i * 37},"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"${44764 + i}","uri":"${path}","headers":{${headers[i % 2]}}},"status":200}`,
+			);
 		}
 		lines.push(...Array.from({ length: 20 }, (_, i) => `deploy: done ${i}`));
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		assertFaithfulView(view, lines, options);
-		assert.match(view, /^ {2}\.\.\. 58 more lines like these \.\.\.$/m, "the tail's records fold to their first and last line");
+		assert.match(
+			view,
+			/^ {2}\.\.\. 58 more lines like these \.\.\.$/m,
+			"the tail's records fold to their first and last line",
+		);
 		assert.ok(view.length < 8000, `${view.length} chars`);
 	});
 
 	test("routine lines around an error are not its block, however they are indented; its own block is", async () => {
 		const lines = Array.from({ length: 3000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
-		lines.splice(1500, 0, "drivers/net/socket.c:88:12: error: struct sock has no member named sk_flags", "   88 |         sk->sk_flags = 0;", "      |             ^~");
+		lines.splice(
+			1500,
+			0,
+			"drivers/net/socket.c:88:12: error: struct sock has no member named sk_flags",
+			"   88 |         sk->sk_flags = 0;",
+			"      |             ^~",
+		);
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = numbersOf(assertFaithfulView(view, lines, options));
@@ -196,11 +239,14 @@ describe("the view's shape", () => {
 	});
 
 	test("sets aside rare lines of one template's family (one word differs) and shows the odd line instead (tune4)", async () => {
-		const regions = "de fr nl be at it es pt ie fi se dk pl cz sk hu si hr ro bg gr cy mt lu ee lv lt no ch is".split(" ");
+		const regions = "de fr nl be at it es pt ie fi se dk pl cz sk hu si hr ro bg gr cy mt lu ee lv lt no ch is".split(
+			" ",
+		);
 		const lines: string[] = [];
 		regions.forEach((region, n) => {
 			lines.push(`Feature: checkout totals for region ${region}`, "");
-			for (let k = 0; k < 100; k++) lines.push(`    Given a basket with ${k + 1} items of 1000 cents ... passed in 0.000s`);
+			for (let k = 0; k < 100; k++)
+				lines.push(`    Given a basket with ${k + 1} items of 1000 cents ... passed in 0.000s`);
 			if (n === 20) lines.push("Using the fallback tax table, the seed for region gr has no rate", "");
 		});
 		const options = viewOptions();
@@ -208,9 +254,24 @@ describe("the view's shape", () => {
 		const shown = numbersOf(assertFaithfulView(view, lines, options)).filter((n) => n > 60 && n <= lines.length - 80);
 		const odd = lines.indexOf("Using the fallback tax table, the seed for region gr has no rate") + 1;
 		assert.ok(shown.includes(odd), "the odd line is shown");
-		assert.deepEqual(shown.filter((n) => lines[n - 1].startsWith("Feature:")), [], "no line of the Feature family");
-		assert.deepEqual(markTemplateFamilies(["a b c", "a b d", "a b e", "a b f", "x y z"]), [false, false, false, false, false], "four alike are not a family");
-		assert.deepEqual(markTemplateFamilies(["run a 1", "run b 2", "run c 3", "run d 4", "run e 5", "stop now please"]), [true, true, true, true, true, false]);
+		assert.deepEqual(
+			shown.filter((n) => lines[n - 1].startsWith("Feature:")),
+			[],
+			"no line of the Feature family",
+		);
+		assert.deepEqual(
+			markTemplateFamilies(["a b c", "a b d", "a b e", "a b f", "x y z"]),
+			[false, false, false, false, false],
+			"four alike are not a family",
+		);
+		assert.deepEqual(markTemplateFamilies(["run a 1", "run b 2", "run c 3", "run d 4", "run e 5", "stop now please"]), [
+			true,
+			true,
+			true,
+			true,
+			true,
+			false,
+		]);
 	});
 
 	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
@@ -219,7 +280,9 @@ describe("the view's shape", () => {
 		for (let i = 0; i < 600; i++) {
 			const high = i === 300;
 			lines.push(
-				high ? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue." : ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
+				high
+					? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue."
+					: ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
 				high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
 				`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
 				`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
@@ -229,7 +292,9 @@ describe("the view's shape", () => {
 		}
 		lines.pop();
 		const options = viewOptions();
-		const shown = numbersOf(assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options));
+		const shown = numbersOf(
+			assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+		);
 		assert.deepEqual(
 			shown.filter((n) => n > 60 && n < lines.length - 80),
 			[1801, 1802, 1803, 1804],
@@ -281,7 +346,8 @@ describe("the view's shape", () => {
 	test("gives the same bytes for the same input, from memory and from a file", async (t) => {
 		const dir = await createTempDir(t);
 		const lines: string[] = [];
-		for (let i = 0; i < 50_000; i++) lines.push(i % 777 === 0 ? `error: E${i % 5} failed step ${i}` : `line ${i} ${"·".repeat(i % 40)}`);
+		for (let i = 0; i < 50_000; i++)
+			lines.push(i % 777 === 0 ? `error: E${i % 5} failed step ${i}` : `line ${i} ${"·".repeat(i % 40)}`);
 		const text = `${lines.join("\n")}\n`;
 		const path = join(dir, "original.txt");
 		await writeFile(path, text);
@@ -307,12 +373,21 @@ describe("the view stays within thresholdChars on adversarial inputs", () => {
 		"every line 100 KB long": () => Array.from({ length: 160 }, (_, i) => `${i} ${"w".repeat(100_000)}`).join("\n"),
 		"1 000 000 one-character lines": () => "x\n".repeat(1_000_000),
 		"one 50 MB line": () => "m".repeat(50_000_000),
-		"200 lines of 499 characters": () => Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n",
-		"lines of 100 KB that all signal": () => Array.from({ length: 150 }, (_, i) => `error: ${i} ${"e".repeat(100_000)}`).join("\n") + "\n",
-		"10 000 distinct long error lines": () => Array.from({ length: 10_000 }, (_, i) => `error: E${i} ${"r".repeat(600)}`).join("\n") + "\n",
-		"multi-byte and astral characters everywhere": () => Array.from({ length: 3000 }, (_, i) => `${i} ${"😀é中".repeat(200)}`).join("\n"),
-		"coloured progress output": () => Array.from({ length: 5000 }, (_, i) => `\x1b[32m${i}%\x1b[0m\r${"#".repeat(i % 700)}\r\x1b[31merror\x1b[0m ${i}`).join("\r\n"),
-		"control characters and tabs": () => Array.from({ length: 5000 }, (_, i) => `\t${i}\x00\x07\x08 error\x7f`).join("\n"),
+		"200 lines of 499 characters": () =>
+			Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n",
+		"lines of 100 KB that all signal": () =>
+			Array.from({ length: 150 }, (_, i) => `error: ${i} ${"e".repeat(100_000)}`).join("\n") + "\n",
+		"10 000 distinct long error lines": () =>
+			Array.from({ length: 10_000 }, (_, i) => `error: E${i} ${"r".repeat(600)}`).join("\n") + "\n",
+		"multi-byte and astral characters everywhere": () =>
+			Array.from({ length: 3000 }, (_, i) => `${i} ${"😀é中".repeat(200)}`).join("\n"),
+		"coloured progress output": () =>
+			Array.from(
+				{ length: 5000 },
+				(_, i) => `\x1b[32m${i}%\x1b[0m\r${"#".repeat(i % 700)}\r\x1b[31merror\x1b[0m ${i}`,
+			).join("\r\n"),
+		"control characters and tabs": () =>
+			Array.from({ length: 5000 }, (_, i) => `\t${i}\x00\x07\x08 error\x7f`).join("\n"),
 	};
 	const variants: Record<string, Partial<ViewOptions>> = {
 		defaults: {},
@@ -368,8 +443,14 @@ describe("the end is always visible", () => {
 		const shown = assertFaithfulView(view, lines, options);
 		const numbers = numbersOf(shown);
 		assert.deepEqual(numbers.slice(-80), range(1061, 1140));
-		assert.ok(numbers.some((n) => n <= 60), "some head is still shown");
-		assert.ok(numbers.some((n) => n > 60 && n <= 1060), "some signal lines are still shown");
+		assert.ok(
+			numbers.some((n) => n <= 60),
+			"some head is still shown",
+		);
+		assert.ok(
+			numbers.some((n) => n > 60 && n <= 1060),
+			"some signal lines are still shown",
+		);
 	});
 
 	test("gives the tail more room than the head when every line is long", async () => {
@@ -387,7 +468,10 @@ describe("the end is always visible", () => {
 		const text = `first\n${"z".repeat(30_000)}`;
 		for (const thresholdChars of [1000, 24000]) {
 			const options = viewOptions({ thresholdChars, maxLineChars: 100_000 });
-			const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, { ...options, maxLineChars: 100_000 });
+			const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, {
+				...options,
+				maxLineChars: 100_000,
+			});
 			assert.equal(shown.at(-1)?.lineNumber, 2);
 		}
 	});
@@ -423,13 +507,17 @@ describe("signal lines", () => {
 		assert.equal(signals.length, 40);
 		assert.ok(signals.every((n) => n % 100 === 0));
 		assert.ok(signals[0] <= 2_000, `first at ${signals[0]}`);
-		assert.ok(signals.some((n) => n >= 8_000 && n <= 12_000), "one from the middle");
+		assert.ok(
+			signals.some((n) => n >= 8_000 && n <= 12_000),
+			"one from the middle",
+		);
 		assert.ok(signals[signals.length - 1] >= 18_000, `last at ${signals.at(-1)}`);
 	});
 
 	test("shows identical repeated signals once, at the first line number, with a count", async () => {
 		const lines: string[] = [];
-		for (let i = 1; i <= 10_000; i++) lines.push(i > 100 && i <= 9000 && i % 20 === 0 ? "error: connection refused" : `ok ${i}`);
+		for (let i = 1; i <= 10_000; i++)
+			lines.push(i > 100 && i <= 9000 && i % 20 === 0 ? "error: connection refused" : `ok ${i}`);
 		const options = viewOptions();
 		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
 		const signals = shown.filter((line) => line.text === "error: connection refused");
@@ -440,7 +528,10 @@ describe("signal lines", () => {
 	});
 
 	test("does not repeat signal lines of the head or the tail", async () => {
-		const lines: string[] = ["error: boot failed", ...Array.from({ length: 5000 }, (_, i) => (i >= 100 && i % 50 === 0 ? "error: boot failed" : `ok ${i}`))];
+		const lines: string[] = [
+			"error: boot failed",
+			...Array.from({ length: 5000 }, (_, i) => (i >= 100 && i % 50 === 0 ? "error: boot failed" : `ok ${i}`)),
+		];
 		for (let i = 0; i < 80; i++) lines.push(i === 40 ? "error: in the tail" : `tail ${i}`);
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
@@ -453,7 +544,8 @@ describe("signal lines", () => {
 	test("lets warnings yield to errors when room is short", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
-		for (let i = 1; i <= 30; i++) lines.push(`error: ${word(i)} ${"e".repeat(300)}`, `warning: ${word(i)} ${"w".repeat(300)}`);
+		for (let i = 1; i <= 30; i++)
+			lines.push(`error: ${word(i)} ${"e".repeat(300)}`, `warning: ${word(i)} ${"w".repeat(300)}`);
 		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
 		const options = viewOptions({ thresholdChars: 8000 });
 		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
@@ -479,7 +571,11 @@ describe("signal lines", () => {
 	});
 
 	test("shows the end of a giant line when only its end signals", async () => {
-		const lines = ["start", ...Array.from({ length: 100 }, (_, i) => `ok ${i}`), `${"j".repeat(300_000)} Segmentation fault`];
+		const lines = [
+			"start",
+			...Array.from({ length: 100 }, (_, i) => `ok ${i}`),
+			`${"j".repeat(300_000)} Segmentation fault`,
+		];
 		for (let i = 0; i < 80; i++) lines.push(`tail ${i}`);
 		const options = viewOptions({ headLines: 1 });
 		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
@@ -526,7 +622,9 @@ describe("what a terminal would show", () => {
 	});
 
 	test("finds coloured signal lines and shows them without colour", async () => {
-		const lines = Array.from({ length: 1000 }, (_, i) => (i === 500 ? "\x1b[1;31merror[E0308]\x1b[0m: mismatched types" : `ok ${i}`));
+		const lines = Array.from({ length: 1000 }, (_, i) =>
+			i === 500 ? "\x1b[1;31merror[E0308]\x1b[0m: mismatched types" : `ok ${i}`,
+		);
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		assert.ok(view.includes("\n   501: error[E0308]: mismatched types\n"));
@@ -545,7 +643,9 @@ describe("when the store failed", () => {
 	});
 
 	test("fits in 1000 characters even with a long reason, tool name and capping note", async () => {
-		const text = Array.from({ length: 100_000 }, (_, i) => (i % 1000 === 0 ? `error: ${i} ${"x".repeat(2000)}` : `line ${i}`)).join("\n");
+		const text = Array.from({ length: 100_000 }, (_, i) =>
+			i % 1000 === 0 ? `error: ${i} ${"x".repeat(2000)}` : `line ${i}`,
+		).join("\n");
 		const options = viewOptions({
 			thresholdChars: 1000,
 			id: undefined,

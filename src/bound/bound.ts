@@ -7,7 +7,13 @@
 
 import type { OverflowConfig } from "../config/config.js";
 import { describeCapNote } from "../store/gap.js";
-import { fallbackOriginal, findSpillCandidate, type ResolvedOriginal, resolveOriginal, type SpillCandidate } from "../intake/original.js";
+import {
+	fallbackOriginal,
+	findSpillCandidate,
+	type ResolvedOriginal,
+	resolveOriginal,
+	type SpillCandidate,
+} from "../intake/original.js";
 import { findPiBashStatus } from "../intake/pi-bash.js";
 import { LineScanner, type ScanResult, scanText } from "../scan/scan.js";
 import { bufferSource, type PumpResult, pumpCapped, type SpillChecks } from "../io/source.js";
@@ -16,7 +22,13 @@ import type { EntryWriter, OverflowStore } from "../store/index.js";
 import { formatNotice, formatRecoveryMarker } from "../lines/protocol.js";
 import { describeError, keepStart } from "../lines/text.js";
 import { describeEntry, describeWhatTheCutLost } from "./scan-report.js";
-import { appendToLastText, mergeDetails, replaceText, type ToolResultInput, type ToolResultPatch } from "../intake/tool-result.js";
+import {
+	appendToLastText,
+	mergeDetails,
+	replaceText,
+	type ToolResultInput,
+	type ToolResultPatch,
+} from "../intake/tool-result.js";
 import type { ViewExtras } from "../view/hunks.js";
 import { composeView, readComposeExtras } from "../view/view-build.js";
 import { findKeyLines } from "../view/view.js";
@@ -67,7 +79,6 @@ const TOP_LINE_CHARS = 200;
 /** Room the lines a cut lost leave for a spill path in the text to become the private copy's path. */
 const SPILL_PATH_SLACK_CHARS = 512;
 
-
 /** What the bound stage does with a result: leave it as it is, append the recovery marker, or replace it by a view. */
 export type BoundDecision = "leave" | "mark" | "bound";
 
@@ -97,7 +108,10 @@ export function decideBound(facts: BoundFacts): BoundDecision {
 /**
  * Handles one tool result. Returns undefined when the result is left as it is.
  */
-export async function boundToolResult(event: ToolResultInput, given: BoundDependencies): Promise<ToolResultPatch | undefined> {
+export async function boundToolResult(
+	event: ToolResultInput,
+	given: BoundDependencies,
+): Promise<ToolResultPatch | undefined> {
 	const deps = applyBudget(given);
 	const { config } = deps;
 	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId, event) : undefined;
@@ -110,7 +124,14 @@ export async function boundToolResult(event: ToolResultInput, given: BoundDepend
 	const spill = findSpillCandidate(event, produced);
 	const stashLonger = stashed !== undefined && stashed.text.length > current.length;
 	// The cheap exit: small, and nothing suggests a longer original.
-	if (decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: spill !== undefined || stashLonger }) === "leave") return undefined;
+	if (
+		decideBound({
+			currentChars: current.length,
+			budgetChars: config.thresholdChars,
+			longer: spill !== undefined || stashLonger,
+		}) === "leave"
+	)
+		return undefined;
 
 	try {
 		return await boundLarge(event, deps, current, stashLonger ? stashed.text : undefined, spill);
@@ -190,7 +211,8 @@ async function boundLarge(
 	const { config } = deps;
 	// A text longer than its budget is replaced by a view whatever else is found: its entry (id, temp
 	// file) is started while the original is resolved, and the view's reads and composing overlap the commit.
-	const viewSure = decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: true }) === "bound";
+	const viewSure =
+		decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: true }) === "bound";
 	const early = viewSure ? startEntry(event, deps) : undefined;
 	let original: ResolvedOriginal;
 	try {
@@ -199,7 +221,12 @@ async function boundLarge(
 		await discardEntry(early);
 		throw error;
 	}
-	const leave = () => decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current" }) === "leave";
+	const leave = () =>
+		decideBound({
+			currentChars: current.length,
+			budgetChars: config.thresholdChars,
+			longer: original.kind !== "current",
+		}) === "leave";
 	let entryTaken = false;
 	try {
 		if (leave()) return undefined;
@@ -221,13 +248,24 @@ async function boundLarge(
 		const done = copied;
 		// The view as it reads when the commit succeeds, composed while the commit runs (fsync, link);
 		// the result waits for the commit all the same, and is composed again when the commit fails.
-		const composing = viewSure && id !== undefined && done.storeError === undefined ? finish(event, config, current, done, original, id, status) : undefined;
+		const composing =
+			viewSure && id !== undefined && done.storeError === undefined
+				? finish(event, config, current, done, original, id, status)
+				: undefined;
 		composing?.catch(() => {});
 		const storeError = await done.committed;
 		const storedId = storeError === undefined ? id : undefined;
 		if (storedId !== undefined && original.kind === "spill-file" && spill !== undefined) deps.onSpillUsed?.(spill.path);
 		if (composing !== undefined && storedId !== undefined) return await composing;
-		return await finish(event, config, current, { ...done, ...(storeError !== undefined ? { storeError } : {}) }, original, storedId, status);
+		return await finish(
+			event,
+			config,
+			current,
+			{ ...done, ...(storeError !== undefined ? { storeError } : {}) },
+			original,
+			storedId,
+			status,
+		);
 	} finally {
 		if (!entryTaken) await discardEntry(early);
 		await original.source.close().catch(() => {});
@@ -308,7 +346,14 @@ async function copyOriginal(
 		}
 		return storeError;
 	})();
-	return { scan, pumped, countShape, committed, ...(before !== undefined ? { storeError: before } : {}), ...(extras ? { extras } : {}) };
+	return {
+		scan,
+		pumped,
+		countShape,
+		committed,
+		...(before !== undefined ? { storeError: before } : {}),
+		...(extras ? { extras } : {}),
+	};
 }
 
 /** The patch for a copied original: the recovery marker under a text that fits, else the view. */
@@ -323,7 +368,10 @@ async function finish(
 ): Promise<ToolResultPatch> {
 	const { scan, pumped, storeError } = copied;
 	const { source, note: sourceNote } = original;
-	const top = findKeyLines(scan, config).map((item) => ({ line: item.lineNumber, text: keepStart(item.text, TOP_LINE_CHARS) }));
+	const top = findKeyLines(scan, config).map((item) => ({
+		line: item.lineNumber,
+		text: keepStart(item.text, TOP_LINE_CHARS),
+	}));
 	const overflow: OverflowDetails = {
 		...(id ? { id } : {}),
 		totalLines: scan.totalLines,
@@ -334,12 +382,27 @@ async function finish(
 	};
 	const marker = id
 		? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
-		: formatNotice(`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`).slice(0, 400);
-	const facts = { currentChars: current.length, budgetChars: config.thresholdChars, longer: original.kind !== "current", markerChars: marker.length };
+		: formatNotice(
+				`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`,
+			).slice(0, 400);
+	const facts = {
+		currentChars: current.length,
+		budgetChars: config.thresholdChars,
+		longer: original.kind !== "current",
+		markerChars: marker.length,
+	};
 	if (decideBound(facts) === "mark") {
 		// Room is left for the text's spill path to be replaced by the (longer) private one (spill-release.ts).
-		const lost = describeWhatTheCutLost(scan, current, config, config.thresholdChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS);
-		return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details: mergeDetails(event.details, overflow) };
+		const lost = describeWhatTheCutLost(
+			scan,
+			current,
+			config,
+			config.thresholdChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS,
+		);
+		return {
+			content: appendToLastText(event.content, [marker, ...lost].join("\n")),
+			details: mergeDetails(event.details, overflow),
+		};
 	}
 	const view = await composeView(
 		scan,
@@ -361,18 +424,37 @@ async function finish(
 }
 
 /** A bounded result built without the store or the original, when everything else failed. */
-async function fallbackPatch(event: ToolResultInput, deps: BoundDependencies, current: string, reason: string): Promise<ToolResultPatch | undefined> {
+async function fallbackPatch(
+	event: ToolResultInput,
+	deps: BoundDependencies,
+	current: string,
+	reason: string,
+): Promise<ToolResultPatch | undefined> {
 	try {
 		if (current.length <= deps.config.thresholdChars) return undefined;
 		const scan = scanText(current, deps.config);
-		const text = await composeView(scan, bufferSource(Buffer.from(current, "utf8")), { ...deps.config, storeError: reason, toolName: event.toolName });
+		const text = await composeView(scan, bufferSource(Buffer.from(current, "utf8")), {
+			...deps.config,
+			storeError: reason,
+			toolName: event.toolName,
+		});
 		return {
 			content: replaceText(event.content, text),
-			details: mergeDetails(event.details, { totalLines: scan.totalLines, totalBytes: scan.totalBytes, truncated: false, storeError: reason }),
+			details: mergeDetails(event.details, {
+				totalLines: scan.totalLines,
+				totalBytes: scan.totalBytes,
+				truncated: false,
+				storeError: reason,
+			}),
 		};
 	} catch {
-		const notice = formatNotice(`output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`);
+		const notice = formatNotice(
+			`output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`,
+		);
 		const room = Math.max(0, deps.config.thresholdChars - notice.length - 1);
-		return { content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`), details: event.details };
+		return {
+			content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`),
+			details: event.details,
+		};
 	}
 }

@@ -4,7 +4,12 @@
 // it. Background work in steps (setImmediate between them); never rejects.
 
 import { createDefaultConfig } from "../config/config.js";
-import { acquireReadBuffers, compileDefaultModule, countNewlines, releaseReadBuffers } from "../prefilter/keyword-filter.js";
+import {
+	acquireReadBuffers,
+	compileDefaultModule,
+	countNewlines,
+	releaseReadBuffers,
+} from "../prefilter/keyword-filter.js";
 import { scanBytes, scanText } from "../scan/scan.js";
 import { prepareDefaultSignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { buildViewFromText } from "../view/view-build.js";
@@ -38,20 +43,38 @@ function buildPrewarmText(): string {
 	const lines: string[] = [];
 	for (let i = 0; i < PREWARM_TEXT_LINES; i++) {
 		if (i % 3 !== 2) {
-			lines.push(`[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`);
+			lines.push(
+				`[${String(i).padStart(8, "0")}] INFO worker-${i % 8}: processed batch ${i} (${(i * 37) % 1000} items)`,
+			);
 		} else if (i % 9 === 2) {
-			lines.push(PREWARM_LINES[(i / 9) % (PREWARM_LINES.length - 1) | 0]);
+			lines.push(PREWARM_LINES[((i / 9) % (PREWARM_LINES.length - 1)) | 0]);
 		} else {
 			// Signal lines that differ in more than digits, as a real output's do: new shapes, new texts.
 			const name = PREWARM_NAMES[i % PREWARM_NAMES.length] + PREWARM_NAMES[(i >> 3) % PREWARM_NAMES.length];
-			lines.push(i % 2 === 0 ? `src/${name}.ts:${i}:7 - error TS2345: '${name}' is not assignable` : `FAILED tests/test_${name}.py::test_${name}_${i % 13} - AssertionError: ${i} != ${i + 1}`);
+			lines.push(
+				i % 2 === 0
+					? `src/${name}.ts:${i}:7 - error TS2345: '${name}' is not assignable`
+					: `FAILED tests/test_${name}.py::test_${name}_${i % 13} - AssertionError: ${i} != ${i + 1}`,
+			);
 		}
 	}
 	return `${lines.join("\n")}\n`;
 }
 
 /** Words the prewarm's signal lines are made of. */
-const PREWARM_NAMES = ["parser", "lexer", "cache", "queue", "socket", "config", "router", "store", "index", "worker", "client"];
+const PREWARM_NAMES = [
+	"parser",
+	"lexer",
+	"cache",
+	"queue",
+	"socket",
+	"config",
+	"router",
+	"store",
+	"index",
+	"worker",
+	"client",
+];
 
 /**
  * Compiles what the first large result would otherwise compile on its path: the WebAssembly
@@ -92,7 +115,12 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 		// The view's own paths (hunks read back, context chosen, rows rendered), on the same text.
 		for (let run = 0; run < PREWARM_VIEW_STEPS; run++) {
 			await yieldToOthers();
-			await buildViewFromText(largerText, { ...createDefaultConfig(), signalRegex, id: "000000000000", toolName: "bash" });
+			await buildViewFromText(largerText, {
+				...createDefaultConfig(),
+				signalRegex,
+				id: "000000000000",
+				toolName: "bash",
+			});
 		}
 	} catch {
 		// Only a head start: a result compiles what is missing itself.

@@ -62,13 +62,23 @@ export function describeGap(pumped: PumpResult, scan: ScanResult, config: Overfl
  * Under the recovery marker, what an earlier layer's cut lost: the original's signal lines the
  * kept text lacks (ranked, numbered as in the output) and its last line, as many as fit in `room`.
  */
-export function describeWhatTheCutLost(scan: ScanResult, current: string, config: OverflowConfig, room: number): string[] {
+export function describeWhatTheCutLost(
+	scan: ScanResult,
+	current: string,
+	config: OverflowConfig,
+	room: number,
+): string[] {
 	const width = lineNumberWidth(scan.totalLines);
 	const isKept = (text: string) => text.trim() === "" || current.includes(text.trim());
-	const lost = [...scan.signals.slice(0, config.maxSignalLines), ...scan.shownSignals].filter((item) => !isKept(item.text));
+	const lost = [...scan.signals.slice(0, config.maxSignalLines), ...scan.shownSignals].filter(
+		(item) => !isKept(item.text),
+	);
 	const last = scan.tail[scan.tail.length - 1];
 	// The last line first, then the signal lines in rank order; shown in line order.
-	const candidates: ScannedLine[] = [...(last !== undefined && !isKept(last.text) ? [last] : []), ...lost.filter((item) => item.lineNumber !== last?.lineNumber)];
+	const candidates: ScannedLine[] = [
+		...(last !== undefined && !isKept(last.text) ? [last] : []),
+		...lost.filter((item) => item.lineNumber !== last?.lineNumber),
+	];
 	if (candidates.length === 0) return [];
 	const label = "[what the cut left out, with the output's line numbers:]";
 	const shown: ScannedLine[] = [];
@@ -80,5 +90,8 @@ export function describeWhatTheCutLost(scan: ScanResult, current: string, config
 		left -= text.length + 1;
 	}
 	if (shown.length === 0) return [];
-	return [label, ...shown.sort((a, b) => a.lineNumber - b.lineNumber).map((line) => formatLine(line, width, config.maxLineChars))];
+	return [
+		label,
+		...shown.sort((a, b) => a.lineNumber - b.lineNumber).map((line) => formatLine(line, width, config.maxLineChars)),
+	];
 }

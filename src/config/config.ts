@@ -83,7 +83,8 @@ export function parseConfigLayer(text: string, source: string): ConfigLayer {
 		const root = parseTree(body, errors, { allowTrailingComma: true, disallowComments: false });
 		if (errors.length > 0 || root === undefined) {
 			const first = errors[0];
-			const where = first === undefined ? "" : ` (${printParseErrorCode(first.error)} at ${describeOffset(body, first.offset)})`;
+			const where =
+				first === undefined ? "" : ` (${printParseErrorCode(first.error)} at ${describeOffset(body, first.offset)})`;
 			fileProblem(`could not parse the file as JSONC${where}`);
 		} else if (root.type !== "object") {
 			const found = root.type === "null" ? "null" : `${/^[aeiou]/.test(root.type) ? "an" : "a"} ${root.type}`;
@@ -126,7 +127,9 @@ export function resolveConfigLayers(layers: readonly ConfigLayer[]): ConfigResul
 		if (field.kind === "pattern") config.signalRegex = chosen?.regex ?? new RegExp(field.default, "i");
 		const used = chosen === undefined ? fallback.text : describeUsed(chosen.value, chosen.layer, layers);
 		for (const item of refused.reverse()) {
-			problems.push(withSource({ field: field.name, message: describeRefusal(field, item.value, item.error, used) }, item.layer));
+			problems.push(
+				withSource({ field: field.name, message: describeRefusal(field, item.value, item.error, used) }, item.layer),
+			);
 		}
 	}
 	for (const layer of layers) problems.push(...layer.problems.filter((problem) => problem.field !== ""));
@@ -136,7 +139,8 @@ export function resolveConfigLayers(layers: readonly ConfigLayer[]): ConfigResul
 
 /** What a field falls back to when no layer sets it validly; maxStoreBytes rises to maxEntryBytes. */
 function fallbackValue(field: ConfigField, config: Record<string, unknown>): { value: unknown; text: string } {
-	if (field.kind === "tools") return { value: [...field.default], text: `default ${JSON.stringify(DEFAULT_EXEMPT_TOOLS)}` };
+	if (field.kind === "tools")
+		return { value: [...field.default], text: `default ${JSON.stringify(DEFAULT_EXEMPT_TOOLS)}` };
 	if (field.kind === "pattern") return { value: field.default, text: "the built-in default pattern" };
 	if ((field.kind === "integer" || field.kind === "number") && field.minField !== undefined) {
 		const floor = config[field.minField] as number;
@@ -174,7 +178,9 @@ function collectFields(root: Node, layer: ConfigLayer): void {
 			continue;
 		}
 		if (layer.values.has(key)) {
-			layer.problems.push(withSource({ field: key, message: `field ${key} appears more than once; the last one is used` }, layer));
+			layer.problems.push(
+				withSource({ field: key, message: `field ${key} appears more than once; the last one is used` }, layer),
+			);
 		}
 		layer.values.set(key, value);
 	}
@@ -200,7 +206,12 @@ function checkField(field: ConfigField, value: unknown, config: Record<string, u
 function checkNumber(field: NumberField, value: unknown, config: Record<string, unknown>): FieldCheck {
 	const min = field.minField === undefined ? field.min : (config[field.minField] as number);
 	const integer = field.kind === "integer";
-	const allowed = typeof value === "number" && Number.isFinite(value) && (!integer || Number.isInteger(value)) && value >= min && value <= field.max;
+	const allowed =
+		typeof value === "number" &&
+		Number.isFinite(value) &&
+		(!integer || Number.isInteger(value)) &&
+		value >= min &&
+		value <= field.max;
 	if (allowed) return { value };
 	const range = `${integer ? "an integer" : "a number"} ${min}–${field.max}`;
 	return { error: field.note === undefined ? `expected ${range}` : `expected ${range} (${field.note})` };
@@ -308,7 +319,9 @@ function toOneLine(text: string): string {
 /** V8 says "Invalid regular expression: /<pattern>/i: <reason>"; keep the reason, not the echo. */
 function describeRegexError(error: unknown): string {
 	const message = error instanceof Error ? error.message : String(error);
-	const reason = message.startsWith("Invalid regular expression:") ? message.slice(message.lastIndexOf(": ") + 2) : message;
+	const reason = message.startsWith("Invalid regular expression:")
+		? message.slice(message.lastIndexOf(": ") + 2)
+		: message;
 	return shortenText(reason, 80);
 }
 
@@ -346,7 +359,7 @@ function loadConfigLayer(path: string, source: string): ConfigLayer {
 		const layer: ConfigLayer = { source, values: new Map(), problems: [] };
 		const code = errorCode(error);
 		if (code === "ENOENT") return layer;
-		const reason = error instanceof ConfigReadError ? error.message : code ?? describeError(error);
+		const reason = error instanceof ConfigReadError ? error.message : (code ?? describeError(error));
 		layer.problems.push({ field: "", message: `could not read the file (${reason})`, ...(source ? { source } : {}) });
 		return layer;
 	}

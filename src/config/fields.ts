@@ -42,7 +42,13 @@ export const DEFAULT_MIN_VIEW_CHARS = 2_000;
 /** Default for `releaseSpillFiles`: Pi's world-readable spill file is removed once its output is stored. */
 export const DEFAULT_RELEASE_SPILL_FILES = true;
 /** Default for `exemptTools`: tools whose results are never touched. */
-export const DEFAULT_EXEMPT_TOOLS: readonly string[] = Object.freeze(["read", "edit", "write", "overflow_query", "ask_user_question"]);
+export const DEFAULT_EXEMPT_TOOLS: readonly string[] = Object.freeze([
+	"read",
+	"edit",
+	"write",
+	"overflow_query",
+	"ask_user_question",
+]);
 /** Longest accepted `signalPattern`, in characters. */
 export const MAX_SIGNAL_PATTERN_CHARS = 4_000;
 
@@ -129,24 +135,152 @@ export type ConfigField = NumberField | PatternField | ToolsField | BooleanField
 
 /** Every field, in the order the README and the shipped file list them (and the parser checks them). */
 export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
-	{ name: "thresholdChars", kind: "integer", default: DEFAULT_THRESHOLD_CHARS, min: 1_000, max: 10_000_000, doc: "the most a view (and every query answer) may take; results longer than their budget (at most this) are bounded" },
-	{ name: "headLines", kind: "integer", default: DEFAULT_HEAD_LINES, min: 0, max: 10_000, doc: "head lines in the view" },
-	{ name: "tailLines", kind: "integer", default: DEFAULT_TAIL_LINES, min: 1, max: 10_000, doc: "tail lines in the view" },
-	{ name: "maxSignalLines", kind: "integer", default: DEFAULT_MAX_SIGNAL_LINES, min: 0, max: 1_000, doc: "signal lines in the view" },
-	{ name: "maxLineChars", kind: "integer", default: DEFAULT_MAX_LINE_CHARS, min: 80, max: 100_000, doc: "longest line shown before clipping" },
-	{ name: "signalPattern", kind: "pattern", default: DEFAULT_SIGNAL_PATTERN, defaultText: "built in (`src/signals/pattern.ts`)", doc: "what counts as a signal line (case-insensitive)" },
-	{ name: "contextLines", kind: "integer", default: DEFAULT_CONTEXT_LINES, min: 0, max: 50, doc: "context around each search hit" },
-	{ name: "maxResults", kind: "integer", default: DEFAULT_MAX_RESULTS, min: 1, max: 10_000, doc: "hit lines per search answer" },
-	{ name: "searchTimeoutMs", kind: "integer", default: DEFAULT_SEARCH_TIMEOUT_MS, min: 100, max: 60_000, doc: "longest a search may run" },
-	{ name: "maxEntryBytes", kind: "integer", default: DEFAULT_MAX_ENTRY_BYTES, defaultText: "32 MiB", min: MIB_BYTES, max: 4 * GIB_BYTES, note: "1 MiB–4 GiB", doc: "largest stored original (head + tail kept beyond it)" },
-	{ name: "maxStoreBytes", kind: "integer", default: DEFAULT_MAX_STORE_BYTES, defaultText: "512 MiB", min: MIB_BYTES, max: TIB_BYTES, minField: "maxEntryBytes", note: "at least maxEntryBytes, at most 1 TiB", doc: "store quota" },
-	{ name: "retentionDays", kind: "number", default: DEFAULT_RETENTION_DAYS, min: 0.01, max: 3_650, doc: "entries older than this are removed" },
-	{ name: "exemptTools", kind: "tools", default: DEFAULT_EXEMPT_TOOLS, defaultText: DEFAULT_EXEMPT_TOOLS.join(", "), doc: "never touched" },
-	{ name: "maskAfterChars", kind: "integer", default: DEFAULT_MASK_AFTER_CHARS, min: 0, max: 100_000_000, note: "0 turns masking off", doc: "in what the model is sent, a view becomes a stub once this many characters of newer tool output follow it; 0 turns masking off" },
-	{ name: "maskBatchChars", kind: "integer", default: DEFAULT_MASK_BATCH_CHARS, min: 0, max: 100_000_000, doc: "masking waits until the views due hold this many characters, then masks them together (and at most once in 4 calls)" },
-	{ name: "contextShare", kind: "number", default: DEFAULT_CONTEXT_SHARE, min: 0.01, max: 1, doc: "the share of the free context window one turn's views take together" },
-	{ name: "minViewChars", kind: "integer", default: DEFAULT_MIN_VIEW_CHARS, min: 1_000, max: 100_000, doc: "the smallest view budget, however full the window (`thresholdChars` still caps it)" },
-	{ name: "releaseSpillFiles", kind: "boolean", default: DEFAULT_RELEASE_SPILL_FILES, doc: "once an output is stored, Pi's world-readable `pi-bash-<hex>.log` of it is removed and the result points to the private copy; false leaves Pi's files alone" },
+	{
+		name: "thresholdChars",
+		kind: "integer",
+		default: DEFAULT_THRESHOLD_CHARS,
+		min: 1_000,
+		max: 10_000_000,
+		doc: "the most a view (and every query answer) may take; results longer than their budget (at most this) are bounded",
+	},
+	{
+		name: "headLines",
+		kind: "integer",
+		default: DEFAULT_HEAD_LINES,
+		min: 0,
+		max: 10_000,
+		doc: "head lines in the view",
+	},
+	{
+		name: "tailLines",
+		kind: "integer",
+		default: DEFAULT_TAIL_LINES,
+		min: 1,
+		max: 10_000,
+		doc: "tail lines in the view",
+	},
+	{
+		name: "maxSignalLines",
+		kind: "integer",
+		default: DEFAULT_MAX_SIGNAL_LINES,
+		min: 0,
+		max: 1_000,
+		doc: "signal lines in the view",
+	},
+	{
+		name: "maxLineChars",
+		kind: "integer",
+		default: DEFAULT_MAX_LINE_CHARS,
+		min: 80,
+		max: 100_000,
+		doc: "longest line shown before clipping",
+	},
+	{
+		name: "signalPattern",
+		kind: "pattern",
+		default: DEFAULT_SIGNAL_PATTERN,
+		defaultText: "built in (`src/signals/pattern.ts`)",
+		doc: "what counts as a signal line (case-insensitive)",
+	},
+	{
+		name: "contextLines",
+		kind: "integer",
+		default: DEFAULT_CONTEXT_LINES,
+		min: 0,
+		max: 50,
+		doc: "context around each search hit",
+	},
+	{
+		name: "maxResults",
+		kind: "integer",
+		default: DEFAULT_MAX_RESULTS,
+		min: 1,
+		max: 10_000,
+		doc: "hit lines per search answer",
+	},
+	{
+		name: "searchTimeoutMs",
+		kind: "integer",
+		default: DEFAULT_SEARCH_TIMEOUT_MS,
+		min: 100,
+		max: 60_000,
+		doc: "longest a search may run",
+	},
+	{
+		name: "maxEntryBytes",
+		kind: "integer",
+		default: DEFAULT_MAX_ENTRY_BYTES,
+		defaultText: "32 MiB",
+		min: MIB_BYTES,
+		max: 4 * GIB_BYTES,
+		note: "1 MiB–4 GiB",
+		doc: "largest stored original (head + tail kept beyond it)",
+	},
+	{
+		name: "maxStoreBytes",
+		kind: "integer",
+		default: DEFAULT_MAX_STORE_BYTES,
+		defaultText: "512 MiB",
+		min: MIB_BYTES,
+		max: TIB_BYTES,
+		minField: "maxEntryBytes",
+		note: "at least maxEntryBytes, at most 1 TiB",
+		doc: "store quota",
+	},
+	{
+		name: "retentionDays",
+		kind: "number",
+		default: DEFAULT_RETENTION_DAYS,
+		min: 0.01,
+		max: 3_650,
+		doc: "entries older than this are removed",
+	},
+	{
+		name: "exemptTools",
+		kind: "tools",
+		default: DEFAULT_EXEMPT_TOOLS,
+		defaultText: DEFAULT_EXEMPT_TOOLS.join(", "),
+		doc: "never touched",
+	},
+	{
+		name: "maskAfterChars",
+		kind: "integer",
+		default: DEFAULT_MASK_AFTER_CHARS,
+		min: 0,
+		max: 100_000_000,
+		note: "0 turns masking off",
+		doc: "in what the model is sent, a view becomes a stub once this many characters of newer tool output follow it; 0 turns masking off",
+	},
+	{
+		name: "maskBatchChars",
+		kind: "integer",
+		default: DEFAULT_MASK_BATCH_CHARS,
+		min: 0,
+		max: 100_000_000,
+		doc: "masking waits until the views due hold this many characters, then masks them together (and at most once in 4 calls)",
+	},
+	{
+		name: "contextShare",
+		kind: "number",
+		default: DEFAULT_CONTEXT_SHARE,
+		min: 0.01,
+		max: 1,
+		doc: "the share of the free context window one turn's views take together",
+	},
+	{
+		name: "minViewChars",
+		kind: "integer",
+		default: DEFAULT_MIN_VIEW_CHARS,
+		min: 1_000,
+		max: 100_000,
+		doc: "the smallest view budget, however full the window (`thresholdChars` still caps it)",
+	},
+	{
+		name: "releaseSpillFiles",
+		kind: "boolean",
+		default: DEFAULT_RELEASE_SPILL_FILES,
+		doc: "once an output is stored, Pi's world-readable `pi-bash-<hex>.log` of it is removed and the result points to the private copy; false leaves Pi's files alone",
+	},
 ] satisfies ConfigField[]);
 
 /** The names a config file may use. */
@@ -186,7 +320,8 @@ export function describeAllowed(field: ConfigField): string {
 	switch (field.kind) {
 		case "integer":
 		case "number": {
-			if (field.minField !== undefined) return `${field.kind === "integer" ? "an integer" : "a number"} (${field.note})`;
+			if (field.minField !== undefined)
+				return `${field.kind === "integer" ? "an integer" : "a number"} (${field.note})`;
 			const range = `${field.kind === "integer" ? "an integer" : "a number"} ${field.min}–${field.max}`;
 			return field.note === undefined ? range : `${range} (${field.note})`;
 		}

@@ -158,7 +158,10 @@ export function findDecisiveLines(text: string, signalRegex: RegExp): StubLine[]
 	}
 	const signalRuns = runs.filter((run) => run.length > 0);
 	// [head] … [signals] … [tail]: the middle runs are the signal lines the view chose.
-	const chosen = signalRuns.length >= 3 ? signalRuns.slice(1, -1).flat() : numbered.filter((line) => line !== last && signalRegex.test(line.text));
+	const chosen =
+		signalRuns.length >= 3
+			? signalRuns.slice(1, -1).flat()
+			: numbered.filter((line) => line !== last && signalRegex.test(line.text));
 	const picked = chosen.length <= 2 ? chosen : [chosen[0], chosen[chosen.length - 1]];
 	return [...picked.filter((line) => line.line !== last.line), last];
 }
@@ -166,7 +169,10 @@ export function findDecisiveLines(text: string, signalRegex: RegExp): StubLine[]
 function findPlainDecisiveLines(lines: readonly string[], signalRegex: RegExp): StubLine[] {
 	if (lines.length === 0) return [];
 	const last = lines[lines.length - 1];
-	const signals = lines.slice(0, -1).filter((line) => signalRegex.test(line)).slice(-2);
+	const signals = lines
+		.slice(0, -1)
+		.filter((line) => signalRegex.test(line))
+		.slice(-2);
 	return [...signals, last].map((text) => ({ text }));
 }
 
@@ -185,13 +191,16 @@ export function maskOldViews(
 	if (options.maskAfterChars <= 0) return { messages: [...messages], masked: 0, stepped: false };
 	// Tool output after each message, as the session keeps it (so it never shrinks as views are masked).
 	const newer = new Array<number>(messages.length + 1).fill(0);
-	for (let index = messages.length - 1; index >= 0; index--) newer[index] = newer[index + 1] + measureToolOutput(messages[index]);
+	for (let index = messages.length - 1; index >= 0; index--)
+		newer[index] = newer[index + 1] + measureToolOutput(messages[index]);
 	const views: Array<{ index: number; view: MaskableView }> = [];
 	messages.forEach((message, index) => {
 		const view = findView(message);
 		if (view !== undefined) views.push({ index, view });
 	});
-	const due = views.filter(({ index, view }) => !state.masked.has(view.id) && newer[index + 1] >= options.maskAfterChars);
+	const due = views.filter(
+		({ index, view }) => !state.masked.has(view.id) && newer[index + 1] >= options.maskAfterChars,
+	);
 	const dueChars = due.reduce((sum, { view }) => sum + view.text.length, 0);
 	const stepped = stepAllowed && due.length > 0 && dueChars >= options.maskBatchChars;
 	if (stepped) state.recordStep(due.map(({ view }) => view.id));
@@ -210,7 +219,8 @@ export function maskOldViews(
 /** Characters of tool output a message carries: a tool result's text, a `!command`'s output. */
 export function measureToolOutput(message: ContextMessage): number {
 	if (message.role === "toolResult") return measureText(message.content);
-	if (message.role === "bashExecution" && message.excludeFromContext !== true && typeof message.output === "string") return message.output.length;
+	if (message.role === "bashExecution" && message.excludeFromContext !== true && typeof message.output === "string")
+		return message.output.length;
 	return 0;
 }
 
@@ -245,12 +255,16 @@ function replaceViewText(message: ContextMessage, text: string): ContextMessage 
 /** The length of joinText(content), without joining anything. */
 function measureText(content: unknown): number {
 	if (typeof content === "string") return content.length;
-	return Array.isArray(content) ? measureTextParts(content.filter(isRecord) as Array<{ type: string; text?: unknown }>) : 0;
+	return Array.isArray(content)
+		? measureTextParts(content.filter(isRecord) as Array<{ type: string; text?: unknown }>)
+		: 0;
 }
 
 function joinText(content: unknown): string {
 	if (typeof content === "string") return content;
-	return Array.isArray(content) ? joinTextParts(content.filter(isRecord) as Array<{ type: string; text?: unknown }>) : "";
+	return Array.isArray(content)
+		? joinTextParts(content.filter(isRecord) as Array<{ type: string; text?: unknown }>)
+		: "";
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -270,7 +284,8 @@ export function measureContextChars(messages: readonly ContextMessage[]): number
 	let chars = 0;
 	for (const message of messages) {
 		if (message.role === "bashExecution") chars += measureToolOutput(message) + String(message.command ?? "").length;
-		else if (message.role === "compactionSummary" || message.role === "branchSummary") chars += String(message.summary ?? "").length;
+		else if (message.role === "compactionSummary" || message.role === "branchSummary")
+			chars += String(message.summary ?? "").length;
 		else if (Array.isArray(message.content)) {
 			for (const part of message.content) {
 				if (!isRecord(part)) continue;

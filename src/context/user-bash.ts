@@ -108,7 +108,8 @@ export class UserBashViews {
 	findView(message: ContextMessage): MaskableView | undefined {
 		if (!isBashExecution(message)) return undefined;
 		const record = this.records.get(keyOfBashMessage(message));
-		if (record?.id === undefined || record.totalLines === undefined || record.totalBytes === undefined) return undefined;
+		if (record?.id === undefined || record.totalLines === undefined || record.totalBytes === undefined)
+			return undefined;
 		return {
 			id: record.id,
 			toolName: USER_BASH_TOOL_NAME,
@@ -142,8 +143,13 @@ export class UserBashViews {
 		return out;
 	}
 
-	private async compute(message: BashExecution, key: string, depsOf: () => UserBashBoundDependencies): Promise<UserBashRecord | undefined> {
-		const spillPath = message.truncated === true && typeof message.fullOutputPath === "string" ? message.fullOutputPath : undefined;
+	private async compute(
+		message: BashExecution,
+		key: string,
+		depsOf: () => UserBashBoundDependencies,
+	): Promise<UserBashRecord | undefined> {
+		const spillPath =
+			message.truncated === true && typeof message.fullOutputPath === "string" ? message.fullOutputPath : undefined;
 		let record: UserBashRecord;
 		try {
 			const deps = depsOf();
@@ -157,9 +163,14 @@ export class UserBashViews {
 			let note: string | undefined;
 			if (spillPath !== undefined) {
 				// Only Pi's own spill file is read (a user_bash extension may name anything).
-				const refused = isPiBashSpillPath(spillPath) ? await this.checkSpillFile(spillPath, message, deps) : "not Pi's own spill file";
+				const refused = isPiBashSpillPath(spillPath)
+					? await this.checkSpillFile(spillPath, message, deps)
+					: "not Pi's own spill file";
 				if (refused === undefined) path = spillPath;
-				else note = formatNote(`Pi kept only the end of this output; its full output could not be read (${hideSpillPath(refused, spillPath).slice(0, 160)})`);
+				else
+					note = formatNote(
+						`Pi kept only the end of this output; its full output could not be read (${hideSpillPath(refused, spillPath).slice(0, 160)})`,
+					);
 			}
 			const budgetChars = note === undefined ? deps.budgetChars : Math.max(1, deps.budgetChars - note.length - 1);
 			const patch = await boundToolResult(
@@ -187,8 +198,13 @@ export class UserBashViews {
 		} catch (error) {
 			// Never the spill path, never unbounded: the end Pi kept, said so.
 			const budget = safeBudget(depsOf);
-			const note = formatNote(`this output could not be bounded (${hideSpillPath(String(error instanceof Error ? error.message : error), spillPath).slice(0, 200)}); showing its end`);
-			record = { key, output: `${note}\n${message.output.slice(Math.max(0, message.output.length - Math.max(0, budget - note.length - 1)))}` };
+			const note = formatNote(
+				`this output could not be bounded (${hideSpillPath(String(error instanceof Error ? error.message : error), spillPath).slice(0, 200)}); showing its end`,
+			);
+			record = {
+				key,
+				output: `${note}\n${message.output.slice(Math.max(0, message.output.length - Math.max(0, budget - note.length - 1)))}`,
+			};
 		}
 		this.records.set(key, record);
 		try {
@@ -213,7 +229,11 @@ export class UserBashViews {
 	 * holds the output Pi kept. Pi ends the file's stream without waiting for it, so for a command
 	 * that has just finished the file is read again (bounded) until it ends with that output.
 	 */
-	private async checkSpillFile(path: string, message: BashExecution, deps: UserBashBoundDependencies): Promise<string | undefined> {
+	private async checkSpillFile(
+		path: string,
+		message: BashExecution,
+		deps: UserBashBoundDependencies,
+	): Promise<string | undefined> {
 		const checks = { uid: deps.uid ?? process.getuid?.(), notBeforeMs: this.findStart(message) };
 		const recent = this.now() - message.timestamp <= RECENT_COMMAND_MS;
 		const deadline = this.now() + (this.options.flushWaitMs ?? DEFAULT_SPILL_FLUSH_WAIT_MS);
@@ -221,7 +241,10 @@ export class UserBashViews {
 			const opened = await openSpillFile(path, checks);
 			if (!opened.ok) return opened.reason;
 			const { source } = opened;
-			const complete = await (async () => source.size > minSourceBytes(message.output) && (await sourceEndsWith(source, message.output)))().finally(() => source.close());
+			const complete = await (async () =>
+				source.size > minSourceBytes(message.output) && (await sourceEndsWith(source, message.output)))().finally(() =>
+				source.close(),
+			);
 			if (complete) return undefined;
 			if (!recent || this.now() >= deadline) return "the file does not hold the output Pi kept";
 			await new Promise((resolve) => setTimeout(resolve, SPILL_FLUSH_POLL_MS));
@@ -231,7 +254,10 @@ export class UserBashViews {
 
 function isBashExecution(message: ContextMessage): message is BashExecution {
 	return (
-		message.role === "bashExecution" && typeof message.command === "string" && typeof message.output === "string" && typeof message.timestamp === "number"
+		message.role === "bashExecution" &&
+		typeof message.command === "string" &&
+		typeof message.output === "string" &&
+		typeof message.timestamp === "number"
 	);
 }
 

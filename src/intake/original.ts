@@ -5,7 +5,14 @@
 // reason is kept as a note for the metadata and the view).
 
 import { findPiBashStatus, isPiBashSpillPath, parsePiBashNotice } from "./pi-bash.js";
-import { type ByteSource, bufferSource, minSourceBytes, openSpillFile, type SpillChecks, sourceEndsWith } from "../io/source.js";
+import {
+	type ByteSource,
+	bufferSource,
+	minSourceBytes,
+	openSpillFile,
+	type SpillChecks,
+	sourceEndsWith,
+} from "../io/source.js";
 import type { EntrySource } from "../store/index.js";
 import { isRecord, type ToolResultInput } from "./tool-result.js";
 
@@ -28,7 +35,11 @@ export interface ResolvedOriginal {
 }
 
 function detailsSpillPath(event: ToolResultInput): string | undefined {
-	if (isRecord(event.details) && typeof event.details.fullOutputPath === "string" && event.details.fullOutputPath.length > 0) {
+	if (
+		isRecord(event.details) &&
+		typeof event.details.fullOutputPath === "string" &&
+		event.details.fullOutputPath.length > 0
+	) {
 		return event.details.fullOutputPath;
 	}
 	return undefined;
@@ -44,10 +55,12 @@ export function findSpillCandidate(event: ToolResultInput, produced: string): Sp
 	const detailsPath = detailsSpillPath(event);
 	const notice = event.toolName === "bash" ? parsePiBashNotice(produced) : undefined;
 	if (detailsPath !== undefined) {
-		if (notice !== undefined && notice.path === detailsPath) return { path: detailsPath, kept: notice.kept, totalLines: notice.totalLines };
+		if (notice !== undefined && notice.path === detailsPath)
+			return { path: detailsPath, kept: notice.kept, totalLines: notice.totalLines };
 		// Pi's verdict on a failed command is not part of the output.
 		const status = event.toolName === "bash" && event.isError ? findPiBashStatus(produced) : undefined;
-		const output = status === undefined ? produced : produced.slice(0, produced.length - status.length).replace(/\n\n$/, "");
+		const output =
+			status === undefined ? produced : produced.slice(0, produced.length - status.length).replace(/\n\n$/, "");
 		return { path: detailsPath, kept: withoutPathLine(output, detailsPath) };
 	}
 	if (notice?.status !== undefined && event.isError && isPiBashSpillPath(notice.path)) {
@@ -91,7 +104,11 @@ export async function resolveOriginal(
 }
 
 /** The longer stashed text, else the current text, in memory; `note` says why no spill file is used. */
-export function fallbackOriginal(current: string, stashedText: string | undefined, note: string | undefined): ResolvedOriginal {
+export function fallbackOriginal(
+	current: string,
+	stashedText: string | undefined,
+	note: string | undefined,
+): ResolvedOriginal {
 	if (stashedText !== undefined) return { source: bufferSource(Buffer.from(stashedText, "utf8")), kind: "stash", note };
 	return { source: bufferSource(Buffer.from(current, "utf8")), kind: "current", note };
 }

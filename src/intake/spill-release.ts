@@ -55,9 +55,14 @@ export async function releaseSpillFile(
 
 function pointToPrivateCopy(patch: ToolResultPatch, spillPath: string, privatePath: string): ToolResultPatch {
 	const content: ContentPart[] = patch.content.map((part) =>
-		part.type === "text" && part.text.includes(spillPath) ? { type: "text", text: part.text.split(spillPath).join(privatePath) } : part,
+		part.type === "text" && part.text.includes(spillPath)
+			? { type: "text", text: part.text.split(spillPath).join(privatePath) }
+			: part,
 	);
-	const details = isRecord(patch.details) && typeof patch.details.fullOutputPath === "string" ? { ...patch.details, fullOutputPath: privatePath } : patch.details;
+	const details =
+		isRecord(patch.details) && typeof patch.details.fullOutputPath === "string"
+			? { ...patch.details, fullOutputPath: privatePath }
+			: patch.details;
 	return { content, details };
 }
 

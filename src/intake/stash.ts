@@ -59,7 +59,13 @@ export function findStash(): Stash | undefined {
 
 /** An empty ring with the default capacity and character budget, not shared (ensureStash shares one). */
 export function createStash(): Stash {
-	return { version: 1, capacity: STASH_CAPACITY, maxTotalChars: STASH_MAX_TOTAL_CHARS, entries: new Map(), totalChars: 0 };
+	return {
+		version: 1,
+		capacity: STASH_CAPACITY,
+		maxTotalChars: STASH_MAX_TOTAL_CHARS,
+		entries: new Map(),
+		totalChars: 0,
+	};
 }
 
 /** The shared ring, created on first use; a reload of capture.ts reuses the existing one. */

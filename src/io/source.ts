@@ -95,7 +95,9 @@ export function readThroughFd(handle: fsPromises.FileHandle, size: number): Byte
 			if (closed) return Promise.reject(Object.assign(new Error("EBADF: the file is closed"), { code: "EBADF" }));
 			if (length === 0) return Promise.resolve(0);
 			const read = new Promise<number>((resolve, reject) => {
-				readFd(handle.fd, target, 0, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
+				readFd(handle.fd, target, 0, length, position, (error, bytesRead) =>
+					error ? reject(error) : resolve(bytesRead),
+				);
 			});
 			reading.add(read);
 			const forget = () => reading.delete(read);
@@ -113,7 +115,8 @@ export function readThroughFd(handle: fsPromises.FileHandle, size: number): Byte
 /** Why an opened spill file must not be used, or undefined when it passes every check. */
 async function refuseSpill(path: string, stats: Stats, checks: SpillChecks): Promise<string | undefined> {
 	if (!stats.isFile()) return `spill file is not a regular file (${fileKind(stats)})`;
-	if (checks.uid !== undefined && stats.uid !== checks.uid) return `spill file belongs to uid ${stats.uid}, not to the user running Pi (uid ${checks.uid})`;
+	if (checks.uid !== undefined && stats.uid !== checks.uid)
+		return `spill file belongs to uid ${stats.uid}, not to the user running Pi (uid ${checks.uid})`;
 	if (stats.nlink !== 1) return `spill file has ${stats.nlink} hard links`;
 	if (checks.notBeforeMs !== undefined && stats.mtimeMs < checks.notBeforeMs - SPILL_MTIME_SLACK_MS) {
 		return "spill file was last written before the tool ran";
@@ -220,7 +223,12 @@ export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sink
 	}
 }
 
-async function pumpWith(buffers: readonly Buffer[], source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
+async function pumpWith(
+	buffers: readonly Buffer[],
+	source: ByteSource,
+	maxEntryBytes: number,
+	sinks: PumpSinks,
+): Promise<PumpResult> {
 	const size = source.size;
 	// The chunk being stored lives in one buffer; the next read goes to the other.
 	let storing: Promise<void> = Promise.resolve();
@@ -233,7 +241,7 @@ async function pumpWith(buffers: readonly Buffer[], source: ByteSource, maxEntry
 		let pumped = 0;
 		let reading = readInto(buffers[turn], from, to);
 		try {
-			for (let at = from; at < to; ) {
+			for (let at = from; at < to;) {
 				const read = await reading;
 				if (read <= 0) break;
 				const chunk = buffers[turn].subarray(0, read);
@@ -291,7 +299,14 @@ async function pumpWith(buffers: readonly Buffer[], source: ByteSource, maxEntry
 }
 
 /** The one line that stands for a left-out middle in a stored copy (after a "\n" when the head ends inside a line). */
-function formatGapMarker(gap: { from: number; to: number; bytes: number; size: number; maxEntryBytes: number; newline: boolean }): string {
+function formatGapMarker(gap: {
+	from: number;
+	to: number;
+	bytes: number;
+	size: number;
+	maxEntryBytes: number;
+	newline: boolean;
+}): string {
 	const lines = gap.to >= gap.from ? `lines ${gap.from}-${gap.to}` : `part of line ${gap.from - 1}`;
 	return `${gap.newline ? "\n" : ""}${formatNote(`${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}`)}\n`;
 }

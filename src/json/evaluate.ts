@@ -51,7 +51,11 @@ export interface JsonPathOptions {
  * Follows `segments` into the JSON text of `source` (a stored text from store.openText: never opened
  * here by path). The caller closes the source.
  */
-export async function evaluateJsonPath(source: ByteSource, segments: readonly PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
+export async function evaluateJsonPath(
+	source: ByteSource,
+	segments: readonly PathSegment[],
+	options: JsonPathOptions,
+): Promise<JsonPathResult> {
 	const release = await acquireRun(options.signal);
 	try {
 		return await evaluateSource(source, segments, options);
@@ -60,9 +64,20 @@ export async function evaluateJsonPath(source: ByteSource, segments: readonly Pa
 	}
 }
 
-async function evaluateSource(source: ByteSource, segments: readonly PathSegment[], options: JsonPathOptions): Promise<JsonPathResult> {
+async function evaluateSource(
+	source: ByteSource,
+	segments: readonly PathSegment[],
+	options: JsonPathOptions,
+): Promise<JsonPathResult> {
 	const now = options.now ?? (() => performance.now());
-	const reader = new ChunkReader(source, options.chunkBytes ?? DEFAULT_JSON_CHUNK_BYTES, now(), options.timeoutMs, now, options.signal);
+	const reader = new ChunkReader(
+		source,
+		options.chunkBytes ?? DEFAULT_JSON_CHUNK_BYTES,
+		now(),
+		options.timeoutMs,
+		now,
+		options.signal,
+	);
 	const { size } = source;
 	const start = await skipByteOrderMark(reader, size);
 	try {
@@ -78,7 +93,8 @@ async function evaluateSource(source: ByteSource, segments: readonly PathSegment
 		const text = await printValue(reader, outcome, room);
 		return { type: "value", summary: outcome.summary, text, totalChars: outcome.totalChars };
 	} catch (error) {
-		if (error instanceof DeadlinePassed) return { type: "stopped", elapsedMs: now() - reader.started, offset: error.offset, size };
+		if (error instanceof DeadlinePassed)
+			return { type: "stopped", elapsedMs: now() - reader.started, offset: error.offset, size };
 		throw error;
 	}
 }

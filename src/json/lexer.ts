@@ -11,7 +11,28 @@ import type { ContainerKind } from "./token.js";
 // Copied into module constants once: the byte loop compares against them, and V8 folds a module's
 // own constants but reads an imported binding on every use (measured: feeding 32 MiB of
 // [{},{},…] took 1.4–3× as long with the imported bindings).
-const { isDigit, JsonTokenScanner, N_INT, N_MINUS, N_ZERO, QUOTE, S_AFTER_VALUE, S_ARRAY_FIRST, S_COLON, S_COLON_FIRST, S_DONE, S_ESCAPE, S_FAILED, S_KEY, S_LITERAL, S_NUMBER, S_OBJECT_FIRST, S_STRING, S_UNICODE, S_VALUE } = scanner;
+const {
+	isDigit,
+	JsonTokenScanner,
+	N_INT,
+	N_MINUS,
+	N_ZERO,
+	QUOTE,
+	S_AFTER_VALUE,
+	S_ARRAY_FIRST,
+	S_COLON,
+	S_COLON_FIRST,
+	S_DONE,
+	S_ESCAPE,
+	S_FAILED,
+	S_KEY,
+	S_LITERAL,
+	S_NUMBER,
+	S_OBJECT_FIRST,
+	S_STRING,
+	S_UNICODE,
+	S_VALUE,
+} = scanner;
 const { EMPTY_BUFFER, KIND_ARRAY, KIND_OBJECT } = tokens;
 
 export { ALL_LEVELS, DEFAULT_CAPTURE_LIMIT_BYTES, type JsonLexerOptions } from "./token-scanner.js";
@@ -87,7 +108,8 @@ export class JsonLexer extends JsonTokenScanner {
 						this.state = kind === KIND_ARRAY ? S_VALUE : S_KEY;
 						index++;
 						if (depth === this.watchLevel) {
-							if (++this.watchedCommas === this.watchTarget || depth <= this.maxEventLevel) this.handler.onComma(depth, kind);
+							if (++this.watchedCommas === this.watchTarget || depth <= this.maxEventLevel)
+								this.handler.onComma(depth, kind);
 						} else if (depth <= this.maxEventLevel) {
 							this.handler.onComma(depth, kind);
 						}
@@ -146,7 +168,10 @@ export class JsonLexer extends JsonTokenScanner {
 			case S_COLON_FIRST:
 				return this.fail("expectedColon", offset);
 			case S_AFTER_VALUE:
-				return this.fail(this.kinds[this.depth - 1] === KIND_ARRAY ? "expectedCommaOrBracket" : "expectedCommaOrBrace", offset);
+				return this.fail(
+					this.kinds[this.depth - 1] === KIND_ARRAY ? "expectedCommaOrBracket" : "expectedCommaOrBrace",
+					offset,
+				);
 			case S_STRING:
 				return this.fail("unterminatedString", offset);
 			case S_UNICODE:
@@ -190,7 +215,10 @@ export class JsonLexer extends JsonTokenScanner {
 				return index;
 			case S_AFTER_VALUE:
 				// feed() took the comma and the closing bracket.
-				this.fail(this.kinds[this.depth - 1] === KIND_ARRAY ? "expectedCommaOrBracket" : "expectedCommaOrBrace", offset);
+				this.fail(
+					this.kinds[this.depth - 1] === KIND_ARRAY ? "expectedCommaOrBracket" : "expectedCommaOrBrace",
+					offset,
+				);
 				return index;
 			default:
 				// S_DONE

@@ -3,7 +3,23 @@
 // the objects whose members JSON.parse would reorder or merge, for the printer. Memory: one frame
 // per open object (up to MAX_TRACKED_OBJECT_DEPTH) and the keys they remember.
 
-import { type ContainerKind, decodeNumberToken, decodeStringToken, type JsonEventHandler, type JsonToken, KIND_ARRAY, KIND_OBJECT, measureNumberToken, type ParentKind, SCALAR_FALSE, SCALAR_NULL, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE, type ScalarKind } from "./token.js";
+import {
+	type ContainerKind,
+	decodeNumberToken,
+	decodeStringToken,
+	type JsonEventHandler,
+	type JsonToken,
+	KIND_ARRAY,
+	KIND_OBJECT,
+	measureNumberToken,
+	type ParentKind,
+	SCALAR_FALSE,
+	SCALAR_NULL,
+	SCALAR_NUMBER,
+	SCALAR_STRING,
+	SCALAR_TRUE,
+	type ScalarKind,
+} from "./token.js";
 import { arrayIndexOfKey, type KeyBudget, KeyTracker } from "./keys.js";
 
 /** Objects nested this deep inside the selected value are not checked for duplicate keys. */
@@ -179,7 +195,8 @@ export class ValueMeasurer implements JsonEventHandler {
 	}
 
 	onComma(_level: number, kind: ContainerKind): void {
-		if (kind === KIND_OBJECT && this.objectDepth <= MAX_TRACKED_OBJECT_DEPTH) this.endMember(this.frames[this.objectDepth - 1]!);
+		if (kind === KIND_OBJECT && this.objectDepth <= MAX_TRACKED_OBJECT_DEPTH)
+			this.endMember(this.frames[this.objectDepth - 1]!);
 		this.total += 1;
 	}
 
@@ -218,7 +235,17 @@ export class ValueMeasurer implements JsonEventHandler {
 	private frameAt(objectDepth: number, depth: number): MeasureFrame {
 		let frame = this.frames[objectDepth - 1];
 		if (frame === undefined) {
-			frame = { start: 0, depth: 0, keys: new KeyTracker(this.budget), memberStart: 0, memberKey: "", memberReplaces: undefined, sawNamedKey: false, lastIndex: -1, reordered: false };
+			frame = {
+				start: 0,
+				depth: 0,
+				keys: new KeyTracker(this.budget),
+				memberStart: 0,
+				memberKey: "",
+				memberReplaces: undefined,
+				sawNamedKey: false,
+				lastIndex: -1,
+				reordered: false,
+			};
 			this.frames.push(frame);
 		}
 		if (this.frameReady[objectDepth] === 0) {

@@ -5,7 +5,13 @@
 import type { ChunkReader } from "./chunk-reader.js";
 import { arrayIndexOfKey } from "./keys.js";
 import { JsonLexer } from "./lexer.js";
-import { type ContainerKind, decodeStringToken, type JsonEventHandler, type JsonToken, type ScalarKind } from "./token.js";
+import {
+	type ContainerKind,
+	decodeStringToken,
+	type JsonEventHandler,
+	type JsonToken,
+	type ScalarKind,
+} from "./token.js";
 
 export interface Member {
 	key: string;
@@ -80,7 +86,13 @@ export class MemberCollector implements JsonEventHandler {
 	}
 }
 
-export async function collectMembers(reader: ChunkReader, start: number, end: number, limit: number, captureLimit: number): Promise<Member[]> {
+export async function collectMembers(
+	reader: ChunkReader,
+	start: number,
+	end: number,
+	limit: number,
+	captureLimit: number,
+): Promise<Member[]> {
 	const collector = new MemberCollector(limit);
 	const lexer = new JsonLexer(collector, { captureLimit });
 	lexer.maxEventLevel = 1;

@@ -2,11 +2,28 @@
 // path's level, an array's wanted item by counting commas), and the selected value's events go to
 // a ValueMeasurer. The outcome is the value's place and size, or what exists where the path breaks.
 
-import { describeArrayOutOfRange, describeArrayWithoutKey, describeMissingStep, describeObjectKeys, describeScalar, type PathSegment, toArrayIndex } from "./path.js";
+import {
+	describeArrayOutOfRange,
+	describeArrayWithoutKey,
+	describeMissingStep,
+	describeObjectKeys,
+	describeScalar,
+	type PathSegment,
+	toArrayIndex,
+} from "./path.js";
 import { ALL_LEVELS, JsonLexer, NEVER } from "./lexer.js";
 import { arrayIndexOfKey, type KeyBudget, KeyTracker } from "./keys.js";
 import { measureScalar, type Outcome, scalarKindName, scalarValue, ValueMeasurer } from "./measure.js";
-import { type ContainerKind, decodeStringToken, type JsonEventHandler, type JsonToken, KIND_ARRAY, KIND_OBJECT, type ParentKind, type ScalarKind } from "./token.js";
+import {
+	type ContainerKind,
+	decodeStringToken,
+	type JsonEventHandler,
+	type JsonToken,
+	KIND_ARRAY,
+	KIND_OBJECT,
+	type ParentKind,
+	type ScalarKind,
+} from "./token.js";
 
 interface PathFrame {
 	kind: ContainerKind;
@@ -61,7 +78,15 @@ export class PathNavigator implements JsonEventHandler {
 		}
 		const segment = this.segments[level]!;
 		if (kind === KIND_OBJECT) {
-			this.frames.push({ kind, level, index: undefined, key: String(segment), keys: new KeyTracker(this.budget), found: false, nextOnPath: false });
+			this.frames.push({
+				kind,
+				level,
+				index: undefined,
+				key: String(segment),
+				keys: new KeyTracker(this.budget),
+				found: false,
+				nextOnPath: false,
+			});
 			lexer.maxEventLevel = level + 1;
 			lexer.detail = false;
 			return;
@@ -87,7 +112,12 @@ export class PathNavigator implements JsonEventHandler {
 				this.fail(level, describeObjectKeys(frame.keys!.count, frame.keys!.list()));
 			} else {
 				const items = empty ? 0 : this.lexer.watchedCommas + 1;
-				this.fail(level, frame.index === undefined ? describeArrayWithoutKey(items, this.segments[level]!) : describeArrayOutOfRange(items));
+				this.fail(
+					level,
+					frame.index === undefined
+						? describeArrayWithoutKey(items, this.segments[level]!)
+						: describeArrayOutOfRange(items),
+				);
 			}
 		}
 		frame.keys?.reset();

@@ -87,7 +87,8 @@ export function parseJsonPath(path: string): ParseJsonPathResult {
 				const start = index;
 				while (index < text.length && isDigit(text[index]!)) index += 1;
 				const value = Number(text.slice(start, index));
-				if (!Number.isSafeInteger(value)) return fail("expected an array index no larger than 9007199254740991", start, false);
+				if (!Number.isSafeInteger(value))
+					return fail("expected an array index no larger than 9007199254740991", start, false);
 				index = skipSpaces(text, index);
 				if (text[index] !== "]") return fail("expected ']'", index);
 				segments.push(value);
@@ -106,7 +107,7 @@ export function parseJsonPath(path: string): ParseJsonPathResult {
 			if (next === "-") {
 				return fail("expected a non-negative array index", index, true, "negative indexes are not supported");
 			}
-			return fail("expected an array index like [0] or a quoted key like [\"key\"]", index);
+			return fail('expected an array index like [0] or a quoted key like ["key"]', index);
 		}
 
 		if (char === "]") return fail("unexpected ']'", index, false, "brackets open with '['");

@@ -7,7 +7,21 @@ import type { ChunkReader } from "./chunk-reader.js";
 import { JsonLexer } from "./lexer.js";
 import type { SelectedValue } from "./measure.js";
 import { collectMembers, type Member } from "./members.js";
-import { type ContainerKind, decodeNumberToken, decodeStringToken, type JsonEventHandler, type JsonToken, KIND_ARRAY, KIND_OBJECT, type ParentKind, SCALAR_FALSE, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE, type ScalarKind } from "./token.js";
+import {
+	type ContainerKind,
+	decodeNumberToken,
+	decodeStringToken,
+	type JsonEventHandler,
+	type JsonToken,
+	KIND_ARRAY,
+	KIND_OBJECT,
+	type ParentKind,
+	SCALAR_FALSE,
+	SCALAR_NUMBER,
+	SCALAR_STRING,
+	SCALAR_TRUE,
+	type ScalarKind,
+} from "./token.js";
 
 /** The shortest text one more object member adds when printed: `\n  "": 0,`. */
 const MIN_MEMBER_CHARS = 9;
@@ -159,7 +173,8 @@ export async function printValue(reader: ChunkReader, selected: SelectedValue, r
 			printer.lexer = task.lexer;
 			printer.base = task.base;
 			task.position = await reader.feedChunk(task.lexer, task.position, task.end);
-			if (task.lexer.error) throw new Error(`jsonPath: the stored text changed while it was read (${task.lexer.error.kind})`);
+			if (task.lexer.error)
+				throw new Error(`jsonPath: the stored text changed while it was read (${task.lexer.error.kind})`);
 			if (printer.skippedObject >= 0) {
 				const start = printer.skippedObject;
 				const end = printer.reorderedEnd(start);
@@ -178,7 +193,9 @@ export async function printValue(reader: ChunkReader, selected: SelectedValue, r
 			continue;
 		}
 		const key = JSON.stringify(member.key);
-		printer.write(`${task.next > 0 ? "," : ""}\n${indent(task.depth + 1)}${member.truncated ? key.slice(0, -1) : key}: `);
+		printer.write(
+			`${task.next > 0 ? "," : ""}\n${indent(task.depth + 1)}${member.truncated ? key.slice(0, -1) : key}: `,
+		);
 		task.next++;
 		tasks.push(openRange(member.start, member.end, task.depth + 1));
 	}

@@ -5,7 +5,6 @@
 /** jsonPath evaluations running at once; more wait their turn. */
 export const MAX_JSON_PATH_RUNS = 2;
 
-
 /**
  * The queue is kept at globalThis[Symbol.for(JSON_PATH_RUNS_KEY)]: Pi loads each extension file in
  * its own module instance (and again on /reload), and the limit is for the whole process.
@@ -22,7 +21,12 @@ interface RunQueue {
 function isRunQueue(value: unknown): value is RunQueue {
 	if (typeof value !== "object" || value === null) return false;
 	const candidate = value as Partial<RunQueue>;
-	return candidate.version === 1 && typeof candidate.running === "number" && typeof candidate.peak === "number" && Array.isArray(candidate.waiting);
+	return (
+		candidate.version === 1 &&
+		typeof candidate.running === "number" &&
+		typeof candidate.peak === "number" &&
+		Array.isArray(candidate.waiting)
+	);
 }
 
 function sharedRunQueue(): RunQueue {

@@ -6,7 +6,6 @@ import type { ChunkReader } from "./chunk-reader.js";
 import { formatJsonSyntaxError } from "./syntax-message.js";
 import type { JsonSyntaxError } from "./token.js";
 
-
 /** Bytes that hold at least 11 UTF-16 units of text after an error (4 bytes per character at most). */
 const CONTEXT_BYTES = 64;
 /** Texts of at most this many bytes may be short enough for V8 to quote whole. */
@@ -18,13 +17,18 @@ const MAX_REASON_CHARS = 120;
  * JSON.parse's message for the error, and where it is: the text before it is decoded again (as
  * Buffer#toString decodes it) to count UTF-16 units and lines.
  */
-export async function describeSyntaxError(reader: ChunkReader, error: JsonSyntaxError, start: number, size: number): Promise<string> {
+export async function describeSyntaxError(
+	reader: ChunkReader,
+	error: JsonSyntaxError,
+	start: number,
+	size: number,
+): Promise<string> {
 	const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 	let position = 0;
 	let line = 1;
 	let lineStart = 0;
 	let before = "";
-	for (let at = start; at < error.offset; ) {
+	for (let at = start; at < error.offset;) {
 		const length = Math.min(reader.buffer.length, error.offset - at);
 		const bytesRead = await reader.source.read(reader.buffer.subarray(0, length), at);
 		if (bytesRead === 0) break;
@@ -38,7 +42,10 @@ export async function describeSyntaxError(reader: ChunkReader, error: JsonSyntax
 		before = (before + text).slice(-10);
 	}
 	const near = Buffer.alloc(Math.max(CONTEXT_BYTES, SHORT_SOURCE_BYTES));
-	const bytesRead = await reader.source.read(near.subarray(0, Math.max(0, Math.min(CONTEXT_BYTES, size - error.offset))), error.offset);
+	const bytesRead = await reader.source.read(
+		near.subarray(0, Math.max(0, Math.min(CONTEXT_BYTES, size - error.offset))),
+		error.offset,
+	);
 	const after = near.toString("utf8", 0, bytesRead).slice(0, 11);
 	let source = "";
 	if (size - start <= SHORT_SOURCE_BYTES) {

@@ -49,13 +49,17 @@ export function formatJsonSyntaxError(kind: JsonErrorKind, site: JsonErrorSite):
 	if (Number.isNaN(unit)) return "Unexpected end of JSON input";
 	if (kind === "escapedNonAscii" && unit <= 0xff) return `Bad escaped character in JSON at position ${site.position}`;
 	if (kind === "unexpectedCharacter") {
-		if (unit === 0x2d || (unit >= 0x30 && unit <= 0x39)) return `Unexpected number in JSON at position ${site.position}`;
+		if (unit === 0x2d || (unit >= 0x30 && unit <= 0x39))
+			return `Unexpected number in JSON at position ${site.position}`;
 		if (unit === QUOTE) return `Unexpected string in JSON at position ${site.position}`;
 		if (SPECIAL_SOURCES.has(site.source)) return `"${site.source}" is not valid JSON`;
 	}
 	const token = site.after[0]!;
-	if (site.sourceLength <= MAX_WHOLE_SOURCE_CHARS) return `Unexpected token '${token}', "${site.source}" is not valid JSON`;
-	if (site.position < CONTEXT_CHARS) return `Unexpected token '${token}', "${site.before}${site.after.slice(0, CONTEXT_CHARS)}"... is not valid JSON`;
-	if (site.after.length > CONTEXT_CHARS) return `Unexpected token '${token}', ..."${site.before}${site.after.slice(0, CONTEXT_CHARS)}"... is not valid JSON`;
+	if (site.sourceLength <= MAX_WHOLE_SOURCE_CHARS)
+		return `Unexpected token '${token}', "${site.source}" is not valid JSON`;
+	if (site.position < CONTEXT_CHARS)
+		return `Unexpected token '${token}', "${site.before}${site.after.slice(0, CONTEXT_CHARS)}"... is not valid JSON`;
+	if (site.after.length > CONTEXT_CHARS)
+		return `Unexpected token '${token}', ..."${site.before}${site.after.slice(0, CONTEXT_CHARS)}"... is not valid JSON`;
 	return `Unexpected token '${token}', ..."${site.before}${site.after}" is not valid JSON`;
 }

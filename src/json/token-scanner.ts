@@ -5,7 +5,15 @@
 
 import { StringMeasure } from "./string-measure.js";
 import * as tokens from "./token.js";
-import type { ContainerKind, JsonErrorKind, JsonEventHandler, JsonSyntaxError, JsonToken, ParentKind, ScalarKind } from "./token.js";
+import type {
+	ContainerKind,
+	JsonErrorKind,
+	JsonEventHandler,
+	JsonSyntaxError,
+	JsonToken,
+	ParentKind,
+	ScalarKind,
+} from "./token.js";
 import { TokenCapture } from "./token-capture.js";
 
 // Module constants, not imported bindings, in the byte loops (see lexer.ts).
@@ -362,7 +370,8 @@ export class JsonTokenScanner {
 		if (++this.literalIndex < text.length) return index + 1;
 		this.token.end = base + index + 1;
 		this.completeValue();
-		if (this.tokenReported) this.handler.onScalar(LITERAL_KINDS[this.literal]!, this.tokenLevel, this.token, this.tokenParent);
+		if (this.tokenReported)
+			this.handler.onScalar(LITERAL_KINDS[this.literal]!, this.tokenLevel, this.token, this.tokenParent);
 		return index + 1;
 	}
 

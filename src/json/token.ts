@@ -13,7 +13,8 @@ export const SCALAR_NUMBER = 2;
 export const SCALAR_TRUE = 3;
 export const SCALAR_FALSE = 4;
 export const SCALAR_NULL = 5;
-export type ScalarKind = typeof SCALAR_STRING | typeof SCALAR_NUMBER | typeof SCALAR_TRUE | typeof SCALAR_FALSE | typeof SCALAR_NULL;
+export type ScalarKind =
+	typeof SCALAR_STRING | typeof SCALAR_NUMBER | typeof SCALAR_TRUE | typeof SCALAR_FALSE | typeof SCALAR_NULL;
 
 /** A syntax error, named after V8's message templates; `offset` is the byte V8's cursor was on. */
 export type JsonErrorKind =
@@ -117,7 +118,16 @@ function trimIncompleteUtf8(bytes: Buffer, from: number, to: number): number {
 	return to - lead < needed ? lead : to;
 }
 
-const ESCAPED_UNITS: Readonly<Record<string, string>> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+const ESCAPED_UNITS: Readonly<Record<string, string>> = {
+	'"': '"',
+	"\\": "\\",
+	"/": "/",
+	b: "\b",
+	f: "\f",
+	n: "\n",
+	r: "\r",
+	t: "\t",
+};
 
 /** Undo the escapes of an already validated JSON string body; `cut` drops an escape left incomplete at its end. */
 function unescapeJsonString(text: string, cut: boolean): string {

@@ -47,7 +47,9 @@ export function formatMaskedFooter(id: string): string {
 }
 
 /** The view's last line when nothing could be stored. */
-export const NOTHING_STORED_NOTE = formatNote(`nothing was stored, so ${QUERY_TOOL_NAME} cannot read more of this output`);
+export const NOTHING_STORED_NOTE = formatNote(
+	`nothing was stored, so ${QUERY_TOOL_NAME} cannot read more of this output`,
+);
 
 /** A line of ours (header, note, notice, footer), not one of the output's. */
 export function isOwnLine(raw: string): boolean {

@@ -123,7 +123,9 @@ export class PendingLine {
 		if (this.headBytes < GIANT_LINE_KEEP_BYTES) {
 			const take = Math.min(rest.length, GIANT_LINE_KEEP_BYTES - this.headBytes);
 			if (this.headBytes + take > this.head.length) {
-				const grown = Buffer.allocUnsafe(Math.min(GIANT_LINE_KEEP_BYTES, Math.max(this.head.length * 2, this.headBytes + take)));
+				const grown = Buffer.allocUnsafe(
+					Math.min(GIANT_LINE_KEEP_BYTES, Math.max(this.head.length * 2, this.headBytes + take)),
+				);
 				this.head.copy(grown, 0, 0, this.headBytes);
 				this.head = grown;
 			}
@@ -165,7 +167,10 @@ export class PendingLine {
 		const endBytes = Math.min(ring.length, this.bytes - this.headBytes);
 		// The ring's last `endBytes` bytes, oldest first.
 		const from = (this.ringAt - endBytes + ring.length) % Math.max(1, ring.length);
-		const tail = from + endBytes <= ring.length ? ring.subarray(from, from + endBytes) : Buffer.concat([ring.subarray(from), ring.subarray(0, this.ringAt)]);
+		const tail =
+			from + endBytes <= ring.length
+				? ring.subarray(from, from + endBytes)
+				: Buffer.concat([ring.subarray(from), ring.subarray(0, this.ringAt)]);
 		const end = trimIncompleteStart(tail);
 		return { start: start.toString("utf8"), end: end.toString("utf8") };
 	}
@@ -233,4 +238,3 @@ export function shapeGiantLine(
 	const text = detach(keepStart(shownStart, keepChars));
 	return [{ lineNumber, text, totalChars, partial: true }, atStart];
 }
-

@@ -77,7 +77,13 @@ export function buildKeywordAutomaton(keywords: readonly string[]): KeywordAutom
  * line holding a keyword, its start offset and its index among the lines of the range (0-based),
  * as pairs in `found`. Kept small and free of calls so that V8 compiles it to a tight loop.
  */
-export function findKeywordLines(automaton: KeywordAutomaton, bytes: Buffer, from: number, to: number, found: number[]): number {
+export function findKeywordLines(
+	automaton: KeywordAutomaton,
+	bytes: Buffer,
+	from: number,
+	to: number,
+	found: number[],
+): number {
 	const delta = automaton.delta;
 	const accepting = automaton.accepting;
 	let state = 0;

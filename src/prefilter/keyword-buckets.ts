@@ -90,7 +90,8 @@ function proposalRate(prints: readonly Fingerprint[], skip = -1, extra?: Fingerp
 			high |= prints[i][k].high;
 		}
 		let share = 0;
-		for (let h = 0; h < 16; h++) if (high & (1 << h)) share += SHARES[h * 512 + (low & 255)] + SHARES[h * 512 + 256 + (low >> 8)];
+		for (let h = 0; h < 16; h++)
+			if (high & (1 << h)) share += SHARES[h * 512 + (low & 255)] + SHARES[h * 512 + 256 + (low >> 8)];
 		rate *= share;
 	}
 	return rate;

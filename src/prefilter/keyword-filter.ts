@@ -73,7 +73,9 @@ const NOT_VALID = "WebAssembly SIMD module does not validate here";
 
 /** The default module, compiled from disk on first use (synchronously: see compileDefaultModule for the prewarm's way). */
 function loadDefaultModule(): { module: WebAssembly.Module } | { error: string } {
-	return (defaultModule ??= compileModule(() => usableRelaxed(readOptional(RELAXED_WASM_URL)) ?? readFileSync(DEFAULT_WASM_URL)));
+	return (defaultModule ??= compileModule(
+		() => usableRelaxed(readOptional(RELAXED_WASM_URL)) ?? readFileSync(DEFAULT_WASM_URL),
+	));
 }
 
 /**
@@ -128,7 +130,8 @@ export async function compileDefaultModule(): Promise<void> {
 	if (defaultModule !== undefined) return;
 	let compiled: { module: WebAssembly.Module } | { error: string };
 	try {
-		const bytes = usableRelaxed(await readFile(RELAXED_WASM_URL).catch(() => undefined)) ?? (await readFile(DEFAULT_WASM_URL));
+		const bytes =
+			usableRelaxed(await readFile(RELAXED_WASM_URL).catch(() => undefined)) ?? (await readFile(DEFAULT_WASM_URL));
 		if (!WebAssembly.validate(bytes)) {
 			compiled = { error: NOT_VALID };
 		} else {
@@ -145,13 +148,19 @@ export async function compileDefaultModule(): Promise<void> {
  * Builds a finder for the keywords (strings of characters 0–255, as buildKeywordAutomaton takes
  * them): the SIMD prefilter where it can run, the automaton alone elsewhere.
  */
-export function createKeywordLineFinder(keywords: readonly string[], options: KeywordLineFinderOptions = {}): KeywordLineFinder {
+export function createKeywordLineFinder(
+	keywords: readonly string[],
+	options: KeywordLineFinderOptions = {},
+): KeywordLineFinder {
 	const automaton = buildKeywordAutomaton(keywords);
-	const compiled = options.loadWasm
-		? compileModule(options.loadWasm)
-		: loadDefaultModule();
+	const compiled = options.loadWasm ? compileModule(options.loadWasm) : loadDefaultModule();
 	const states = automaton.accepting.length;
-	const reason = "error" in compiled ? compiled.error : states > MAX_WASM_STATES ? `${states} automaton states, more than ${MAX_WASM_STATES}` : undefined;
+	const reason =
+		"error" in compiled
+			? compiled.error
+			: states > MAX_WASM_STATES
+				? `${states} automaton states, more than ${MAX_WASM_STATES}`
+				: undefined;
 	const byAutomaton = (why: string | undefined): KeywordLineFinder => ({
 		engine: "js",
 		fallbackReason: why,
@@ -170,7 +179,9 @@ export function createKeywordLineFinder(keywords: readonly string[], options: Ke
 		return createWasmFinder(automaton, keywords, instantiate(compiled.module, layout.bytes), layout);
 	} catch (error) {
 		// Instantiating or growing its memory failed (address space, memory limits).
-		return byAutomaton(`WebAssembly module could not be set up: ${error instanceof Error ? error.message : String(error)}`);
+		return byAutomaton(
+			`WebAssembly module could not be set up: ${error instanceof Error ? error.message : String(error)}`,
+		);
 	}
 }
 
@@ -200,7 +211,12 @@ function layOutFinder(states: number): FinderLayout {
  * that memory (a shared read buffer) are scanned where they are; others are copied in, a window at
  * a time.
  */
-function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string[], filter: FilterExports, layout: FinderLayout): KeywordLineFinder {
+function createWasmFinder(
+	automaton: KeywordAutomaton,
+	keywords: readonly string[],
+	filter: FilterExports,
+	layout: FinderLayout,
+): KeywordLineFinder {
 	const { tables, out, outBytes, input, trie } = layout;
 	const states = automaton.accepting.length;
 	// The memory never grows again, so these views stay valid.
@@ -214,7 +230,7 @@ function createWasmFinder(automaton: KeywordAutomaton, keywords: readonly string
 		engine: "wasm-simd",
 		findLines(bytes, from, to, found) {
 			let lines = 0;
-			for (let at = from; at < to; ) {
+			for (let at = from; at < to;) {
 				// A window of whole lines; a line longer than the window goes to the automaton alone.
 				const end = to - at <= WASM_WINDOW_BYTES ? to : bytes.lastIndexOf(0x0a, at + WASM_WINDOW_BYTES - 1) + 1;
 				if (end <= at) {
@@ -306,7 +322,11 @@ export function releaseReadBuffers(buffers: readonly Buffer[]): void {
 	if (shared == null) return;
 	for (const buffer of buffers) {
 		// Never twice in the free list (two scans would then read into one buffer).
-		if (buffer.buffer !== shared.filter.memory.buffer || shared.free.some((free) => free.byteOffset === buffer.byteOffset)) continue;
+		if (
+			buffer.buffer !== shared.filter.memory.buffer ||
+			shared.free.some((free) => free.byteOffset === buffer.byteOffset)
+		)
+			continue;
 		shared.free.push(Buffer.from(buffer.buffer, buffer.byteOffset, SHARED_READ_BUFFER_BYTES));
 	}
 }

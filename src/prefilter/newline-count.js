@@ -24,7 +24,8 @@ export function createNewlineCounter(module) {
 		const exports = /** @type {{ memory: WebAssembly.Memory; count(start: number, end: number): number }} */ (
 			/** @type {unknown} */ (new WebAssembly.Instance(module, {}).exports)
 		);
-		const pages = Math.ceil((WINDOW_BYTES + PADDING_BYTES) / PAGE_BYTES) - exports.memory.buffer.byteLength / PAGE_BYTES;
+		const pages =
+			Math.ceil((WINDOW_BYTES + PADDING_BYTES) / PAGE_BYTES) - exports.memory.buffer.byteLength / PAGE_BYTES;
 		if (pages > 0) exports.memory.grow(pages);
 		const memory = new Uint8Array(exports.memory.buffer);
 		return (bytes, from, to) => {

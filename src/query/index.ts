@@ -10,7 +10,14 @@ import { describeLeftOut } from "../store/gap.js";
 import { type EntryMeta, isEntryId, type OverflowStore } from "../store/index.js";
 import { formatIdTag, ID_TAG_EXAMPLE } from "../lines/protocol.js";
 import { keepStart, plural } from "../lines/text.js";
-import { expiredError, openEntryText, type QueryAnswer, type QueryDependencies, QueryError, type QueryParams } from "./answer.js";
+import {
+	expiredError,
+	openEntryText,
+	type QueryAnswer,
+	type QueryDependencies,
+	QueryError,
+	type QueryParams,
+} from "./answer.js";
 import { answerJsonPath } from "./json.js";
 import { answerLines } from "./lines.js";
 import { answerSearch } from "./search.js";
@@ -23,7 +30,9 @@ const SELECTORS = ["search", "lines", "jsonPath"] as const;
 /** Loads an entry's metadata, or fails with an error naming the id and what to do. */
 export async function loadEntry(store: OverflowStore, config: OverflowConfig, id: unknown): Promise<EntryMeta> {
 	if (!isEntryId(id)) {
-		throw new QueryError(`overflow_query: id must be 12 lowercase hex characters as shown in a ${ID_TAG_EXAMPLE} line, got ${JSON.stringify(String(id)).slice(0, 40)}`);
+		throw new QueryError(
+			`overflow_query: id must be 12 lowercase hex characters as shown in a ${ID_TAG_EXAMPLE} line, got ${JSON.stringify(String(id)).slice(0, 40)}`,
+		);
 	}
 	const meta = await store.readMeta(id);
 	if (!meta) throw expiredError(id, config);
@@ -31,17 +40,28 @@ export async function loadEntry(store: OverflowStore, config: OverflowConfig, id
 }
 
 export function describeEntry(meta: EntryMeta): string {
-	const source = meta.source === "spill-file" ? "the tool's spill file" : meta.source === "stash" ? "the uncut original (an earlier extension cut the result)" : "the result text";
+	const source =
+		meta.source === "spill-file"
+			? "the tool's spill file"
+			: meta.source === "stash"
+				? "the uncut original (an earlier extension cut the result)"
+				: "the result text";
 	const capped = meta.gap ? `; ${describeLeftOut(meta.gap)}` : "";
 	const note = meta.sourceNote ? `; note: ${meta.sourceNote}` : "";
 	return `${formatIdTag(meta.id)} ${meta.toolName} output stored ${meta.createdAt}: ${plural(meta.totalLines, "line")}, ${meta.totalBytes} bytes, from ${source}${capped}${note}`;
 }
 
 /** Answers one overflow_query call; throws QueryError for anything the model should fix. */
-export async function runQuery(params: QueryParams, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {
+export async function runQuery(
+	params: QueryParams,
+	deps: QueryDependencies,
+	signal?: AbortSignal,
+): Promise<QueryAnswer> {
 	const given = SELECTORS.filter((name) => params[name] !== undefined);
 	if (given.length > 1) {
-		throw new QueryError(`overflow_query: give at most one of search, lines, jsonPath (got ${given.join(" and ")}); ask one question per call.`);
+		throw new QueryError(
+			`overflow_query: give at most one of search, lines, jsonPath (got ${given.join(" and ")}); ask one question per call.`,
+		);
 	}
 	const meta = await loadEntry(deps.store, deps.config, params.id);
 	let answer: QueryAnswer;
@@ -51,7 +71,10 @@ export async function runQuery(params: QueryParams, deps: QueryDependencies, sig
 	else answer = await answerInfo(meta, deps);
 	// Every builder fits its answer; this is the guarantee's last line of defence.
 	if (answer.text.length > deps.config.thresholdChars) {
-		answer = { text: keepStart(answer.text, deps.config.thresholdChars), summary: { ...answer.summary, truncated: true } };
+		answer = {
+			text: keepStart(answer.text, deps.config.thresholdChars),
+			summary: { ...answer.summary, truncated: true },
+		};
 	}
 	return answer;
 }

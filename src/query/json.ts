@@ -8,15 +8,31 @@ import { evaluateJsonPath, type JsonPathResult, type JsonValueSummary } from "..
 import type { EntryMeta } from "../store/index.js";
 import { formatIdTag } from "../lines/protocol.js";
 import { plural } from "../lines/text.js";
-import { echo, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
+import {
+	echo,
+	NOTES_RESERVE_CHARS,
+	openEntryText,
+	type QueryAnswer,
+	type QueryDependencies,
+	QueryError,
+} from "./answer.js";
 
-export async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {
+export async function answerJsonPath(
+	meta: EntryMeta,
+	path: string,
+	deps: QueryDependencies,
+	signal?: AbortSignal,
+): Promise<QueryAnswer> {
 	const { config } = deps;
-	if (typeof path !== "string") throw new QueryError("overflow_query: jsonPath must be a string such as items[0].name, or $ for the whole document");
+	if (typeof path !== "string")
+		throw new QueryError(
+			"overflow_query: jsonPath must be a string such as items[0].name, or $ for the whole document",
+		);
 	const parsed = parseJsonPath(path);
 	if ("error" in parsed) throw new QueryError(`overflow_query: ${parsed.error}`);
 	const canonical = formatPathPrefix(parsed.segments);
-	const headerOf = (summary: JsonValueSummary): string => `${formatIdTag(meta.id)} jsonPath ${echo(canonical)}: ${describeValue(summary)}`;
+	const headerOf = (summary: JsonValueSummary): string =>
+		`${formatIdTag(meta.id)} jsonPath ${echo(canonical)}: ${describeValue(summary)}`;
 	const text = await openEntryText(meta, deps);
 	let result: JsonPathResult;
 	try {
@@ -33,8 +49,12 @@ export async function answerJsonPath(meta: EntryMeta, path: string, deps: QueryD
 		case "missing":
 			throw new QueryError(`overflow_query: ${result.message}`);
 		case "notJson": {
-			const capped = meta.truncated ? "; the stored copy had its middle left out (maxEntryBytes), so it cannot parse" : "";
-			throw new QueryError(`overflow_query: the stored output of id=${meta.id} is not JSON (${result.reason})${capped}; use search or lines instead`);
+			const capped = meta.truncated
+				? "; the stored copy had its middle left out (maxEntryBytes), so it cannot parse"
+				: "";
+			throw new QueryError(
+				`overflow_query: the stored output of id=${meta.id} is not JSON (${result.reason})${capped}; use search or lines instead`,
+			);
 		}
 		case "stopped":
 			throw new QueryError(
@@ -52,11 +72,19 @@ function describeValue(summary: JsonValueSummary): string {
 	return `a ${summary.kind}`;
 }
 
-function formatJsonAnswer(header: string, segments: readonly PathSegment[], value: { summary: JsonValueSummary; text: string; totalChars: number }, config: OverflowConfig): QueryAnswer {
+function formatJsonAnswer(
+	header: string,
+	segments: readonly PathSegment[],
+	value: { summary: JsonValueSummary; text: string; totalChars: number },
+	config: OverflowConfig,
+): QueryAnswer {
 	const canonical = formatPathPrefix(segments);
 	const valueType = describeValue(value.summary);
 	if (value.text.length >= value.totalChars) {
-		return { text: `${header}\n${value.text}`, summary: { selector: "jsonPath", truncated: false, path: canonical, valueType } };
+		return {
+			text: `${header}\n${value.text}`,
+			summary: { selector: "jsonPath", truncated: false, path: canonical, valueType },
+		};
 	}
 	// Cut at a line end when one is near, so the shown part reads as whole lines.
 	let shown = value.text;
@@ -75,7 +103,10 @@ function suggestDeeper(segments: readonly PathSegment[], summary: JsonValueSumma
 		return `e.g. ${echo(formatPathPrefix([...segments, 0]))} … ${echo(formatPathPrefix([...segments, summary.size - 1]))}`;
 	}
 	if (summary.kind === "object" && summary.size > 0) {
-		const listed = summary.keys.slice(0, 5).map((key) => echo(formatPathPrefix([...segments, key]))).join(", ");
+		const listed = summary.keys
+			.slice(0, 5)
+			.map((key) => echo(formatPathPrefix([...segments, key])))
+			.join(", ");
 		return `e.g. ${listed}${summary.size > 5 ? `, … (${summary.size} keys)` : ""}`;
 	}
 	return "or use search to find the part you need";

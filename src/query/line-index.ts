@@ -59,7 +59,9 @@ export function clearLineIndexCache(): void {
 }
 
 /** What the cache holds for `path` (tests and benchmarks): indexed offsets and bytes covered. */
-export function describeLineIndex(path: string): { offsets: number; scannedBytes: number; complete: boolean } | undefined {
+export function describeLineIndex(
+	path: string,
+): { offsets: number; scannedBytes: number; complete: boolean } | undefined {
 	const index = indexes.get(path);
 	return index && { offsets: index.offsets.length, scannedBytes: index.scannedBytes, complete: index.complete };
 }
@@ -67,7 +69,16 @@ export function describeLineIndex(path: string): { offsets: number; scannedBytes
 function findIndex(path: string, size: number, mtimeMs: number, stride: number): LineIndex {
 	let index = indexes.get(path);
 	if (index === undefined || index.size !== size || index.mtimeMs !== mtimeMs || index.stride !== stride) {
-		index = { size, mtimeMs, stride, offsets: [0], scannedBytes: 0, scannedLines: 0, complete: size === 0, extending: undefined };
+		index = {
+			size,
+			mtimeMs,
+			stride,
+			offsets: [0],
+			scannedBytes: 0,
+			scannedLines: 0,
+			complete: size === 0,
+			extending: undefined,
+		};
 	}
 	// Re-inserting keeps the Map in least-recently-used order.
 	indexes.delete(path);
@@ -103,7 +114,12 @@ async function extendIndex(text: IndexedText, index: LineIndex, wanted: number, 
 }
 
 /** The indexed line at or before `lineNumber`: where to start reading. */
-async function seekLine(text: IndexedText, lineNumber: number, stride: number, chunkBytes: number): Promise<{ offset: number; lineNumber: number }> {
+async function seekLine(
+	text: IndexedText,
+	lineNumber: number,
+	stride: number,
+	chunkBytes: number,
+): Promise<{ offset: number; lineNumber: number }> {
 	const index = findIndex(text.path, text.size, text.mtimeMs, stride);
 	const wanted = Math.floor((lineNumber - 1) / stride);
 	while (index.offsets.length <= wanted && !index.complete) {
@@ -125,7 +141,11 @@ async function seekLine(text: IndexedText, lineNumber: number, stride: number, c
  * is shaped as the scan shapes it (shapeLine / shapeGiantLine), so a line reads the same here as in
  * the view: `\r` redraws resolved and escapes removed before it is clipped.
  */
-export async function* readLinesFrom(text: IndexedText, startLine: number, options: ReadLinesOptions): AsyncGenerator<ScannedLine> {
+export async function* readLinesFrom(
+	text: IndexedText,
+	startLine: number,
+	options: ReadLinesOptions,
+): AsyncGenerator<ScannedLine> {
 	const stride = options.stride ?? DEFAULT_LINE_INDEX_STRIDE;
 	const chunkBytes = options.chunkBytes ?? DEFAULT_LINE_READ_CHUNK_BYTES;
 	const keepChars = Math.max(1, options.keepChars);
@@ -141,7 +161,9 @@ export async function* readLinesFrom(text: IndexedText, startLine: number, optio
 		const line = pending as PendingLine;
 		pending = undefined;
 		const number = lineNumber++;
-		return line.isGiant ? shapeGiantLine(number, line, keepChars, isSignal)[0] : shapeLine(number, line.whole(), keepChars);
+		return line.isGiant
+			? shapeGiantLine(number, line, keepChars, isSignal)[0]
+			: shapeLine(number, line.whole(), keepChars);
 	};
 
 	for (;;) {

@@ -9,16 +9,30 @@ import type { EntryGap, EntryMeta, StoredText } from "../store/index.js";
 import { formatIdTag } from "../lines/protocol.js";
 import { plural } from "../lines/text.js";
 import { formatLine, lineNumberWidth } from "../view/view.js";
-import { echo, MIN_SHRUNK_LINE_CHARS, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
+import {
+	echo,
+	MIN_SHRUNK_LINE_CHARS,
+	NOTES_RESERVE_CHARS,
+	openEntryText,
+	type QueryAnswer,
+	type QueryDependencies,
+	QueryError,
+} from "./answer.js";
 
 function checkLineNumber(value: unknown, name: string): number {
 	if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-		throw new QueryError(`overflow_query: lines.${name} must be a whole number ≥ 1 (1-based line number), got ${echo(String(value))}`);
+		throw new QueryError(
+			`overflow_query: lines.${name} must be a whole number ≥ 1 (1-based line number), got ${echo(String(value))}`,
+		);
 	}
 	return value;
 }
 
-export async function answerLines(meta: EntryMeta, range: { start: number; end?: number }, deps: QueryDependencies): Promise<QueryAnswer> {
+export async function answerLines(
+	meta: EntryMeta,
+	range: { start: number; end?: number },
+	deps: QueryDependencies,
+): Promise<QueryAnswer> {
 	const total = meta.totalLines;
 	if (typeof range !== "object" || range === null) {
 		throw new QueryError("overflow_query: lines must be an object {start, end}, e.g. lines: {start: 1, end: 200}");
@@ -27,10 +41,14 @@ export async function answerLines(meta: EntryMeta, range: { start: number; end?:
 	const askedEnd = range.end === undefined ? undefined : checkLineNumber(range.end, "end");
 	const within = total === 0 ? "it is empty" : `ask for lines within 1–${total}`;
 	if (start > total) {
-		throw new QueryError(`overflow_query: lines.start=${start} is past the end: the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}.`);
+		throw new QueryError(
+			`overflow_query: lines.start=${start} is past the end: the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}.`,
+		);
 	}
 	if (askedEnd !== undefined && askedEnd < start) {
-		throw new QueryError(`overflow_query: lines.end=${askedEnd} is before lines.start=${start}; the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}, with start ≤ end.`);
+		throw new QueryError(
+			`overflow_query: lines.end=${askedEnd} is before lines.start=${start}; the stored output of id=${meta.id} has ${plural(total, "line")}; ${within}, with start ≤ end.`,
+		);
 	}
 	const text = await openEntryText(meta, deps);
 	try {
@@ -41,7 +59,13 @@ export async function answerLines(meta: EntryMeta, range: { start: number; end?:
 }
 
 /** Reads from the open text the lines of [start, askedEnd] that fit into thresholdChars. */
-async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: number, askedEnd: number | undefined, deps: QueryDependencies): Promise<QueryAnswer> {
+async function formatLinesAnswer(
+	meta: EntryMeta,
+	source: StoredText,
+	start: number,
+	askedEnd: number | undefined,
+	deps: QueryDependencies,
+): Promise<QueryAnswer> {
 	const { config } = deps;
 	const total = meta.totalLines;
 	const last = Math.min(askedEnd ?? total, total);
@@ -57,7 +81,11 @@ async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: num
 	let touchedGap = false;
 	const keepChars = keepCharsFor(config.maxLineChars);
 	const isSignal = (text: string) => config.signalRegex.test(stripAnsi(text));
-	for await (const stored of readLinesFrom(source, storedStart, { keepChars, isSignal, stride: deps.lineIndexStride })) {
+	for await (const stored of readLinesFrom(source, storedStart, {
+		keepChars,
+		isSignal,
+		stride: deps.lineIndexStride,
+	})) {
 		const lineNumber = toOutputLine(gap, stored.lineNumber);
 		let formatted: string;
 		if (lineNumber === undefined) {
@@ -71,7 +99,8 @@ async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: num
 		if (used + formatted.length + 1 > budget) {
 			if (body.length > 0) break;
 			// The first line alone is too long for the answer: clip it harder rather than show nothing.
-			if (lineNumber !== undefined) formatted = formatLine({ ...stored, lineNumber }, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
+			if (lineNumber !== undefined)
+				formatted = formatLine({ ...stored, lineNumber }, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
 		}
 		body.push(formatted);
 		used += formatted.length + 1;
@@ -83,23 +112,34 @@ async function formatLinesAnswer(meta: EntryMeta, source: StoredText, start: num
 		}
 	}
 	const clamped = askedEnd !== undefined && askedEnd > total ? ` (end ${askedEnd} clamped to the last line)` : "";
-	const header = body.length > 0
-		? `${formatIdTag(meta.id)} lines ${shownFirst === 0 ? start : shownFirst}–${shownLast} of ${total}${clamped}`
-		: `${formatIdTag(meta.id)} no lines could be read from line ${start} on (the stored file has fewer lines than its metadata says)`;
+	const header =
+		body.length > 0
+			? `${formatIdTag(meta.id)} lines ${shownFirst === 0 ? start : shownFirst}–${shownLast} of ${total}${clamped}`
+			: `${formatIdTag(meta.id)} no lines could be read from line ${start} on (the stored file has fewer lines than its metadata says)`;
 	const notes: string[] = [];
 	const cut = body.length > 0 && shownLast < last;
 	if (cut) {
-		const next = askedEnd === undefined ? `lines: {start: ${shownLast + 1}}` : `lines: {start: ${shownLast + 1}, end: ${askedEnd}}`;
+		const next =
+			askedEnd === undefined
+				? `lines: {start: ${shownLast + 1}}`
+				: `lines: {start: ${shownLast + 1}, end: ${askedEnd}}`;
 		const asked = askedEnd === undefined ? `to the last line ${total}` : `to line ${last}`;
-		notes.push(`[answer cut at ${config.thresholdChars} chars: lines ${shownLast + 1}–${last} (${asked}) not shown; continue with ${next}]`);
+		notes.push(
+			`[answer cut at ${config.thresholdChars} chars: lines ${shownLast + 1}–${last} (${asked}) not shown; continue with ${next}]`,
+		);
 	} else if (body.length > 0 && shownLast === total) {
 		notes.push(`[line ${total} is the last line]`);
 	}
-	if (touchedGap) notes.push("[the signal lines of the left-out middle are in the view: overflow_query with only the id]");
+	if (touchedGap)
+		notes.push("[the signal lines of the left-out middle are in the view: overflow_query with only the id]");
 	const text = [header, ...body, ...notes].join("\n");
 	return {
 		text,
-		summary: { selector: "lines", truncated: cut, lines: body.length > 0 ? [shownFirst === 0 ? start : shownFirst, shownLast] : undefined, totalLines: total },
+		summary: {
+			selector: "lines",
+			truncated: cut,
+			lines: body.length > 0 ? [shownFirst === 0 ? start : shownFirst, shownLast] : undefined,
+			totalLines: total,
+		},
 	};
 }
-

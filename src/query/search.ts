@@ -4,22 +4,42 @@
 
 import type { OverflowConfig } from "../config/config.js";
 import { describeLeftOut, toOutputLine } from "../store/gap.js";
-import { compileSearchPattern, MAX_SEARCH_WORKERS, SearchEngineError, searchFile, type SearchLine, type SearchResult } from "./engine/search.js";
+import {
+	compileSearchPattern,
+	MAX_SEARCH_WORKERS,
+	SearchEngineError,
+	searchFile,
+	type SearchLine,
+	type SearchResult,
+} from "./engine/search.js";
 import type { EntryGap, EntryMeta } from "../store/index.js";
 import { formatIdTag } from "../lines/protocol.js";
 import { plural, sizeOf } from "../lines/text.js";
 import { renderTerminalLine } from "../lines/render.js";
 import { lineNumberWidth } from "../view/view.js";
 import { fitSearchLine } from "./engine/protocol.js";
-import { echo, MIN_SHRUNK_LINE_CHARS, NOTES_RESERVE_CHARS, openEntryText, type QueryAnswer, type QueryDependencies, QueryError } from "./answer.js";
+import {
+	echo,
+	MIN_SHRUNK_LINE_CHARS,
+	NOTES_RESERVE_CHARS,
+	openEntryText,
+	type QueryAnswer,
+	type QueryDependencies,
+	QueryError,
+} from "./answer.js";
 
 /** Marks the gap between two search windows, as grep does. */
 const GAP_MARKER = "--";
 
-export async function answerSearch(meta: EntryMeta, pattern: string, deps: QueryDependencies, signal?: AbortSignal): Promise<QueryAnswer> {
+export async function answerSearch(
+	meta: EntryMeta,
+	pattern: string,
+	deps: QueryDependencies,
+	signal?: AbortSignal,
+): Promise<QueryAnswer> {
 	const { config } = deps;
 	if (typeof pattern !== "string" || pattern.length === 0) {
-		throw new QueryError("overflow_query: search must be a non-empty regex, e.g. search: \"error|fail\"");
+		throw new QueryError('overflow_query: search must be a non-empty regex, e.g. search: "error|fail"');
 	}
 	const compiled = compileSearchPattern(pattern);
 	if ("error" in compiled) {
@@ -43,7 +63,9 @@ export async function answerSearch(meta: EntryMeta, pattern: string, deps: Query
 		});
 	} catch (error) {
 		if (error instanceof SearchEngineError) {
-			throw new QueryError(`overflow_query: the search could not run (${echo(error.message)}); read the output with lines: {start: 1} instead`);
+			throw new QueryError(
+				`overflow_query: the search could not run (${echo(error.message)}); read the output with lines: {start: 1} instead`,
+			);
 		}
 		throw error;
 	} finally {
@@ -71,12 +93,21 @@ function toOutputResult(result: SearchResult, gap: EntryGap | undefined): Search
 		lines,
 		totalHits: result.totalHits - (markerHit ? 1 : 0),
 		collectedHits: result.collectedHits - (markerHit ? 1 : 0),
-		stopped: result.stopped && { ...result.stopped, atLine: mapStop(result.stopped.atLine), stepLastLine: mapStop(result.stopped.stepLastLine) },
+		stopped: result.stopped && {
+			...result.stopped,
+			atLine: mapStop(result.stopped.atLine),
+			stepLastLine: mapStop(result.stopped.stepLastLine),
+		},
 	};
 }
 
 /** A search answer from the engine's lines: windows merged, gaps marked, fitted into thresholdChars. */
-export function formatSearchAnswer(meta: EntryMeta, pattern: string, storedResult: SearchResult, config: OverflowConfig): QueryAnswer {
+export function formatSearchAnswer(
+	meta: EntryMeta,
+	pattern: string,
+	storedResult: SearchResult,
+	config: OverflowConfig,
+): QueryAnswer {
 	const result = toOutputResult(storedResult, meta.gap);
 	const shown = fitWindows(groupWindows(result.lines), lineNumberWidth(meta.totalLines), config);
 	const header = describeSearchHeader(meta, pattern, result, shown.hits, config);
@@ -85,7 +116,13 @@ export function formatSearchAnswer(meta: EntryMeta, pattern: string, storedResul
 	const stopped = result.stopped;
 	return {
 		text: [header, ...shown.body, ...notes].join("\n"),
-		summary: { selector: "search", truncated: notShown > 0 || stopped !== null, hits: result.totalHits, shownHits: shown.hits, timedOut: stopped !== null },
+		summary: {
+			selector: "search",
+			truncated: notShown > 0 || stopped !== null,
+			hits: result.totalHits,
+			shownHits: shown.hits,
+			timedOut: stopped !== null,
+		},
 	};
 }
 
@@ -105,7 +142,10 @@ function fitWindows(windows: readonly SearchLine[][], width: number, config: Ove
 	let used = 0;
 	for (const window of windows) {
 		const gap = fitted.body.length > 0 ? GAP_MARKER.length + 1 : 0;
-		let shown: ShownLines = { lines: window, formatted: window.map((line) => formatSearchLine(line, width, config.maxLineChars)) };
+		let shown: ShownLines = {
+			lines: window,
+			formatted: window.map((line) => formatSearchLine(line, width, config.maxLineChars)),
+		};
 		let size = sizeOf(shown.formatted) + gap;
 		if (used + size > budget) {
 			if (fitted.hits > 0) {
@@ -130,7 +170,13 @@ function fitWindows(windows: readonly SearchLine[][], width: number, config: Ove
 	return fitted;
 }
 
-function describeSearchHeader(meta: EntryMeta, pattern: string, result: SearchResult, shownHits: number, config: OverflowConfig): string {
+function describeSearchHeader(
+	meta: EntryMeta,
+	pattern: string,
+	result: SearchResult,
+	shownHits: number,
+	config: OverflowConfig,
+): string {
 	const stopped = result.stopped;
 	const total = meta.totalLines;
 	const echoed = `/${echo(pattern)}/i`;
@@ -138,24 +184,36 @@ function describeSearchHeader(meta: EntryMeta, pattern: string, result: SearchRe
 		return stopped?.cause === "wait"
 			? `${formatIdTag(meta.id)} search ${echoed}: not run; no search worker came free (see below)`
 			: stopped
-			? `${formatIdTag(meta.id)} search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
-			: `${formatIdTag(meta.id)} search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
+				? `${formatIdTag(meta.id)} search ${echoed}: no hit so far; the search stopped at line ${stopped.atLine} of ${total} (see below)`
+				: `${formatIdTag(meta.id)} search ${echoed}: no line matches in ${plural(total, "line")} (case-insensitive JavaScript regex; check the escaping of special characters, or try a shorter pattern)`;
 	}
-	const counted = stopped ? `at least ${plural(result.totalHits, "hit line")} (the search stopped at line ${stopped.atLine} of ${total})` : `${plural(result.totalHits, "hit line")} in ${plural(total, "line")}`;
+	const counted = stopped
+		? `at least ${plural(result.totalHits, "hit line")} (the search stopped at line ${stopped.atLine} of ${total})`
+		: `${plural(result.totalHits, "hit line")} in ${plural(total, "line")}`;
 	const shown = shownHits === result.totalHits ? "all shown" : `showing ${shownHits}`;
 	return `${formatIdTag(meta.id)} search ${echoed}: ${counted}; ${shown}, with ${plural(config.contextLines, "context line")} around each (hits "N:", context "N-", gaps "${GAP_MARKER}")`;
 }
 
 /** The closing notes: hits not shown and why, a search that did not run or stopped, the left-out middle. */
-function describeSearchNotes(meta: EntryMeta, result: SearchResult, shown: FittedWindows, config: OverflowConfig): string[] {
+function describeSearchNotes(
+	meta: EntryMeta,
+	result: SearchResult,
+	shown: FittedWindows,
+	config: OverflowConfig,
+): string[] {
 	const stopped = result.stopped;
 	const total = meta.totalLines;
 	const notes: string[] = [];
 	const notShown = result.totalHits - shown.hits;
 	if (notShown > 0 && shown.hits > 0) {
-		const reason = shown.cutByBudget || result.collectionStop === "budget" ? `the answer is limited to ${config.thresholdChars} chars` : `maxResults is ${config.maxResults}`;
+		const reason =
+			shown.cutByBudget || result.collectionStop === "budget"
+				? `the answer is limited to ${config.thresholdChars} chars`
+				: `maxResults is ${config.maxResults}`;
 		const readOn = shown.lastHit < total ? `, or read on with lines: {start: ${shown.lastHit + 1}}` : "";
-		notes.push(`[${shown.hits} of ${result.totalHits}${stopped ? "+" : ""} hit lines shown (${reason}); the last shown is line ${shown.lastHit} — narrow the pattern${readOn}]`);
+		notes.push(
+			`[${shown.hits} of ${result.totalHits}${stopped ? "+" : ""} hit lines shown (${reason}); the last shown is line ${shown.lastHit} — narrow the pattern${readOn}]`,
+		);
 	} else if (notShown > 0) {
 		notes.push(`[${plural(result.totalHits, "hit line")} found but none could be shown; narrow the pattern]`);
 	}
@@ -175,7 +233,8 @@ function describeSearchNotes(meta: EntryMeta, result: SearchResult, shown: Fitte
 				"The pattern is too slow for this text (nested quantifiers such as (a+)+ or (.*)* backtrack catastrophically): use a simpler pattern, e.g. a plain word or an anchored literal]",
 		);
 	}
-	if (meta.gap) notes.push(`[${describeLeftOut(meta.gap)}, so they were not searched; the view shows their signal lines]`);
+	if (meta.gap)
+		notes.push(`[${describeLeftOut(meta.gap)}, so they were not searched; the view shows their signal lines]`);
 	return notes;
 }
 
@@ -223,7 +282,8 @@ interface ShownLines {
 function shrinkWindow(window: readonly SearchLine[], width: number, room: number): ShownLines {
 	const overhead = width + 40;
 	const perLine = Math.floor(room / window.length) - overhead;
-	if (perLine >= MIN_SHRUNK_LINE_CHARS) return { lines: window, formatted: window.map((line) => formatSearchLine(line, width, perLine)) };
+	if (perLine >= MIN_SHRUNK_LINE_CHARS)
+		return { lines: window, formatted: window.map((line) => formatSearchLine(line, width, perLine)) };
 	const hits = window.filter((line) => line.hit);
 	const perHit = Math.floor(room / Math.max(1, hits.length)) - overhead;
 	if (perHit >= MIN_SHRUNK_LINE_CHARS) {
@@ -235,6 +295,8 @@ function shrinkWindow(window: readonly SearchLine[], width: number, room: number
 		return { lines: hits, formatted };
 	}
 	const first = hits[0] ?? window[0]!;
-	return { lines: [first], formatted: [formatSearchLine(first, width, Math.max(MIN_SHRUNK_LINE_CHARS, room - overhead))] };
+	return {
+		lines: [first],
+		formatted: [formatSearchLine(first, width, Math.max(MIN_SHRUNK_LINE_CHARS, room - overhead))],
+	};
 }
-

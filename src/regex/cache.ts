@@ -25,7 +25,11 @@ export function findSignalRegexes(source: string, flags: string): SignalRegexes 
 	const cached = cache.get(key);
 	if (cached !== undefined) return cached;
 	regexCacheStats.builds++;
-	const built = { block: new RegExp(source, `${flags}gm`), line: new RegExp(source, `${flags}m`), window: new RegExp(source, `${flags}gm`) };
+	const built = {
+		block: new RegExp(source, `${flags}gm`),
+		line: new RegExp(source, `${flags}m`),
+		window: new RegExp(source, `${flags}gm`),
+	};
 	if (cache.size >= MAX_CACHED_PATTERNS) cache.delete(cache.keys().next().value as string);
 	cache.set(key, built);
 	return built;

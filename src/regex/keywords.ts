@@ -86,7 +86,8 @@ function describeChars(set: CharSet): Literals {
 function describeRepeat(body: RegexNode, min: number, max: number): Literals {
 	const inner = describeNode(body);
 	// Optional: nothing is required; `x?` is still followed as exactly "" or x.
-	if (min === 0) return max === 1 && inner.exact !== undefined ? { exact: [...inner.exact, ""], required: undefined } : UNKNOWN;
+	if (min === 0)
+		return max === 1 && inner.exact !== undefined ? { exact: [...inner.exact, ""], required: undefined } : UNKNOWN;
 	if (min === 1 && max === 1) return inner;
 	return { exact: undefined, required: requiredOf(inner) };
 }
@@ -135,7 +136,12 @@ function pickStrongest(choices: readonly string[][]): string[] | undefined {
 	const strength = (strings: readonly string[]) => Math.min(6, ...strings.map((text) => text.length));
 	let best: string[] | undefined;
 	for (const strings of choices) {
-		if (best === undefined || strength(strings) > strength(best) || (strength(strings) === strength(best) && strings.length < best.length)) best = strings;
+		if (
+			best === undefined ||
+			strength(strings) > strength(best) ||
+			(strength(strings) === strength(best) && strings.length < best.length)
+		)
+			best = strings;
 	}
 	return best;
 }
@@ -143,12 +149,21 @@ function pickStrongest(choices: readonly string[][]): string[] | undefined {
 /** Alternatives: exact when each is (and they stay few); required when each alternative requires something. */
 function describeAlternatives(options: readonly RegexNode[]): Literals {
 	const described = options.map(describeNode);
-	const exact = described.every((literals) => literals.exact !== undefined) ? [...new Set(described.flatMap((literals) => literals.exact as string[]))] : undefined;
+	const exact = described.every((literals) => literals.exact !== undefined)
+		? [...new Set(described.flatMap((literals) => literals.exact as string[]))]
+		: undefined;
 	const required: string[] = [];
 	for (const literals of described) {
 		const strings = requiredOf(literals);
-		if (strings === undefined) return { exact: exact !== undefined && exact.length <= MAX_EXACT_STRINGS ? exact : undefined, required: undefined };
+		if (strings === undefined)
+			return {
+				exact: exact !== undefined && exact.length <= MAX_EXACT_STRINGS ? exact : undefined,
+				required: undefined,
+			};
 		required.push(...strings);
 	}
-	return { exact: exact !== undefined && exact.length <= MAX_EXACT_STRINGS ? exact : undefined, required: [...new Set(required)] };
+	return {
+		exact: exact !== undefined && exact.length <= MAX_EXACT_STRINGS ? exact : undefined,
+		required: [...new Set(required)],
+	};
 }

@@ -3,7 +3,18 @@
 // alternatives, repeats and backreferences. Never throws: what it does not recognise becomes a
 // character that can be anything.
 
-import { ANY, ASCII, type CharSet, charSet, CLASS_ESCAPES, CONTROL_ESCAPES, DOT, NON_ASCII, NONE, rangeSet } from "./charset.js";
+import {
+	ANY,
+	ASCII,
+	type CharSet,
+	charSet,
+	CLASS_ESCAPES,
+	CONTROL_ESCAPES,
+	DOT,
+	NON_ASCII,
+	NONE,
+	rangeSet,
+} from "./charset.js";
 
 export type RegexNode =
 	| { kind: "chars"; set: CharSet }
@@ -138,10 +149,18 @@ class PatternParser {
 		let set = NONE;
 		while (this.at < this.source.length && this.source[this.at] !== "]") {
 			const from = this.parseClassAtom();
-			if (this.source[this.at] === "-" && this.source[this.at + 1] !== "]" && this.at + 1 < this.source.length && from.code !== undefined) {
+			if (
+				this.source[this.at] === "-" &&
+				this.source[this.at + 1] !== "]" &&
+				this.at + 1 < this.source.length &&
+				from.code !== undefined
+			) {
 				this.at++;
 				const to = this.parseClassAtom();
-				set |= to.code !== undefined && to.code >= from.code ? rangeSet(from.code, to.code) : from.set | to.set | charSet(45);
+				set |=
+					to.code !== undefined && to.code >= from.code
+						? rangeSet(from.code, to.code)
+						: from.set | to.set | charSet(45);
 			} else {
 				set |= from.set;
 			}

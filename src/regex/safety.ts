@@ -43,7 +43,8 @@ function containsRepeatOrBranch(node: RegexNode): boolean {
 /** The node without the non-capturing or capturing groups that only wrap it. */
 function unwrap(node: RegexNode): RegexNode {
 	let inner = node;
-	while (inner.kind === "group" || (inner.kind === "seq" && inner.items.length === 1)) inner = inner.kind === "group" ? inner.body : inner.items[0];
+	while (inner.kind === "group" || (inner.kind === "seq" && inner.items.length === 1))
+		inner = inner.kind === "group" ? inner.body : inner.items[0];
 	return inner;
 }
 
@@ -103,8 +104,10 @@ function quote(text: string): string {
 /** A repeated group that itself repeats or branches, or a repeated backreference: exponential or worse. */
 function findNestedRepetition(node: RegexNode): string | undefined {
 	if (node.kind === "repeat" && node.max > 1) {
-		if (unwrap(node.body).kind === "backref") return `a repeated backreference (${quote(node.text)}) can backtrack without bound`;
-		if (containsRepeatOrBranch(node.body)) return `a repeated group that itself repeats or branches (${quote(node.text)}) can backtrack without bound`;
+		if (unwrap(node.body).kind === "backref")
+			return `a repeated backreference (${quote(node.text)}) can backtrack without bound`;
+		if (containsRepeatOrBranch(node.body))
+			return `a repeated group that itself repeats or branches (${quote(node.text)}) can backtrack without bound`;
 	}
 	for (const child of childrenOf(node)) {
 		const risk = findNestedRepetition(child);
@@ -152,7 +155,9 @@ function describeChoices(choices: number): string {
 
 /** Chains past an atom that must match one of `set`: those that share no character with it end. */
 function consume(chains: Chain[], set: CharSet): Chain[] {
-	return chains.filter((chain) => (chain.last & set) !== NONE).map((chain) => (chain.between.includes(set) ? chain : { ...chain, between: [...chain.between, set] }));
+	return chains
+		.filter((chain) => (chain.last & set) !== NONE)
+		.map((chain) => (chain.between.includes(set) ? chain : { ...chain, between: [...chain.between, set] }));
 }
 
 function mergeChains(chains: Chain[]): Chain[] {
@@ -167,7 +172,15 @@ function mergeChains(chains: Chain[]): Chain[] {
 }
 
 /** A quantifier (or a backreference of varying length) over `set`: it joins every chain it can trade characters with. */
-function stepQuantifier(chains: Chain[], set: CharSet, min: number, max: number, text: string, atEnd: boolean, analysis: ChainAnalysis): Chain[] {
+function stepQuantifier(
+	chains: Chain[],
+	set: CharSet,
+	min: number,
+	max: number,
+	text: string,
+	atEnd: boolean,
+	analysis: ChainAnalysis,
+): Chain[] {
 	// At the very end of the pattern the first (greedy or lazy) try succeeds: nothing to backtrack into.
 	const choices = atEnd ? 1 : Math.min(max - min + 1, PATTERN_WINDOW_CHARS);
 	const withinLine = (set & LINE_TERMINATORS) === NONE;
@@ -198,7 +211,8 @@ function followChains(node: RegexNode, chains: Chain[], atEnd: boolean, analysis
 			return followChains(node.body, chains, atEnd, analysis);
 		case "seq": {
 			let current = chains;
-			for (let i = 0; i < node.items.length && !analysis.risk; i++) current = followChains(node.items[i], current, atEnd && i === node.items.length - 1, analysis);
+			for (let i = 0; i < node.items.length && !analysis.risk; i++)
+				current = followChains(node.items[i], current, atEnd && i === node.items.length - 1, analysis);
 			return analysis.risk ? [] : current;
 		}
 		case "alt":
@@ -243,7 +257,8 @@ function followChains(node: RegexNode, chains: Chain[], atEnd: boolean, analysis
 				return node.min === 0 ? mergeChains([...chains, ...through]) : through;
 			}
 			const set = charsOf(node.body, analysis.groups);
-			if (node.min === node.max) return lengthsOf(node.body, analysis.groups)[0] > 0 && node.min > 0 ? consume(chains, set) : chains;
+			if (node.min === node.max)
+				return lengthsOf(node.body, analysis.groups)[0] > 0 && node.min > 0 ? consume(chains, set) : chains;
 			return stepQuantifier(chains, set, node.min, node.max, node.text, atEnd, analysis);
 		}
 	}
@@ -266,7 +281,8 @@ function followChains(node: RegexNode, chains: Chain[], atEnd: boolean, analysis
  */
 export function findBacktrackingRisk(source: string): string | undefined {
 	// The parser and the analysis recurse once per level; no real pattern nests this deep.
-	if (scanGroups(source).depth > MAX_GROUP_DEPTH) return `groups nested more than ${MAX_GROUP_DEPTH} deep are too deep to check`;
+	if (scanGroups(source).depth > MAX_GROUP_DEPTH)
+		return `groups nested more than ${MAX_GROUP_DEPTH} deep are too deep to check`;
 	const { root, groups } = parsePattern(source);
 	const nested = findNestedRepetition(root);
 	if (nested) return nested;

@@ -8,7 +8,15 @@
 // that are kept get decoded on their own.
 
 import { countNewlines } from "../prefilter/keyword-filter.js";
-import { GIANT_LINE_KEEP_BYTES, keepCharsFor, PendingLine, type ScannedLine, shapeGiantLine, shapeLine, stripLineEnd } from "../lines/render.js";
+import {
+	GIANT_LINE_KEEP_BYTES,
+	keepCharsFor,
+	PendingLine,
+	type ScannedLine,
+	shapeGiantLine,
+	shapeLine,
+	stripLineEnd,
+} from "../lines/render.js";
 import { SignalCollector, type SignalItem } from "../signals/collector.js";
 import { SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { rankCandidates } from "../signals/policy.js";
@@ -119,13 +127,21 @@ export class LineScanner {
 	 * be read: offset -1); `passedBytes` bytes of the source were passed over without being pushed
 	 * (the marker line), so later offsets stay offsets in the source.
 	 */
-	skipTo(nextLine: number, bytes: number, signals: readonly { lineNumber: number; text: string; count: number }[], passedBytes = 0): void {
+	skipTo(
+		nextLine: number,
+		bytes: number,
+		signals: readonly { lineNumber: number; text: string; count: number }[],
+		passedBytes = 0,
+	): void {
 		if (this.ended) throw new Error("LineScanner: skip after end");
 		if (!this.pending.isEmpty) this.finishPendingLine();
 		for (const signal of signals) {
 			if (signal.lineNumber <= this.lineCount || signal.lineNumber >= nextLine) continue;
 			for (let k = 0; k < Math.max(1, signal.count); k++) {
-				this.collector.add({ lineNumber: signal.lineNumber, text: signal.text, totalChars: signal.text.length, partial: false }, -1);
+				this.collector.add(
+					{ lineNumber: signal.lineNumber, text: signal.text, totalChars: signal.text.length, partial: false },
+					-1,
+				);
 			}
 		}
 		this.lineCount = Math.max(this.lineCount, nextLine - 1);
@@ -241,8 +257,15 @@ export class LineScanner {
 			const runFirstLine = firstLine + lines - want;
 			const signals: number[] = [];
 			for (let hit = hits.length - 1; hit >= 0 && hits[hit] >= runFirstLine; hit--) signals.push(hits[hit]);
-			const run: TailRun = { firstLine: runFirstLine, lines: want, text: bytes.toString("utf8", runStart, end - 1), signals };
-			this.pushTail(end - runStart <= MAX_TAIL_RUN_BYTES ? { run, lines: want } : { shaped: this.shapeRun(run), lines: want });
+			const run: TailRun = {
+				firstLine: runFirstLine,
+				lines: want,
+				text: bytes.toString("utf8", runStart, end - 1),
+				signals,
+			};
+			this.pushTail(
+				end - runStart <= MAX_TAIL_RUN_BYTES ? { run, lines: want } : { shaped: this.shapeRun(run), lines: want },
+			);
 		}
 		this.lineCount += lines;
 	}
@@ -252,7 +275,11 @@ export class LineScanner {
 		this.tailParts.push(part);
 		this.tailPartLines += part.lines;
 		let drop = 0;
-		while (drop < this.tailParts.length - 1 && this.tailPartLines - this.tailParts[drop].lines >= this.options.tailLines) this.tailPartLines -= this.tailParts[drop++].lines;
+		while (
+			drop < this.tailParts.length - 1 &&
+			this.tailPartLines - this.tailParts[drop].lines >= this.options.tailLines
+		)
+			this.tailPartLines -= this.tailParts[drop++].lines;
 		if (drop > 0) this.tailParts = this.tailParts.slice(drop);
 	}
 
@@ -289,7 +316,12 @@ export class LineScanner {
 			line = shapeLine(lineNumber, raw, this.keepChars);
 			isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
 		} else {
-			[line, isSignal] = shapeGiantLine(lineNumber, pending, this.keepChars, (text, isEnd) => this.searching && this.finder.testLine(text, lineNumber, isEnd));
+			[line, isSignal] = shapeGiantLine(
+				lineNumber,
+				pending,
+				this.keepChars,
+				(text, isEnd) => this.searching && this.finder.testLine(text, lineNumber, isEnd),
+			);
 		}
 		const shown = isSignal ? markSignal(line) : line;
 		if (this.head.length < this.options.headLines) this.head.push(shown);

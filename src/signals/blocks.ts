@@ -25,7 +25,7 @@ export function thinRuns<T extends { text: string }>(lines: readonly T[]): T[] {
 	// say nothing the lines with words around them do not (gcc -fanalyzer's event paths).
 	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(line.text));
 	const kept: T[] = [];
-	for (let start = 0; start < lines.length; ) {
+	for (let start = 0; start < lines.length;) {
 		const shape = shapeOf(lines[start].text);
 		let end = start + 1;
 		while (end < lines.length && shapeOf(lines[end].text) === shape) end++;
@@ -105,7 +105,8 @@ const LOCATION_ALONE = /^\S+:\d+(?::\d+)?:?\s*$/;
 /** A signal line that opens a structured block: it ends with `{` or `[` (a JSON or YAML error object follows). */
 const OPENS_BLOCK = /[{[]\s*$/;
 /** Lines inside such a block that say what went wrong: a message, an error, a reason, stderr. */
-const MESSAGE_KEY = /^\s*"?(?:msg|message|error|errors|reason|stderr|detail|details|cause|description|exception|failure)"?\s*[:=]/i;
+const MESSAGE_KEY =
+	/^\s*"?(?:msg|message|error|errors|reason|stderr|detail|details|cause|description|exception|failure)"?\s*[:=]/i;
 
 /** Does the signal line open a structured block whose message lines belong to it? */
 export function opensBlock(line: string): boolean {
@@ -238,7 +239,13 @@ export function findLeadingContext(
 			break;
 		}
 		const shape = shapeOf(k);
-		if (shape === "routine" ? isContinuation(above[k]) : signalIndent === 0 ? (indent > 0 && takesIndented) || isContinuation(above[k]) || shape === "rare" : indent >= signalIndent) {
+		if (
+			shape === "routine"
+				? isContinuation(above[k])
+				: signalIndent === 0
+					? (indent > 0 && takesIndented) || isContinuation(above[k]) || shape === "rare"
+					: indent >= signalIndent
+		) {
 			context.push(k);
 			continue;
 		}
@@ -343,7 +350,8 @@ export function findSubjectTokens(signal: string): string[] {
 		if (/:\d/.test(raw) || (after === "(" && /\d/.test(signal[start + raw.length + 1] ?? ""))) continue;
 		if ((before === "[" && after === "]") || (before === "(" && after === ")")) continue;
 		const token = trimToken(raw);
-		if (token.length < SUBJECT_MIN_CHARS || token.includes("://") || !/^[A-Za-z_$]/.test(token) || !/[a-z]/.test(token)) continue;
+		if (token.length < SUBJECT_MIN_CHARS || token.includes("://") || !/^[A-Za-z_$]/.test(token) || !/[a-z]/.test(token))
+			continue;
 		if (!DISTINCTIVE.test(token) || GENERIC_TOKEN.test(token)) continue;
 		if (GENERIC_LAST_PART.test(token.split(/::|[./]/).pop() ?? token)) continue;
 		if (!tokens.includes(token)) tokens.push(token);
@@ -371,14 +379,19 @@ function carriesToken(line: string, token: string): boolean {
  * signal line is never taken. Returns indexes into `above`, ascending. Cheap: it looks only at the
  * lines the hunk reader has decoded already, a few index searches per line.
  */
-export function findSubjectLines(signal: string, above: readonly string[], isShown: (index: number) => boolean = () => false): number[] {
+export function findSubjectLines(
+	signal: string,
+	above: readonly string[],
+	isShown: (index: number) => boolean = () => false,
+): number[] {
 	const tokens = findSubjectTokens(signal);
 	if (tokens.length === 0) return [];
 	const from = Math.max(0, above.length - SUBJECT_LOOKBACK_LINES);
 	const carried = new Set<number>();
 	for (const token of tokens) {
 		const carriers: number[] = [];
-		for (let k = from; k < above.length && carriers.length <= SUBJECT_MAX_CARRIERS; k++) if (carriesToken(above[k], token)) carriers.push(k);
+		for (let k = from; k < above.length && carriers.length <= SUBJECT_MAX_CARRIERS; k++)
+			if (carriesToken(above[k], token)) carriers.push(k);
 		if (carriers.length > SUBJECT_MAX_CARRIERS) continue;
 		for (const k of carriers) carried.add(k);
 	}

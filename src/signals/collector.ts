@@ -5,7 +5,14 @@
 // million distinct error lines cost no more memory than a thousand. Order of arrival is line order.
 // A line that is not kept costs no copy: it is shaped from the scan's text and dropped.
 
-import { detach, keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine, stripLineEnd } from "../lines/render.js";
+import {
+	detach,
+	keepCharsFor,
+	renderTerminalLine,
+	type ScannedLine,
+	shapeLine,
+	stripLineEnd,
+} from "../lines/render.js";
 import { classifySeverity, rankCandidates, type Severity, shapeOf } from "./policy.js";
 import { keepEnd, keepStart } from "../lines/text.js";
 
@@ -131,7 +138,15 @@ export class SignalCollector {
 		if (shape === undefined) {
 			if (this.shapes.size >= 2 * MAX_SHAPES) this.prune();
 			// Copied: the key may be a slice of a longer line.
-			shape = { key: detach(key), severity: classifySeverity(text), count: 0, firstLine: lineNumber, lastLine: lineNumber, items: [], latest: undefined };
+			shape = {
+				key: detach(key),
+				severity: classifySeverity(text),
+				count: 0,
+				firstLine: lineNumber,
+				lastLine: lineNumber,
+				items: [],
+				latest: undefined,
+			};
 			this.shapes.set(shape.key, shape);
 		}
 		shape.count++;
@@ -152,7 +167,10 @@ export class SignalCollector {
 		}
 		// A short raw line (most lines of a flood) is kept as it is, to be shaped in items(); any other
 		// line is made a SignalItem now, so that no latest line holds more than the view shows.
-		const kept = typeof source === "string" && source.length <= this.maxLineChars ? source : this.toItem(lineNumber, offset, 1, source, shape.severity);
+		const kept =
+			typeof source === "string" && source.length <= this.maxLineChars
+				? source
+				: this.toItem(lineNumber, offset, 1, source, shape.severity);
 		const shownText = typeof kept === "string" ? text : kept.text;
 		if (latest === undefined) {
 			shape.latest = { lineNumber, shownText, offset, count: 1, source: kept };
@@ -173,7 +191,9 @@ export class SignalCollector {
 		const out: SignalItem[] = [];
 		for (const shape of this.shapes.values()) {
 			const latest = shape.latest;
-			const candidates = latest ? [...shape.items, this.toItem(latest.lineNumber, latest.offset, latest.count, latest.source, shape.severity)] : [...shape.items];
+			const candidates = latest
+				? [...shape.items, this.toItem(latest.lineNumber, latest.offset, latest.count, latest.source, shape.severity)]
+				: [...shape.items];
 			for (const item of candidates) item.shapeCount = shape.count;
 			if (candidates.length === 0) continue;
 			if (shape.count >= COLLAPSE_SHAPE_LINES) {
@@ -208,13 +228,28 @@ export class SignalCollector {
 		return seen.shape;
 	}
 
-	private toItem(lineNumber: number, offset: number, count: number, source: ScannedLine | string, severity: Severity): SignalItem {
+	private toItem(
+		lineNumber: number,
+		offset: number,
+		count: number,
+		source: ScannedLine | string,
+		severity: Severity,
+	): SignalItem {
 		const line = typeof source === "string" ? shapeLine(lineNumber, source, this.keepChars) : source;
 		const text = this.clipForView(line.text, line.keptEnd === true);
 		const partial = line.partial || text.length < line.text.length;
 		// The line's fields, then the item's: written out where it can be (a spread costs microseconds).
 		if (line.keptEnd || line.signal) return { ...line, text, partial, offset, count, severity, shapeCount: 1 };
-		return { lineNumber: line.lineNumber, text, totalChars: line.totalChars, partial, offset, count, severity, shapeCount: 1 };
+		return {
+			lineNumber: line.lineNumber,
+			text,
+			totalChars: line.totalChars,
+			partial,
+			offset,
+			count,
+			severity,
+			shapeCount: 1,
+		};
 	}
 
 	/** The view clips a line at maxLineChars: more need not be kept (totalChars says how long it was). */
@@ -225,7 +260,14 @@ export class SignalCollector {
 
 	/** Keeps the MAX_SHAPES shapes that rank highest (errors, rare, spread over the output). */
 	private prune(): void {
-		const ranked = rankCandidates([...this.shapes.values()].map((shape) => ({ shape, lineNumber: shape.firstLine, severity: shape.severity, shapeCount: shape.count })));
+		const ranked = rankCandidates(
+			[...this.shapes.values()].map((shape) => ({
+				shape,
+				lineNumber: shape.firstLine,
+				severity: shape.severity,
+				shapeCount: shape.count,
+			})),
+		);
 		this.shapes = new Map(ranked.slice(0, MAX_SHAPES).map(({ shape }) => [shape.key, shape]));
 	}
 }

@@ -9,7 +9,12 @@
 // within the budget plus one run; the default pattern (trusted, linear) always sees whole lines.
 
 import { isAscii } from "node:buffer";
-import { countNewlines, createKeywordLineFinder, type KeywordLineFinder, WASM_WINDOW_BYTES } from "../prefilter/keyword-filter.js";
+import {
+	countNewlines,
+	createKeywordLineFinder,
+	type KeywordLineFinder,
+	WASM_WINDOW_BYTES,
+} from "../prefilter/keyword-filter.js";
 import { findSignalRegexes } from "../regex/cache.js";
 import { findPatternKeywords } from "../regex/keywords.js";
 import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "../regex/safety.js";
@@ -55,7 +60,8 @@ export function preparePatternSignalFinder(source: string): KeywordLineFinder | 
 	if (patternFinders.has(source)) return patternFinders.get(source);
 	const keywords = findPatternKeywords(source);
 	const finder = keywords === undefined ? undefined : createKeywordLineFinder([...keywords, "\x1b"]);
-	if (patternFinders.size >= MAX_CACHED_PATTERN_FINDERS) patternFinders.delete(patternFinders.keys().next().value as string);
+	if (patternFinders.size >= MAX_CACHED_PATTERN_FINDERS)
+		patternFinders.delete(patternFinders.keys().next().value as string);
 	patternFinders.set(source, finder);
 	return finder;
 }
@@ -100,7 +106,11 @@ export class SignalFinder {
 		this.windowRegex = shared.window;
 		this.byteSafe = isByteSafePattern(signalRegex.source);
 		this.windowed = signalRegex.source !== DEFAULT_SIGNAL_PATTERN;
-		this.keywords = !this.windowed ? (signalRegex.flags.includes("i") ? prepareDefaultSignalFinder() : undefined) : preparePatternSignalFinder(signalRegex.source);
+		this.keywords = !this.windowed
+			? signalRegex.flags.includes("i")
+				? prepareDefaultSignalFinder()
+				: undefined
+			: preparePatternSignalFinder(signalRegex.source);
 		this.now = now;
 	}
 
@@ -117,7 +127,10 @@ export class SignalFinder {
 		} else {
 			const raw = bytes.toString("latin1", start, end);
 			lines = countNewlinesIn(raw, from);
-			if (!raw.includes("\x1b", from) && (this.byteSafe ? !hasUnicodeLineSeparator(raw, from) : isAscii(bytes.subarray(start + from, end)))) {
+			if (
+				!raw.includes("\x1b", from) &&
+				(this.byteSafe ? !hasUnicodeLineSeparator(raw, from) : isAscii(bytes.subarray(start + from, end)))
+			) {
 				// Pure ASCII, or a pattern that matches alike in both views, and no escapes: the Latin-1
 				// view finds exactly the lines the decoded text would, at byte offsets.
 				this.findInLatin1(bytes, start, raw, from, fromLine, hit);
@@ -134,7 +147,10 @@ export class SignalFinder {
 		if (this.stopped) return false;
 		this.clock = this.now();
 		const text = stripAnsi(line);
-		const found = this.windowed && text.length > SIGNAL_WINDOW_CHARS ? this.testInWindows(text, lineNumber) : this.lineRegex.test(text);
+		const found =
+			this.windowed && text.length > SIGNAL_WINDOW_CHARS
+				? this.testInWindows(text, lineNumber)
+				: this.lineRegex.test(text);
 		this.charge(done ? lineNumber + 1 : lineNumber);
 		return found;
 	}
@@ -150,7 +166,7 @@ export class SignalFinder {
 		const keywords = this.keywords as KeywordLineFinder;
 		const found: number[] = [];
 		let lines = 0;
-		for (let at = from; at < end; ) {
+		for (let at = from; at < end;) {
 			const last = bytes.lastIndexOf(NEWLINE, Math.min(end, at + KEYWORD_WINDOW_BYTES) - 1);
 			const to = last >= at ? last + 1 : bytes.indexOf(NEWLINE, at) + 1;
 			// The prefilter pass is the line count, paid for whether or not signals are searched (then by
@@ -176,7 +192,14 @@ export class SignalFinder {
 	 * from `start`): each hit names a candidate line, which is decoded and tested on its own; the
 	 * pass resumes on the next line.
 	 */
-	private findInLatin1(bytes: Buffer, start: number, raw: string, from: number, fromLine: number, hit: SignalHit): void {
+	private findInLatin1(
+		bytes: Buffer,
+		start: number,
+		raw: string,
+		from: number,
+		fromLine: number,
+		hit: SignalHit,
+	): void {
 		const regex = this.blockRegex;
 		let countedTo = from;
 		let countedLine = fromLine;
@@ -202,7 +225,14 @@ export class SignalFinder {
 	 * each hit is confirmed on its own line. Byte offsets of hit lines are found by walking the
 	 * block's newlines (this path is for non-ASCII text with a pattern that is not byte-safe).
 	 */
-	private findInDecoded(bytes: Buffer, start: number, from: number, end: number, fromLine: number, hit: SignalHit): void {
+	private findInDecoded(
+		bytes: Buffer,
+		start: number,
+		from: number,
+		end: number,
+		fromLine: number,
+		hit: SignalHit,
+	): void {
 		const raw = bytes.toString("utf8", start + from, end);
 		const text = raw.includes("\x1b") ? raw.replace(ANSI_PATTERN, "") : raw;
 		const regex = this.blockRegex;
@@ -279,7 +309,8 @@ export class SignalFinder {
 		const now = this.now();
 		this.spentMs += now - this.clock;
 		this.clock = now;
-		if (this.spentMs > SIGNAL_SCAN_BUDGET_MS) this.stopped = { atLine: typeof atLine === "number" ? atLine : atLine(), afterMs: Math.ceil(this.spentMs) };
+		if (this.spentMs > SIGNAL_SCAN_BUDGET_MS)
+			this.stopped = { atLine: typeof atLine === "number" ? atLine : atLine(), afterMs: Math.ceil(this.spentMs) };
 		return !this.stopped;
 	}
 }

@@ -21,7 +21,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
-		why: "a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`. Also such a line wrapped in a JSON-lines record's text member: `go test -json`'s `\"Output\":\"--- FAIL: TestTotal037 (0.00s)\\n\"` and `\"Output\":\"FAIL\\texample.com/shop/invoice…\"`",
+		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`. Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
 	},
 	{
 		source: String.raw`(?<!\b0 )\b(?:failed|panicked|aborted|killed)\b(?! *[:=] *0\b)`,
@@ -41,11 +41,11 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic)\b|"level": ?[56]0\b`,
-		why: "log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `\"level\":\"error\"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `\"level\":50` error, `60` fatal)",
+		why: 'log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `"level":"error"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `"level":50` error, `60` fatal)',
 	},
 	{
 		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
-		why: "exceptions and panics: python `Traceback`, java `Exception in thread \"main\"` and `Caused by:`, node uncaught errors and unhandled rejections, C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
+		why: 'exceptions and panics: python `Traceback`, java `Exception in thread "main"` and `Caused by:`, node uncaught errors and unhandled rejections, C++ `terminate called after throwing`, go `panic:` (not rust\'s `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`',
 	},
 	{
 		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|overflowed its stack|^#0 `,
@@ -69,7 +69,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})|"(?:action|status|state|result|outcome|conclusion)" *: *"(?:fail|failed|failure|error|errored|fatal)"`,
-		why: "JSON documents: an `\"error\": {…}` or `\"errors\": [\"…\"]` member with a value; not `\"error\": null`, `\"errors\": []`, and never a string value such as eslint's `\"no-undef\": \"error\"`. And a JSON-lines event whose outcome member says it failed: `go test -json`'s `{\"Action\":\"fail\",\"Package\":…,\"Test\":\"TestTotal037\"}`, a CI step's `\"conclusion\": \"failure\"` (the outcome members of signal-policy.ts's JSON rules)",
+		why: 'JSON documents: an `"error": {…}` or `"errors": ["…"]` member with a value; not `"error": null`, `"errors": []`, and never a string value such as eslint\'s `"no-undef": "error"`. And a JSON-lines event whose outcome member says it failed: `go test -json`\'s `{"Action":"fail","Package":…,"Test":"TestTotal037"}`, a CI step\'s `"conclusion": "failure"` (the outcome members of signal-policy.ts\'s JSON rules)',
 	},
 	{
 		source: String.raw`(?:^|: )(?:schwerwiegender )?fehler: |(?:^|: )erreur(?: fatale)? ?: `,

@@ -63,7 +63,9 @@ const VARIABLE_PARTS =
 export function shapeOf(text: string): string {
 	return text
 		.slice(0, SHAPE_CHARS)
-		.replace(VARIABLE_PARTS, (part) => (part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V"))
+		.replace(VARIABLE_PARTS, (part) =>
+			part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V",
+		)
 		.replace(/\s+/g, " ")
 		.trim();
 }
@@ -85,7 +87,9 @@ export function markTemplateFamilies(texts: readonly string[]): boolean[] {
 	// Each line's keys: its shape with one word left out, for each word (made once per line).
 	const keys = texts.map((text) => {
 		const line = shapeOf(text).split(" ");
-		return line.length < TEMPLATE_MIN_WORDS ? [] : line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`);
+		return line.length < TEMPLATE_MIN_WORDS
+			? []
+			: line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`);
 	});
 	const counts = new Map<string, number>();
 	for (const lineKeys of keys) for (const key of lineKeys) counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -123,7 +127,8 @@ export function rankCandidates<T extends RankedCandidate>(candidates: readonly T
 		const [severityB, countB] = b.split(":").map(Number);
 		return severityB - severityA || countA - countB;
 	});
-	for (const key of keys) ranked.push(...spreadOrder((groups.get(key) as T[]).sort((a, b) => a.lineNumber - b.lineNumber)));
+	for (const key of keys)
+		ranked.push(...spreadOrder((groups.get(key) as T[]).sort((a, b) => a.lineNumber - b.lineNumber)));
 	return ranked;
 }
 
@@ -176,8 +181,21 @@ const JSON_PROBLEM_MEMBERS = new Set([
 	"numfailedtestsuites",
 ]);
 /** Members naming a level or an outcome (`go test -json`'s `"Action"`): a problem when the value is one of JSON_BAD_OUTCOME. */
-const JSON_SEVERITY_MEMBERS = new Set(["level", "severity", "status", "state", "result", "outcome", "conclusion", "action", "loglevel", "log_level", "levelname"]);
-const JSON_BAD_OUTCOME = /^(?:err(?:or|ored)?|fatal|crit(?:ical)?|emerg(?:ency)?|alert|panic|fail(?:ed|ure)?|broken|invalid)$/i;
+const JSON_SEVERITY_MEMBERS = new Set([
+	"level",
+	"severity",
+	"status",
+	"state",
+	"result",
+	"outcome",
+	"conclusion",
+	"action",
+	"loglevel",
+	"log_level",
+	"levelname",
+]);
+const JSON_BAD_OUTCOME =
+	/^(?:err(?:or|ored)?|fatal|crit(?:ical)?|emerg(?:ency)?|alert|panic|fail(?:ed|ure)?|broken|invalid)$/i;
 /** Members whose `false` is a verdict against the object: `"valid": false`, `"ok": false`. */
 const JSON_VERDICT_MEMBERS = new Set(["valid", "ok", "success", "succeeded", "passed", "pass"]);
 /** pino's and bunyan's numeric levels: 50 is error, 60 fatal. */

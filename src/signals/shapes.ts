@@ -170,7 +170,7 @@ export class ShapeCounter {
 		}
 		const records = hasher.records;
 		let line = firstLine;
-		for (let at = from; at < stop; ) {
+		for (let at = from; at < stop;) {
 			let end = stop - at <= hasher.windowBytes ? stop : bytes.lastIndexOf(NEWLINE, at + hasher.windowBytes - 1) + 1;
 			if (end <= at) {
 				end = bytes.indexOf(NEWLINE, at) + 1;
@@ -181,7 +181,8 @@ export class ShapeCounter {
 				continue;
 			}
 			const written = hasher.hash(bytes, at, end);
-			for (let k = 0; k < written * 3; k += 3) this.count(records[k], line + records[k + 1], base + at + records[k + 2]);
+			for (let k = 0; k < written * 3; k += 3)
+				this.count(records[k], line + records[k + 1], base + at + records[k + 2]);
 			line += hasher.lastLines();
 			at = end;
 		}
@@ -229,14 +230,23 @@ export class ShapeCounter {
 		const entries = [...this.shapes.values()];
 		let common = 0;
 		for (const entry of entries) if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
-		const fewShapes = !this.overflow && this.shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHARE * this.shapedLines;
-		const toLine = (entry: ShapeEntry): ShapeLine => ({ lineNumber: entry.firstLine, offset: entry.firstOffset, count: entry.count, lastLine: entry.lastLine });
+		const fewShapes =
+			!this.overflow && this.shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHARE * this.shapedLines;
+		const toLine = (entry: ShapeEntry): ShapeLine => ({
+			lineNumber: entry.firstLine,
+			offset: entry.firstOffset,
+			count: entry.count,
+			lastLine: entry.lastLine,
+		});
 		// Each line of a rare shape, the rarest shapes first (a line seen once before one of three).
 		const rare = fewShapes
 			? entries
 					.filter((entry) => entry.count <= RARE_SHAPE_LINES)
 					.sort((a, b) => a.count - b.count || a.firstLine - b.firstLine)
-					.flatMap((entry) => [toLine(entry), ...(entry.more ?? []).map(([lineNumber, offset]) => ({ ...toLine(entry), lineNumber, offset }))])
+					.flatMap((entry) => [
+						toLine(entry),
+						...(entry.more ?? []).map(([lineNumber, offset]) => ({ ...toLine(entry), lineNumber, offset })),
+					])
 			: [];
 		const isBurst = (entry: ShapeEntry) =>
 			entry.count >= REPEAT_MIN_LINES &&

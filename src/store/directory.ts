@@ -79,7 +79,11 @@ export function halfExtension(has: number): "txt" | "json" {
 	return has === HAS_TXT ? "txt" : "json";
 }
 
-export async function runWithConcurrency<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+export async function runWithConcurrency<T>(
+	items: readonly T[],
+	limit: number,
+	task: (item: T) => Promise<void>,
+): Promise<void> {
 	let next = 0;
 	const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
 		while (next < items.length) {
@@ -137,11 +141,18 @@ export class StoreDirectory {
 	 * Reads complete entries' metadata in batches (bounded memory) and hands each valid one on with
 	 * its size (.txt + .json). Returns the entries whose metadata is not ours (invalid or too large).
 	 */
-	async readEntryMetas(complete: readonly EntryPaths[], log: ErrorLog, onEntry: (entry: EntryPaths, known: KnownEntry) => void): Promise<EntryPaths[]> {
+	async readEntryMetas(
+		complete: readonly EntryPaths[],
+		log: ErrorLog,
+		onEntry: (entry: EntryPaths, known: KnownEntry) => void,
+	): Promise<EntryPaths[]> {
 		const invalid: EntryPaths[] = [];
 		for (let start = 0; start < complete.length; start += DEFAULT_META_BATCH_FILES) {
 			const batch = complete.slice(start, start + DEFAULT_META_BATCH_FILES);
-			const contents = await this.fs.readSmallTextFiles(batch.map((entry) => entry.jsonPath), DEFAULT_MAX_META_BYTES);
+			const contents = await this.fs.readSmallTextFiles(
+				batch.map((entry) => entry.jsonPath),
+				DEFAULT_MAX_META_BYTES,
+			);
 			batch.forEach((entry, index) => {
 				const content = contents[index];
 				if (typeof content !== "string") {

@@ -125,7 +125,19 @@ export function countTextLines(bytes: Uint8Array): number {
  */
 export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 	if (!isRecord(value)) return undefined;
-	const { id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, truncated, source, sourceNote, status } = value;
+	const {
+		id,
+		sessionId,
+		toolCallId,
+		toolName,
+		createdAt,
+		totalLines,
+		totalBytes,
+		truncated,
+		source,
+		sourceNote,
+		status,
+	} = value;
 	const storedBytes = value.storedBytes ?? totalBytes;
 	const storedLines = value.storedLines ?? totalLines;
 	if (!isEntryId(id)) return undefined;
@@ -139,7 +151,16 @@ export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 	const gap = value.gap === undefined ? undefined : parseGap(value.gap, storedLines, totalLines);
 	if (gap === null || (gap !== undefined) !== (truncated && value.storedBytes !== undefined)) return undefined;
 	const meta: EntryMeta = {
-		id, sessionId, toolCallId, toolName, createdAt, totalLines, totalBytes, storedBytes, storedLines, truncated,
+		id,
+		sessionId,
+		toolCallId,
+		toolName,
+		createdAt,
+		totalLines,
+		totalBytes,
+		storedBytes,
+		storedLines,
+		truncated,
 		source: source as EntrySource,
 	};
 	if (gap !== undefined) meta.gap = gap;
@@ -167,7 +188,8 @@ function parseGap(value: unknown, storedLines: number, totalLines: number): Entr
 	if (!isCount(leftOutBytes) || !Array.isArray(signals)) return null;
 	const clean: GapSignal[] = [];
 	for (const signal of signals) {
-		if (!isRecord(signal) || !isCount(signal.line) || typeof signal.text !== "string" || !isCount(signal.count)) return null;
+		if (!isRecord(signal) || !isCount(signal.line) || typeof signal.text !== "string" || !isCount(signal.count))
+			return null;
 		clean.push({ line: signal.line, text: signal.text, count: signal.count });
 	}
 	return { markerLine, firstTailLine, leftOutBytes, signals: clean };
@@ -184,6 +206,9 @@ function isCount(value: unknown): value is number {
 /** Throws (code EINVAL) on anything but an entry id: the guard in front of every path the store forms. */
 export function assertEntryId(id: unknown): asserts id is string {
 	if (!isEntryId(id)) {
-		throw createStoreError("EINVAL", `invalid entry id ${JSON.stringify(String(id)).slice(0, 40)}: expected 12 lowercase hex characters`);
+		throw createStoreError(
+			"EINVAL",
+			`invalid entry id ${JSON.stringify(String(id)).slice(0, 40)}: expected 12 lowercase hex characters`,
+		);
 	}
 }

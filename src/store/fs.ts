@@ -110,7 +110,10 @@ function callFs<T>(run: (done: FsCallback<T>) => void): Promise<T> {
 }
 
 /** Runs calls on a raw descriptor until close(); after it every call fails with EBADF and never touches a reused fd. */
-function guardFd(fd: number): { withFd: <T>(run: (done: FsCallback<T>) => void) => Promise<T>; close: () => Promise<void> } {
+function guardFd(fd: number): {
+	withFd: <T>(run: (done: FsCallback<T>) => void) => Promise<T>;
+	close: () => Promise<void>;
+} {
 	let closed = false;
 	return {
 		withFd: (run) => (closed ? Promise.reject(createStoreError("EBADF", "file handle is closed")) : callFs(run)),
@@ -126,7 +129,9 @@ function createFileHandle(fd: number): StoreFileHandle {
 	const { withFd, close } = guardFd(fd);
 	return {
 		write: (buffer, offset, length, position) =>
-			withFd<number>((done) => nodeFs.write(fd, buffer, offset, length, position, done)).then((bytesWritten) => ({ bytesWritten })),
+			withFd<number>((done) => nodeFs.write(fd, buffer, offset, length, position, done)).then((bytesWritten) => ({
+				bytesWritten,
+			})),
 		sync: () => withFd<void>((done) => nodeFs.fsync(fd, (error) => done(error, undefined))),
 		chmod: (mode) => withFd<void>((done) => nodeFs.fchmod(fd, mode, (error) => done(error, undefined))),
 		close,
@@ -139,7 +144,9 @@ function createReadHandle(fd: number): StoreReadHandle {
 		fd,
 		stat: () => withFd<StoreStats>((done) => nodeFs.fstat(fd, done)),
 		read: (buffer, offset, length, position) =>
-			withFd<number>((done) => nodeFs.read(fd, buffer, offset, length, position, done)).then((bytesRead) => ({ bytesRead })),
+			withFd<number>((done) => nodeFs.read(fd, buffer, offset, length, position, done)).then((bytesRead) => ({
+				bytesRead,
+			})),
 		close,
 	};
 }
@@ -164,7 +171,10 @@ export const NODE_STORE_FS: StoreFs = {
  * open/read/close costs ~10x the system call itself, and 10 000 metadata files must take well
  * under a second. A slice blocks the event loop for about a millisecond.
  */
-async function readSmallTextFilesInSlices(paths: readonly string[], maxBytes: number): Promise<(string | StoreError)[]> {
+async function readSmallTextFilesInSlices(
+	paths: readonly string[],
+	maxBytes: number,
+): Promise<(string | StoreError)[]> {
 	const results: (string | StoreError)[] = [];
 	const buffer = Buffer.allocUnsafe(maxBytes + 1);
 	for (let start = 0; start < paths.length; start += DEFAULT_READ_SLICE_FILES) {

@@ -20,7 +20,9 @@ export function toStoredLine(gap: EntryGap | undefined, outputLine: number): num
 }
 
 /** The output lines left out wholly, or undefined when none was (only the middle of one long line). */
-export function findLeftOutLines(gap: Pick<EntryGap, "markerLine" | "firstTailLine"> | undefined): { from: number; to: number } | undefined {
+export function findLeftOutLines(
+	gap: Pick<EntryGap, "markerLine" | "firstTailLine"> | undefined,
+): { from: number; to: number } | undefined {
 	if (gap === undefined) return undefined;
 	const from = gap.markerLine;
 	const to = gap.firstTailLine - 1;
@@ -30,7 +32,12 @@ export function findLeftOutLines(gap: Pick<EntryGap, "markerLine" | "firstTailLi
 /** One phrase for answers: which lines the stored copy lacks and why. */
 export function describeLeftOut(gap: EntryGap): string {
 	const range = findLeftOutLines(gap);
-	const lines = range === undefined ? `part of line ${gap.markerLine - 1}` : range.from === range.to ? `line ${range.from}` : `lines ${range.from}–${range.to}`;
+	const lines =
+		range === undefined
+			? `part of line ${gap.markerLine - 1}`
+			: range.from === range.to
+				? `line ${range.from}`
+				: `lines ${range.from}–${range.to}`;
 	return `${lines} (${gap.leftOutBytes} bytes) were left out of the stored copy (larger than maxEntryBytes) and cannot be read back`;
 }
 

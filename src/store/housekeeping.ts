@@ -105,7 +105,11 @@ export function checkHousekeepingOptions(options: HousekeepingOptions): { rules:
 }
 
 /** The plan for what was found: pure. */
-export function planHousekeeping(survey: StoreSurvey, rules: HousekeepingRules, context: PlanContext): HousekeepingPlan {
+export function planHousekeeping(
+	survey: StoreSurvey,
+	rules: HousekeepingRules,
+	context: PlanContext,
+): HousekeepingPlan {
 	const { now } = context;
 	const { retentionMs, maxStoreBytes } = rules;
 	const pidAlive = new Map<number, boolean>();
@@ -127,10 +131,21 @@ export function planHousekeeping(survey: StoreSurvey, rules: HousekeepingRules, 
 	const unreadable: EntryPaths[] = [];
 	for (const entry of survey.unreadable) {
 		if (now - entry.jsonMtimeMs > DEFAULT_ORPHAN_AGE_MS) unreadable.push(entry);
-		else live.push({ id: entry.id, txtPath: entry.txtPath, jsonPath: entry.jsonPath, createdMs: entry.jsonMtimeMs, bytes: entry.bytes, sessionId: undefined });
+		else
+			live.push({
+				id: entry.id,
+				txtPath: entry.txtPath,
+				jsonPath: entry.jsonPath,
+				createdMs: entry.jsonMtimeMs,
+				bytes: entry.bytes,
+				sessionId: undefined,
+			});
 	}
 	const totalBytes = live.reduce((sum, entry) => sum + entry.bytes, 0);
-	const evict = maxStoreBytes !== undefined && totalBytes > maxStoreBytes ? selectVictims(live, totalBytes, maxStoreBytes, rules.currentSessionId) : [];
+	const evict =
+		maxStoreBytes !== undefined && totalBytes > maxStoreBytes
+			? selectVictims(live, totalBytes, maxStoreBytes, rules.currentSessionId)
+			: [];
 	const evicted = new Set(evict);
 	return {
 		temps: survey.temps.filter(isStale).map((temp) => temp.path),
@@ -147,7 +162,12 @@ export function planHousekeeping(survey: StoreSurvey, rules: HousekeepingRules, 
  * The entries to evict until `totalBytes` is at most `targetBytes`: other sessions' first, then
  * the current session's, oldest first within each (ties by id, so every process agrees). Pure.
  */
-export function selectVictims<T extends KnownEntry>(entries: readonly T[], totalBytes: number, targetBytes: number, currentSessionId: string | undefined): T[] {
+export function selectVictims<T extends KnownEntry>(
+	entries: readonly T[],
+	totalBytes: number,
+	targetBytes: number,
+	currentSessionId: string | undefined,
+): T[] {
 	const isCurrent = (entry: KnownEntry) => currentSessionId !== undefined && entry.sessionId === currentSessionId;
 	const ordered = [...entries].sort((a, b) => {
 		if (isCurrent(a) !== isCurrent(b)) return isCurrent(a) ? 1 : -1;
@@ -191,17 +211,32 @@ export async function surveyStore(dir: StoreDirectory, log: ErrorLog): Promise<S
 		const stats = await dir.lstatRegularFile(path, log);
 		if (stats !== undefined) survey.halves.push({ path, mtimeMs: stats.mtimeMs });
 	});
-	const invalid = await dir.readEntryMetas(complete, log, (entry, known) => survey.entries.push({ ...entry, ...known }));
+	const invalid = await dir.readEntryMetas(complete, log, (entry, known) =>
+		survey.entries.push({ ...entry, ...known }),
+	);
 	await runWithConcurrency(invalid, DEFAULT_HOUSEKEEPING_CONCURRENCY, async (entry) => {
-		const [txtStats, jsonStats] = await Promise.all([dir.lstatRegularFile(entry.txtPath, log), dir.lstatRegularFile(entry.jsonPath, log)]);
-		if (jsonStats !== undefined) survey.unreadable.push({ ...entry, jsonMtimeMs: jsonStats.mtimeMs, bytes: (txtStats?.size ?? 0) + jsonStats.size });
+		const [txtStats, jsonStats] = await Promise.all([
+			dir.lstatRegularFile(entry.txtPath, log),
+			dir.lstatRegularFile(entry.jsonPath, log),
+		]);
+		if (jsonStats !== undefined)
+			survey.unreadable.push({
+				...entry,
+				jsonMtimeMs: jsonStats.mtimeMs,
+				bytes: (txtStats?.size ?? 0) + jsonStats.size,
+			});
 	});
 	return survey;
 }
 
 /** Carries the plan out; counts only what this call removed (a concurrent housekeeper's removals are not counted twice). */
-export async function executeHousekeeping(dir: StoreDirectory, plan: HousekeepingPlan, result: HousekeepingResult): Promise<void> {
-	const each = <T>(items: readonly T[], task: (item: T) => Promise<void>) => runWithConcurrency(items, DEFAULT_HOUSEKEEPING_CONCURRENCY, task);
+export async function executeHousekeeping(
+	dir: StoreDirectory,
+	plan: HousekeepingPlan,
+	result: HousekeepingResult,
+): Promise<void> {
+	const each = <T>(items: readonly T[], task: (item: T) => Promise<void>) =>
+		runWithConcurrency(items, DEFAULT_HOUSEKEEPING_CONCURRENCY, task);
 	await each(plan.temps, async (path) => {
 		if (await dir.removeFile(path, result)) result.removedTemp++;
 	});
@@ -225,7 +260,12 @@ export async function executeHousekeeping(dir: StoreDirectory, plan: Housekeepin
 }
 
 /** Survey, plan, execute; never throws. Returns the entries left (undefined when the directory could not be listed). */
-export async function runHousekeeping(dir: StoreDirectory, options: HousekeepingOptions, now: number, result: HousekeepingResult): Promise<LiveEntry[] | undefined> {
+export async function runHousekeeping(
+	dir: StoreDirectory,
+	options: HousekeepingOptions,
+	now: number,
+	result: HousekeepingResult,
+): Promise<LiveEntry[] | undefined> {
 	try {
 		const { rules, errors } = checkHousekeepingOptions(options);
 		result.errors.push(...errors);

@@ -8,9 +8,32 @@
 import { dirname, resolve, sep } from "node:path";
 import type { ByteSource } from "../io/source.js";
 import { describeError } from "../lines/text.js";
-import { classifyStoreNames, DEFAULT_MAX_META_BYTES, isComplete, type KnownEntry, StoreDirectory } from "./directory.js";
-import { assertEntryId, computeEntryId, findIssuedIds, isEntryId, MAX_ID_ATTEMPTS, parseMetaText, rememberIssuedId, type EntryMeta } from "./entry.js";
-import { createStoreError, NODE_STORE_FS, readErrorCode, toStoreError, type StoreFs, type StoreReadHandle, type StoreStats } from "./fs.js";
+import {
+	classifyStoreNames,
+	DEFAULT_MAX_META_BYTES,
+	isComplete,
+	type KnownEntry,
+	StoreDirectory,
+} from "./directory.js";
+import {
+	assertEntryId,
+	computeEntryId,
+	findIssuedIds,
+	isEntryId,
+	MAX_ID_ATTEMPTS,
+	parseMetaText,
+	rememberIssuedId,
+	type EntryMeta,
+} from "./entry.js";
+import {
+	createStoreError,
+	NODE_STORE_FS,
+	readErrorCode,
+	toStoreError,
+	type StoreFs,
+	type StoreReadHandle,
+	type StoreStats,
+} from "./fs.js";
 import { runHousekeeping, type HousekeepingOptions, type HousekeepingResult } from "./housekeeping.js";
 import { StoreQuota } from "./quota.js";
 import { type CommitResult, type EntryWriter, TempEntryWriter } from "./writer.js";
@@ -76,15 +99,22 @@ export class OverflowStore {
 			throw createStoreError("EINVAL", `store root must be a non-empty path, got ${JSON.stringify(options?.root)}`);
 		}
 		const maxStoreBytes = options.maxStoreBytes;
-		if (maxStoreBytes !== undefined && !(typeof maxStoreBytes === "number" && Number.isFinite(maxStoreBytes) && maxStoreBytes >= 0)) {
-			throw createStoreError("EINVAL", `maxStoreBytes must be a non-negative number of bytes, got ${String(maxStoreBytes)}`);
+		if (
+			maxStoreBytes !== undefined &&
+			!(typeof maxStoreBytes === "number" && Number.isFinite(maxStoreBytes) && maxStoreBytes >= 0)
+		) {
+			throw createStoreError(
+				"EINVAL",
+				`maxStoreBytes must be a non-negative number of bytes, got ${String(maxStoreBytes)}`,
+			);
 		}
 		this.root = resolve(options.root);
 		this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
 		this.fs = options.fs ?? NODE_STORE_FS;
 		this.now = options.now ?? Date.now;
 		this.dir = new StoreDirectory(this.root, this.prefix, this.fs);
-		this.quota = maxStoreBytes === undefined ? undefined : new StoreQuota(this.dir, maxStoreBytes, () => this.housekeeping);
+		this.quota =
+			maxStoreBytes === undefined ? undefined : new StoreQuota(this.dir, maxStoreBytes, () => this.housekeeping);
 	}
 
 	/** Absolute path of <id>.txt; throws (code EINVAL) on anything but a valid id. */
@@ -169,7 +199,10 @@ export class OverflowStore {
 			rememberIssuedId(issued, id);
 			if (await this.namesNoFile(id)) return id;
 		}
-		throw createStoreError("EEXIST", `no free entry id for tool call ${JSON.stringify(toolCallId).slice(0, 60)} after ${MAX_ID_ATTEMPTS} attempts`);
+		throw createStoreError(
+			"EEXIST",
+			`no free entry id for tool call ${JSON.stringify(toolCallId).slice(0, 60)} after ${MAX_ID_ATTEMPTS} attempts`,
+		);
 	}
 
 	/** Ids a session already showed (a resumed session's results): never issued again. */
@@ -233,7 +266,12 @@ export class OverflowStore {
 	/** Removes stale temp files, old half entries, expired entries, then evicts for quota. Never throws. */
 	async housekeep(options: HousekeepingOptions): Promise<HousekeepingResult> {
 		const result: HousekeepingResult = {
-			removedExpired: 0, removedForQuota: 0, removedTemp: 0, removedOrphans: 0, remainingBytes: 0, errors: [],
+			removedExpired: 0,
+			removedForQuota: 0,
+			removedTemp: 0,
+			removedOrphans: 0,
+			remainingBytes: 0,
+			errors: [],
 		};
 		const now = this.now();
 		const startSeq = this.quota?.beginScan() ?? 0;

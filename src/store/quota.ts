@@ -6,7 +6,15 @@
 // being committed in this process, and never rejects.
 
 import { describeError } from "../lines/text.js";
-import { classifyStoreNames, DEFAULT_HOUSEKEEPING_CONCURRENCY, type EntryPaths, isComplete, type KnownEntry, runWithConcurrency, type StoreDirectory } from "./directory.js";
+import {
+	classifyStoreNames,
+	DEFAULT_HOUSEKEEPING_CONCURRENCY,
+	type EntryPaths,
+	isComplete,
+	type KnownEntry,
+	runWithConcurrency,
+	type StoreDirectory,
+} from "./directory.js";
 import type { EntryMeta } from "./entry.js";
 import { selectVictims } from "./housekeeping.js";
 import { type CommitResult, endCommit } from "./writer.js";
@@ -69,7 +77,14 @@ export class EntryPicture {
 	 */
 	replace(found: readonly KnownEntry[], startSeq: number, isCommitting: (id: string) => boolean): void {
 		const next = new Map<string, KnownEntry & { seq: number }>();
-		for (const entry of found) next.set(entry.id, { id: entry.id, createdMs: entry.createdMs, bytes: entry.bytes, sessionId: entry.sessionId, seq: 0 });
+		for (const entry of found)
+			next.set(entry.id, {
+				id: entry.id,
+				createdMs: entry.createdMs,
+				bytes: entry.bytes,
+				sessionId: entry.sessionId,
+				seq: 0,
+			});
 		this.bytesSinceScan = 0;
 		for (const [id, known] of this.entries) {
 			if (known.seq > startSeq) this.bytesSinceScan += known.bytes;

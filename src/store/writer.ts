@@ -159,7 +159,11 @@ export class TempEntryWriter implements EntryWriter {
 	/** The text's last fsync (after every write), as an outcome; none when the text's file is gone (a failed write). */
 	private async syncLast(): Promise<PromiseSettledResult<void>> {
 		const handle = this.temps[0]?.handle;
-		if (this.state === "failed" || this.state === "aborted" || handle === undefined) return { status: "rejected", reason: this.failure ?? createStoreError("EBADF", `entry ${this.id} has no text to fsync`) };
+		if (this.state === "failed" || this.state === "aborted" || handle === undefined)
+			return {
+				status: "rejected",
+				reason: this.failure ?? createStoreError("EBADF", `entry ${this.id} has no text to fsync`),
+			};
 		const running = Promise.allSettled([handle.sync()]);
 		this.lastSyncRunning = running;
 		const [outcome] = await running;
@@ -337,12 +341,19 @@ export class TempEntryWriter implements EntryWriter {
 	private checkMeta(meta: EntryMeta): EntryMeta {
 		const clean = parseEntryMeta(meta);
 		if (clean === undefined) throw createStoreError("EINVAL", `invalid metadata for entry ${this.id}`);
-		if (clean.id !== this.id) throw createStoreError("EINVAL", `metadata id ${clean.id} does not match entry ${this.id}`);
+		if (clean.id !== this.id)
+			throw createStoreError("EINVAL", `metadata id ${clean.id} does not match entry ${this.id}`);
 		if (clean.storedBytes !== this.written) {
-			throw createStoreError("EINVAL", `metadata storedBytes ${clean.storedBytes} does not match the ${this.written} bytes written`);
+			throw createStoreError(
+				"EINVAL",
+				`metadata storedBytes ${clean.storedBytes} does not match the ${this.written} bytes written`,
+			);
 		}
 		if (clean.storedLines !== this.linesWritten) {
-			throw createStoreError("EINVAL", `metadata storedLines ${clean.storedLines} does not match the ${this.linesWritten} lines written`);
+			throw createStoreError(
+				"EINVAL",
+				`metadata storedLines ${clean.storedLines} does not match the ${this.linesWritten} lines written`,
+			);
 		}
 		return clean;
 	}

@@ -56,25 +56,58 @@ function readToolResultRow(entry: unknown): SessionEntryRow | undefined {
 }
 
 function readUserBashRow(entry: unknown): SessionEntryRow | undefined {
-	const { type, customType, data, timestamp } = entry as { type?: unknown; customType?: unknown; data?: Record<string, unknown>; timestamp?: unknown };
+	const { type, customType, data, timestamp } = entry as {
+		type?: unknown;
+		customType?: unknown;
+		data?: Record<string, unknown>;
+		timestamp?: unknown;
+	};
 	if (type !== "custom" || customType !== USER_BASH_ENTRY_TYPE) return undefined;
 	return readRow(data, USER_BASH_TOOL_NAME, Date.parse(String(timestamp)));
 }
 
-function readRow(overflow: Record<string, unknown> | undefined, toolName: string, at: number): SessionEntryRow | undefined {
-	if (typeof overflow?.id !== "string" || typeof overflow.totalLines !== "number" || typeof overflow.totalBytes !== "number") return undefined;
-	const first = Array.isArray(overflow.top) ? (overflow.top[0] as { line?: unknown; text?: unknown } | undefined) : undefined;
-	const top = typeof first?.line === "number" && typeof first.text === "string" ? `${first.line}: ${first.text.trim()}` : undefined;
-	return { id: overflow.id, toolName, totalLines: overflow.totalLines, totalBytes: overflow.totalBytes, at: Number.isFinite(at) ? at : 0, ...(top ? { top } : {}) };
+function readRow(
+	overflow: Record<string, unknown> | undefined,
+	toolName: string,
+	at: number,
+): SessionEntryRow | undefined {
+	if (
+		typeof overflow?.id !== "string" ||
+		typeof overflow.totalLines !== "number" ||
+		typeof overflow.totalBytes !== "number"
+	)
+		return undefined;
+	const first = Array.isArray(overflow.top)
+		? (overflow.top[0] as { line?: unknown; text?: unknown } | undefined)
+		: undefined;
+	const top =
+		typeof first?.line === "number" && typeof first.text === "string"
+			? `${first.line}: ${first.text.trim()}`
+			: undefined;
+	return {
+		id: overflow.id,
+		toolName,
+		totalLines: overflow.totalLines,
+		totalBytes: overflow.totalBytes,
+		at: Number.isFinite(at) ? at : 0,
+		...(top ? { top } : {}),
+	};
 }
 
 /** The listing: a header, then per result one line of facts and, indented, its decisive line. */
-export function formatSessionList(rows: readonly SessionEntryRow[], existing: ReadonlySet<string>, now: number): string {
-	if (rows.length === 0) return "pi-overflow: nothing stored in this session yet (results that fit are left as they are).";
+export function formatSessionList(
+	rows: readonly SessionEntryRow[],
+	existing: ReadonlySet<string>,
+	now: number,
+): string {
+	if (rows.length === 0)
+		return "pi-overflow: nothing stored in this session yet (results that fit are left as they are).";
 	const lines = [`pi-overflow: ${plural(rows.length, "stored result")} this session, newest first (show <id>):`];
 	for (const row of rows.slice(0, MAX_LISTED)) {
 		const gone = existing.has(row.id) ? "" : "  (purged or expired)";
-		lines.push(`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}${gone}`);
+		lines.push(
+			`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}${gone}`,
+		);
 		if (row.top !== undefined) lines.push(`  ${keepStart(row.top.replace(/\s+/g, " "), LIST_WIDTH - 3)}`);
 	}
 	if (rows.length > MAX_LISTED) lines.push(`… and ${rows.length - MAX_LISTED} older`);
@@ -82,7 +115,12 @@ export function formatSessionList(rows: readonly SessionEntryRow[], existing: Re
 }
 
 /** Store size against the quota, entries, sessions, the oldest entry, and the telemetry per tool. */
-export function formatStats(entries: readonly KnownEntry[], config: OverflowConfig, counts: TelemetryCounts, now: number): string {
+export function formatStats(
+	entries: readonly KnownEntry[],
+	config: OverflowConfig,
+	counts: TelemetryCounts,
+	now: number,
+): string {
 	const bytes = entries.reduce((sum, entry) => sum + entry.bytes, 0);
 	const sessions = new Set(entries.map((entry) => entry.sessionId ?? "")).size;
 	const oldest = entries.reduce((min, entry) => Math.min(min, entry.createdMs), Number.POSITIVE_INFINITY);
@@ -96,7 +134,9 @@ export function formatStats(entries: readonly KnownEntry[], config: OverflowConf
 	const tools = Object.entries(counts.tools).sort((a, b) => b[1].bounded - a[1].bounded);
 	if (tools.length === 0) lines.push("  nothing bounded yet");
 	for (const [tool, count] of tools) {
-		lines.push(`  ${keepStart(tool, 24).padEnd(24)} ${String(count.bounded).padStart(6)} bounded ${String(count.queried).padStart(6)} queried ${String(count.reruns).padStart(5)} re-run`);
+		lines.push(
+			`  ${keepStart(tool, 24).padEnd(24)} ${String(count.bounded).padStart(6)} bounded ${String(count.queried).padStart(6)} queried ${String(count.reruns).padStart(5)} re-run`,
+		);
 	}
 	return lines.join("\n");
 }
@@ -126,20 +166,32 @@ export function formatAge(ms: number): string {
 }
 
 /** Argument completions for a prefix: the subcommands, then ids (and session/all for purge). */
-export function completeArguments(prefix: string, ids: readonly string[]): Array<{ value: string; label: string; description?: string }> | null {
+export function completeArguments(
+	prefix: string,
+	ids: readonly string[],
+): Array<{ value: string; label: string; description?: string }> | null {
 	const [sub, rest = ""] = prefix.trimStart().split(/\s+/, 2);
 	const hasSpace = /\s/.test(prefix.trimStart());
 	if (!hasSpace) {
-		const items = SUBCOMMANDS.filter((name) => name.startsWith(sub ?? "")).map((name) => ({ value: name === "stats" ? name : `${name} `, label: name }));
+		const items = SUBCOMMANDS.filter((name) => name.startsWith(sub ?? "")).map((name) => ({
+			value: name === "stats" ? name : `${name} `,
+			label: name,
+		}));
 		return items.length > 0 ? items : null;
 	}
 	if (sub !== "show" && sub !== "purge") return null;
 	const choices = sub === "purge" ? ["session", "all", ...ids] : [...ids];
-	const items = choices.filter((choice) => choice.startsWith(rest)).map((choice) => ({ value: `${sub} ${choice}`, label: choice }));
+	const items = choices
+		.filter((choice) => choice.startsWith(rest))
+		.map((choice) => ({ value: `${sub} ${choice}`, label: choice }));
 	return items.length > 0 ? items : null;
 }
 
-export function registerOverflowCommand(pi: ExtensionAPI, deps: OverflowCommandDeps, sessionIds: () => readonly string[]): void {
+export function registerOverflowCommand(
+	pi: ExtensionAPI,
+	deps: OverflowCommandDeps,
+	sessionIds: () => readonly string[],
+): void {
 	pi.registerCommand("overflow", {
 		description: "pi-overflow: list this session's stored results; show <id>, purge <id>|session|all, stats",
 		getArgumentCompletions: (prefix) => completeArguments(prefix, sessionIds()),
@@ -154,13 +206,21 @@ export function registerOverflowCommand(pi: ExtensionAPI, deps: OverflowCommandD
 }
 
 /** What `/overflow <args>` answers. */
-export async function runOverflowCommand(args: string, ctx: ExtensionCommandContext, deps: OverflowCommandDeps): Promise<string> {
-	const [sub = "", target = "", ...extra] = args.trim().split(/\s+/).filter((word) => word !== "");
+export async function runOverflowCommand(
+	args: string,
+	ctx: ExtensionCommandContext,
+	deps: OverflowCommandDeps,
+): Promise<string> {
+	const [sub = "", target = "", ...extra] = args
+		.trim()
+		.split(/\s+/)
+		.filter((word) => word !== "");
 	const now = (deps.now ?? Date.now)();
 	const rows = listSessionRows(ctx.sessionManager.getEntries());
 	if (sub === "" || sub === "list") {
 		const existing = new Set<string>();
-		for (const row of rows.slice(0, MAX_LISTED)) if ((await deps.store.readMeta(row.id)) !== undefined) existing.add(row.id);
+		for (const row of rows.slice(0, MAX_LISTED))
+			if ((await deps.store.readMeta(row.id)) !== undefined) existing.add(row.id);
 		return formatSessionList(rows, existing, now);
 	}
 	if (sub === "show" && extra.length === 0 && target !== "") {
@@ -179,7 +239,12 @@ export async function runOverflowCommand(args: string, ctx: ExtensionCommandCont
 	return `pi-overflow: unknown /overflow ${keepStart(args.trim(), 40)}; use /overflow, /overflow show <id>, /overflow purge <id>|session|all, /overflow stats`;
 }
 
-async function purge(target: string, ctx: ExtensionCommandContext, deps: OverflowCommandDeps, rows: readonly SessionEntryRow[]): Promise<string> {
+async function purge(
+	target: string,
+	ctx: ExtensionCommandContext,
+	deps: OverflowCommandDeps,
+	rows: readonly SessionEntryRow[],
+): Promise<string> {
 	let ids: string[];
 	let what: string;
 	if (target === "all" || target === "session") {
@@ -192,7 +257,10 @@ async function purge(target: string, ctx: ExtensionCommandContext, deps: Overflo
 		if (target === "session") for (const row of rows) if (!ids.includes(row.id)) ids.push(row.id);
 		what = target === "all" ? "every stored result" : "this session's stored results";
 		if (target === "all" && ctx.hasUI && ids.length > 0) {
-			const ok = await ctx.ui.confirm("Purge pi-overflow's store?", `Delete ${plural(ids.length, "stored result")} of every session from ${deps.store.root}? overflow_query can no longer read them.`);
+			const ok = await ctx.ui.confirm(
+				"Purge pi-overflow's store?",
+				`Delete ${plural(ids.length, "stored result")} of every session from ${deps.store.root}? overflow_query can no longer read them.`,
+			);
 			if (!ok) return "pi-overflow: nothing purged.";
 		}
 	} else if (/^[0-9a-f]{12}$/.test(target)) {

@@ -7,7 +7,18 @@
 // ends), at most MAX_TOOLS tools; nothing here throws into Pi.
 
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fchmodSync,
+	fstatSync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	renameSync,
+	unlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 
 /** The counts file's name, in the store directory's parent (`my-pi/`). */
@@ -98,7 +109,8 @@ export class RecallTelemetry {
 		// Read again first: another Pi process may have counted since.
 		this.counts = undefined;
 		const counts = this.load();
-		const tool = counts.tools[toolName] !== undefined || Object.keys(counts.tools).length < MAX_TOOLS ? toolName : "other";
+		const tool =
+			counts.tools[toolName] !== undefined || Object.keys(counts.tools).length < MAX_TOOLS ? toolName : "other";
 		counts.tools[tool] ??= { bounded: 0, queried: 0, reruns: 0 };
 		counts.tools[tool][field] += 1;
 		this.save(counts);
@@ -113,7 +125,11 @@ export class RecallTelemetry {
 		const temp = `${this.path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 		try {
 			mkdirSync(dirname(this.path), { recursive: true, mode: DIR_MODE });
-			const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, FILE_MODE);
+			const fd = openSync(
+				temp,
+				constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+				FILE_MODE,
+			);
 			try {
 				writeFileSync(fd, `${JSON.stringify(counts)}\n`);
 				fchmodSync(fd, FILE_MODE);

@@ -23,20 +23,30 @@ export const QueryParameters = Type.Object(
 			Type.String({
 				minLength: 1,
 				maxLength: 2000,
-				description: "Case-insensitive JavaScript regex, matched line by line; returns hit lines with numbers and context, and the total hit count.",
+				description:
+					"Case-insensitive JavaScript regex, matched line by line; returns hit lines with numbers and context, and the total hit count.",
 			}),
 		),
 		lines: Type.Optional(
 			Type.Object(
 				{
 					start: Type.Integer({ minimum: 1, description: "First line (1-based), as numbered in the view." }),
-					end: Type.Optional(Type.Integer({ minimum: 1, description: "Last line (inclusive); clamped to the last line. Omit for as many as fit." })),
+					end: Type.Optional(
+						Type.Integer({
+							minimum: 1,
+							description: "Last line (inclusive); clamped to the last line. Omit for as many as fit.",
+						}),
+					),
 				},
 				{ additionalProperties: false },
 			),
 		),
 		jsonPath: Type.Optional(
-			Type.String({ minLength: 1, maxLength: 1000, description: "Path into the stored text parsed as JSON, e.g. items[0].name or $.data[\"key.with.dots\"]." }),
+			Type.String({
+				minLength: 1,
+				maxLength: 1000,
+				description: 'Path into the stored text parsed as JSON, e.g. items[0].name or $.data["key.with.dots"].',
+			}),
 		),
 	},
 	{ additionalProperties: false },
@@ -87,7 +97,9 @@ export function describeAnswer(summary: QuerySummary | undefined, firstLine?: st
 			return `${hits} hit line${hits === 1 ? "" : "s"}, ${summary.shownHits ?? 0} shown`;
 		}
 		case "lines":
-			return summary.lines ? `lines ${summary.lines[0]}–${summary.lines[1]} of ${summary.totalLines ?? "?"}${cut}` : `no lines${cut}`;
+			return summary.lines
+				? `lines ${summary.lines[0]}–${summary.lines[1]} of ${summary.totalLines ?? "?"}${cut}`
+				: `no lines${cut}`;
 		case "jsonPath":
 			return `${summary.path ?? "$"}: ${summary.valueType ?? "value"}${cut}`;
 		default: {
@@ -107,7 +119,12 @@ function firstText(result: AgentToolResult<unknown>): string {
 	return "";
 }
 
-function renderAnswer(result: AgentToolResult<unknown>, options: ToolRenderResultOptions, theme: Theme, isError: boolean): string {
+function renderAnswer(
+	result: AgentToolResult<unknown>,
+	options: ToolRenderResultOptions,
+	theme: Theme,
+	isError: boolean,
+): string {
 	if (options.isPartial) return theme.fg("muted", "querying…");
 	const text = firstText(result);
 	if (isError) {
@@ -143,7 +160,11 @@ export function registerQueryTool(pi: ExtensionAPI, deps: QueryDependencies): vo
 		renderCall(args, theme, context) {
 			const text = context.lastComponent instanceof Text ? context.lastComponent : new Text("", 0, 0);
 			const id = typeof args?.id === "string" ? args.id : "";
-			const parts = [theme.fg("toolTitle", theme.bold(QUERY_TOOL_NAME)), id === "" ? "" : theme.fg("accent", id), theme.fg("muted", describeSelector(args))];
+			const parts = [
+				theme.fg("toolTitle", theme.bold(QUERY_TOOL_NAME)),
+				id === "" ? "" : theme.fg("accent", id),
+				theme.fg("muted", describeSelector(args)),
+			];
 			text.setText(parts.filter((part) => part !== "").join(" "));
 			return text;
 		},

@@ -16,7 +16,12 @@ import { composeView } from "./view-build.js";
 const NEWLINE = 0x0a;
 
 /** The entry's view within `thresholdChars`, from its stored copy `source` (left open). */
-export async function buildEntryView(meta: EntryMeta, source: ByteSource, config: OverflowConfig, thresholdChars: number): Promise<string> {
+export async function buildEntryView(
+	meta: EntryMeta,
+	source: ByteSource,
+	config: OverflowConfig,
+	thresholdChars: number,
+): Promise<string> {
 	const scanner = new LineScanner(config);
 	const buffers = acquireReadBuffers(1, READ_CHUNK_BYTES);
 	try {
@@ -25,23 +30,33 @@ export async function buildEntryView(meta: EntryMeta, source: ByteSource, config
 		releaseReadBuffers(buffers);
 	}
 	const scan = scanner.end();
-	return await composeView({ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes }, source, {
-		...config,
-		thresholdChars,
-		id: meta.id,
-		toolName: meta.toolName,
-		truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
-		sourceNote: meta.sourceNote,
-		statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
-	}, (raw) => scanner.countShape(raw));
+	return await composeView(
+		{ ...scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes },
+		source,
+		{
+			...config,
+			thresholdChars,
+			id: meta.id,
+			toolName: meta.toolName,
+			truncatedNote: meta.gap ? describeCapNote(meta.gap, config.maxEntryBytes) : undefined,
+			sourceNote: meta.sourceNote,
+			statusLine: meta.status ? `[${meta.toolName}: ${meta.status}]` : undefined,
+		},
+		(raw) => scanner.countShape(raw),
+	);
 }
 
 /** Pushes the stored copy into the scanner, jumping over the marker line of a left-out middle. */
-async function scanStoredCopy(source: ByteSource, buffer: Buffer, scanner: LineScanner, gap: EntryGap | undefined): Promise<void> {
+async function scanStoredCopy(
+	source: ByteSource,
+	buffer: Buffer,
+	scanner: LineScanner,
+	gap: EntryGap | undefined,
+): Promise<void> {
 	// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
 	let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
 	let markerStart = -1;
-	for (let position = 0; ; ) {
+	for (let position = 0; ;) {
 		const bytesRead = await source.read(buffer, position);
 		if (bytesRead === 0) break;
 		let from = 0;
@@ -60,7 +75,11 @@ async function scanStoredCopy(source: ByteSource, buffer: Buffer, scanner: LineS
 			}
 			const markerEnd = buffer.indexOf(NEWLINE, from);
 			if (markerEnd >= 0 && markerEnd < bytesRead) {
-				const signals = gap.signals.map((signal) => ({ lineNumber: signal.line, text: signal.text, count: signal.count }));
+				const signals = gap.signals.map((signal) => ({
+					lineNumber: signal.line,
+					text: signal.text,
+					count: signal.count,
+				}));
 				scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, signals, position + markerEnd + 1 - markerStart);
 				linesBeforeMarker = -1;
 				scanner.push(buffer.subarray(markerEnd + 1, bytesRead));

@@ -129,12 +129,22 @@ export async function readViewExtras(
 	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
 	const headEnd = scan.head.length > 0 ? scan.head[scan.head.length - 1].lineNumber : 0;
 	const tailStart = scan.tail.length > 0 ? scan.tail[0].lineNumber : scan.totalLines + 1;
-	const inMiddle = (line: ShapeLine) => line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
+	const inMiddle = (line: ShapeLine) =>
+		line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
 	const shapeLines: ShapeFind[] = [];
-	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) => lines.filter(inMiddle).slice(0, MAX_SHAPE_LINES).map((line) => ({ line, kind }));
-	const picked = [...pick(scan.shapes.repeated, "repeated"), ...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare")];
-	const texts = await Promise.all(picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)));
+	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) =>
+		lines
+			.filter(inMiddle)
+			.slice(0, MAX_SHAPE_LINES)
+			.map((line) => ({ line, kind }));
+	const picked = [
+		...pick(scan.shapes.repeated, "repeated"),
+		...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare"),
+	];
+	const texts = await Promise.all(
+		picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)),
+	);
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
@@ -153,11 +163,30 @@ export async function readViewExtras(
 		const member = problem.member;
 		const memberLines =
 			member.startLine > lastRead
-				? await readProblemLines(source, { ...problem, start: member.lineStart, startLine: member.startLine, endLine: Math.min(member.endLine, member.startLine + MAX_MEMBER_LINES - 1), lineStart: member.lineStart }, keepChars)
+				? await readProblemLines(
+						source,
+						{
+							...problem,
+							start: member.lineStart,
+							startLine: member.startLine,
+							endLine: Math.min(member.endLine, member.startLine + MAX_MEMBER_LINES - 1),
+							lineStart: member.lineStart,
+						},
+						keepChars,
+					)
 				: [];
 		problems.push({ problem, lines, memberLines });
 	}
-	return { hunks, shapeLines, ...subjects, json: { ...(findings.outline !== undefined ? { outline: findings.outline } : {}), problemCount: findings.problemCount, problems } };
+	return {
+		hunks,
+		shapeLines,
+		...subjects,
+		json: {
+			...(findings.outline !== undefined ? { outline: findings.outline } : {}),
+			problemCount: findings.problemCount,
+			problems,
+		},
+	};
 }
 
 /**
@@ -167,7 +196,9 @@ export async function readViewExtras(
 async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
 	const candidates = rare.slice(0, RARE_CANDIDATE_LINES);
 	if (candidates.length < TEMPLATE_FAMILY_LINES) return candidates;
-	const texts = await Promise.all(candidates.map(async (line) => (await readLinesAt(source, line.offset, 1, RARE_PROBE_BYTES))[0] ?? ""));
+	const texts = await Promise.all(
+		candidates.map(async (line) => (await readLinesAt(source, line.offset, 1, RARE_PROBE_BYTES))[0] ?? ""),
+	);
 	const family = markTemplateFamilies(texts);
 	return candidates.filter((_, index) => !family[index]);
 }
@@ -179,9 +210,21 @@ async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]):
  * above are decoded as a hunk's are (the READ_BEFORE_BYTES before it, its last lines), from one
  * read that spans those of all of them.
  */
-async function readTailSubjects(source: ByteSource, scan: ScanResult, keepChars: number, headEnd: number, tailStart: number): Promise<ScannedLine[]> {
+async function readTailSubjects(
+	source: ByteSource,
+	scan: ScanResult,
+	keepChars: number,
+	headEnd: number,
+	tailStart: number,
+): Promise<ScannedLine[]> {
 	const signals = scan.shownSignals
-		.filter((item) => item.lineNumber >= tailStart && item.lineNumber - tailStart < SUBJECT_LOOKBACK_LINES && item.offset >= 0 && !item.keptEnd)
+		.filter(
+			(item) =>
+				item.lineNumber >= tailStart &&
+				item.lineNumber - tailStart < SUBJECT_LOOKBACK_LINES &&
+				item.offset >= 0 &&
+				!item.keptEnd,
+		)
 		.filter((item) => findSubjectTokens(item.text).length > 0)
 		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
 	if (signals.length === 0) return [];
@@ -216,7 +259,11 @@ async function readProblemLines(source: ByteSource, problem: JsonProblem, keepCh
 		const total = problem.end - problem.start;
 		return [total > bytes.length ? { ...line, totalChars: Math.max(line.totalChars, total), partial: true } : line];
 	}
-	const bytes = await readRange(source, problem.lineStart, Math.min(problem.end, problem.lineStart + READ_BEFORE_BYTES));
+	const bytes = await readRange(
+		source,
+		problem.lineStart,
+		Math.min(problem.end, problem.lineStart + READ_BEFORE_BYTES),
+	);
 	const raw = bytes.toString("utf8").split("\n");
 	// A read cut short ends inside a line: that piece is not a whole line.
 	const whole = bytes.length >= problem.end - problem.lineStart || raw.length === 1 ? raw.length : raw.length - 1;
@@ -237,7 +284,12 @@ async function readRange(source: ByteSource, from: number, to: number): Promise<
  * Up to `count` whole lines from `offset` (raw text): the first even when the read cuts it, the
  * others only when they end within the read or at the end of the output.
  */
-async function readLinesAt(source: ByteSource, offset: number, count: number, maxBytes: number = READ_AFTER_BYTES): Promise<string[]> {
+async function readLinesAt(
+	source: ByteSource,
+	offset: number,
+	count: number,
+	maxBytes: number = READ_AFTER_BYTES,
+): Promise<string[]> {
 	if (offset < 0) return [];
 	const bytes = await readRange(source, offset, offset + maxBytes);
 	const lines = decodeFirstLines(bytes, count, offset + bytes.length >= source.size);
@@ -248,12 +300,22 @@ async function readLinesAt(source: ByteSource, offset: number, count: number, ma
  * The block of `line` (a signal line, or a rare line): the lines of `belowRaw` (the raw lines right
  * under it) that continue it by signal-blocks.ts's rules, at most `limit`, shaped and numbered.
  */
-function takeBlock(line: ScannedLine, belowRaw: readonly string[], limit: number, keepChars: number, shapeKind: (raw: string) => ShapeKind): ScannedLine[] {
+function takeBlock(
+	line: ScannedLine,
+	belowRaw: readonly string[],
+	limit: number,
+	keepChars: number,
+	shapeKind: (raw: string) => ShapeKind,
+): ScannedLine[] {
 	const indent = Math.max(0, indentOf(line.text));
 	const block: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
 		const below = shapeLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
-		const pastBlank = k === 0 && indentOf(below.text) < 0 && k + 1 < belowRaw.length && continuesPastBlank(indent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
+		const pastBlank =
+			k === 0 &&
+			indentOf(below.text) < 0 &&
+			k + 1 < belowRaw.length &&
+			continuesPastBlank(indent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
 		if (!pastBlank && !continuesBlock(indent, below.text, shapeKind(belowRaw[k]))) break;
 		block.push(below);
 	}
@@ -273,7 +335,7 @@ function decodeLastLines(bytes: Buffer, count: number, startsAtLine: boolean): s
 	if (end < 0) return [];
 	let from = end;
 	let taken = 0;
-	for (let lineEnd = end; taken < count; ) {
+	for (let lineEnd = end; taken < count;) {
 		const before = lineEnd === 0 ? -1 : bytes.lastIndexOf(NEWLINE, lineEnd - 1);
 		if (before < 0 && !startsAtLine) break;
 		from = before + 1;
@@ -301,7 +363,12 @@ function decodeFirstLines(bytes: Buffer, count: number, toEnd: boolean): string[
 }
 
 /** One signal line's hunk; a line whose offset is unknown, or whose shown text is its end, stands alone. */
-async function readHunk(source: ByteSource, item: SignalItem, keepChars: number, shapeKind: (raw: string) => ShapeKind): Promise<Hunk> {
+async function readHunk(
+	source: ByteSource,
+	item: SignalItem,
+	keepChars: number,
+	shapeKind: (raw: string) => ShapeKind,
+): Promise<Hunk> {
 	if (item.offset < 0 || item.keptEnd) return { item, before: [], after: [], messages: [] };
 	const [beforeBytes, afterBytes] = await Promise.all([
 		readRange(source, item.offset - READ_BEFORE_BYTES, item.offset),
@@ -319,7 +386,11 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	if (after.length > HUNK_AFTER_LINES) after.splice(HUNK_AFTER_LINES - 1, after.length - HUNK_AFTER_LINES);
 	const messages: ScannedLine[] = [];
 	if (opensBlock(item.text)) {
-		for (let k = block.length; k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES; k++) {
+		for (
+			let k = block.length;
+			k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES;
+			k++
+		) {
 			const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
 			if (indentOf(line.text) >= 0 && indentOf(line.text) <= signalIndent) break; // the block's closing line
 			if (isBlockMessage(line.text)) messages.push(line);
@@ -331,7 +402,8 @@ async function readHunk(source: ByteSource, item: SignalItem, keepChars: number,
 	const leading = findLeadingContext(item.text, aboveShown, (index) => shapeKind(aboveLines[index]));
 	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
 	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
-	const shapeAbove = (index: number) => shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
+	const shapeAbove = (index: number) =>
+		shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {
 		item,
 		before: leading.context.map(shapeAbove),

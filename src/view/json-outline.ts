@@ -77,7 +77,15 @@ interface Frame {
 	lineStart: number;
 	/** The first member that says this object is a problem, and where that member's value lies. */
 	reason?: string;
-	member?: { segment: string; start: number; startLine: number; lineStart: number; end: number; endLine: number; summary: string };
+	member?: {
+		segment: string;
+		start: number;
+		startLine: number;
+		lineStart: number;
+		end: number;
+		endLine: number;
+		summary: string;
+	};
 	/** Problems recorded when it opened: an object holding a problem inside is not one itself. */
 	problemsBefore: number;
 }
@@ -140,7 +148,16 @@ class OutlineReader implements JsonEventHandler {
 		const parent = this.frames[level - 1];
 		const segment = parent === undefined ? undefined : parent.kind === KIND_ARRAY ? parent.count - 1 : parent.key;
 		const { line, lineStart } = this.at(offset);
-		this.frames.push({ kind, segment, key: undefined, count: 0, start: offset, startLine: line, lineStart, problemsBefore: this.problemCount });
+		this.frames.push({
+			kind,
+			segment,
+			key: undefined,
+			count: 0,
+			start: offset,
+			startLine: line,
+			lineStart,
+			problemsBefore: this.problemCount,
+		});
 	}
 
 	onClose(kind: ContainerKind, level: number, offset: number, empty: boolean): void {
@@ -150,10 +167,21 @@ class OutlineReader implements JsonEventHandler {
 		const parent = this.frames[level - 1];
 		if (kind === KIND_OBJECT && frame.reason !== undefined) this.closeProblem(frame, offset + 1, line, level);
 		if (parent !== undefined) {
-			this.judge(parent, { kind: "container", empty }, frame.start, offset + 1, frame.startLine, frame.lineStart, line, containerSummary(frame, empty));
+			this.judge(
+				parent,
+				{ kind: "container", empty },
+				frame.start,
+				offset + 1,
+				frame.startLine,
+				frame.lineStart,
+				line,
+				containerSummary(frame, empty),
+			);
 		} else {
 			this.records++;
-			if (this.records === 1) this.rootSummary = kind === KIND_OBJECT ? summariseMembers(this.members, frame.count) : containerSummary(frame, empty);
+			if (this.records === 1)
+				this.rootSummary =
+					kind === KIND_OBJECT ? summariseMembers(this.members, frame.count) : containerSummary(frame, empty);
 		}
 	}
 
@@ -174,7 +202,11 @@ class OutlineReader implements JsonEventHandler {
 		if (frame === undefined) return;
 		this.lexer.detail = false;
 		if (frame.kind === KIND_ARRAY) return;
-		const value = scalarValue(kind, token, level === 1 || (this.pendingKey !== undefined && isJsonRuleKey(this.pendingKey)));
+		const value = scalarValue(
+			kind,
+			token,
+			level === 1 || (this.pendingKey !== undefined && isJsonRuleKey(this.pendingKey)),
+		);
 		const { line, lineStart } = this.at(token.end);
 		this.judge(frame, value, token.start, token.end, line, lineStart, line, scalarSummary(kind, value));
 	}
@@ -191,10 +223,20 @@ class OutlineReader implements JsonEventHandler {
 	}
 
 	/** A member of `frame` ended: judge it, and summarise the root's members for the outline. */
-	private judge(frame: Frame, value: JsonMemberValue, start: number, end: number, startLine: number, lineStart: number, endLine: number, summary: string): void {
+	private judge(
+		frame: Frame,
+		value: JsonMemberValue,
+		start: number,
+		end: number,
+		startLine: number,
+		lineStart: number,
+		endLine: number,
+		summary: string,
+	): void {
 		if (frame.kind !== KIND_OBJECT || frame.key === undefined) return;
 		const key = frame.key;
-		if (this.frames[0] === frame && this.records === 0 && this.members.length < OUTLINE_MEMBERS) this.members.push(`${JSON.stringify(key)}: ${summary}`);
+		if (this.frames[0] === frame && this.records === 0 && this.members.length < OUTLINE_MEMBERS)
+			this.members.push(`${JSON.stringify(key)}: ${summary}`);
 		if (frame.reason !== undefined || !judgeJsonMember(key, value)) return;
 		frame.reason = `${JSON.stringify(key)}: ${summary}`;
 		frame.member = { segment: key, start, startLine, lineStart, end, endLine, summary };
@@ -217,8 +259,19 @@ class OutlineReader implements JsonEventHandler {
 	/** A problem object's place, and its problem member's. */
 	private placeOf(frame: Frame, end: number, endLine: number): Omit<JsonProblem, "path"> {
 		const member = frame.member;
-		const memberPlace = member === undefined ? { startLine: frame.startLine, endLine, lineStart: frame.lineStart } : { startLine: member.startLine, endLine: member.endLine, lineStart: member.lineStart };
-		return { reason: frame.reason ?? "", startLine: frame.startLine, endLine, lineStart: frame.lineStart, start: frame.start, end, member: memberPlace };
+		const memberPlace =
+			member === undefined
+				? { startLine: frame.startLine, endLine, lineStart: frame.lineStart }
+				: { startLine: member.startLine, endLine: member.endLine, lineStart: member.lineStart };
+		return {
+			reason: frame.reason ?? "",
+			startLine: frame.startLine,
+			endLine,
+			lineStart: frame.lineStart,
+			start: frame.start,
+			end,
+			member: memberPlace,
+		};
 	}
 
 	/** A problem root: a record of JSON lines is shown whole; a document's root by its problem member. */
@@ -281,7 +334,8 @@ function scalarSummary(kind: ScalarKind, value: JsonMemberValue): string {
 		const text = value.kind === "string" && value.value !== "?" ? value.value : "…";
 		return JSON.stringify(text.length > OUTLINE_STRING_CHARS ? `${text.slice(0, OUTLINE_STRING_CHARS)}…` : text);
 	}
-	if (kind === SCALAR_NUMBER) return value.kind === "number" && !Number.isNaN(value.value) ? String(value.value) : "number";
+	if (kind === SCALAR_NUMBER)
+		return value.kind === "number" && !Number.isNaN(value.value) ? String(value.value) : "number";
 	if (kind === SCALAR_NULL) return "null";
 	return kind === SCALAR_TRUE ? "true" : "false";
 }
@@ -290,25 +344,31 @@ function scalarSummary(kind: ScalarKind, value: JsonMemberValue): string {
 function summariseMembers(members: readonly string[], total: number): string {
 	let shown = 0;
 	let length = 2;
-	while (shown < members.length && length + members[shown].length + 2 <= OUTLINE_CHARS - 3) length += members[shown++].length + 2;
+	while (shown < members.length && length + members[shown].length + 2 <= OUTLINE_CHARS - 3)
+		length += members[shown++].length + 2;
 	return `{${members.slice(0, shown).join(", ")}${shown < total ? `${shown > 0 ? ", " : ""}…` : ""}}`;
 }
 
 function containerSummary(frame: Frame, empty: boolean): string {
 	const count = empty ? 0 : frame.count;
-	return frame.kind === KIND_ARRAY ? `[${count} ${count === 1 ? "item" : "items"}]` : `{${count} ${count === 1 ? "key" : "keys"}}`;
+	return frame.kind === KIND_ARRAY
+		? `[${count} ${count === 1 ? "item" : "items"}]`
+		: `{${count} ${count === 1 ? "key" : "keys"}}`;
 }
 
 /**
  * Reads the structure of `source` when it is a JSON document or JSON lines of at most
  * JSON_OUTLINE_MAX_BYTES; undefined when it does not start like one (or is larger).
  */
-export async function readJsonFindings(source: ByteSource, maxBytes = JSON_OUTLINE_MAX_BYTES): Promise<JsonFindings | undefined> {
+export async function readJsonFindings(
+	source: ByteSource,
+	maxBytes = JSON_OUTLINE_MAX_BYTES,
+): Promise<JsonFindings | undefined> {
 	if (source.size === 0 || source.size > maxBytes || !(await mayStartJson(source))) return undefined;
 	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, source.size));
 	const reader = new OutlineReader();
 	let started = false;
-	for (let position = 0; position < source.size; ) {
+	for (let position = 0; position < source.size;) {
 		const read = await source.read(buffer, position);
 		if (read <= 0) break;
 		let from = 0;
@@ -356,7 +416,9 @@ function finish(reader: OutlineReader, complete: boolean): JsonFindings | undefi
 	else if (complete && reader.records === 1) outline = reader.rootSummary;
 	if (outline === undefined && reader.problemCount === 0) return undefined;
 	// Records of JSON lines are known as such only once a second one starts.
-	const problems = reader.jsonLines ? reader.problems.map((problem) => ({ ...problem, record: true as const })) : reader.problems;
+	const problems = reader.jsonLines
+		? reader.problems.map((problem) => ({ ...problem, record: true as const }))
+		: reader.problems;
 	return { ...(outline !== undefined ? { outline } : {}), problems, problemCount: reader.problemCount };
 }
 

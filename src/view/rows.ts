@@ -45,7 +45,13 @@ export function takeFromEnd(lines: readonly string[], room: number): number {
  * in order, then the lines just above it.
  */
 export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
-	const byPriority = [...(hunk.header ? [hunk.header] : []), ...hunk.messages, ...(hunk.subject ?? []), ...hunk.after, ...[...hunk.before].reverse()];
+	const byPriority = [
+		...(hunk.header ? [hunk.header] : []),
+		...hunk.messages,
+		...(hunk.subject ?? []),
+		...hunk.after,
+		...[...hunk.before].reverse(),
+	];
 	return byPriority
 		.slice(0, limit)
 		.sort((a, b) => a.lineNumber - b.lineNumber)
@@ -75,12 +81,17 @@ export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLi
 	const rows: HeadRow[] = [];
 	// Each line's shape once (a signal line never joins a run).
 	const shapes = lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
-	for (let i = 0; i < lines.length; ) {
+	for (let i = 0; i < lines.length;) {
 		let j = i + 1;
 		if (shapes[i] !== undefined) while (j < lines.length && shapes[j] === shapes[i]) j++;
 		if (j - i >= FOLD_RUN_LINES) {
 			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
-			rows.push({ lineNumber: lines[i + 1].lineNumber, text: `  ... ${j - i - 2} more lines like these ...`, lines: j - i - 2, lastLine: lines[j - 2].lineNumber });
+			rows.push({
+				lineNumber: lines[i + 1].lineNumber,
+				text: `  ... ${j - i - 2} more lines like these ...`,
+				lines: j - i - 2,
+				lastLine: lines[j - 2].lineNumber,
+			});
 			rows.push({ lineNumber: lines[j - 1].lineNumber, text: format(lines[j - 1]) });
 		} else {
 			for (let k = i; k < j; k++) rows.push({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });

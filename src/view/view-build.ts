@@ -28,14 +28,26 @@ export function readComposeExtras(
 	options: Pick<ViewOptions, "maxSignalLines" | "maxLineChars">,
 	countShape?: (raw: string) => number,
 ): Promise<ViewExtras> {
-	return readViewExtras(source, scan, scan.signals.slice(0, options.maxSignalLines), keepCharsFor(options.maxLineChars), countShape);
+	return readViewExtras(
+		source,
+		scan,
+		scan.signals.slice(0, options.maxSignalLines),
+		keepCharsFor(options.maxLineChars),
+		countShape,
+	);
 }
 
 /**
  * The view of a finished scan of `source`; `countShape` is the scanner's, which tells rare lines
  * from routine ones. `extras`: what readComposeExtras started for the same scan, source and options.
  */
-export async function composeView(scan: ScanResult, source: ByteSource, options: ViewOptions, countShape?: (raw: string) => number, extras?: Promise<ViewExtras>): Promise<string> {
+export async function composeView(
+	scan: ScanResult,
+	source: ByteSource,
+	options: ViewOptions,
+	countShape?: (raw: string) => number,
+	extras?: Promise<ViewExtras>,
+): Promise<string> {
 	return buildView(scan, options, await (extras ?? readComposeExtras(scan, source, options, countShape)));
 }
 
@@ -43,9 +55,17 @@ export async function composeView(scan: ScanResult, source: ByteSource, options:
 export async function buildViewFromSource(source: ByteSource, options: ViewOptions): Promise<ViewResult> {
 	const scanner = new LineScanner(options);
 	// The bound stage's pump without a store: two reused buffers, the next read in flight during each scan.
-	await pumpCapped(source, Number.POSITIVE_INFINITY, { scan: (chunk) => scanner.push(chunk), store: () => {}, newlinesSeen: () => scanner.newlines });
+	await pumpCapped(source, Number.POSITIVE_INFINITY, {
+		scan: (chunk) => scanner.push(chunk),
+		store: () => {},
+		newlinesSeen: () => scanner.newlines,
+	});
 	const scan = scanner.end();
-	return { text: await composeView(scan, source, options, (raw) => scanner.countShape(raw)), totalLines: scan.totalLines, totalBytes: scan.totalBytes };
+	return {
+		text: await composeView(scan, source, options, (raw) => scanner.countShape(raw)),
+		totalLines: scan.totalLines,
+		totalBytes: scan.totalBytes,
+	};
 }
 
 /** Builds the view of a file (bounded memory). */

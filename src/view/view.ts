@@ -90,9 +90,13 @@ interface ProblemItem extends SignalItem {
 function noteOf(line: ScannedLine): string {
 	const item = line as Partial<SignalItem & ShapeFind & ProblemItem>;
 	if (item.json !== undefined) return `  [${item.json}]`;
-	if (item.similar) return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
+	if (item.similar)
+		return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
 	if (item.kind === "repeated") return `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
-	if (item.kind === "rare") return item.count === undefined || item.count <= 1 ? "  [a rare line: its shape appears once]" : `  [a rare line: its shape appears ${item.count} times]`;
+	if (item.kind === "rare")
+		return item.count === undefined || item.count <= 1
+			? "  [a rare line: its shape appears once]"
+			: `  [a rare line: its shape appears ${item.count} times]`;
 	if (item.count !== undefined && item.count > 1) return `  [×${item.count}]`;
 	return "";
 }
@@ -119,10 +123,10 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
 	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
-	const items = [...problemHunks.map((hunk) => hunk.item), ...scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber))].slice(
-		0,
-		options.maxSignalLines,
-	);
+	const items = [
+		...problemHunks.map((hunk) => hunk.item),
+		...scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber)),
+	].slice(0, options.maxSignalLines);
 	return {
 		head,
 		tail,
@@ -146,11 +150,19 @@ interface ViewFrame {
 	tailNotice: (count: number) => string;
 }
 
-function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, signalCount: number, width: number): ViewFrame {
+function frameView(
+	scan: ScanResult,
+	options: ViewOptions,
+	extras: ViewExtras,
+	signalCount: number,
+	width: number,
+): ViewFrame {
 	const { thresholdChars } = options;
 	const source = options.id
 		? formatIdTag(options.id)
-		: formatNotice(`full output could not be stored (${toOneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`);
+		: formatNotice(
+				`full output could not be stored (${toOneLine(options.storeError ?? "unknown error", MAX_STORE_ERROR_CHARS)}); this view is all that is kept —`,
+			);
 	const footer = options.id ? formatQueryFooter(options.id) : NOTHING_STORED_NOTE;
 	const stopped = scan.signalSearchStopped
 		? `; signal search stopped at line ${scan.signalSearchStopped.atLine} of ${scan.totalLines} after ${scan.signalSearchStopped.afterMs} ms (signalPattern too slow)`
@@ -163,7 +175,8 @@ function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, s
 	const statusLine = options.statusLine ? toOneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
 	// The most decisive lines, anywhere (head and tail included), right under the header, within
 	// KEY_SHARE of the room the essentials leave.
-	const essentials = headerFor(signalCount).length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
+	const essentials =
+		headerFor(signalCount).length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
 	const keyRoom = Math.floor(Math.max(0, thresholdChars - essentials) * KEY_SHARE);
 	const keyCandidates = findKeyLines(scan, options).map(
 		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
@@ -171,7 +184,10 @@ function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, s
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
 	const outline = outlineLine(extras.json);
 	if (outline !== undefined) keyLines.push(outline);
-	const found = scan.signalMatches > 0 ? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)` : "";
+	const found =
+		scan.signalMatches > 0
+			? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)`
+			: "";
 	return {
 		headerFor,
 		noteLine,
@@ -184,7 +200,9 @@ function frameView(scan: ScanResult, options: ViewOptions, extras: ViewExtras, s
 			if (head > 0) notes.push(`${head} head`);
 			if (signals > 0) notes.push(`${signals} signal`);
 			if (tail > 0) notes.push(`${tail} tail`);
-			return notes.length > 0 ? `; ${notes.join(", ")} line${head + signals + tail === 1 ? "" : "s"} dropped to fit ${thresholdChars} chars` : "";
+			return notes.length > 0
+				? `; ${notes.join(", ")} line${head + signals + tail === 1 ? "" : "s"} dropped to fit ${thresholdChars} chars`
+				: "";
 		},
 		tailNotice: (count) => `  ... tail (last ${plural(count, "line")}) ...`,
 	};
@@ -209,10 +227,18 @@ interface Allotment {
  * Shares `room` out: first each part within its share, then what is left: tail, signal lines,
  * their context (best hunk first, a few lines at a time), head, shape lines.
  */
-function allotRoom(parts: ViewParts, room: number, width: number, format: (line: ScannedLine, separator?: string) => string): Allotment {
+function allotRoom(
+	parts: ViewParts,
+	room: number,
+	width: number,
+	format: (line: ScannedLine, separator?: string) => string,
+): Allotment {
 	const { head, tail, items, hunkOf, shapeLines } = parts;
 	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
-	const tailRows = [...foldRuns(tail.slice(0, foldable), format), ...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) }))];
+	const tailRows = [
+		...foldRuns(tail.slice(0, foldable), format),
+		...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) })),
+	];
 	const tailText = tailRows.map((row) => row.text);
 	// The last line is always shown: when it alone is too long, it is clipped harder.
 	const last = tailText.length - 1;
@@ -220,7 +246,10 @@ function allotRoom(parts: ViewParts, room: number, width: number, format: (line:
 		tailText[last] = formatLine(tail[tail.length - 1], width, Math.max(1, Math.max(40, room) - width - 40));
 	}
 	const budget = room;
-	let tailCount = takeFromEnd(tailText, Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tailText[last].length + 1 : 0));
+	let tailCount = takeFromEnd(
+		tailText,
+		Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tailText[last].length + 1 : 0),
+	);
 	room -= sizeOf(tailText.slice(tailText.length - tailCount));
 	const signalText = items.map((item) => format(item));
 	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
@@ -277,7 +306,11 @@ function allotRoom(parts: ViewParts, room: number, width: number, format: (line:
 }
 
 /** Builds the view from a finished scan and the lines read around its signal lines. */
-export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewExtras = { hunks: [], shapeLines: [] }): string {
+export function buildView(
+	scan: ScanResult,
+	options: ViewOptions,
+	extras: ViewExtras = { hunks: [], shapeLines: [] },
+): string {
 	const { thresholdChars, maxLineChars } = options;
 	const width = lineNumberWidth(scan.totalLines);
 	const format = (line: ScannedLine, separator = ":") => formatLine(line, width, maxLineChars, separator);
@@ -286,7 +319,10 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const frame = frameView(scan, options, extras, items.length, width);
 	const { noteLine, statusLine, footer, keyLines } = frame;
 	const fixed =
-		[frame.headerFor(items.length), noteLine, statusLine, footer, ...keyLines].reduce((sum, line) => sum + (line === undefined ? 0 : line.length + 1), 0) +
+		[frame.headerFor(items.length), noteLine, statusLine, footer, ...keyLines].reduce(
+			(sum, line) => sum + (line === undefined ? 0 : line.length + 1),
+			0,
+		) +
 		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, tail.length)).length +
 		frame.tailNotice(tail.length).length +
 		// A "--" between two runs of middle lines that do not touch.
@@ -301,8 +337,12 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	const putIfAbsent = (row: Row) => {
 		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
 	};
-	shownItems.forEach((item, index) => middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: shown.signalText[index] }));
-	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
+	shownItems.forEach((item, index) =>
+		middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: shown.signalText[index] }),
+	);
+	shapeLines
+		.slice(0, shown.shapeCount)
+		.forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
 	for (const rows of shown.context.values()) for (const row of rows) putIfAbsent(row);
 	const middleRows = [...middle.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 
@@ -313,9 +353,16 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	if (noteLine) out.push(noteLine);
 	out.push(...keyLines, ...shownHead.map((row) => row.text));
 	const firstTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
-	const lastHead = shownHead.length > 0 ? shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber : 0;
+	const lastHead =
+		shownHead.length > 0 ? (shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber) : 0;
 	const omitted = firstTail - lastHead - 1;
-	if (omitted > 0) out.push(frame.gapNotice(omitted, frame.droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines)));
+	if (omitted > 0)
+		out.push(
+			frame.gapNotice(
+				omitted,
+				frame.droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines),
+			),
+		);
 	let previous = lastHead;
 	for (const row of middleRows) {
 		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
@@ -328,7 +375,9 @@ export function buildView(scan: ScanResult, options: ViewOptions, extras: ViewEx
 	out.push(footer);
 	const view = out.join("\n");
 	// The budget above makes this unreachable; it stays as the guarantee's last line of defence.
-	return view.length <= thresholdChars ? view : `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
+	return view.length <= thresholdChars
+		? view
+		: `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
 }
 
 /**
@@ -355,8 +404,19 @@ function problemHunksOf(json: JsonExtras | undefined): Hunk[] {
 		.filter((entry) => entry.lines.length > 0)
 		.slice(0, JSON_PROBLEMS_SHOWN)
 		.map(({ problem, lines, memberLines }) => {
-			const where = problem.record ? (problem.path === "$" ? "JSON-lines record" : `JSON-lines record, ${problem.path}`) : problem.path;
-			const item: ProblemItem = { ...lines[0], offset: -1, count: 1, severity: SEVERITY_ERROR, shapeCount: 1, json: `${where}: ${problem.reason}` };
+			const where = problem.record
+				? problem.path === "$"
+					? "JSON-lines record"
+					: `JSON-lines record, ${problem.path}`
+				: problem.path;
+			const item: ProblemItem = {
+				...lines[0],
+				offset: -1,
+				count: 1,
+				severity: SEVERITY_ERROR,
+				shapeCount: 1,
+				json: `${where}: ${problem.reason}`,
+			};
 			// The member that makes it a problem comes first when room is short (as a block's message lines do).
 			return { item, before: [], after: lines.slice(1), messages: memberLines };
 		});
@@ -373,9 +433,11 @@ function outlineLine(json: JsonExtras | undefined): string | undefined {
 	if (json.problemCount > 0) {
 		const first = json.problems[0].problem;
 		const where = keepStart(first.record ? `the record at line ${first.startLine}` : first.path, OUTLINE_PATH_CHARS);
-		const count = json.problemCount === 1 ? "1 object says it is a problem" : `${json.problemCount} objects say they are problems, the first`;
+		const count =
+			json.problemCount === 1
+				? "1 object says it is a problem"
+				: `${json.problemCount} objects say they are problems, the first`;
 		parts.push(`${count}: ${where} (line ${first.startLine})`);
 	}
 	return `  json: ${parts.join("; ")}`;
 }
-

@@ -87,7 +87,10 @@ export function injectFaults(faults: Faults, base: StoreFs = NODE_STORE_FS): Inj
 		readdir: async (path) => (at(faults.readdir, path), base.readdir(path)),
 		mkdir: async (path, options) => (at(faults.mkdir, path), base.mkdir(path, options)),
 		unlink: async (path) => (at(faults.unlink, path), base.unlink(path)),
-		readSmallTextFiles: async (paths, maxBytes) => (at(faults.readSmallTextFiles, paths), base.readSmallTextFiles(paths, maxBytes)),
+		readSmallTextFiles: async (paths, maxBytes) => (
+			at(faults.readSmallTextFiles, paths),
+			base.readSmallTextFiles(paths, maxBytes)
+		),
 	};
 
 	function wrapWriteHandle(handle: StoreFileHandle, path: string): StoreFileHandle {
@@ -198,7 +201,8 @@ export function createFaultyFs(step: FaultStep, code: string, base: StoreFs = NO
 			write: (path) => {
 				const role = roles.get(path);
 				const index = role === "text" ? ++textWrites : 0;
-				const failed = fire("write-first", index === 1) ?? fire("write-middle", index === 2) ?? fire("write-meta", role === "meta");
+				const failed =
+					fire("write-first", index === 1) ?? fire("write-middle", index === 2) ?? fire("write-meta", role === "meta");
 				// The disk took half of the first write and is now full.
 				return failed ?? fire("write-partial", role === "text" && halfWritten.has(path));
 			},

@@ -71,9 +71,19 @@ export function contextText(context: Context): string {
  */
 function removeSpillFiles(messages: readonly unknown[]): void {
 	for (const message of messages) {
-		const { details, fullOutputPath, content } = message as { details?: { fullOutputPath?: unknown }; fullOutputPath?: unknown; content?: unknown };
-		const texts = Array.isArray(content) ? content.map((part: { text?: unknown }) => (typeof part?.text === "string" ? part.text : "")).join("\n") : "";
-		const named = [details?.fullOutputPath, fullOutputPath, ...[...texts.matchAll(/Full output: ([^\]\n]+)\]/g)].map((match) => match[1])];
+		const { details, fullOutputPath, content } = message as {
+			details?: { fullOutputPath?: unknown };
+			fullOutputPath?: unknown;
+			content?: unknown;
+		};
+		const texts = Array.isArray(content)
+			? content.map((part: { text?: unknown }) => (typeof part?.text === "string" ? part.text : "")).join("\n")
+			: "";
+		const named = [
+			details?.fullOutputPath,
+			fullOutputPath,
+			...[...texts.matchAll(/Full output: ([^\]\n]+)\]/g)].map((match) => match[1]),
+		];
 		for (const path of named) if (typeof path === "string" && isPiBashSpillPath(path)) rmSync(path, { force: true });
 	}
 }

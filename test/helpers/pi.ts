@@ -42,15 +42,26 @@ export function resultText(message: ToolResultMessage): string {
 }
 
 export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
-	const pi = await openPiSession({ agentDir: options.agentDir, extensionPaths: options.extensionPaths, cwd: options.cwd });
+	const pi = await openPiSession({
+		agentDir: options.agentDir,
+		extensionPaths: options.extensionPaths,
+		cwd: options.cwd,
+	});
 	try {
 		pi.respond(...options.responses);
 		await pi.session.prompt(options.prompt ?? "go");
 	} finally {
 		pi.close();
 	}
-	const toolResults = pi.session.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
-	return { sessionId: pi.session.sessionId, toolResults, extensionErrors: pi.extensionErrors, loadErrors: pi.loadErrors };
+	const toolResults = pi.session.messages.filter(
+		(message): message is ToolResultMessage => message.role === "toolResult",
+	);
+	return {
+		sessionId: pi.session.sessionId,
+		toolResults,
+		extensionErrors: pi.extensionErrors,
+		loadErrors: pi.loadErrors,
+	};
 }
 
 /** A stage-2 entry file with an injected config, for tests that need non-default settings. */

@@ -5,7 +5,13 @@
 import assert from "node:assert/strict";
 import type { TestContext } from "node:test";
 import { createDefaultConfig, type OverflowConfig } from "../../src/config/config.js";
-import { QueryError, runQuery, type QueryAnswer, type QueryDependencies, type QueryParams } from "../../src/query/index.js";
+import {
+	QueryError,
+	runQuery,
+	type QueryAnswer,
+	type QueryDependencies,
+	type QueryParams,
+} from "../../src/query/index.js";
 import { type EntryMeta, OverflowStore } from "../../src/store/index.js";
 import { writeStoreEntry } from "./store-entry.js";
 import { createTempDir } from "./tmp.js";
@@ -31,7 +37,10 @@ export async function createDeps(t: TestContext, overrides: Partial<OverflowConf
 
 export async function query(deps: QueryDependencies, params: QueryParams): Promise<QueryAnswer> {
 	const answer = await runQuery(params, deps);
-	assert.ok(answer.text.length <= deps.config.thresholdChars, `answer of ${answer.text.length} chars exceeds thresholdChars ${deps.config.thresholdChars}`);
+	assert.ok(
+		answer.text.length <= deps.config.thresholdChars,
+		`answer of ${answer.text.length} chars exceeds thresholdChars ${deps.config.thresholdChars}`,
+	);
 	return answer;
 }
 

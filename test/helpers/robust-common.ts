@@ -29,9 +29,21 @@ export interface SizeProfile {
 }
 
 /** Crash runs: half the entries several MB, so a kill often lands inside a write. */
-export const CRASH_PROFILE: SizeProfile = { smallMin: 0, smallMax: 200 * 1024, largeMin: 1024 * 1024, largeMax: 6 * 1024 * 1024, largeShare: 0.5 };
+export const CRASH_PROFILE: SizeProfile = {
+	smallMin: 0,
+	smallMax: 200 * 1024,
+	largeMin: 1024 * 1024,
+	largeMax: 6 * 1024 * 1024,
+	largeShare: 0.5,
+};
 /** Concurrency runs: 50–500 KB entries against a quota of a few MB. */
-export const CONCURRENCY_PROFILE: SizeProfile = { smallMin: 50 * 1000, smallMax: 500 * 1000, largeMin: 50 * 1000, largeMax: 500 * 1000, largeShare: 0 };
+export const CONCURRENCY_PROFILE: SizeProfile = {
+	smallMin: 50 * 1000,
+	smallMax: 500 * 1000,
+	largeMin: 50 * 1000,
+	largeMax: 500 * 1000,
+	largeShare: 0,
+};
 
 // 63 printable ASCII characters and a newline: lines of ~64 bytes on average.
 const ALPHABET = Buffer.from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -:\n", "latin1");
@@ -68,7 +80,13 @@ export function generateEntryContent(id: string, size: number): Buffer {
 }
 
 /** Metadata that describes `content` exactly (commit() refuses anything else). */
-export function buildEntryMeta(id: string, content: Uint8Array, sessionId: string, toolCallId: string, createdMs: number): EntryMeta {
+export function buildEntryMeta(
+	id: string,
+	content: Uint8Array,
+	sessionId: string,
+	toolCallId: string,
+	createdMs: number,
+): EntryMeta {
 	return {
 		id,
 		sessionId,
@@ -85,10 +103,16 @@ export function buildEntryMeta(id: string, content: Uint8Array, sessionId: strin
 }
 
 /** Writes `content` as one entry, in chunks of `chunkBytes`; returns what the commit did for the quota. */
-export async function writeEntry(store: OverflowStore, meta: EntryMeta, content: Buffer, chunkBytes: number): Promise<CommitResult> {
+export async function writeEntry(
+	store: OverflowStore,
+	meta: EntryMeta,
+	content: Buffer,
+	chunkBytes: number,
+): Promise<CommitResult> {
 	const writer = await store.beginEntry(meta.id);
 	try {
-		for (let offset = 0; offset < content.length; offset += chunkBytes) await writer.write(content.subarray(offset, offset + chunkBytes));
+		for (let offset = 0; offset < content.length; offset += chunkBytes)
+			await writer.write(content.subarray(offset, offset + chunkBytes));
 		return await writer.commit(meta);
 	} catch (error) {
 		await writer.abort();
@@ -148,7 +172,10 @@ export function listStore(root: string): StoreListing {
 
 /** Bytes (.txt + .json) of the given complete entries. */
 export function sumEntryBytes(root: string, ids: readonly string[]): number {
-	return ids.reduce((sum, id) => sum + lstatSync(join(root, `${id}.txt`)).size + lstatSync(join(root, `${id}.json`)).size, 0);
+	return ids.reduce(
+		(sum, id) => sum + lstatSync(join(root, `${id}.txt`)).size + lstatSync(join(root, `${id}.json`)).size,
+		0,
+	);
 }
 
 /** Bytes of the complete entries of a store others are writing and evicting: measured again when one vanishes meanwhile. */
@@ -187,7 +214,11 @@ function describeExpected(id: string, profile: SizeProfile): { size: number; lin
 	let known = expectedDigests.get(key);
 	if (known === undefined) {
 		const expected = generateEntryContent(id, entrySizeFor(id, profile));
-		known = { size: expected.length, lines: countTextLines(expected), digest: createHash("sha1").update(expected).digest("hex") };
+		known = {
+			size: expected.length,
+			lines: countTextLines(expected),
+			digest: createHash("sha1").update(expected).digest("hex"),
+		};
 		expectedDigests.set(key, known);
 	}
 	return known;
@@ -198,7 +229,11 @@ export function assertTextVerifies(root: string, id: string, profile: SizeProfil
 	const expected = describeExpected(id, profile);
 	const stored = readFileSync(join(root, `${id}.txt`));
 	assert.equal(stored.length, expected.size, `entry ${id}: stored ${stored.length} of ${expected.size} bytes`);
-	assert.equal(createHash("sha1").update(stored).digest("hex"), expected.digest, `entry ${id}: stored bytes differ from what was written`);
+	assert.equal(
+		createHash("sha1").update(stored).digest("hex"),
+		expected.digest,
+		`entry ${id}: stored bytes differ from what was written`,
+	);
 }
 
 /** The lines a view shows, by number (`   123: text`). */

@@ -10,7 +10,15 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeSync } from "node:fs";
 import { computeEntryId, OverflowStore } from "../../src/store/index.js";
-import { buildEntryMeta, CONCURRENCY_PROFILE, ENTRY_NAME, entrySizeFor, generateEntryContent, measureLiveStore, writeEntry } from "./robust-common.js";
+import {
+	buildEntryMeta,
+	CONCURRENCY_PROFILE,
+	ENTRY_NAME,
+	entrySizeFor,
+	generateEntryContent,
+	measureLiveStore,
+	writeEntry,
+} from "./robust-common.js";
 
 export interface WorkerReport {
 	sessionId: string;
@@ -51,11 +59,29 @@ const RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const CHUNK_BYTES = 64 * 1024;
 
 const report: WorkerReport = {
-	sessionId, written: [], reads: 0, verified: 0, vanishedBeforeMeta: 0, vanishedAfterMeta: 0, corrupt: [],
-	housekeeps: 0, removedForQuota: 0, removedByCommits: 0, peakBytesAfterCommit: 0, removedExpired: 0, removedOrphans: 0, removedTemp: 0, housekeepErrors: [], commitErrors: [], exceptions: [], elapsedMs: 0,
+	sessionId,
+	written: [],
+	reads: 0,
+	verified: 0,
+	vanishedBeforeMeta: 0,
+	vanishedAfterMeta: 0,
+	corrupt: [],
+	housekeeps: 0,
+	removedForQuota: 0,
+	removedByCommits: 0,
+	peakBytesAfterCommit: 0,
+	removedExpired: 0,
+	removedOrphans: 0,
+	removedTemp: 0,
+	housekeepErrors: [],
+	commitErrors: [],
+	exceptions: [],
+	elapsedMs: 0,
 };
 process.on("uncaughtException", (error) => report.exceptions.push(`uncaught: ${error.stack ?? error}`));
-process.on("unhandledRejection", (error) => report.exceptions.push(`unhandled rejection: ${(error as Error)?.stack ?? error}`));
+process.on("unhandledRejection", (error) =>
+	report.exceptions.push(`unhandled rejection: ${(error as Error)?.stack ?? error}`),
+);
 
 const store = new OverflowStore(quotaAtCommit ? { root, maxStoreBytes } : { root });
 let randomState = Number.parseInt(createHash("sha1").update(sessionId).digest("hex").slice(0, 8), 16) || 1;
@@ -107,7 +133,12 @@ for (let n = 0; n < maxEntries && Date.now() - started < durationMs; n++) {
 		const toolCallId = `call-${n}`;
 		const id = computeEntryId(sessionId, toolCallId);
 		const content = generateEntryContent(id, entrySizeFor(id, CONCURRENCY_PROFILE));
-		const committed = await writeEntry(store, buildEntryMeta(id, content, sessionId, toolCallId, Date.now()), content, CHUNK_BYTES);
+		const committed = await writeEntry(
+			store,
+			buildEntryMeta(id, content, sessionId, toolCallId, Date.now()),
+			content,
+			CHUNK_BYTES,
+		);
 		report.written.push(id);
 		report.removedForQuota += committed.removedForQuota;
 		report.removedByCommits += committed.removedForQuota;

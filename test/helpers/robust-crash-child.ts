@@ -28,6 +28,11 @@ for (let n = 0; ; n++) {
 	const toolCallId = `call-${n}`;
 	const id = computeEntryId(sessionId, toolCallId);
 	const content = generateEntryContent(id, entrySizeFor(id, CRASH_PROFILE));
-	await writeEntry(store, buildEntryMeta(id, content, sessionId, toolCallId, Date.now()), content, CHUNK_BYTES[n % CHUNK_BYTES.length]);
+	await writeEntry(
+		store,
+		buildEntryMeta(id, content, sessionId, toolCallId, Date.now()),
+		content,
+		CHUNK_BYTES[n % CHUNK_BYTES.length],
+	);
 	writeSync(1, `committed ${id}\n`);
 }

@@ -51,7 +51,10 @@ export interface DrivenExtension {
 }
 
 /** createOverflowExtension wired to a FakePi, for one session id. */
-export function driveExtension(options: Omit<OverflowExtensionOptions, "onHousekeeping">, sessionId: string): DrivenExtension {
+export function driveExtension(
+	options: Omit<OverflowExtensionOptions, "onHousekeeping">,
+	sessionId: string,
+): DrivenExtension {
 	const fake = createFakePi();
 	let onHousekeeping: (result: HousekeepingResult) => void = () => {};
 	createOverflowExtension({ ...options, onHousekeeping: (result) => onHousekeeping(result) })(fake.api);

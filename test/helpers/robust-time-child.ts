@@ -14,7 +14,12 @@ closeSync(fd);
 const before = process.memoryUsage.rss();
 const started = performance.now();
 const patch = await boundToolResult(
-	{ toolName: "bash", toolCallId: "huge", content: [{ type: "text", text: tail.toString("utf8") }], details: { fullOutputPath: spill } },
+	{
+		toolName: "bash",
+		toolCallId: "huge",
+		content: [{ type: "text", text: tail.toString("utf8") }],
+		details: { fullOutputPath: spill },
+	},
 	{ config: createDefaultConfig(), store: new OverflowStore({ root }), sessionId: "s", stash: undefined },
 );
 const ms = performance.now() - started;
@@ -22,4 +27,6 @@ const view = patch?.content.map((part) => (part.type === "text" ? part.text : ""
 const overflow = (patch?.details as { overflow: { id: string; totalBytes: number; truncated: boolean } }).overflow;
 const { storedBytes } = JSON.parse(readFileSync(join(root, `${overflow.id}.json`), "utf8")) as { storedBytes: number };
 const rssGrowthMiB = Math.round(((process.resourceUsage().maxRSS * 1024 - before) / 1024 / 1024) * 10) / 10;
-process.stdout.write(`${JSON.stringify({ ms, rssGrowthMiB, viewChars: view.length, storedBytes, truncated: overflow.truncated, shown: view.split("\n") })}\n`);
+process.stdout.write(
+	`${JSON.stringify({ ms, rssGrowthMiB, viewChars: view.length, storedBytes, truncated: overflow.truncated, shown: view.split("\n") })}\n`,
+);

@@ -22,7 +22,9 @@ process.setuid?.(uid);
 try {
 	accessSync(dirname(root), constants.W_OK | constants.X_OK);
 } catch (error) {
-	process.stdout.write(`${JSON.stringify({ unreachable: `uid ${uid} cannot use ${dirname(root)}: ${(error as NodeJS.ErrnoException).code}` })}\n`);
+	process.stdout.write(
+		`${JSON.stringify({ unreachable: `uid ${uid} cannot use ${dirname(root)}: ${(error as NodeJS.ErrnoException).code}` })}\n`,
+	);
 	process.exit(0);
 }
 const original = numberedLog(20_000, { 19_990: "error: only in the original" });
@@ -32,7 +34,12 @@ if (fallback === "stash") stashOriginal(stash, { toolCallId: "call-unreadable", 
 const store = new OverflowStore({ root });
 const started = performance.now();
 const patch = await boundToolResult(
-	{ toolName: "bash", toolCallId: "call-unreadable", content: [{ type: "text", text: current }], details: { fullOutputPath: spillPath } },
+	{
+		toolName: "bash",
+		toolCallId: "call-unreadable",
+		content: [{ type: "text", text: current }],
+		details: { fullOutputPath: spillPath },
+	},
 	{ config: createDefaultConfig(), store, sessionId: "robust-paths", stash },
 );
 const ms = performance.now() - started;

@@ -24,7 +24,10 @@ export function splitLines(text: string): string[] {
 }
 
 /** What grep -n -i -C would show, with the engine's windows and clipping: the oracle. */
-export function searchReference(text: string, options: SearchReferenceOptions): { lines: SearchLine[]; totalHits: number } {
+export function searchReference(
+	text: string,
+	options: SearchReferenceOptions,
+): { lines: SearchLine[]; totalHits: number } {
 	const lines = splitLines(text);
 	const regex = new RegExp(options.pattern, "i");
 	const hits: number[] = [];
@@ -35,39 +38,53 @@ export function searchReference(text: string, options: SearchReferenceOptions): 
 	const limit = hits[options.maxResults] ?? lines.length;
 	const shown = new Set<number>();
 	for (const hit of collected) {
-		for (let index = Math.max(0, hit - options.contextLines); index <= Math.min(lines.length - 1, hit + options.contextLines); index++) {
+		for (
+			let index = Math.max(0, hit - options.contextLines);
+			index <= Math.min(lines.length - 1, hit + options.contextLines);
+			index++
+		) {
 			if (index < limit) shown.add(index);
 		}
 	}
 	const hitSet = new Set(collected);
 	const max = options.maxLineChars;
-	const out = [...shown].sort((a, b) => a - b).map((index): SearchLine => {
-		const line = lines[index]!;
-		if (!hitSet.has(index)) {
-			let end = Math.min(line.length, max);
-			if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
-			return { lineNumber: index + 1, text: line.slice(0, end), hit: false, cutBefore: 0, cutAfter: line.length - end, matchStart: -1, matchLength: 0 };
-		}
-		const match = regex.exec(line)!;
-		let start = 0;
-		let end = line.length;
-		if (line.length > max) {
-			start = match[0].length >= max ? match.index : match.index - Math.floor((max - match[0].length) / 2);
-			start = Math.max(0, Math.min(start, line.length - max));
-			end = start + max;
-			if (start > 0 && /[\udc00-\udfff]/.test(line[start]!)) start += 1;
-			if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
-		}
-		return {
-			lineNumber: index + 1,
-			text: line.slice(start, end),
-			hit: true,
-			cutBefore: start,
-			cutAfter: line.length - end,
-			matchStart: match.index - start,
-			matchLength: Math.max(0, Math.min(match[0].length, end - match.index)),
-		};
-	});
+	const out = [...shown]
+		.sort((a, b) => a - b)
+		.map((index): SearchLine => {
+			const line = lines[index]!;
+			if (!hitSet.has(index)) {
+				let end = Math.min(line.length, max);
+				if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
+				return {
+					lineNumber: index + 1,
+					text: line.slice(0, end),
+					hit: false,
+					cutBefore: 0,
+					cutAfter: line.length - end,
+					matchStart: -1,
+					matchLength: 0,
+				};
+			}
+			const match = regex.exec(line)!;
+			let start = 0;
+			let end = line.length;
+			if (line.length > max) {
+				start = match[0].length >= max ? match.index : match.index - Math.floor((max - match[0].length) / 2);
+				start = Math.max(0, Math.min(start, line.length - max));
+				end = start + max;
+				if (start > 0 && /[\udc00-\udfff]/.test(line[start]!)) start += 1;
+				if (end < line.length && /[\ud800-\udbff]/.test(line[end - 1]!)) end -= 1;
+			}
+			return {
+				lineNumber: index + 1,
+				text: line.slice(start, end),
+				hit: true,
+				cutBefore: start,
+				cutAfter: line.length - end,
+				matchStart: match.index - start,
+				matchLength: Math.max(0, Math.min(match[0].length, end - match.index)),
+			};
+		});
 	return { lines: out, totalHits: hits.length };
 }
 
@@ -86,7 +103,9 @@ export function randomText(random: () => number, lineCount: number): string {
 }
 
 /** A worker request with the test defaults (latin1 when the pattern is byte-safe, as searchFile sets it). */
-export function createSearchRequest(overrides: Partial<SearchWorkerRequest> & { pattern: string }): SearchWorkerRequest {
+export function createSearchRequest(
+	overrides: Partial<SearchWorkerRequest> & { pattern: string },
+): SearchWorkerRequest {
 	return {
 		type: "search",
 		id: 1,

@@ -3,10 +3,16 @@
 
 import type { EntryMeta, OverflowStore } from "../../src/store/index.js";
 
-export async function writeStoreEntry(store: OverflowStore, id: string, text: string | Buffer, toolName = "bash"): Promise<EntryMeta> {
+export async function writeStoreEntry(
+	store: OverflowStore,
+	id: string,
+	text: string | Buffer,
+	toolName = "bash",
+): Promise<EntryMeta> {
 	const writer = await store.beginEntry(id);
 	const bytes = typeof text === "string" ? Buffer.from(text, "utf8") : text;
-	for (let offset = 0; offset < bytes.length; offset += 4 * 1024 * 1024) await writer.write(bytes.subarray(offset, offset + 4 * 1024 * 1024));
+	for (let offset = 0; offset < bytes.length; offset += 4 * 1024 * 1024)
+		await writer.write(bytes.subarray(offset, offset + 4 * 1024 * 1024));
 	const meta: EntryMeta = {
 		id,
 		sessionId: "session-1",

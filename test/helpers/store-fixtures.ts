@@ -6,7 +6,14 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readdir, readFile, utimes } from "node:fs/promises";
 
-import { computeEntryId, countTextLines, type EntryMeta, NODE_STORE_FS, type OverflowStore, type StoreFs } from "../../src/store/index.js";
+import {
+	computeEntryId,
+	countTextLines,
+	type EntryMeta,
+	NODE_STORE_FS,
+	type OverflowStore,
+	type StoreFs,
+} from "../../src/store/index.js";
 
 export const NOW = Date.parse("2025-06-01T12:00:00.000Z");
 export const MINUTE_MS = 60 * 1000;
@@ -48,7 +55,9 @@ export async function storeEntry(
 ): Promise<StoredEntry> {
 	const sessionId = options.sessionId ?? "session-a";
 	const id = computeEntryId(sessionId, options.toolCallId);
-	const bytes = Buffer.isBuffer(options.text) ? options.text : Buffer.from(options.text ?? `output of ${options.toolCallId}\n`, "utf8");
+	const bytes = Buffer.isBuffer(options.text)
+		? options.text
+		: Buffer.from(options.text ?? `output of ${options.toolCallId}\n`, "utf8");
 	const writer = await store.beginEntry(id);
 	const chunkSize = options.chunkSize ?? 65536;
 	for (let offset = 0; offset < bytes.length; offset += chunkSize) {
@@ -119,7 +128,11 @@ export function countFsCalls(): { fs: StoreFs; calls: Record<string, number> } {
 		rename: (from, to) => (count("rename"), base.rename(from, to)),
 		unlink: (path) => (count("unlink"), base.unlink(path)),
 		readdir: (path) => (count("readdir"), base.readdir(path)),
-		readSmallTextFiles: (paths, maxBytes) => (count("readSmallTextFiles"), count("smallFilesRead", paths.length), base.readSmallTextFiles(paths, maxBytes)),
+		readSmallTextFiles: (paths, maxBytes) => (
+			count("readSmallTextFiles"),
+			count("smallFilesRead", paths.length),
+			base.readSmallTextFiles(paths, maxBytes)
+		),
 	};
 	return { fs, calls };
 }

@@ -8,9 +8,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import wabt from "wabt";
 
-export const KEYWORD_FILTER_WAT = fileURLToPath(new URL("../../src/prefilter/wasm/keyword-filter.wat", import.meta.url));
-export const KEYWORD_FILTER_WASM = fileURLToPath(new URL("../../src/prefilter/wasm/keyword-filter.wasm", import.meta.url));
-export const KEYWORD_FILTER_RELAXED_WASM = fileURLToPath(new URL("../../src/prefilter/wasm/keyword-filter-relaxed.wasm", import.meta.url));
+export const KEYWORD_FILTER_WAT = fileURLToPath(
+	new URL("../../src/prefilter/wasm/keyword-filter.wat", import.meta.url),
+);
+export const KEYWORD_FILTER_WASM = fileURLToPath(
+	new URL("../../src/prefilter/wasm/keyword-filter.wasm", import.meta.url),
+);
+export const KEYWORD_FILTER_RELAXED_WASM = fileURLToPath(
+	new URL("../../src/prefilter/wasm/keyword-filter-relaxed.wasm", import.meta.url),
+);
 
 /** The module compiled from the committed .wat source; `relaxed`: its relaxed-SIMD twin. */
 export async function compileKeywordFilter(relaxed = false): Promise<Uint8Array> {
@@ -27,7 +33,10 @@ export async function compileKeywordFilter(relaxed = false): Promise<Uint8Array>
 }
 
 if (process.argv.includes("--write")) {
-	for (const [path, relaxed] of [[KEYWORD_FILTER_WASM, false], [KEYWORD_FILTER_RELAXED_WASM, true]] as const) {
+	for (const [path, relaxed] of [
+		[KEYWORD_FILTER_WASM, false],
+		[KEYWORD_FILTER_RELAXED_WASM, true],
+	] as const) {
 		const bytes = await compileKeywordFilter(relaxed);
 		writeFileSync(path, bytes);
 		process.stdout.write(`wrote ${path} (${bytes.length} bytes)\n`);

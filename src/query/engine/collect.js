@@ -87,7 +87,10 @@ export class HitCollector {
 	 * @returns {SearchLine}
 	 */
 	createDecodedContextLine(n, raw) {
-		return fitSearchLine({ lineNumber: n, text: raw, hit: false, cutBefore: 0, cutAfter: 0, matchStart: -1, matchLength: 0 }, this.maxLineChars);
+		return fitSearchLine(
+			{ lineNumber: n, text: raw, hit: false, cutBefore: 0, cutAfter: 0, matchStart: -1, matchLength: 0 },
+			this.maxLineChars,
+		);
 	}
 
 	/**
@@ -100,7 +103,10 @@ export class HitCollector {
 	 * @returns {SearchLine}
 	 */
 	createHitLine(n, raw, matchStart, matchLength, charsBefore) {
-		return fitSearchLine({ lineNumber: n, text: raw, hit: true, cutBefore: charsBefore, cutAfter: 0, matchStart, matchLength }, this.maxLineChars);
+		return fitSearchLine(
+			{ lineNumber: n, text: raw, hit: true, cutBefore: charsBefore, cutAfter: 0, matchStart, matchLength },
+			this.maxLineChars,
+		);
 	}
 
 	/** @param {SearchLine} line */
@@ -145,7 +151,9 @@ export class HitCollector {
 			const afterPos = this.afterPos;
 			let end = text.indexOf("\n", afterPos);
 			if (end === -1) end = text.length;
-			this.emit(this.createContextLine(this.lastEmitted + 1, text.slice(afterPos, findContentEnd(text, afterPos, end))));
+			this.emit(
+				this.createContextLine(this.lastEmitted + 1, text.slice(afterPos, findContentEnd(text, afterPos, end))),
+			);
 			this.afterPos = end + 1;
 		}
 	}
@@ -179,7 +187,8 @@ export class HitCollector {
 	stopCollecting(reason) {
 		this.collecting = false;
 		this.collectionStop = reason;
-		this.progress[PROGRESS_COLLECTION_STOP] = reason === "maxResults" ? COLLECTION_STOP_MAX_RESULTS : COLLECTION_STOP_BUDGET;
+		this.progress[PROGRESS_COLLECTION_STOP] =
+			reason === "maxResults" ? COLLECTION_STOP_MAX_RESULTS : COLLECTION_STOP_BUDGET;
 	}
 
 	/**

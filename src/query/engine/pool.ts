@@ -56,7 +56,13 @@ function startWorker(): SearchWorker {
 		resourceLimits: { maxOldGenerationSizeMb: SEARCH_WORKER_HEAP_MB },
 	});
 	workersStarted += 1;
-	const handle: SearchWorker = { worker, port: port1, progress: new Float64Array(progress), pending: undefined, dead: false };
+	const handle: SearchWorker = {
+		worker,
+		port: port1,
+		progress: new Float64Array(progress),
+		pending: undefined,
+		dead: false,
+	};
 	// A crash, or an exit we did not ask for (or disposeSearchWorkers during a search): the running
 	// search, if any, fails at once instead of waiting for its deadline.
 	const fail = (error: Error): void => {

@@ -65,7 +65,8 @@ export function readProgress(progress, id) {
 		totalHits: progress[PROGRESS_TOTAL_HITS],
 		stepLastLine: progress[PROGRESS_STEP_LAST_LINE],
 		complete: progress[PROGRESS_COMPLETE] === 1,
-		collectionStop: stop === COLLECTION_STOP_BUDGET ? "budget" : stop === COLLECTION_STOP_MAX_RESULTS ? "maxResults" : null,
+		collectionStop:
+			stop === COLLECTION_STOP_BUDGET ? "budget" : stop === COLLECTION_STOP_MAX_RESULTS ? "maxResults" : null,
 	};
 }
 
@@ -141,8 +142,15 @@ export function fitSearchLine(line, maxChars) {
 	if (text.length <= maxChars) return line;
 	if (!line.hit || line.matchStart < 0) {
 		const kept = keepStart(text, maxChars);
-		return { lineNumber: line.lineNumber, text: kept, hit: line.hit, cutBefore: line.cutBefore, cutAfter: line.cutAfter + text.length - kept.length,
-			matchStart: line.matchStart, matchLength: line.matchLength };
+		return {
+			lineNumber: line.lineNumber,
+			text: kept,
+			hit: line.hit,
+			cutBefore: line.cutBefore,
+			cutAfter: line.cutAfter + text.length - kept.length,
+			matchStart: line.matchStart,
+			matchLength: line.matchLength,
+		};
 	}
 	const { matchStart, matchLength } = line;
 	let start = matchLength >= maxChars ? matchStart : matchStart - Math.floor((maxChars - matchLength) / 2);
@@ -150,6 +158,13 @@ export function fitSearchLine(line, maxChars) {
 	let end = start + maxChars;
 	if (start > 0 && isLowSurrogate(text.charCodeAt(start))) start += 1;
 	if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
-	return { lineNumber: line.lineNumber, text: text.slice(start, end), hit: true, cutBefore: line.cutBefore + start, cutAfter: line.cutAfter + text.length - end,
-		matchStart: matchStart - start, matchLength: Math.max(0, Math.min(matchLength, end - matchStart)) };
+	return {
+		lineNumber: line.lineNumber,
+		text: text.slice(start, end),
+		hit: true,
+		cutBefore: line.cutBefore + start,
+		cutAfter: line.cutAfter + text.length - end,
+		matchStart: matchStart - start,
+		matchLength: Math.max(0, Math.min(matchLength, end - matchStart)),
+	};
 }

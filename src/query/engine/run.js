@@ -34,7 +34,12 @@ import { compileSearchRegexes, SearchDeadline, TextScanner } from "./scan.js";
 export function runSearch(request, startedAt, openSource, progress, postLines) {
 	const pattern = compileSearchRegexes(request.pattern);
 	const collector = new HitCollector(request, pattern.lineRegex, progress, postLines);
-	const parts = { pattern, collector, deadline: new SearchDeadline(startedAt, request.timeoutMs, request.virtualMsPerLine), progress };
+	const parts = {
+		pattern,
+		collector,
+		deadline: new SearchDeadline(startedAt, request.timeoutMs, request.virtualMsPerLine),
+		progress,
+	};
 	const scanner = new TextScanner(parts);
 	const source = openSource();
 	let base = 1;

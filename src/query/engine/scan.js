@@ -103,7 +103,9 @@ export class TextScanner {
 	 */
 	scanText(text, textBase, bytes) {
 		this.collector.beginText();
-		const count = this.pattern.lineByLine ? this.scanLineByLine(text, textBase) : this.scanWindows(text, textBase, bytes);
+		const count = this.pattern.lineByLine
+			? this.scanLineByLine(text, textBase)
+			: this.scanWindows(text, textBase, bytes);
 		if (count < 0) return -1;
 		this.collector.endText(text, textBase + count - 1);
 		return count;
@@ -157,7 +159,9 @@ export class TextScanner {
 			windowEnd = windowEnd === -1 ? text.length : windowEnd + 1;
 			let windowLines = 0;
 			if (bytes !== undefined) windowLines = countNewlinesInWorker(bytes, windowStart, windowEnd);
-			else for (let at = text.indexOf("\n", windowStart); at !== -1 && at < windowEnd; at = text.indexOf("\n", at + 1)) windowLines += 1;
+			else
+				for (let at = text.indexOf("\n", windowStart); at !== -1 && at < windowEnd; at = text.indexOf("\n", at + 1))
+					windowLines += 1;
 			if (text.charCodeAt(windowEnd - 1) !== 10) windowLines += 1;
 			this.progress[PROGRESS_STEP_LAST_LINE] = windowLine + windowLines - 1;
 			if (!this.scanWindow(text, textBase, windowStart, windowEnd, windowLine)) return -1;

@@ -116,7 +116,9 @@ export function compileSearchPattern(pattern: string): CompiledPattern {
 		return { regex: new RegExp(pattern, "gim") };
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);
-		const reason = message.startsWith("Invalid regular expression:") ? message.slice(message.lastIndexOf(": ") + 2) : message;
+		const reason = message.startsWith("Invalid regular expression:")
+			? message.slice(message.lastIndexOf(": ") + 2)
+			: message;
 		return { error: reason };
 	}
 }
@@ -156,13 +158,16 @@ function createNotStartedResult(waitedMs: number): SearchResult {
  */
 export async function searchFile(file: string | number, options: SearchOptions): Promise<SearchResult> {
 	const askedAt = Date.now();
-	const waitEnd = askedAt + (options.maxWaitMs ?? Math.max(DEFAULT_MIN_WAIT_MS, DEFAULT_WAIT_TIMEOUTS * options.timeoutMs));
+	const waitEnd =
+		askedAt + (options.maxWaitMs ?? Math.max(DEFAULT_MIN_WAIT_MS, DEFAULT_WAIT_TIMEOUTS * options.timeoutMs));
 	let acquired: SearchWorker | undefined;
 	try {
 		acquired = await acquireWorker(waitEnd, options.signal);
 	} catch (error) {
 		if (error instanceof Error && error.name === "AbortError") throw error;
-		throw new SearchEngineError(`could not start the search worker: ${error instanceof Error ? error.message : String(error)}`);
+		throw new SearchEngineError(
+			`could not start the search worker: ${error instanceof Error ? error.message : String(error)}`,
+		);
 	}
 	if (acquired === undefined) return createNotStartedResult(Date.now() - askedAt);
 	const handle = acquired;
@@ -177,12 +182,17 @@ export async function searchFile(file: string | number, options: SearchOptions):
 		budgetChars: options.budgetChars,
 		timeoutMs: options.timeoutMs,
 		chunkBytes: options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES,
-		giantLineBytes: Math.max(options.giantLineBytes ?? DEFAULT_GIANT_LINE_BYTES, options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES),
+		giantLineBytes: Math.max(
+			options.giantLineBytes ?? DEFAULT_GIANT_LINE_BYTES,
+			options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES,
+		),
 		latin1: isByteSafePattern(options.pattern),
 		virtualMsPerLine: options.virtualMsPerLine,
 		holdBeforeDoneMs: options.holdBeforeDoneMs,
 	};
-	return new Promise<SearchResult>((resolve, reject) => new WorkerSearch({ handle, request, options, askedAt, waitEnd, resolve, reject }).start());
+	return new Promise<SearchResult>((resolve, reject) =>
+		new WorkerSearch({ handle, request, options, askedAt, waitEnd, resolve, reject }).start(),
+	);
 }
 
 interface WorkerSearchSetup {
@@ -219,7 +229,11 @@ class WorkerSearch {
 		handle.pending = {
 			id: request.id,
 			onMessage: (message) => this.onMessage(message),
-			onFailure: (error) => this.finish(() => this.setup.reject(new SearchEngineError(`the search worker stopped: ${error.message}`)), false),
+			onFailure: (error) =>
+				this.finish(
+					() => this.setup.reject(new SearchEngineError(`the search worker stopped: ${error.message}`)),
+					false,
+				),
 		};
 		if (options.signal?.aborted) {
 			this.onAbort();
@@ -254,7 +268,9 @@ class WorkerSearch {
 		const atLine = done ? done.stoppedAtLine : (slots?.resumeLine ?? 1);
 		const stepLastLine = !done && slots ? Math.max(atLine, slots.stepLastLine) : atLine;
 		const collectedHits = lines.filter((line) => line.hit).length;
-		const collectionStop = done ? done.collectionStop : (slots?.collectionStop ?? (collectedHits >= options.maxResults ? "maxResults" : null));
+		const collectionStop = done
+			? done.collectionStop
+			: (slots?.collectionStop ?? (collectedHits >= options.maxResults ? "maxResults" : null));
 		return {
 			lines,
 			totalHits,
@@ -272,7 +288,10 @@ class WorkerSearch {
 		if (this.settled || message.id !== request.id) return;
 		if (message.type === "started") {
 			this.startedAt = message.startedAt;
-			this.armTimer(this.onHardStop, this.startedAt + options.timeoutMs + (options.hardStopGraceMs ?? DEFAULT_HARD_STOP_GRACE_MS));
+			this.armTimer(
+				this.onHardStop,
+				this.startedAt + options.timeoutMs + (options.hardStopGraceMs ?? DEFAULT_HARD_STOP_GRACE_MS),
+			);
 			return;
 		}
 		if (message.type === "lines") {
@@ -295,7 +314,11 @@ class WorkerSearch {
 	/** Takes every message the worker has posted so far; true while the search is still unsettled. */
 	private drainMessages(): boolean {
 		const port = this.setup.handle.port;
-		for (let next = receiveMessageOnPort(port); next !== undefined && !this.settled; next = receiveMessageOnPort(port)) {
+		for (
+			let next = receiveMessageOnPort(port);
+			next !== undefined && !this.settled;
+			next = receiveMessageOnPort(port)
+		) {
 			this.onMessage(next.message as SearchWorkerMessage);
 		}
 		return !this.settled;

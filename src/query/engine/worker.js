@@ -49,10 +49,25 @@ port.on("message", (/** @type {SearchWorkerRequest} */ request) => {
 	/** @type {SearchDoneMessage} */
 	let reply;
 	try {
-		reply = runSearch(request, startedAt, () => openFileSource(request), progress, (lines) => post({ type: "lines", id: request.id, lines }));
+		reply = runSearch(
+			request,
+			startedAt,
+			() => openFileSource(request),
+			progress,
+			(lines) => post({ type: "lines", id: request.id, lines }),
+		);
 	} catch (error) {
 		const message = String((error instanceof Error && error.message) || error);
-		reply = { type: "done", id: request.id, totalHits: 0, collectedHits: 0, collectionStop: null, stoppedAtLine: 0, linesSearched: 0, error: message };
+		reply = {
+			type: "done",
+			id: request.id,
+			totalHits: 0,
+			collectedHits: 0,
+			collectionStop: null,
+			stoppedAtLine: 0,
+			linesSearched: 0,
+			error: message,
+		};
 	}
 	post(reply);
 });
