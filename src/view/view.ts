@@ -102,10 +102,8 @@ interface ViewParts {
 }
 
 function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
-	const tail = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
-	const tailStart = tail.length > 0 ? tail[0].lineNumber : scan.totalLines + 1;
-	const head = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
-	const headEnd = head.length > 0 ? head[head.length - 1].lineNumber : 0;
+	const { headEnd, tailStart, tail } = scan;
+	const head = scan.head.filter((line) => line.lineNumber <= headEnd);
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
 	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
