@@ -6,7 +6,6 @@
 // output's own, also when the stored copy leaves out the middle.
 
 import type { OverflowConfig } from "../config/config.js";
-import { describeCapNote } from "../store/gap.js";
 import {
 	fallbackOriginal,
 	findSpillCandidate,
@@ -15,7 +14,7 @@ import {
 	type SpillCandidate,
 } from "../intake/original.js";
 import { findPiBashStatus } from "../intake/pi-bash.js";
-import { LineScanner, type ScanResult, scanText } from "../scan/scan.js";
+import { LineScanner } from "../scan/scan.js";
 import { bufferSource, type PumpResult, pumpCapped, type SpillChecks } from "../io/source.js";
 import { joinTextParts, type Stash, takeStashed } from "../intake/stash.js";
 import type { EntryWriter, OverflowStore } from "../store/index.js";
@@ -30,7 +29,7 @@ import {
 	type ToolResultPatch,
 } from "../intake/tool-result.js";
 import type { ViewExtras } from "../view/hunks.js";
-import { composeView, readComposeExtras } from "../view/view-build.js";
+import { compose, endScan, readComposeExtras, type ScannedSource, scanSource, viewContextOf } from "../view/compose.js";
 import { findKeyLines } from "../view/view.js";
 
 export type { ContentPart, ToolResultInput, ToolResultPatch } from "../intake/tool-result.js";
@@ -72,8 +71,6 @@ export interface BoundDependencies {
 	onSpillUsed?: (path: string) => void;
 }
 
-/** Longest reason shown for a spill file that was not used. */
-const MAX_NOTE_CHARS = 160;
 /** Characters of each decisive line carried in details.overflow.top. */
 const TOP_LINE_CHARS = 200;
 /** Room the lines a cut lost leave for a spill path in the text to become the private copy's path. */
@@ -154,9 +151,8 @@ function spillChecks(deps: BoundDependencies): SpillChecks {
 }
 
 interface Copied {
-	scan: ScanResult;
-	/** The scanner's shape counts (rare lines join a signal's block). */
-	countShape: (raw: string) => number;
+	/** The scanned original, with the scanner's shape counts (rare lines join a signal's block). */
+	scanned: ScannedSource;
 	pumped: PumpResult;
 	/** Set when the store could not keep the original. */
 	storeError?: string;
@@ -329,9 +325,9 @@ async function copyOriginal(
 		await writer?.abort();
 		return { newlines: scanner.newlines };
 	}
-	const scan = scanner.end();
-	const countShape = (raw: string) => scanner.countShape(raw);
-	const extras = viewSure ? readComposeExtras(scan, original.source, config, countShape) : undefined;
+	const scanned = endScan(scanner, original.source);
+	const { scan } = scanned;
+	const extras = viewSure ? readComposeExtras(scanned, config) : undefined;
 	// Awaited by finish, which reports a failure; never left unhandled when something throws first.
 	extras?.catch(() => {});
 	const before = storeError;
@@ -347,9 +343,8 @@ async function copyOriginal(
 		return storeError;
 	})();
 	return {
-		scan,
+		scanned,
 		pumped,
-		countShape,
 		committed,
 		...(before !== undefined ? { storeError: before } : {}),
 		...(extras ? { extras } : {}),
@@ -366,8 +361,8 @@ async function finish(
 	id: string | undefined,
 	status: string | undefined,
 ): Promise<ToolResultPatch> {
-	const { scan, pumped, storeError } = copied;
-	const { source, note: sourceNote } = original;
+	const { pumped, storeError } = copied;
+	const { scan } = copied.scanned;
 	const top = findKeyLines(scan, config).map((item) => ({
 		line: item.lineNumber,
 		text: keepStart(item.text, TOP_LINE_CHARS),
@@ -404,22 +399,11 @@ async function finish(
 			details: mergeDetails(event.details, overflow),
 		};
 	}
-	const view = await composeView(
-		scan,
-		source,
-		{
-			...config,
-			id,
-			storeError,
-			toolName: event.toolName,
-			truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
-			sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
-			// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
-			statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
-		},
-		copied.countShape,
-		copied.extras,
+	const context = viewContextOf(
+		{ id, toolName: event.toolName, gap: pumped.gap, sourceNote: original.note, status },
+		config,
 	);
+	const view = await compose(copied.scanned, { ...config, ...context, storeError }, copied.extras);
 	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
 }
 
@@ -432,12 +416,9 @@ async function fallbackPatch(
 ): Promise<ToolResultPatch | undefined> {
 	try {
 		if (current.length <= deps.config.thresholdChars) return undefined;
-		const scan = scanText(current, deps.config);
-		const text = await composeView(scan, bufferSource(Buffer.from(current, "utf8")), {
-			...deps.config,
-			storeError: reason,
-			toolName: event.toolName,
-		});
+		const scanned = await scanSource(bufferSource(Buffer.from(current, "utf8")), deps.config);
+		const { scan } = scanned;
+		const text = await compose(scanned, { ...deps.config, storeError: reason, toolName: event.toolName });
 		return {
 			content: replaceText(event.content, text),
 			details: mergeDetails(event.details, {

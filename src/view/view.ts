@@ -21,9 +21,8 @@ import { contextRows, foldRuns, type HeadRow, linesOf, type Row, takeFromEnd, ta
 
 export { renderTerminalLine };
 
-export interface ViewOptions extends ScanOptions {
-	/** Longest view, notices included. */
-	thresholdChars: number;
+/** What a view says about its result besides the scan (compose.ts viewContextOf derives it from an entry's metadata). */
+export interface ViewContext {
 	/** The store entry id; absent when the original could not be stored. */
 	id?: string;
 	/** Named in the header ("bash output: …"). */
@@ -36,6 +35,11 @@ export interface ViewOptions extends ScanOptions {
 	sourceNote?: string;
 	/** A line above the footer, e.g. Pi's verdict on a failed command: `[bash: Command exited with code 2]`. */
 	statusLine?: string;
+}
+
+export interface ViewOptions extends ScanOptions, ViewContext {
+	/** Longest view, notices included: the result's budget. */
+	thresholdChars: number;
 }
 
 /** Share of the budget each part may claim before the others; unused room flows on (tail, signals, head, shapes). */
