@@ -14,7 +14,7 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
 import { SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
-import { buildViewFromFile } from "../src/view/view-build.js";
+import { buildViewFromFile } from "../src/view/compose.js";
 import {
 	type DecisiveLine,
 	isShownInView,

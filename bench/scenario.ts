@@ -14,7 +14,7 @@ import { NODE_STORE_FS, OverflowStore, type StoreFs } from "../src/store/index.j
 import { runQuery } from "../src/query/index.js";
 import { disposeSearchWorkers } from "../src/query/engine/search.js";
 import { renderTerminalLine } from "../src/lines/render.js";
-import { buildViewFromFile, buildViewFromText } from "../src/view/view-build.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view/compose.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";

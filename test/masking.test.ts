@@ -15,7 +15,7 @@ import {
 	readStubLines,
 	readToolResultView,
 } from "../src/context/masking.js";
-import { buildViewFromText } from "../src/view/view-build.js";
+import { buildViewFromText } from "../src/view/compose.js";
 import { numberedLog, TINY_PNG } from "./fixtures/ext/tools.js";
 
 const CONFIG = createDefaultConfig();

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
-import { buildViewFromFile } from "../src/view/view-build.js";
+import { buildViewFromFile } from "../src/view/compose.js";
 import { isShownInView, loadRealFixtures, parseViewLines } from "./fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "./fixtures/unseen/fixtures.js";
 import { loadTune2Fixtures } from "./fixtures/unseen-tune2/fixtures.js";

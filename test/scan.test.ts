@@ -98,6 +98,8 @@ describe("lines", () => {
 			totalBytes: 0,
 			head: [],
 			tail: [],
+			headEnd: 0,
+			tailStart: 1,
 			signals: [],
 			shownSignals: [],
 			signalMatches: 0,

@@ -13,7 +13,7 @@ import {
 	indentOf,
 	thinRuns,
 } from "../src/signals/blocks.js";
-import { buildViewFromText } from "../src/view/view-build.js";
+import { buildViewFromText } from "../src/view/compose.js";
 
 const lines = (...texts: string[]) => texts.map((text) => ({ text }));
 

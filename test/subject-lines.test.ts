@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createDefaultConfig } from "../src/config/config.js";
 import { findSubjectLines, findSubjectTokens, SUBJECT_LOOKBACK_LINES } from "../src/signals/blocks.js";
-import { buildViewFromText } from "../src/view/view-build.js";
+import { buildViewFromText } from "../src/view/compose.js";
 import { CAPTURE_PATH, INDEX_PATH, runPi } from "./helpers/pi.js";
 import { parseViewLines } from "./fixtures/real/fixtures.js";
 import { createTempDir } from "./helpers/tmp.js";

@@ -11,7 +11,7 @@ import { scanText } from "../src/scan/scan.js";
 import { markTemplateFamilies } from "../src/signals/policy.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals/pattern.js";
 import { buildView, renderTerminalLine, type ViewOptions } from "../src/view/view.js";
-import { buildViewFromFile, buildViewFromText } from "../src/view/view-build.js";
+import { buildViewFromFile, buildViewFromText } from "../src/view/compose.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {

@@ -1,12 +1,11 @@
-// One tool result through stage 2: exempt? → which original (original.ts) → decideBound (leave /
-// mark / bound) → one pass that stores and scans it → recovery marker or bounded view. Invariants:
-// it never throws (a failure yields a bounded result that says what went wrong); the model never
-// gets more than the result's budget; a result that fits and was not cut costs no disk I/O and no
-// hashing; non-text parts and details are kept (tool-result.ts); line numbers and totals are the
-// output's own, also when the stored copy leaves out the middle.
+// One tool result through stage 2, as one run (BoundRun): resolve its original (original.ts) → copy it
+// (one pass that stores and scans it) → decide (leave / mark / bound, decideBound) → emit the recovery
+// marker or the view (view/compose.ts). Invariants: it never throws (a failure yields a bounded result
+// that says what went wrong); the model never gets more than the result's budget; a result that fits
+// and was not cut costs no disk I/O and no hashing; non-text parts and details are kept; line numbers
+// and totals are the output's own, also when the stored copy leaves out the middle.
 
 import type { OverflowConfig } from "../config/config.js";
-import { describeCapNote } from "../store/gap.js";
 import {
 	fallbackOriginal,
 	findSpillCandidate,
@@ -15,13 +14,7 @@ import {
 	type SpillCandidate,
 } from "../intake/original.js";
 import { findPiBashStatus } from "../intake/pi-bash.js";
-import { LineScanner, type ScanResult, scanText } from "../scan/scan.js";
-import { bufferSource, type PumpResult, pumpCapped, type SpillChecks } from "../io/source.js";
 import { joinTextParts, type Stash, takeStashed } from "../intake/stash.js";
-import type { EntryWriter, OverflowStore } from "../store/index.js";
-import { formatNotice, formatRecoveryMarker } from "../lines/protocol.js";
-import { describeError, keepStart } from "../lines/text.js";
-import { describeEntry, describeWhatTheCutLost } from "./scan-report.js";
 import {
 	appendToLastText,
 	mergeDetails,
@@ -29,9 +22,24 @@ import {
 	type ToolResultInput,
 	type ToolResultPatch,
 } from "../intake/tool-result.js";
+import { bufferSource, type PumpResult, pumpCapped } from "../io/source.js";
+import { formatNotice, formatRecoveryMarker } from "../lines/protocol.js";
+import { describeError, keepStart } from "../lines/text.js";
+import { LineScanner, type ScanOptions } from "../scan/scan.js";
+import type { EntryWriter, OverflowStore } from "../store/index.js";
+import {
+	compose,
+	endScan,
+	readComposeExtras,
+	type ScannedSource,
+	scanSource,
+	type ViewMeta,
+	viewContextOf,
+} from "../view/compose.js";
 import type { ViewExtras } from "../view/hunks.js";
-import { composeView, readComposeExtras } from "../view/view-build.js";
+import type { ViewOptions } from "../view/view.js";
 import { findKeyLines } from "../view/view.js";
+import { describeEntry, describeWhatTheCutLost } from "./scan-report.js";
 
 export type { ContentPart, ToolResultInput, ToolResultPatch } from "../intake/tool-result.js";
 
@@ -72,8 +80,6 @@ export interface BoundDependencies {
 	onSpillUsed?: (path: string) => void;
 }
 
-/** Longest reason shown for a spill file that was not used. */
-const MAX_NOTE_CHARS = 160;
 /** Characters of each decisive line carried in details.overflow.top. */
 const TOP_LINE_CHARS = 200;
 /** Room the lines a cut lost leave for a spill path in the text to become the private copy's path. */
@@ -105,63 +111,54 @@ export function decideBound(facts: BoundFacts): BoundDecision {
 	return "bound";
 }
 
-/**
- * Handles one tool result. Returns undefined when the result is left as it is.
- */
+/** Handles one tool result. Returns undefined when the result is left as it is. */
 export async function boundToolResult(
 	event: ToolResultInput,
-	given: BoundDependencies,
+	deps: BoundDependencies,
 ): Promise<ToolResultPatch | undefined> {
-	const deps = applyBudget(given);
-	const { config } = deps;
-	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId, event) : undefined;
-	if (config.exemptTools.includes(event.toolName) || event.parentToolCallId) return undefined;
-
-	const current = joinTextParts(event.content);
-	// The text as the tool produced it (a later layer may have cut or rewritten the current text):
-	// what a spill file must agree with.
-	const produced = stashed?.text ?? current;
-	const spill = findSpillCandidate(event, produced);
-	const stashLonger = stashed !== undefined && stashed.text.length > current.length;
-	// The cheap exit: small, and nothing suggests a longer original.
-	if (
-		decideBound({
-			currentChars: current.length,
-			budgetChars: config.thresholdChars,
-			longer: spill !== undefined || stashLonger,
-		}) === "leave"
-	)
-		return undefined;
-
+	const run = openRun(event, deps);
+	if (run === undefined) return undefined;
 	try {
-		return await boundLarge(event, deps, current, stashLonger ? stashed.text : undefined, spill);
+		return await run.execute();
 	} catch (error) {
 		// Last line of defence: never let the result through unbounded.
-		return await fallbackPatch(event, deps, current, describeError(error));
+		return await run.fallback(describeError(error));
 	}
 }
 
-/** The dependencies with thresholdChars lowered to the result's budget, so every decision below holds it. */
-function applyBudget(deps: BoundDependencies): BoundDependencies {
+/** The result's budget: thresholdChars, or its share of the context window (budgetChars) when less. */
+export function resultBudget(deps: Pick<BoundDependencies, "config" | "budgetChars">): number {
+	const threshold = deps.config.thresholdChars;
 	const budget = deps.budgetChars;
-	if (budget === undefined || !(budget < deps.config.thresholdChars)) return deps;
-	return { ...deps, config: { ...deps.config, thresholdChars: Math.max(1, Math.floor(budget)) } };
+	return budget !== undefined && budget < threshold ? Math.max(1, Math.floor(budget)) : threshold;
 }
 
-/** What a spill file must be to be used for this result. */
-function spillChecks(deps: BoundDependencies): SpillChecks {
-	return { uid: deps.uid ?? process.getuid?.(), notBeforeMs: deps.toolStartedAt };
+/**
+ * The run of one result, or undefined when it is left as it is: an exempt tool or a nested call, or
+ * the cheap exit (the text fits and nothing suggests a longer original: no disk I/O, no hashing).
+ */
+function openRun(event: ToolResultInput, deps: BoundDependencies): BoundRun | undefined {
+	const stashed = deps.stash ? takeStashed(deps.stash, event.toolCallId, event) : undefined;
+	if (deps.config.exemptTools.includes(event.toolName) || event.parentToolCallId) return undefined;
+	const current = joinTextParts(event.content);
+	// The text as the tool produced it (a later layer may have cut or rewritten the current text):
+	// what a spill file must agree with.
+	const spill = findSpillCandidate(event, stashed?.text ?? current);
+	const stashedText = stashed !== undefined && stashed.text.length > current.length ? stashed.text : undefined;
+	const run = new BoundRun(event, deps, { current, stashedText, spill, budgetChars: resultBudget(deps) });
+	return run.decide(spill !== undefined || stashedText !== undefined) === "leave" ? undefined : run;
 }
 
-interface Copied {
-	scan: ScanResult;
-	/** The scanner's shape counts (rare lines join a signal's block). */
-	countShape: (raw: string) => number;
-	pumped: PumpResult;
-	/** Set when the store could not keep the original. */
-	storeError?: string;
-	/** The view's reads, started before the stored copy was committed when a view is sure to be built. */
-	extras?: Promise<ViewExtras>;
+/** What a run starts from. */
+interface RunInput {
+	/** The text the model would receive as it is. */
+	current: string;
+	/** The stashed original, when it is longer than the current text. */
+	stashedText: string | undefined;
+	/** The spill file the result names, not yet checked. */
+	spill: SpillCandidate | undefined;
+	/** The result's budget (resultBudget). */
+	budgetChars: number;
 }
 
 /** A stored copy begun (its writer), or why there is none; never rejects. */
@@ -176,22 +173,303 @@ interface EntryStart {
 	start: Promise<StoreStart>;
 }
 
-/** Allocates the result's entry id and begins its stored copy; never rejects. */
-async function startEntry(event: ToolResultInput, deps: BoundDependencies): Promise<EntryStart> {
-	try {
-		const id = await deps.store.allocateEntryId(deps.sessionId, event.toolCallId);
-		return { id, start: beginStore(deps, id) };
-	} catch (error) {
-		return { start: Promise.resolve({ error: describeError(error) }) };
-	}
+/** What the copy step gives: the scanned original, and its stored copy on the way to its commit. */
+interface Copied {
+	kind: "copied";
+	scanned: ScannedSource;
+	pumped: PumpResult;
+	/** Why the stored copy failed before its commit, when it did. */
+	storeError?: string;
+	/** Settles once the stored copy is committed (fsync, link): undefined, or why it is not stored. */
+	committed: Promise<string | undefined>;
+	/** The view's reads, started before the commit when the view is sure. */
+	extras?: Promise<ViewExtras>;
 }
 
-/** Begins the stored copy of entry `id` (its temp file); never rejects. */
-function beginStore(deps: BoundDependencies, id: string): Promise<StoreStart> {
-	return deps.store.beginEntry(id).then(
-		(writer) => ({ writer }),
-		(error: unknown) => ({ error: describeError(error) }),
-	);
+/** The copy step's other outcome: the original lacks the lines it must have (nothing was kept). */
+interface LineMismatch {
+	kind: "mismatch";
+	/** Newlines the original has. */
+	newlines: number;
+}
+
+/** One result's run: resolve → copy → decide → emit, each a step below; the facts it decides on are fixed at its start. */
+class BoundRun {
+	private readonly config: OverflowConfig;
+	private readonly current: string;
+	private readonly stashedText: string | undefined;
+	private readonly spill: SpillCandidate | undefined;
+	private readonly budgetChars: number;
+	/** Pi's verdict on a failed command (not part of the output): stored with it, shown under its view. */
+	private readonly status: string | undefined;
+	/** The text is over its budget: it gets a view whatever its original turns out to be. */
+	private readonly viewSure: boolean;
+
+	constructor(
+		private readonly event: ToolResultInput,
+		private readonly deps: BoundDependencies,
+		input: RunInput,
+	) {
+		this.config = deps.config;
+		this.current = input.current;
+		this.stashedText = input.stashedText;
+		this.spill = input.spill;
+		this.budgetChars = input.budgetChars;
+		this.status = event.isError ? findPiBashStatus(input.current) : undefined;
+		this.viewSure = this.decide(true) === "bound";
+	}
+
+	/** decideBound on this result: `longer` when a longer original exists (or may), `markerChars` once known. */
+	decide(longer: boolean, markerChars?: number): BoundDecision {
+		return decideBound({ currentChars: this.current.length, budgetChars: this.budgetChars, longer, markerChars });
+	}
+
+	async execute(): Promise<ToolResultPatch | undefined> {
+		// A view is sure: its entry (id, temp file) starts while the original is resolved, and the
+		// view's reads and composing overlap the commit.
+		const early = this.viewSure ? this.startEntry() : undefined;
+		let original: ResolvedOriginal;
+		try {
+			original = await this.resolve();
+		} catch (error) {
+			await discardEntry(early);
+			throw error;
+		}
+		try {
+			if (this.decide(original.kind !== "current") === "leave") {
+				await discardEntry(early);
+				return undefined;
+			}
+			const { id, start } = await (early ?? this.startEntry());
+			let copy = await this.copy(original, id, start);
+			if (copy.kind === "mismatch") {
+				// The spill file does not have the lines Pi counted: not this command's output.
+				const note = `spill file has ${copy.newlines + 1} lines where Pi's notice says ${original.expectLines}; not used`;
+				await original.source.close().catch(() => {});
+				original = fallbackOriginal(this.current, this.stashedText, note);
+				if (this.decide(original.kind !== "current") === "leave") return undefined;
+				copy = await this.copy(original, id, id === undefined ? start : this.beginStore(id));
+				if (copy.kind === "mismatch") throw new Error("a text in memory cannot disagree with itself");
+			}
+			return await this.emit(original, id, copy);
+		} finally {
+			await original.source.close().catch(() => {});
+		}
+	}
+
+	/** Step 1: which original (a checked spill file, the stashed original, or the current text). */
+	private resolve(): Promise<ResolvedOriginal> {
+		const checks = { uid: this.deps.uid ?? process.getuid?.(), notBeforeMs: this.deps.toolStartedAt };
+		return resolveOriginal(this.current, this.stashedText, this.spill, checks);
+	}
+
+	/**
+	 * Step 2: one pass over the original feeds both the store and the scan; when the store fails, the
+	 * pass goes on for the scan alone, so the result is bounded without reading anything twice. The
+	 * first read does not wait for the stored copy's temp file (`start`). A mismatch when the original
+	 * lacks the lines it must have (nothing is kept). When a view is sure, its reads run during the commit.
+	 */
+	private async copy(
+		original: ResolvedOriginal,
+		id: string | undefined,
+		start: Promise<StoreStart>,
+	): Promise<Copied | LineMismatch> {
+		const { config } = this;
+		const scanner = new LineScanner(this.scanOptions());
+		let storeError: string | undefined;
+		let writer: EntryWriter | undefined;
+		const begun = start.then((started) => {
+			writer = started.writer;
+			storeError = started.error;
+		});
+		const giveUpStore = async (error: unknown) => {
+			storeError = describeError(error);
+			await writer?.abort();
+			writer = undefined;
+		};
+		let pumped: PumpResult;
+		try {
+			pumped = await pumpCapped(original.source, config.maxEntryBytes, {
+				scan: (chunk) => scanner.push(chunk),
+				store: async (chunk, last) => {
+					await begun;
+					if (!writer) return;
+					try {
+						await writer.write(chunk);
+						// The stored copy's last fsync runs while its last chunk is scanned.
+						if (last) writer.seal();
+					} catch (error) {
+						await giveUpStore(error);
+					}
+				},
+				newlinesSeen: () => scanner.newlines,
+			});
+			await begun;
+		} catch (error) {
+			await begun;
+			await writer?.abort();
+			throw error;
+		}
+		if (original.expectLines !== undefined && scanner.newlines + 1 !== original.expectLines) {
+			await writer?.abort();
+			return { kind: "mismatch", newlines: scanner.newlines };
+		}
+		const scanned = endScan(scanner, original.source);
+		const extras = this.viewSure ? readComposeExtras(scanned, config) : undefined;
+		// Awaited by emit, which reports a failure; never left unhandled when something throws first.
+		extras?.catch(() => {});
+		const before = storeError;
+		const committing = writer;
+		const committed = (async () => {
+			if (committing !== undefined && id !== undefined) {
+				const { scan } = scanned;
+				try {
+					await committing.commit(
+						describeEntry(id, this.event, this.deps, original, {
+							scan,
+							pumped,
+							writer: committing,
+							status: this.status,
+						}),
+					);
+				} catch (error) {
+					await giveUpStore(error);
+				}
+			}
+			return storeError;
+		})();
+		return {
+			kind: "copied",
+			scanned,
+			pumped,
+			committed,
+			...(before !== undefined ? { storeError: before } : {}),
+			...(extras ? { extras } : {}),
+		};
+	}
+
+	/**
+	 * Steps 3 and 4: waits for the commit and emits the patch for its outcome. When a view is sure and
+	 * the copy is still on its way to the store, the view as it reads once stored is composed while
+	 * the commit runs (fsync, link); it is composed again (no id, the error said) when the commit fails.
+	 */
+	private async emit(original: ResolvedOriginal, id: string | undefined, copy: Copied): Promise<ToolResultPatch> {
+		const composing =
+			this.viewSure && id !== undefined && copy.storeError === undefined
+				? this.patchFor(original, copy, id, undefined)
+				: undefined;
+		composing?.catch(() => {});
+		const storeError = await copy.committed;
+		const storedId = storeError === undefined ? id : undefined;
+		if (storedId !== undefined && original.kind === "spill-file" && this.spill !== undefined)
+			this.deps.onSpillUsed?.(this.spill.path);
+		if (composing !== undefined && storedId !== undefined) return await composing;
+		return await this.patchFor(original, copy, storedId, storeError);
+	}
+
+	/** The patch for a copied original: the recovery marker under a text that fits (decide: mark), else the view. */
+	private async patchFor(
+		original: ResolvedOriginal,
+		copy: Copied,
+		id: string | undefined,
+		storeError: string | undefined,
+	): Promise<ToolResultPatch> {
+		const { config, event, current } = this;
+		const { scan } = copy.scanned;
+		const top = findKeyLines(scan, config).map((item) => ({
+			line: item.lineNumber,
+			text: keepStart(item.text, TOP_LINE_CHARS),
+		}));
+		const overflow: OverflowDetails = {
+			...(id ? { id } : {}),
+			totalLines: scan.totalLines,
+			totalBytes: scan.totalBytes,
+			truncated: copy.pumped.gap !== undefined,
+			...(storeError ? { storeError } : {}),
+			...(top.length > 0 ? { top } : {}),
+		};
+		const details = mergeDetails(event.details, overflow);
+		const marker = id
+			? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
+			: formatNotice(
+					`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`,
+				).slice(0, 400);
+		if (this.decide(original.kind !== "current", marker.length) === "mark") {
+			// Room is left for the text's spill path to be replaced by the (longer) private one (spill-release.ts).
+			const room = this.budgetChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS;
+			const lost = describeWhatTheCutLost(scan, current, config, room);
+			return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details };
+		}
+		const meta: ViewMeta = {
+			id,
+			toolName: event.toolName,
+			gap: copy.pumped.gap,
+			sourceNote: original.note,
+			status: this.status,
+		};
+		const view = await compose(copy.scanned, this.viewOptions(meta, storeError), copy.extras);
+		return { content: replaceText(event.content, view), details };
+	}
+
+	/** A bounded result built without the store or the original, when everything else failed. */
+	async fallback(reason: string): Promise<ToolResultPatch | undefined> {
+		const { event, current } = this;
+		try {
+			if (current.length <= this.budgetChars) return undefined;
+			const scanned = await scanSource(bufferSource(Buffer.from(current, "utf8")), this.scanOptions());
+			const text = await compose(scanned, this.viewOptions({ toolName: event.toolName }, reason));
+			return {
+				content: replaceText(event.content, text),
+				details: mergeDetails(event.details, {
+					totalLines: scanned.scan.totalLines,
+					totalBytes: scanned.scan.totalBytes,
+					truncated: false,
+					storeError: reason,
+				}),
+			};
+		} catch {
+			const notice = formatNotice(
+				`output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`,
+			);
+			const room = Math.max(0, this.budgetChars - notice.length - 1);
+			return {
+				content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`),
+				details: event.details,
+			};
+		}
+	}
+
+	private scanOptions(): ScanOptions {
+		return this.deps.scanClock ? { ...this.config, now: this.deps.scanClock } : this.config;
+	}
+
+	/** The view's options: the result's budget, and what the entry's metadata says (viewContextOf). */
+	private viewOptions(meta: ViewMeta, storeError: string | undefined): ViewOptions {
+		return {
+			...this.config,
+			thresholdChars: this.budgetChars,
+			...viewContextOf(meta, this.config),
+			...(storeError !== undefined ? { storeError } : {}),
+		};
+	}
+
+	/** Allocates the result's entry id and begins its stored copy; never rejects. */
+	private async startEntry(): Promise<EntryStart> {
+		try {
+			const id = await this.deps.store.allocateEntryId(this.deps.sessionId, this.event.toolCallId);
+			return { id, start: this.beginStore(id) };
+		} catch (error) {
+			return { start: Promise.resolve({ error: describeError(error) }) };
+		}
+	}
+
+	/** Begins the stored copy of entry `id` (its temp file); never rejects. */
+	private beginStore(id: string): Promise<StoreStart> {
+		return this.deps.store.beginEntry(id).then(
+			(writer) => ({ writer }),
+			(error: unknown) => ({ error: describeError(error) }),
+		);
+	}
 }
 
 /** Removes a stored copy begun for nothing (the result was left as it is, or failed first). */
@@ -199,262 +477,4 @@ async function discardEntry(entry: Promise<EntryStart> | undefined): Promise<voi
 	if (entry === undefined) return;
 	const { writer } = await (await entry).start;
 	await writer?.abort();
-}
-
-async function boundLarge(
-	event: ToolResultInput,
-	deps: BoundDependencies,
-	current: string,
-	stashedText: string | undefined,
-	spill: SpillCandidate | undefined,
-): Promise<ToolResultPatch | undefined> {
-	const { config } = deps;
-	// A text longer than its budget is replaced by a view whatever else is found: its entry (id, temp
-	// file) is started while the original is resolved, and the view's reads and composing overlap the commit.
-	const viewSure =
-		decideBound({ currentChars: current.length, budgetChars: config.thresholdChars, longer: true }) === "bound";
-	const early = viewSure ? startEntry(event, deps) : undefined;
-	let original: ResolvedOriginal;
-	try {
-		original = await resolveOriginal(current, stashedText, spill, spillChecks(deps));
-	} catch (error) {
-		await discardEntry(early);
-		throw error;
-	}
-	const leave = () =>
-		decideBound({
-			currentChars: current.length,
-			budgetChars: config.thresholdChars,
-			longer: original.kind !== "current",
-		}) === "leave";
-	let entryTaken = false;
-	try {
-		if (leave()) return undefined;
-		const entry = await (early ?? startEntry(event, deps));
-		entryTaken = true;
-		const { id } = entry;
-		const status = event.isError ? findPiBashStatus(current) : undefined;
-		let copied = await copyOriginal(event, deps, original, id, entry.start, status, viewSure);
-		if ("newlines" in copied) {
-			// The spill file does not have the lines Pi counted: not this command's output.
-			const note = `spill file has ${copied.newlines + 1} lines where Pi's notice says ${original.expectLines}; not used`;
-			await original.source.close().catch(() => {});
-			original = fallbackOriginal(current, stashedText, note);
-			if (leave()) return undefined;
-			const again = id === undefined ? entry.start : beginStore(deps, id);
-			copied = await copyOriginal(event, deps, original, id, again, status, viewSure);
-			if ("newlines" in copied) throw new Error("a text in memory cannot disagree with itself");
-		}
-		const done = copied;
-		// The view as it reads when the commit succeeds, composed while the commit runs (fsync, link);
-		// the result waits for the commit all the same, and is composed again when the commit fails.
-		const composing =
-			viewSure && id !== undefined && done.storeError === undefined
-				? finish(event, config, current, done, original, id, status)
-				: undefined;
-		composing?.catch(() => {});
-		const storeError = await done.committed;
-		const storedId = storeError === undefined ? id : undefined;
-		if (storedId !== undefined && original.kind === "spill-file" && spill !== undefined) deps.onSpillUsed?.(spill.path);
-		if (composing !== undefined && storedId !== undefined) return await composing;
-		return await finish(
-			event,
-			config,
-			current,
-			{ ...done, ...(storeError !== undefined ? { storeError } : {}) },
-			original,
-			storedId,
-			status,
-		);
-	} finally {
-		if (!entryTaken) await discardEntry(early);
-		await original.source.close().catch(() => {});
-	}
-}
-
-/**
- * One pass over the original feeds both the store and the scan; when the store fails, the pass
- * goes on for the scan alone, so the result is bounded without reading anything twice. The first
- * read does not wait for the stored copy's temp file (`start`). Returns the newline count instead
- * when the original does not have the lines it must have (nothing is kept). `committed` resolves
- * once the stored copy is committed (fsync, link), to why it is not stored; when `viewSure`, the
- * view's reads run meanwhile.
- */
-async function copyOriginal(
-	event: ToolResultInput,
-	deps: BoundDependencies,
-	original: ResolvedOriginal,
-	id: string | undefined,
-	start: Promise<StoreStart>,
-	status: string | undefined,
-	viewSure: boolean,
-): Promise<(Copied & { committed: Promise<string | undefined> }) | { newlines: number }> {
-	const { config } = deps;
-	const scanner = new LineScanner(deps.scanClock ? { ...config, now: deps.scanClock } : config);
-	let storeError: string | undefined;
-	let writer: EntryWriter | undefined;
-	const begun = start.then((started) => {
-		writer = started.writer;
-		storeError = started.error;
-	});
-	const giveUpStore = async (error: unknown) => {
-		storeError = describeError(error);
-		await writer?.abort();
-		writer = undefined;
-	};
-	let pumped: PumpResult;
-	try {
-		pumped = await pumpCapped(original.source, config.maxEntryBytes, {
-			scan: (chunk) => scanner.push(chunk),
-			store: async (chunk, last) => {
-				await begun;
-				if (!writer) return;
-				try {
-					await writer.write(chunk);
-					// The stored copy's last fsync runs while its last chunk is scanned.
-					if (last) writer.seal();
-				} catch (error) {
-					await giveUpStore(error);
-				}
-			},
-			newlinesSeen: () => scanner.newlines,
-		});
-		await begun;
-	} catch (error) {
-		await begun;
-		await writer?.abort();
-		throw error;
-	}
-	if (original.expectLines !== undefined && scanner.newlines + 1 !== original.expectLines) {
-		await writer?.abort();
-		return { newlines: scanner.newlines };
-	}
-	const scan = scanner.end();
-	const countShape = (raw: string) => scanner.countShape(raw);
-	const extras = viewSure ? readComposeExtras(scan, original.source, config, countShape) : undefined;
-	// Awaited by finish, which reports a failure; never left unhandled when something throws first.
-	extras?.catch(() => {});
-	const before = storeError;
-	const committing = writer;
-	const committed = (async () => {
-		if (committing !== undefined && id !== undefined) {
-			try {
-				await committing.commit(describeEntry(id, event, deps, original, { scan, pumped, writer: committing, status }));
-			} catch (error) {
-				await giveUpStore(error);
-			}
-		}
-		return storeError;
-	})();
-	return {
-		scan,
-		pumped,
-		countShape,
-		committed,
-		...(before !== undefined ? { storeError: before } : {}),
-		...(extras ? { extras } : {}),
-	};
-}
-
-/** The patch for a copied original: the recovery marker under a text that fits, else the view. */
-async function finish(
-	event: ToolResultInput,
-	config: OverflowConfig,
-	current: string,
-	copied: Copied,
-	original: ResolvedOriginal,
-	id: string | undefined,
-	status: string | undefined,
-): Promise<ToolResultPatch> {
-	const { scan, pumped, storeError } = copied;
-	const { source, note: sourceNote } = original;
-	const top = findKeyLines(scan, config).map((item) => ({
-		line: item.lineNumber,
-		text: keepStart(item.text, TOP_LINE_CHARS),
-	}));
-	const overflow: OverflowDetails = {
-		...(id ? { id } : {}),
-		totalLines: scan.totalLines,
-		totalBytes: scan.totalBytes,
-		truncated: pumped.gap !== undefined,
-		...(storeError ? { storeError } : {}),
-		...(top.length > 0 ? { top } : {}),
-	};
-	const marker = id
-		? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
-		: formatNotice(
-				`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`,
-			).slice(0, 400);
-	const facts = {
-		currentChars: current.length,
-		budgetChars: config.thresholdChars,
-		longer: original.kind !== "current",
-		markerChars: marker.length,
-	};
-	if (decideBound(facts) === "mark") {
-		// Room is left for the text's spill path to be replaced by the (longer) private one (spill-release.ts).
-		const lost = describeWhatTheCutLost(
-			scan,
-			current,
-			config,
-			config.thresholdChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS,
-		);
-		return {
-			content: appendToLastText(event.content, [marker, ...lost].join("\n")),
-			details: mergeDetails(event.details, overflow),
-		};
-	}
-	const view = await composeView(
-		scan,
-		source,
-		{
-			...config,
-			id,
-			storeError,
-			toolName: event.toolName,
-			truncatedNote: pumped.gap ? describeCapNote(pumped.gap, config.maxEntryBytes) : undefined,
-			sourceNote: sourceNote ? keepStart(sourceNote, MAX_NOTE_CHARS) : undefined,
-			// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
-			statusLine: status ? `[${event.toolName}: ${status}]` : undefined,
-		},
-		copied.countShape,
-		copied.extras,
-	);
-	return { content: replaceText(event.content, view), details: mergeDetails(event.details, overflow) };
-}
-
-/** A bounded result built without the store or the original, when everything else failed. */
-async function fallbackPatch(
-	event: ToolResultInput,
-	deps: BoundDependencies,
-	current: string,
-	reason: string,
-): Promise<ToolResultPatch | undefined> {
-	try {
-		if (current.length <= deps.config.thresholdChars) return undefined;
-		const scan = scanText(current, deps.config);
-		const text = await composeView(scan, bufferSource(Buffer.from(current, "utf8")), {
-			...deps.config,
-			storeError: reason,
-			toolName: event.toolName,
-		});
-		return {
-			content: replaceText(event.content, text),
-			details: mergeDetails(event.details, {
-				totalLines: scan.totalLines,
-				totalBytes: scan.totalBytes,
-				truncated: false,
-				storeError: reason,
-			}),
-		};
-	} catch {
-		const notice = formatNotice(
-			`output of ${current.length} characters could not be processed (${reason.slice(0, 200)}); showing its end`,
-		);
-		const room = Math.max(0, deps.config.thresholdChars - notice.length - 1);
-		return {
-			content: replaceText(event.content, `${notice}\n${current.slice(current.length - room)}`),
-			details: event.details,
-		};
-	}
 }

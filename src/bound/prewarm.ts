@@ -12,7 +12,7 @@ import {
 } from "../prefilter/keyword-filter.js";
 import { scanBytes, scanText } from "../scan/scan.js";
 import { prepareDefaultSignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
-import { buildViewFromText } from "../view/view-build.js";
+import { buildViewFromText } from "../view/compose.js";
 
 /**
  * Lines that take every path of a scan: ASCII, Latin-1 and CJK text (V8 compiles a regex for one-

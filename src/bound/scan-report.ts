@@ -11,7 +11,8 @@ import type { ResolvedOriginal } from "../intake/original.js";
 import type { EntryGap, EntryMeta, EntryWriter, GapSignal } from "../store/index.js";
 import type { ToolResultInput } from "../intake/tool-result.js";
 import { keepStart } from "../lines/text.js";
-import { formatLine, lineNumberWidth } from "../view/view.js";
+import { lineNumberWidth } from "../lines/numbered.js";
+import { formatLine } from "../view/view.js";
 
 /** Characters of signal lines from a left-out middle kept in the metadata (shown again by overflow_query). */
 const MAX_GAP_SIGNAL_CHARS = 16_000;

@@ -6,6 +6,7 @@
 // provider's prompt cache of it) is rewritten rarely. Pure: messages in, messages out.
 
 import { joinTextParts, measureTextParts } from "../intake/stash.js";
+import { formatNumberedLine, lineNumberWidth } from "../lines/numbered.js";
 import { formatIdTag, formatMaskedFooter, isOwnLine } from "../lines/protocol.js";
 import { plural, toOneLine } from "../lines/text.js";
 
@@ -95,7 +96,8 @@ export function buildMaskStub(input: StubInput): string {
 	const tool = toOneLine(input.toolName, MAX_TOOL_NAME_CHARS);
 	const header = `${formatIdTag(input.id)} ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — an older view, masked here to save context; the full output is stored`;
 	const footer = formatMaskedFooter(input.id);
-	const lines = input.lines.slice(0, MAX_STUB_LINES).map(formatStubLine);
+	const width = lineNumberWidth(input.totalLines);
+	const lines = input.lines.slice(0, MAX_STUB_LINES).map((line) => formatStubLine(line, width));
 	let room = MAX_STUB_CHARS - header.length - footer.length - 2;
 	const shown: string[] = [];
 	for (const line of lines) {
@@ -106,9 +108,10 @@ export function buildMaskStub(input: StubInput): string {
 	return [header, ...shown, footer].join("\n");
 }
 
-function formatStubLine(line: StubLine): string {
+/** A decisive line numbered as the view numbers it, or marked as the last line when its number is unknown. */
+function formatStubLine(line: StubLine, width: number): string {
 	const text = toOneLine(line.text, MAX_STUB_LINE_CHARS);
-	return line.line === undefined ? `  (last line shown): ${text}` : `${String(line.line).padStart(6, " ")}: ${text}`;
+	return line.line === undefined ? `  (last line shown): ${text}` : formatNumberedLine(line.line, ":", text, width);
 }
 
 /** details.overflow.top when it is well formed (1–3 lines, each clipped), else undefined. */

@@ -5,7 +5,7 @@
 // rest; every failure is a QueryError (answer.ts). Every stored text is read through store.openText.
 
 import type { OverflowConfig } from "../config/config.js";
-import { buildEntryView } from "../view/entry-view.js";
+import { buildEntryView } from "../view/compose.js";
 import { describeLeftOut } from "../store/gap.js";
 import { type EntryMeta, isEntryId, type OverflowStore } from "../store/index.js";
 import { formatIdTag, ID_TAG_EXAMPLE } from "../lines/protocol.js";

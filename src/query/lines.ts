@@ -8,7 +8,7 @@ import { keepCharsFor, stripAnsi } from "../lines/render.js";
 import type { EntryGap, EntryMeta, StoredText } from "../store/index.js";
 import { formatIdTag } from "../lines/protocol.js";
 import { plural } from "../lines/text.js";
-import { formatLine, lineNumberWidth } from "../view/view.js";
+import { formatScannedLine, lineNumberWidth } from "../lines/numbered.js";
 import {
 	echo,
 	MIN_SHRUNK_LINE_CHARS,
@@ -94,13 +94,17 @@ async function formatLinesAnswer(
 			touchedGap = true;
 		} else {
 			if (lineNumber > last) break;
-			formatted = formatLine({ ...stored, lineNumber }, width, config.maxLineChars);
+			formatted = formatScannedLine({ ...stored, lineNumber }, width, config.maxLineChars);
 		}
 		if (used + formatted.length + 1 > budget) {
 			if (body.length > 0) break;
 			// The first line alone is too long for the answer: clip it harder rather than show nothing.
 			if (lineNumber !== undefined)
-				formatted = formatLine({ ...stored, lineNumber }, width, Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40));
+				formatted = formatScannedLine(
+					{ ...stored, lineNumber },
+					width,
+					Math.max(MIN_SHRUNK_LINE_CHARS, budget - width - 40),
+				);
 		}
 		body.push(formatted);
 		used += formatted.length + 1;

@@ -16,7 +16,7 @@ import type { EntryGap, EntryMeta } from "../store/index.js";
 import { formatIdTag } from "../lines/protocol.js";
 import { plural, sizeOf } from "../lines/text.js";
 import { renderTerminalLine } from "../lines/render.js";
-import { lineNumberWidth } from "../view/view.js";
+import { formatNumberedLine, lineNumberWidth } from "../lines/numbered.js";
 import { fitSearchLine } from "./engine/protocol.js";
 import {
 	echo,
@@ -270,7 +270,12 @@ function formatSearchLine(line: SearchLine, width: number, maxChars: number): st
 	const fitted = fitSearchLine(line, maxChars);
 	const before = fitted.cutBefore > 0 ? `[+${fitted.cutBefore} chars] … ` : "";
 	const after = fitted.cutAfter > 0 ? ` … [+${fitted.cutAfter} chars]` : "";
-	return `${String(line.lineNumber).padStart(width, " ")}${line.hit ? ":" : "-"} ${before}${renderSearchText(fitted)}${after}`;
+	return formatNumberedLine(
+		line.lineNumber,
+		line.hit ? ":" : "-",
+		`${before}${renderSearchText(fitted)}${after}`,
+		width,
+	);
 }
 
 interface ShownLines {

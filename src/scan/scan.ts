@@ -40,10 +40,15 @@ export interface ScanOptions {
 export interface ScanResult {
 	totalLines: number;
 	totalBytes: number;
+	/** The first `headLines` lines (they may reach into the tail: headEnd says where the head stops). */
 	head: ScannedLine[];
-	/** In line order; always ends with the last line when there is one. */
+	/** The last `tailLines` lines, in line order; always ends with the last line when there is one. */
 	tail: ScannedLine[];
-	/** Signal lines neither in the head nor in the last `tailLines` lines, ranked (best first). */
+	/** The last line the head shows: lines 1..headEnd (0 when none), never a line of the tail. */
+	headEnd: number;
+	/** The first line of the tail (totalLines + 1 when it is empty): the middle is (headEnd, tailStart). */
+	tailStart: number;
+	/** Signal lines in the middle (neither in the head nor in the tail), ranked (best first). */
 	signals: SignalItem[];
 	/** Signal lines in the head or the tail (shown there), ranked. */
 	shownSignals: SignalItem[];
@@ -157,15 +162,20 @@ export class LineScanner {
 		const stopped = this.finder.stopped;
 		// Stopped after the last line is not stopped: every line was searched.
 		const signalSearchStopped = stopped && stopped.atLine <= this.lineCount ? stopped : undefined;
-		const headEnd = this.head.length > 0 ? this.head[this.head.length - 1].lineNumber : 0;
-		const tailStart = this.lineCount - this.options.tailLines + 1;
+		// Head end and tail start, set once here: the view shows lines 1..headEnd and tailStart..totalLines.
+		const tail = this.shapeTail();
+		const tailStart = tail.length > 0 ? tail[0].lineNumber : this.lineCount + 1;
+		const headLast = this.head.length > 0 ? this.head[this.head.length - 1].lineNumber : 0;
+		const headEnd = Math.min(headLast, tailStart - 1);
 		const isShown = (line: number) => line <= headEnd || line >= tailStart;
 		const items = this.collector.items();
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
 			head: this.head,
-			tail: this.shapeTail(),
+			tail,
+			headEnd,
+			tailStart,
 			signals: rankCandidates(items.filter((item) => !isShown(item.lineNumber))),
 			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber))),
 			signalMatches: this.collector.matches,

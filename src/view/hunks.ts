@@ -127,8 +127,7 @@ export async function readViewExtras(
 	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
 	// Lines the signal pattern matched were ranked as signals already: not offered again as shapes.
 	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
-	const headEnd = scan.head.length > 0 ? scan.head[scan.head.length - 1].lineNumber : 0;
-	const tailStart = scan.tail.length > 0 ? scan.tail[0].lineNumber : scan.totalLines + 1;
+	const { headEnd, tailStart } = scan;
 	const inMiddle = (line: ShapeLine) =>
 		line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);

@@ -15,14 +15,14 @@ import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
-import { keepEnd, keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
+import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
+import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
 import { contextRows, foldRuns, type HeadRow, linesOf, type Row, takeFromEnd, takeFromStart } from "./rows.js";
 
 export { renderTerminalLine };
 
-export interface ViewOptions extends ScanOptions {
-	/** Longest view, notices included. */
-	thresholdChars: number;
+/** What a view says about its result besides the scan (compose.ts viewContextOf derives it from an entry's metadata). */
+export interface ViewContext {
 	/** The store entry id; absent when the original could not be stored. */
 	id?: string;
 	/** Named in the header ("bash output: …"). */
@@ -35,6 +35,11 @@ export interface ViewOptions extends ScanOptions {
 	sourceNote?: string;
 	/** A line above the footer, e.g. Pi's verdict on a failed command: `[bash: Command exited with code 2]`. */
 	statusLine?: string;
+}
+
+export interface ViewOptions extends ScanOptions, ViewContext {
+	/** Longest view, notices included: the result's budget. */
+	thresholdChars: number;
 }
 
 /** Share of the budget each part may claim before the others; unused room flows on (tail, signals, head, shapes). */
@@ -58,27 +63,12 @@ const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
 const MAX_NOTE_CHARS = 160;
 
-/** Width of line numbers, so that the same line looks the same in the view and in query answers. */
-export function lineNumberWidth(totalLines: number): number {
-	return Math.max(6, String(totalLines).length);
-}
-
 /**
- * `<number><separator> <text>`, the number padded to `width`, the text clipped to `maxChars` with a
- * note of what was cut, then a note of repeats. The separator is ":" for a line shown for itself,
- * "-" for context.
+ * A line numbered for the view (lines/numbered.ts), clipped to `maxChars`, with its note of repeats,
+ * rarity or JSON path. The separator is ":" for a line shown for itself, "-" for context.
  */
-export function formatLine(line: ScannedLine, width: number, maxChars: number, separator = ":"): string {
-	// Scanned lines are already rendered; rendering again only matters for hand-made lines.
-	const shown = renderTerminalLine(line.text);
-	const number = String(line.lineNumber).padStart(width, " ");
-	const kept = line.keptEnd ? keepEnd(shown, maxChars) : keepStart(shown, maxChars);
-	// Counted from what is really kept: a cut never splits a surrogate pair, so it may keep one less.
-	const hidden = shown.length - kept.length + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);
-	let text = shown;
-	if (hidden > 0) text = line.keptEnd ? `[+${hidden} chars] … ${kept}` : `${kept} … [+${hidden} chars]`;
-	const note = noteOf(line);
-	return `${number}${separator} ${text}${note}`;
+export function formatLine(line: ScannedLine, width: number, maxChars: number, separator: LineSeparator = ":"): string {
+	return formatScannedLine(line, width, maxChars, separator, noteOf(line));
 }
 
 /** A problem object of a JSON output, shown as a signal line: its first line, with its path. */
@@ -116,10 +106,8 @@ interface ViewParts {
 }
 
 function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
-	const tail = scan.tail.slice(Math.max(0, scan.tail.length - options.tailLines));
-	const tailStart = tail.length > 0 ? tail[0].lineNumber : scan.totalLines + 1;
-	const head = scan.head.filter((line) => line.lineNumber < tailStart).slice(0, options.headLines);
-	const headEnd = head.length > 0 ? head[head.length - 1].lineNumber : 0;
+	const { headEnd, tailStart, tail } = scan;
+	const head = scan.head.filter((line) => line.lineNumber <= headEnd);
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
 	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
@@ -231,7 +219,7 @@ function allotRoom(
 	parts: ViewParts,
 	room: number,
 	width: number,
-	format: (line: ScannedLine, separator?: string) => string,
+	format: (line: ScannedLine, separator?: LineSeparator) => string,
 ): Allotment {
 	const { head, tail, items, hunkOf, shapeLines } = parts;
 	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
@@ -313,7 +301,8 @@ export function buildView(
 ): string {
 	const { thresholdChars, maxLineChars } = options;
 	const width = lineNumberWidth(scan.totalLines);
-	const format = (line: ScannedLine, separator = ":") => formatLine(line, width, maxLineChars, separator);
+	const format = (line: ScannedLine, separator: LineSeparator = ":") =>
+		formatLine(line, width, maxLineChars, separator);
 	const parts = selectParts(scan, options, extras);
 	const { head, tail, items, shapeLines, inMiddle } = parts;
 	const frame = frameView(scan, options, extras, items.length, width);
