@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine } from "../src/lines/render.js";
+import { keepCharsFor, renderTerminalLine, type ScannedLine, renderLine } from "../src/lines/render.js";
 import {
 	COLLAPSE_SHAPE_LINES,
 	LINES_PER_SHAPE,
@@ -173,7 +173,7 @@ test("lines taken raw or shaped give exactly what the plain algorithm gives", ()
 				// Every seventh line arrives shaped, as the end of a giant line (keptEnd) does.
 				const isGiantEnd = (index: number) => index % 7 === 3;
 				const shapedLines = raws.map((raw, index) => {
-					const shaped = shapeLine(index + 1, raw, keepCharsFor(maxLineChars));
+					const shaped = renderLine(index + 1, raw, keepCharsFor(maxLineChars));
 					return isGiantEnd(index) ? { ...shaped, partial: true, keptEnd: true as const } : shaped;
 				});
 				const offsets = raws.map((_, index) => index * 100);

@@ -13,8 +13,8 @@ import {
 	keepCharsFor,
 	PendingLine,
 	type ScannedLine,
-	shapeGiantLine,
-	shapeLine,
+	renderGiantLine,
+	renderLine,
 	stripLineEnd,
 } from "../lines/render.js";
 import { SignalCollector, type SignalItem } from "../signals/collector.js";
@@ -220,7 +220,7 @@ export class LineScanner {
 		while (this.head.length < this.options.headLines && cursor < end) {
 			const newline = bytes.indexOf(NEWLINE, cursor);
 			const raw = bytes.toString("utf8", cursor, newline);
-			const line = shapeLine(lineNumber, raw, this.keepChars);
+			const line = renderLine(lineNumber, raw, this.keepChars);
 			const isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
 			this.head.push(isSignal ? markSignal(line) : line);
 			if (isSignal) {
@@ -286,7 +286,7 @@ export class LineScanner {
 	/** The run's lines as the view gets them (signal lines marked). */
 	private shapeRun(run: TailRun): ScannedLine[] {
 		return run.text.split("\n").map((raw, i) => {
-			const line = shapeLine(run.firstLine + i, raw, this.keepChars);
+			const line = renderLine(run.firstLine + i, raw, this.keepChars);
 			return run.signals.includes(line.lineNumber) ? markSignal(line) : line;
 		});
 	}
@@ -313,10 +313,10 @@ export class LineScanner {
 		let isSignal: boolean;
 		if (!pending.isGiant) {
 			const raw = pending.whole();
-			line = shapeLine(lineNumber, raw, this.keepChars);
+			line = renderLine(lineNumber, raw, this.keepChars);
 			isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
 		} else {
-			[line, isSignal] = shapeGiantLine(
+			[line, isSignal] = renderGiantLine(
 				lineNumber,
 				pending,
 				this.keepChars,

@@ -3,14 +3,14 @@
 // latest one, with exact repeat counts, and counts every line of its shape; at most MAX_SHAPES
 // shapes are kept — past that, the ones that rank lowest are dropped, evenly over the output — so a
 // million distinct error lines cost no more memory than a thousand. Order of arrival is line order.
-// A line that is not kept costs no copy: it is shaped from the scan's text and dropped.
+// A line that is not kept costs no copy: it is rendered from the scan's text and dropped.
 
 import {
 	detach,
 	keepCharsFor,
 	renderTerminalLine,
 	type ScannedLine,
-	shapeLine,
+	renderLine,
 	stripLineEnd,
 } from "../lines/render.js";
 import { classifySeverity, rankCandidates, type Severity, shapeOf } from "./policy.js";
@@ -58,7 +58,7 @@ interface LatestLine {
 	shownText: string;
 	offset: number;
 	count: number;
-	/** The line as a SignalItem, or its raw text (at most maxLineChars, a string of its own) to shape with shapeLine. */
+	/** The line as a SignalItem, or its raw text (at most maxLineChars, a string of its own) to render with renderLine. */
 	source: SignalItem | string;
 }
 
@@ -110,7 +110,7 @@ export class SignalCollector {
 
 	/**
 	 * A line that matched, as the scan decoded it (`raw`, its line ending included or not). The
-	 * same as add(shapeLine(lineNumber, raw, keepChars)), but the line is copied out of the scan's
+	 * same as add(renderLine(lineNumber, raw, keepChars)), but the line is copied out of the scan's
 	 * text only when it is kept.
 	 */
 	addRaw(lineNumber: number, raw: string, offset: number): void {
@@ -123,14 +123,14 @@ export class SignalCollector {
 			return;
 		}
 		const rendered = renderTerminalLine(line);
-		// shapeLine's text: the start of a line longer than keepChars.
+		// renderLine's text: the start of a line longer than keepChars.
 		const text = rendered.length <= this.keepChars ? rendered : keepStart(rendered, this.keepChars);
 		this.addLine(lineNumber, text, this.findShape(text), offset, raw);
 	}
 
 	/**
-	 * `text` is the line as shapeLine shapes it (possibly not yet copied out), `key` its shapeOf;
-	 * `source` the line, or its raw text to shape when kept.
+	 * `text` is the line as renderLine renders it (possibly not yet copied out), `key` its shapeOf;
+	 * `source` the line, or its raw text to render when kept.
 	 */
 	private addLine(lineNumber: number, text: string, key: string, offset: number, source: ScannedLine | string): void {
 		this.matches++;
@@ -165,7 +165,7 @@ export class SignalCollector {
 			latest.count++;
 			return;
 		}
-		// A short raw line (most lines of a flood) is kept as it is, to be shaped in items(); any other
+		// A short raw line (most lines of a flood) is kept as it is, to be rendered in items(); any other
 		// line is made a SignalItem now, so that no latest line holds more than the view shows.
 		const kept =
 			typeof source === "string" && source.length <= this.maxLineChars
@@ -235,7 +235,7 @@ export class SignalCollector {
 		source: ScannedLine | string,
 		severity: Severity,
 	): SignalItem {
-		const line = typeof source === "string" ? shapeLine(lineNumber, source, this.keepChars) : source;
+		const line = typeof source === "string" ? renderLine(lineNumber, source, this.keepChars) : source;
 		const text = this.clipForView(line.text, line.keptEnd === true);
 		const partial = line.partial || text.length < line.text.length;
 		// The line's fields, then the item's: written out where it can be (a spread costs microseconds).

@@ -7,7 +7,7 @@
 // one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
-import { renderShownText, type ScannedLine, shapeLine } from "../lines/render.js";
+import { renderShownText, type ScannedLine, renderLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
@@ -148,7 +148,7 @@ export async function readViewExtras(
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
-		const shaped = shapeLine(line.lineNumber, first, keepChars);
+		const shaped = renderLine(line.lineNumber, first, keepChars);
 		const after = takeBlock(shaped, below, below.length, keepChars, shapeKind);
 		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
 	});
@@ -243,7 +243,7 @@ async function readTailSubjects(
 			above.map((raw) => renderShownText(raw, keepChars)),
 			isShown,
 		);
-		for (const index of subject) byLine.set(first + index, shapeLine(first + index, above[index], keepChars));
+		for (const index of subject) byLine.set(first + index, renderLine(first + index, above[index], keepChars));
 	}
 	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 }
@@ -255,7 +255,7 @@ async function readTailSubjects(
 async function readProblemLines(source: ByteSource, problem: JsonProblem, keepChars: number): Promise<ScannedLine[]> {
 	if (problem.startLine === problem.endLine) {
 		const bytes = await readRange(source, problem.start, Math.min(problem.end, problem.start + READ_AFTER_BYTES));
-		const line = shapeLine(problem.startLine, bytes.toString("utf8"), keepChars);
+		const line = renderLine(problem.startLine, bytes.toString("utf8"), keepChars);
 		const total = problem.end - problem.start;
 		return [total > bytes.length ? { ...line, totalChars: Math.max(line.totalChars, total), partial: true } : line];
 	}
@@ -268,7 +268,7 @@ async function readProblemLines(source: ByteSource, problem: JsonProblem, keepCh
 	// A read cut short ends inside a line: that piece is not a whole line.
 	const whole = bytes.length >= problem.end - problem.lineStart || raw.length === 1 ? raw.length : raw.length - 1;
 	const count = Math.min(problem.endLine - problem.startLine + 1, MAX_PROBLEM_LINES, whole);
-	return raw.slice(0, count).map((text, index) => shapeLine(problem.startLine + index, text, keepChars));
+	return raw.slice(0, count).map((text, index) => renderLine(problem.startLine + index, text, keepChars));
 }
 
 async function readRange(source: ByteSource, from: number, to: number): Promise<Buffer> {
@@ -310,7 +310,7 @@ function takeBlock(
 	const indent = Math.max(0, indentOf(line.text));
 	const block: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
-		const below = shapeLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
+		const below = renderLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
 		const pastBlank =
 			k === 0 &&
 			indentOf(below.text) < 0 &&
@@ -391,7 +391,7 @@ async function readHunk(
 			k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES;
 			k++
 		) {
-			const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
+			const line = renderLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
 			if (indentOf(line.text) >= 0 && indentOf(line.text) <= signalIndent) break; // the block's closing line
 			if (isBlockMessage(line.text)) messages.push(line);
 		}
@@ -403,7 +403,7 @@ async function readHunk(
 	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
 	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
 	const shapeAbove = (index: number) =>
-		shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
+		renderLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {
 		item,
 		before: leading.context.map(shapeAbove),
