@@ -3,7 +3,7 @@ import { open, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { clearLineIndexCache, describeLineIndex, type IndexedText, readLinesFrom } from "../src/query/line-index.js";
-import { type ScannedLine, renderLine } from "../src/lines/render.js";
+import { renderLine, type ScannedLine } from "../src/lines/render.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 /** Lines as the store counts them: split on \n, \r before it dropped, no line after a final \n. */

@@ -7,7 +7,7 @@
 // \n, a \r before it belongs to the ending, a final newline adds no line), memory stays bounded
 // by the read chunk and `keepChars` per yielded line, however long a line is.
 
-import { GIANT_LINE_KEEP_BYTES, PendingLine, type ScannedLine, renderGiantLine, renderLine } from "../lines/render.js";
+import { GIANT_LINE_KEEP_BYTES, PendingLine, renderGiantLine, renderLine, type ScannedLine } from "../lines/render.js";
 import type { ByteSource } from "../io/source.js";
 
 /** Lines between two indexed offsets: a lookup reads at most this many lines before the one asked. */

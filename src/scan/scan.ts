@@ -20,7 +20,7 @@ import {
 import { SignalCollector, type SignalItem } from "../signals/collector.js";
 import { SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { rankCandidates } from "../signals/policy.js";
-import { ShapeCounter, type ShapeStats } from "../signals/shapes.js";
+import { ShapeCounter, type ShapeStats } from "../signals/shape-counter.js";
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 

@@ -1,5 +1,5 @@
 // The signal candidates of one scan, kept in bounded memory: lines that matched the signal pattern,
-// grouped by shape (signal-policy.ts shapeOf). A shape keeps its first few distinct lines and its
+// grouped by shape key (src/signals/shape.ts shapeOf). A shape keeps its first few distinct lines and its
 // latest one, with exact repeat counts, and counts every line of its shape; at most MAX_SHAPES
 // shapes are kept — past that, the ones that rank lowest are dropped, evenly over the output — so a
 // million distinct error lines cost no more memory than a thousand. Order of arrival is line order.
@@ -13,15 +13,14 @@ import {
 	renderLine,
 	stripLineEnd,
 } from "../lines/render.js";
-import { classifySeverity, rankCandidates, type Severity, shapeOf } from "./policy.js";
+import { classifySeverity, rankCandidates, type Severity } from "./policy.js";
+import { COLLAPSE_SHAPE_LINES, shapeOf } from "./shape.js";
 import { keepEnd, keepStart } from "../lines/text.js";
 
 /** Shapes remembered at once (twice this many before a prune). */
 export const MAX_SHAPES = 1024;
 /** Distinct lines kept per shape, from its first; its latest line is kept too. */
 export const LINES_PER_SHAPE = 5;
-/** A shape with at least this many lines is shown once, with a count of its similar lines. */
-export const COLLAPSE_SHAPE_LINES = 7;
 /** Lines remembered by the shape memo (see findShape) before it starts again, and the longest it remembers. */
 export const MAX_MEMO_LINES = 1024;
 export const MAX_MEMO_LINE_CHARS = 256;
@@ -74,7 +73,7 @@ export class SignalCollector {
 	private shapes = new Map<string, Shape>();
 	/** Lines added in all (repeats included). */
 	matches = 0;
-	/** What the scan keeps of a line (render.ts keepCharsFor): the text a line is shaped and compared by. */
+	/** What the scan keeps of a line (src/lines/render.ts keepCharsFor): the text a line is rendered, shaped and compared by. */
 	private readonly keepChars: number;
 	/** Recent lines by digitBlindHash: a line that differs from one of them only in its digits has its shape. */
 	private memo = new Map<number, MemoLine>();
@@ -184,7 +183,7 @@ export class SignalCollector {
 	}
 
 	/**
-	 * The lines the view may show (rank them with signal-policy.ts rankCandidates). A common shape
+	 * The lines the view may show (rank them with src/signals/policy.ts rankCandidates). A common shape
 	 * (COLLAPSE_SHAPE_LINES lines or more) gives one line that stands for the others.
 	 */
 	items(): SignalItem[] {

@@ -7,13 +7,12 @@
 // one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
-import { renderShownText, type ScannedLine, renderLine } from "../lines/render.js";
+import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
 	BLOCK_MESSAGE_LINES,
 	BLOCK_SCAN_LINES,
-	classifyShape,
 	continuesBlock,
 	continuesPastBlank,
 	findLeadingContext,
@@ -25,20 +24,26 @@ import {
 	indentOf,
 	isBlockMessage,
 	opensBlock,
-	type ShapeKind,
 	SUBJECT_LOOKBACK_LINES,
 	thinRuns,
 } from "../signals/blocks.js";
-import type { ShapeLine } from "../signals/shapes.js";
-import { markTemplateFamilies, TEMPLATE_FAMILY_LINES } from "../signals/policy.js";
+import type { ShapeLine } from "../signals/shape-counter.js";
+import {
+	classifyShape,
+	markTemplateFamilies,
+	MAX_SHAPE_LINES,
+	RARE_BLOCK_LINES,
+	RARE_CANDIDATE_LINES,
+	RARE_PROBE_BYTES,
+	type ShapeKind,
+	TEMPLATE_FAMILY_LINES,
+} from "../signals/shape.js";
 import type { ByteSource } from "../io/source.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
 const READ_AFTER_BYTES = 16 * 1024;
 const NEWLINE = 0x0a;
-/** Rare and repeated lines read, at most. */
-export const MAX_SHAPE_LINES = 10;
 
 /** A signal line with the lines around it that belong to it. */
 export interface Hunk {
@@ -64,16 +69,6 @@ export interface ShapeFind extends ScannedLine {
 	/** A rare line's block: the lines right below it that continue it, as a signal line's do (at most RARE_BLOCK_LINES). */
 	after: ScannedLine[];
 }
-
-/** Lines of a rare line's block read, at most: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
-export const RARE_BLOCK_LINES = 4;
-/**
- * Rare lines of the middle looked at, at most, to set aside those of a template's family
- * (markTemplateFamilies) before MAX_SHAPE_LINES are taken; each costs a read of RARE_PROBE_BYTES.
- */
-export const RARE_CANDIDATE_LINES = 4 * MAX_SHAPE_LINES;
-/** Bytes read of a rare line to compare it with the others (its shape looks at the first 160 characters). */
-const RARE_PROBE_BYTES = 1024;
 
 /**
  * Signal lines of the tail whose subject is looked for above the tail, at most (the best ranked):
