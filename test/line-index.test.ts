@@ -3,7 +3,7 @@ import { open, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { clearLineIndexCache, describeLineIndex, type IndexedText, readLinesFrom } from "../src/query/line-index.js";
-import { type ScannedLine, shapeLine } from "../src/lines/render.js";
+import { renderLine, type ScannedLine } from "../src/lines/render.js";
 import { createTempDir } from "./helpers/tmp.js";
 
 /** Lines as the store counts them: split on \n, \r before it dropped, no line after a final \n. */
@@ -16,7 +16,7 @@ function splitLines(text: string): string[] {
 
 /** What the scan shows of a line (the one rendering of a stored line): the reader must give the same. */
 function expectedLine(line: string, lineNumber: number, keepChars: number): ScannedLine {
-	return shapeLine(lineNumber, line, keepChars);
+	return renderLine(lineNumber, line, keepChars);
 }
 
 /** The file as a reader gets a stored text (store.openText): size and mtime from fstat, bytes by pread. */

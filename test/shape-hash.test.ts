@@ -1,5 +1,5 @@
-// The WebAssembly shape hash (src/prefilter/wasm/keyword-filter.wat `shapes`, used by src/signals/shapes.ts)
-// must give every line the hash hashLine gives it, bit for bit: the same shapes, counts, first lines
+// The WebAssembly shape hash (src/prefilter/wasm/keyword-filter.wat `shapes`, used by src/signals/shape-counter.ts)
+// must give every line the hash hashShape gives it, bit for bit: the same shapes, counts, first lines
 // and offsets, so the rare and repeated lines do not depend on where the hashing ran.
 
 import assert from "node:assert/strict";
@@ -14,18 +14,18 @@ import {
 	SHARED_READ_BUFFER_BYTES,
 	type ShapeHasher,
 } from "../src/prefilter/keyword-filter.js";
-import { hashLine } from "../src/signals/shapes.js";
+import { hashShape } from "../src/signals/shape.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "./fixtures/real/fixtures.js";
 
 const hasher = getShapeHasher() as ShapeHasher;
 
-/** (hash, line index, line start) of each line that is not blank, by hashLine. */
+/** (hash, line index, line start) of each line that is not blank, by hashShape. */
 function byJs(bytes: Buffer, from: number, to: number): number[] {
 	const out: number[] = [];
 	let line = 0;
 	for (let at = from; at < to; line++) {
 		const end = bytes.indexOf(0x0a, at);
-		const hash = hashLine(bytes, at, end);
+		const hash = hashShape(bytes, at, end);
 		if (hash !== -1) out.push(hash, line, at - from);
 		at = end + 1;
 	}
@@ -48,7 +48,7 @@ test("the WebAssembly shape hash runs on this platform", () => {
 	assert.ok(hasher !== null);
 });
 
-test("every line of every real fixture gets hashLine's hash from the WebAssembly module", () => {
+test("every line of every real fixture gets hashShape's hash from the WebAssembly module", () => {
 	for (const fixture of loadRealFixtures()) {
 		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
 		const end = bytes.lastIndexOf(0x0a) + 1;

@@ -7,16 +7,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { keepCharsFor, renderTerminalLine, type ScannedLine, shapeLine } from "../src/lines/render.js";
+import { keepCharsFor, renderLine, renderTerminalLine, type ScannedLine } from "../src/lines/render.js";
 import {
-	COLLAPSE_SHAPE_LINES,
 	LINES_PER_SHAPE,
 	MAX_MEMO_LINES,
 	MAX_SHAPES,
 	SignalCollector,
 	type SignalItem,
 } from "../src/signals/collector.js";
-import { classifySeverity, type Severity, shapeOf } from "../src/signals/policy.js";
+import { classifySeverity, type Severity } from "../src/signals/policy.js";
+import { COLLAPSE_SHAPE_LINES, shapeOf } from "../src/signals/shape.js";
 import { keepEnd, keepStart } from "../src/lines/text.js";
 
 const MAX_LINE_CHARS = 200;
@@ -173,7 +173,7 @@ test("lines taken raw or shaped give exactly what the plain algorithm gives", ()
 				// Every seventh line arrives shaped, as the end of a giant line (keptEnd) does.
 				const isGiantEnd = (index: number) => index % 7 === 3;
 				const shapedLines = raws.map((raw, index) => {
-					const shaped = shapeLine(index + 1, raw, keepCharsFor(maxLineChars));
+					const shaped = renderLine(index + 1, raw, keepCharsFor(maxLineChars));
 					return isGiantEnd(index) ? { ...shaped, partial: true, keptEnd: true as const } : shaped;
 				});
 				const offsets = raws.map((_, index) => index * 100);
@@ -205,7 +205,7 @@ test("a line taken raw is rendered, even after a line like it was added with its
 	assert.ok(texts.includes("error: step 2 \ufffd failed"), JSON.stringify(texts));
 });
 
-// What the collector's shape memo relies on (signal-policy.ts shapeOf, render.ts renderTerminalLine).
+// What the collector's shape memo relies on (src/signals/shape.ts shapeOf, src/lines/render.ts renderTerminalLine).
 
 test("shapeOf gives lines that differ only in their digits one shape, when no digit stands before an x", () => {
 	fc.assert(

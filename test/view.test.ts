@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createDefaultConfig } from "../src/config/config.js";
 import { scanText } from "../src/scan/scan.js";
-import { markTemplateFamilies } from "../src/signals/policy.js";
+import { markTemplateFamilies } from "../src/signals/shape.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../src/signals/pattern.js";
 import { buildView, renderTerminalLine, type ViewOptions } from "../src/view/view.js";
 import { buildViewFromFile, buildViewFromText } from "../src/view/compose.js";

@@ -184,16 +184,16 @@ export function keepCharsFor(maxLineChars: number): number {
 /**
  * A whole line (with or without its line ending) as the view shows it: what a terminal shows of
  * it, its start kept up to `keepChars`. The one rendering of a stored line: the scan, the line
- * reader and the query answers all shape lines here.
+ * reader and the query answers all render lines here.
  */
-export function shapeLine(lineNumber: number, raw: string, keepChars: number): ScannedLine {
+export function renderLine(lineNumber: number, raw: string, keepChars: number): ScannedLine {
 	const text = renderTerminalLine(stripLineEnd(raw));
 	if (text.length <= keepChars) return { lineNumber, text: detach(text), totalChars: text.length, partial: false };
 	return { lineNumber, text: detach(keepStart(text, keepChars)), totalChars: text.length, partial: true };
 }
 
 /**
- * The text shapeLine gives a line, left inside the strings it was cut from (not detached): for lines
+ * The text renderLine gives a line, left inside the strings it was cut from (not detached): for lines
  * only looked at, of which little is kept (a signal line's leading context is found among 200).
  */
 export function renderShownText(raw: string, keepChars: number): string {
@@ -206,7 +206,7 @@ export function renderShownText(raw: string, keepChars: number): string {
  * shows its start — or, for a line redrawn with "\r", its last redraws (what a terminal shows), or
  * its end when only the end is a signal. Returns the line and whether it is a signal.
  */
-export function shapeGiantLine(
+export function renderGiantLine(
 	lineNumber: number,
 	pending: PendingLine,
 	keepChars: number,

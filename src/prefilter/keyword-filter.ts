@@ -351,7 +351,7 @@ export function countNewlines(bytes: Uint8Array, from: number, to: number): numb
 	return newlineCounter !== null ? newlineCounter(bytes, from, to) : countNewlinesByIndexOf(bytes, from, to);
 }
 
-/** The module's shape hashes of whole lines (see createShapeHasher). */
+/** The module's shape hashes of whole lines (see getShapeHasher). */
 export interface ShapeHasher {
 	/** Most bytes hashed per call. */
 	readonly windowBytes: number;
@@ -371,7 +371,7 @@ let shapeHasher: ShapeHasher | undefined | null;
 
 /**
  * The module's `shapes` function in the shared instance, which hashes each line as
- * src/signals/shapes.ts hashLine does (bit for bit): a shared read buffer where it lies, other bytes
+ * src/signals/shape.ts hashShape does (bit for bit): a shared read buffer where it lies, other bytes
  * copied into the instance's input window; null where the module cannot run (the caller hashes in
  * JavaScript then).
  */

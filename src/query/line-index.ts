@@ -7,7 +7,7 @@
 // \n, a \r before it belongs to the ending, a final newline adds no line), memory stays bounded
 // by the read chunk and `keepChars` per yielded line, however long a line is.
 
-import { GIANT_LINE_KEEP_BYTES, PendingLine, type ScannedLine, shapeGiantLine, shapeLine } from "../lines/render.js";
+import { GIANT_LINE_KEEP_BYTES, PendingLine, renderGiantLine, renderLine, type ScannedLine } from "../lines/render.js";
 import type { ByteSource } from "../io/source.js";
 
 /** Lines between two indexed offsets: a lookup reads at most this many lines before the one asked. */
@@ -138,7 +138,7 @@ async function seekLine(
 /**
  * Yields the lines of `text` from line `startLine` on, until the file ends or the caller stops
  * iterating (the caller closes the text). Seeks through the cached sparse index. Each line
- * is shaped as the scan shapes it (shapeLine / shapeGiantLine), so a line reads the same here as in
+ * is rendered as the scan renders it (renderLine / renderGiantLine), so a line reads the same here as in
  * the view: `\r` redraws resolved and escapes removed before it is clipped.
  */
 export async function* readLinesFrom(
@@ -162,8 +162,8 @@ export async function* readLinesFrom(
 		pending = undefined;
 		const number = lineNumber++;
 		return line.isGiant
-			? shapeGiantLine(number, line, keepChars, isSignal)[0]
-			: shapeLine(number, line.whole(), keepChars);
+			? renderGiantLine(number, line, keepChars, isSignal)[0]
+			: renderLine(number, line.whole(), keepChars);
 	};
 
 	for (;;) {
@@ -189,7 +189,7 @@ export async function* readLinesFrom(
 				pending.append(buffer.subarray(lineStart, end));
 				yield finishPending();
 			} else if (end - lineStart <= GIANT_LINE_KEEP_BYTES) {
-				yield shapeLine(lineNumber++, buffer.toString("utf8", lineStart, end), keepChars);
+				yield renderLine(lineNumber++, buffer.toString("utf8", lineStart, end), keepChars);
 			} else {
 				pending = new PendingLine();
 				pending.append(buffer.subarray(lineStart, end));

@@ -1,5 +1,5 @@
 // Parses a JavaScript regex source (no `u` flag, Annex B syntax, as config compiles it) into nodes
-// for regex-safety.ts to analyse: character sets, assertions, lookarounds, groups, sequences,
+// for src/regex/safety.ts to analyse: character sets, assertions, lookarounds, groups, sequences,
 // alternatives, repeats and backreferences. Never throws: what it does not recognise becomes a
 // character that can be anything.
 

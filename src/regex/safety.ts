@@ -1,11 +1,11 @@
 // Static checks of a regex source. findBacktrackingRisk guards a configured signalPattern, which runs
-// on every line of large results on Pi's main thread, where an exec cannot be interrupted: src/scan/scan.ts
-// never runs it on more than PATTERN_WINDOW_CHARS characters at once, and this refuses what could still
-// try more than MAX_CHOICES_PER_START ways at one start position, so each exec stays short and the
-// scan's budget is checked between execs. Conservative: it may refuse a harmless pattern, never accept
-// a shape it lists. isByteSafePattern says when a pattern may run on the Latin-1 view of UTF-8 bytes.
+// on every line of large results on Pi's main thread, where an exec cannot be interrupted:
+// src/signals/finder.ts never runs it on more than PATTERN_WINDOW_CHARS characters at once, and this
+// refuses what could still try more than MAX_CHOICES_PER_START ways at one start position, so each exec
+// stays short and the scan's budget is checked between execs. Conservative: it may refuse a harmless
+// pattern, never accept a form it lists. isByteSafePattern says when a pattern may run on the Latin-1 view of UTF-8 bytes.
 
-/** Longest text a configured signalPattern is run on at once (src/scan/scan.ts cuts longer lines into windows). */
+/** Longest text a configured signalPattern is run on at once (src/signals/finder.ts cuts longer lines into windows). */
 export const PATTERN_WINDOW_CHARS = 2048;
 /**
  * Most ways a pattern may try to match at one start position: one unbounded quantifier over a

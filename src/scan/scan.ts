@@ -13,14 +13,14 @@ import {
 	keepCharsFor,
 	PendingLine,
 	type ScannedLine,
-	shapeGiantLine,
-	shapeLine,
+	renderGiantLine,
+	renderLine,
 	stripLineEnd,
 } from "../lines/render.js";
 import { SignalCollector, type SignalItem } from "../signals/collector.js";
 import { SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { rankCandidates } from "../signals/policy.js";
-import { ShapeCounter, type ShapeStats } from "../signals/shapes.js";
+import { ShapeCounter, type ShapeStats } from "../signals/shape-counter.js";
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 
@@ -230,7 +230,7 @@ export class LineScanner {
 		while (this.head.length < this.options.headLines && cursor < end) {
 			const newline = bytes.indexOf(NEWLINE, cursor);
 			const raw = bytes.toString("utf8", cursor, newline);
-			const line = shapeLine(lineNumber, raw, this.keepChars);
+			const line = renderLine(lineNumber, raw, this.keepChars);
 			const isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
 			this.head.push(isSignal ? markSignal(line) : line);
 			if (isSignal) {
@@ -296,7 +296,7 @@ export class LineScanner {
 	/** The run's lines as the view gets them (signal lines marked). */
 	private shapeRun(run: TailRun): ScannedLine[] {
 		return run.text.split("\n").map((raw, i) => {
-			const line = shapeLine(run.firstLine + i, raw, this.keepChars);
+			const line = renderLine(run.firstLine + i, raw, this.keepChars);
 			return run.signals.includes(line.lineNumber) ? markSignal(line) : line;
 		});
 	}
@@ -323,10 +323,10 @@ export class LineScanner {
 		let isSignal: boolean;
 		if (!pending.isGiant) {
 			const raw = pending.whole();
-			line = shapeLine(lineNumber, raw, this.keepChars);
+			line = renderLine(lineNumber, raw, this.keepChars);
 			isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
 		} else {
-			[line, isSignal] = shapeGiantLine(
+			[line, isSignal] = renderGiantLine(
 				lineNumber,
 				pending,
 				this.keepChars,

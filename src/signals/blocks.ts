@@ -4,7 +4,7 @@
 // from, its parent, a location line, the call a resumed one started), its section header, and a
 // line a little further up that names its subject. Pure: strings in, decisions out.
 
-import { shapeOf } from "./policy.js";
+import { BLOCK_RUN_LINES, type ShapeKind, shapeOf } from "./shape.js";
 
 /** Most lines after a signal line shown with it (its block), and before it (leading context). */
 export const HUNK_AFTER_LINES = 16;
@@ -12,8 +12,6 @@ export const HUNK_AFTER_LINES = 16;
 export const HUNK_BLOCK_SCAN_LINES = 48;
 /** A line with a letter or a digit in it (not drawing alone). */
 const WORDED = /[\p{L}\p{N}]/u;
-/** Consecutive lines of one shape in a block from which only the first and the last are kept. */
-const BLOCK_RUN_LINES = 3;
 
 /**
  * A block with each run of BLOCK_RUN_LINES or more lines of one shape thinned to its first and last
@@ -161,26 +159,6 @@ export function indentOf(text: string): number {
 	return -1; // blank
 }
 
-/** A line whose shape the whole output has at most this many times is rare: unlike the output's routine lines. */
-export const RARE_CONTEXT_SHAPE_LINES = 2;
-/**
- * A line whose shape makes up at least this share of the output's lines (and at least
- * ROUTINE_CONTEXT_MIN_LINES of them) is routine: the build's `  CC [M] module_N.o` around an
- * error is not part of its block, however it is indented.
- */
-export const ROUTINE_CONTEXT_SHARE = 0.25;
-export const ROUTINE_CONTEXT_MIN_LINES = 50;
-
-/** How a line's shape compares with the rest of the output, for the block rules. */
-export type ShapeKind = "rare" | "routine" | "usual";
-
-/** The ShapeKind of a line whose shape the output has `count` times among `shapedLines` (0: not known). */
-export function classifyShape(count: number, shapedLines: number): ShapeKind {
-	if (count <= 0) return "usual";
-	if (count <= RARE_CONTEXT_SHAPE_LINES) return "rare";
-	return count >= ROUTINE_CONTEXT_MIN_LINES && count >= ROUTINE_CONTEXT_SHARE * shapedLines ? "routine" : "usual";
-}
-
 /**
  * Does `line` continue the block of a signal line indented by `signalIndent`? A blank line ends
  * it; a line indented deeper belongs to it (a traceback's frames, javac's `symbol:`/`location:`);
@@ -224,7 +202,7 @@ export function isSectionHeader(line: string): boolean {
 export function findLeadingContext(
 	signal: string,
 	above: readonly string[],
-	shapeOf: (index: number) => ShapeKind = () => "usual",
+	shapeKindOf: (index: number) => ShapeKind = () => "usual",
 ): { context: number[]; header?: number } {
 	const signalIndent = Math.max(0, indentOf(signal));
 	// An unindented report takes the indented lines above it only when it does not open with its own location.
@@ -238,7 +216,7 @@ export function findLeadingContext(
 			if (k > 0 && LOCATION_ALONE.test(above[k - 1])) context.push(k, k - 1);
 			break;
 		}
-		const shape = shapeOf(k);
+		const shape = shapeKindOf(k);
 		if (
 			shape === "routine"
 				? isContinuation(above[k])

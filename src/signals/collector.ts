@@ -1,27 +1,26 @@
 // The signal candidates of one scan, kept in bounded memory: lines that matched the signal pattern,
-// grouped by shape (signal-policy.ts shapeOf). A shape keeps its first few distinct lines and its
+// grouped by shape key (src/signals/shape.ts shapeOf). A shape keeps its first few distinct lines and its
 // latest one, with exact repeat counts, and counts every line of its shape; at most MAX_SHAPES
 // shapes are kept — past that, the ones that rank lowest are dropped, evenly over the output — so a
 // million distinct error lines cost no more memory than a thousand. Order of arrival is line order.
-// A line that is not kept costs no copy: it is shaped from the scan's text and dropped.
+// A line that is not kept costs no copy: it is rendered from the scan's text and dropped.
 
 import {
 	detach,
 	keepCharsFor,
 	renderTerminalLine,
 	type ScannedLine,
-	shapeLine,
+	renderLine,
 	stripLineEnd,
 } from "../lines/render.js";
-import { classifySeverity, rankCandidates, type Severity, shapeOf } from "./policy.js";
+import { classifySeverity, rankCandidates, type Severity } from "./policy.js";
+import { COLLAPSE_SHAPE_LINES, shapeOf } from "./shape.js";
 import { keepEnd, keepStart } from "../lines/text.js";
 
 /** Shapes remembered at once (twice this many before a prune). */
 export const MAX_SHAPES = 1024;
 /** Distinct lines kept per shape, from its first; its latest line is kept too. */
 export const LINES_PER_SHAPE = 5;
-/** A shape with at least this many lines is shown once, with a count of its similar lines. */
-export const COLLAPSE_SHAPE_LINES = 7;
 /** Lines remembered by the shape memo (see findShape) before it starts again, and the longest it remembers. */
 export const MAX_MEMO_LINES = 1024;
 export const MAX_MEMO_LINE_CHARS = 256;
@@ -58,7 +57,7 @@ interface LatestLine {
 	shownText: string;
 	offset: number;
 	count: number;
-	/** The line as a SignalItem, or its raw text (at most maxLineChars, a string of its own) to shape with shapeLine. */
+	/** The line as a SignalItem, or its raw text (at most maxLineChars, a string of its own) to render with renderLine. */
 	source: SignalItem | string;
 }
 
@@ -74,7 +73,7 @@ export class SignalCollector {
 	private shapes = new Map<string, Shape>();
 	/** Lines added in all (repeats included). */
 	matches = 0;
-	/** What the scan keeps of a line (render.ts keepCharsFor): the text a line is shaped and compared by. */
+	/** What the scan keeps of a line (src/lines/render.ts keepCharsFor): the text a line is rendered, shaped and compared by. */
 	private readonly keepChars: number;
 	/** Recent lines by digitBlindHash: a line that differs from one of them only in its digits has its shape. */
 	private memo = new Map<number, MemoLine>();
@@ -110,7 +109,7 @@ export class SignalCollector {
 
 	/**
 	 * A line that matched, as the scan decoded it (`raw`, its line ending included or not). The
-	 * same as add(shapeLine(lineNumber, raw, keepChars)), but the line is copied out of the scan's
+	 * same as add(renderLine(lineNumber, raw, keepChars)), but the line is copied out of the scan's
 	 * text only when it is kept.
 	 */
 	addRaw(lineNumber: number, raw: string, offset: number): void {
@@ -123,14 +122,14 @@ export class SignalCollector {
 			return;
 		}
 		const rendered = renderTerminalLine(line);
-		// shapeLine's text: the start of a line longer than keepChars.
+		// renderLine's text: the start of a line longer than keepChars.
 		const text = rendered.length <= this.keepChars ? rendered : keepStart(rendered, this.keepChars);
 		this.addLine(lineNumber, text, this.findShape(text), offset, raw);
 	}
 
 	/**
-	 * `text` is the line as shapeLine shapes it (possibly not yet copied out), `key` its shapeOf;
-	 * `source` the line, or its raw text to shape when kept.
+	 * `text` is the line as renderLine renders it (possibly not yet copied out), `key` its shapeOf;
+	 * `source` the line, or its raw text to render when kept.
 	 */
 	private addLine(lineNumber: number, text: string, key: string, offset: number, source: ScannedLine | string): void {
 		this.matches++;
@@ -165,7 +164,7 @@ export class SignalCollector {
 			latest.count++;
 			return;
 		}
-		// A short raw line (most lines of a flood) is kept as it is, to be shaped in items(); any other
+		// A short raw line (most lines of a flood) is kept as it is, to be rendered in items(); any other
 		// line is made a SignalItem now, so that no latest line holds more than the view shows.
 		const kept =
 			typeof source === "string" && source.length <= this.maxLineChars
@@ -184,7 +183,7 @@ export class SignalCollector {
 	}
 
 	/**
-	 * The lines the view may show (rank them with signal-policy.ts rankCandidates). A common shape
+	 * The lines the view may show (rank them with src/signals/policy.ts rankCandidates). A common shape
 	 * (COLLAPSE_SHAPE_LINES lines or more) gives one line that stands for the others.
 	 */
 	items(): SignalItem[] {
@@ -235,7 +234,7 @@ export class SignalCollector {
 		source: ScannedLine | string,
 		severity: Severity,
 	): SignalItem {
-		const line = typeof source === "string" ? shapeLine(lineNumber, source, this.keepChars) : source;
+		const line = typeof source === "string" ? renderLine(lineNumber, source, this.keepChars) : source;
 		const text = this.clipForView(line.text, line.keptEnd === true);
 		const partial = line.partial || text.length < line.text.length;
 		// The line's fields, then the item's: written out where it can be (a spread costs microseconds).

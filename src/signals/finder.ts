@@ -1,6 +1,6 @@
 // Finding the lines of a block that match the signal pattern, with a strategy chosen once per scan:
 // for the default pattern, and for a configured one with keywords it cannot match without
-// (regex-keywords.ts), the SIMD keyword prefilter and automaton over the bytes, each candidate then
+// (src/regex/keywords.ts), the SIMD keyword prefilter and automaton over the bytes, each candidate then
 // tested with the full pattern; for another configured pattern that matches alike in UTF-8 and
 // Latin-1 (isByteSafePattern), one pass over the Latin-1 view; otherwise a pass over the decoded
 // text with ANSI escapes removed. A configured pattern never runs on more than SIGNAL_WINDOW_CHARS
@@ -99,7 +99,7 @@ export class SignalFinder {
 	stopped: { atLine: number; afterMs: number } | undefined;
 
 	constructor(signalRegex: RegExp, now: () => number = () => performance.now()) {
-		// Shared and kept compiled (regex-cache.ts): the prewarm compiles them before the first result.
+		// Shared and kept compiled (src/regex/cache.ts): the prewarm compiles them before the first result.
 		const shared = findSignalRegexes(signalRegex.source, signalRegex.flags.replace(/[gmy]/g, ""));
 		this.blockRegex = shared.block;
 		this.lineRegex = shared.line;

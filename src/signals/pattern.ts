@@ -69,7 +69,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})|"(?:action|status|state|result|outcome|conclusion)" *: *"(?:fail|failed|failure|error|errored|fatal)"`,
-		why: 'JSON documents: an `"error": {…}` or `"errors": ["…"]` member with a value; not `"error": null`, `"errors": []`, and never a string value such as eslint\'s `"no-undef": "error"`. And a JSON-lines event whose outcome member says it failed: `go test -json`\'s `{"Action":"fail","Package":…,"Test":"TestTotal037"}`, a CI step\'s `"conclusion": "failure"` (the outcome members of signal-policy.ts\'s JSON rules)',
+		why: 'JSON documents: an `"error": {…}` or `"errors": ["…"]` member with a value; not `"error": null`, `"errors": []`, and never a string value such as eslint\'s `"no-undef": "error"`. And a JSON-lines event whose outcome member says it failed: `go test -json`\'s `{"Action":"fail","Package":…,"Test":"TestTotal037"}`, a CI step\'s `"conclusion": "failure"` (the outcome members of the JSON rules in src/signals/policy.ts)',
 	},
 	{
 		source: String.raw`(?:^|: )(?:schwerwiegender )?fehler: |(?:^|: )erreur(?: fatale)? ?: `,

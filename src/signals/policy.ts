@@ -1,11 +1,9 @@
 // The signal policy: everything pi-overflow decides about which lines of an output matter, in one
 // place. What counts is DEFAULT_SIGNAL_PATTERN (src/signals/pattern.ts, with its reasons per part); here:
-// how severe a matching line is (a failure, or only a warning or a log line at a lower level), what
-// shape a line has (its text with the variable parts — numbers, ids, quoted strings, paths —
-// replaced, so that a thousand lines that differ only in a counter are one shape), which lines
-// around a signal belong to it (its block and a little leading context: src/signals/blocks.ts), and
-// how candidates rank (errors before warnings, rare shapes before common ones). Pure: strings in,
-// decisions out.
+// how severe a matching line is (a failure, or only a warning or a log line at a lower level), how
+// candidates rank (errors before warnings, rarer shapes before common ones), and which members of a
+// JSON object say it is a problem. What a line's shape is and when it is rare: src/signals/shape.ts;
+// which lines around a signal belong to it: src/signals/blocks.ts. Pure: strings in, decisions out.
 
 /** How much a signal line says about a failure: an error (2), or only a warning / a lower log level (1). */
 export type Severity = 1 | 2;
@@ -44,72 +42,19 @@ export function classifySeverity(text: string): Severity {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Shapes
-
-/** Characters of a line that decide its shape. */
-const SHAPE_CHARS = 160;
-/**
- * The variable parts of a line, in one pass: quoted strings, paths, hex ids and numbers. Linear:
- * every alternative is bounded or a simple run.
- */
-const VARIABLE_PARTS =
-	/"[^"\n]{0,200}"|'[^'\n]{0,200}'|`[^`\n]{0,200}`|(?:[\w.@~+-]*\/)+[\w.@~+-]*|\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b|[+-]?\d+(?:[.,:]\d+)*/gi;
-
-/**
- * The shape of a line: its start with quoted strings, paths, hex ids and numbers replaced, so that
- * lines written by one print statement have one shape (`request 17 took 5 ms`, `request 18 took 12
- * ms`). Used to count how common a kind of line is.
- */
-export function shapeOf(text: string): string {
-	return text
-		.slice(0, SHAPE_CHARS)
-		.replace(VARIABLE_PARTS, (part) =>
-			part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V",
-		)
-		.replace(/\s+/g, " ")
-		.trim();
-}
-
-/** Lines that differ in one word at most, from this many on, are one template's family, not odd lines. */
-export const TEMPLATE_FAMILY_LINES = 5;
-/** Fewest words (after shapeOf) for a line to be compared with others word by word. */
-const TEMPLATE_MIN_WORDS = 3;
-
-/**
- * Which of `texts` (lines the shape counter found rare) belong to a template's family: at least
- * TEMPLATE_FAMILY_LINES of them have one shape but for one word, the way Drain groups log lines
- * (`Feature: checkout totals for region fr` … `region nl`, busted's `[----------] Running tests
- * from spec/budget_spec.lua` once per file). Such lines are one print statement run per file or
- * per region, not the odd line in a uniform output; three alike (svn's three `C` lines) are not a
- * family. Cheap: a shape stops at SHAPE_CHARS characters, so a line gives a few dozen short keys.
- */
-export function markTemplateFamilies(texts: readonly string[]): boolean[] {
-	// Each line's keys: its shape with one word left out, for each word (made once per line).
-	const keys = texts.map((text) => {
-		const line = shapeOf(text).split(" ");
-		return line.length < TEMPLATE_MIN_WORDS
-			? []
-			: line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`);
-	});
-	const counts = new Map<string, number>();
-	for (const lineKeys of keys) for (const key of lineKeys) counts.set(key, (counts.get(key) ?? 0) + 1);
-	return keys.map((lineKeys) => lineKeys.some((key) => (counts.get(key) ?? 0) >= TEMPLATE_FAMILY_LINES));
-}
-
-// ---------------------------------------------------------------------------------------------
 // Ranking
 
 /** A candidate as the ranking sees it. */
 export interface RankedCandidate {
 	lineNumber: number;
 	severity: Severity;
-	/** Signal lines of this candidate's shape in the whole output. */
+	/** Signal lines of this candidate's shape key (shapeOf) in the whole output. */
 	shapeCount: number;
 }
 
 /**
  * The order in which candidates earn a place in the view: errors before warnings; within each,
- * rare shapes (seen at most RARE_SHAPE_COUNT times) before common ones, the rarer first; lines of
+ * rarer shapes (fewer signal lines of their shape key, shapeCount) before common ones; lines of
  * equally common shapes spread over the output (first and last first, then evenly in between), so
  * the view shows where failures start and end, not only the first ones.
  */

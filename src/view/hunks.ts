@@ -7,13 +7,12 @@
 // one bounded streaming pass). Reads at most a few KiB around each chosen line.
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
-import { renderShownText, type ScannedLine, shapeLine } from "../lines/render.js";
+import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
 	BLOCK_MESSAGE_LINES,
 	BLOCK_SCAN_LINES,
-	classifyShape,
 	continuesBlock,
 	continuesPastBlank,
 	findLeadingContext,
@@ -25,20 +24,26 @@ import {
 	indentOf,
 	isBlockMessage,
 	opensBlock,
-	type ShapeKind,
 	SUBJECT_LOOKBACK_LINES,
 	thinRuns,
 } from "../signals/blocks.js";
-import type { ShapeLine } from "../signals/shapes.js";
-import { markTemplateFamilies, TEMPLATE_FAMILY_LINES } from "../signals/policy.js";
+import type { ShapeLine } from "../signals/shape-counter.js";
+import {
+	classifyShape,
+	markTemplateFamilies,
+	MAX_SHAPE_LINES,
+	RARE_BLOCK_LINES,
+	RARE_CANDIDATE_LINES,
+	RARE_PROBE_BYTES,
+	type ShapeKind,
+	TEMPLATE_FAMILY_LINES,
+} from "../signals/shape.js";
 import type { ByteSource } from "../io/source.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
 const READ_AFTER_BYTES = 16 * 1024;
 const NEWLINE = 0x0a;
-/** Rare and repeated lines read, at most. */
-export const MAX_SHAPE_LINES = 10;
 
 /** A signal line with the lines around it that belong to it. */
 export interface Hunk {
@@ -64,16 +69,6 @@ export interface ShapeFind extends ScannedLine {
 	/** A rare line's block: the lines right below it that continue it, as a signal line's do (at most RARE_BLOCK_LINES). */
 	after: ScannedLine[];
 }
-
-/** Lines of a rare line's block read, at most: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
-export const RARE_BLOCK_LINES = 4;
-/**
- * Rare lines of the middle looked at, at most, to set aside those of a template's family
- * (markTemplateFamilies) before MAX_SHAPE_LINES are taken; each costs a read of RARE_PROBE_BYTES.
- */
-export const RARE_CANDIDATE_LINES = 4 * MAX_SHAPE_LINES;
-/** Bytes read of a rare line to compare it with the others (its shape looks at the first 160 characters). */
-const RARE_PROBE_BYTES = 1024;
 
 /**
  * Signal lines of the tail whose subject is looked for above the tail, at most (the best ranked):
@@ -147,7 +142,7 @@ export async function readViewExtras(
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
-		const shaped = shapeLine(line.lineNumber, first, keepChars);
+		const shaped = renderLine(line.lineNumber, first, keepChars);
 		const after = takeBlock(shaped, below, below.length, keepChars, shapeKind);
 		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
 	});
@@ -242,7 +237,7 @@ async function readTailSubjects(
 			above.map((raw) => renderShownText(raw, keepChars)),
 			isShown,
 		);
-		for (const index of subject) byLine.set(first + index, shapeLine(first + index, above[index], keepChars));
+		for (const index of subject) byLine.set(first + index, renderLine(first + index, above[index], keepChars));
 	}
 	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 }
@@ -254,7 +249,7 @@ async function readTailSubjects(
 async function readProblemLines(source: ByteSource, problem: JsonProblem, keepChars: number): Promise<ScannedLine[]> {
 	if (problem.startLine === problem.endLine) {
 		const bytes = await readRange(source, problem.start, Math.min(problem.end, problem.start + READ_AFTER_BYTES));
-		const line = shapeLine(problem.startLine, bytes.toString("utf8"), keepChars);
+		const line = renderLine(problem.startLine, bytes.toString("utf8"), keepChars);
 		const total = problem.end - problem.start;
 		return [total > bytes.length ? { ...line, totalChars: Math.max(line.totalChars, total), partial: true } : line];
 	}
@@ -267,7 +262,7 @@ async function readProblemLines(source: ByteSource, problem: JsonProblem, keepCh
 	// A read cut short ends inside a line: that piece is not a whole line.
 	const whole = bytes.length >= problem.end - problem.lineStart || raw.length === 1 ? raw.length : raw.length - 1;
 	const count = Math.min(problem.endLine - problem.startLine + 1, MAX_PROBLEM_LINES, whole);
-	return raw.slice(0, count).map((text, index) => shapeLine(problem.startLine + index, text, keepChars));
+	return raw.slice(0, count).map((text, index) => renderLine(problem.startLine + index, text, keepChars));
 }
 
 async function readRange(source: ByteSource, from: number, to: number): Promise<Buffer> {
@@ -309,7 +304,7 @@ function takeBlock(
 	const indent = Math.max(0, indentOf(line.text));
 	const block: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
-		const below = shapeLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
+		const below = renderLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
 		const pastBlank =
 			k === 0 &&
 			indentOf(below.text) < 0 &&
@@ -390,7 +385,7 @@ async function readHunk(
 			k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES;
 			k++
 		) {
-			const line = shapeLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
+			const line = renderLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
 			if (indentOf(line.text) >= 0 && indentOf(line.text) <= signalIndent) break; // the block's closing line
 			if (isBlockMessage(line.text)) messages.push(line);
 		}
@@ -402,7 +397,7 @@ async function readHunk(
 	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
 	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
 	const shapeAbove = (index: number) =>
-		shapeLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
+		renderLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {
 		item,
 		before: leading.context.map(shapeAbove),

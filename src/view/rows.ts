@@ -4,16 +4,13 @@
 
 import type { Hunk } from "./hunks.js";
 import type { ScannedLine } from "../lines/render.js";
-import { shapeOf } from "../signals/policy.js";
+import { FOLD_RUN_LINES, shapeOf } from "../signals/shape.js";
 
 /** A line of the view with the output line it shows (for ordering and overlap). */
 export interface Row {
 	lineNumber: number;
 	text: string;
 }
-
-/** Head or tail lines of one shape in a row that fold into their first and last line and a count. */
-const FOLD_RUN_LINES = 6;
 
 /** How many lines from the start fit in `room` (each counted with its newline). */
 export function takeFromStart(lines: readonly string[], room: number): number {

@@ -5,7 +5,7 @@
 ;; findKeywordLines in src/prefilter/keyword-automaton.ts does: the SIMD pass only proposes positions where a
 ;; keyword may start (never missing one), and each proposal is confirmed by a walk of the trie; the
 ;; rest of a reported line is not searched.
-;; `shapes` gives each line's shape hash bit for bit as hashLine in src/signals/shapes.ts does.
+;; `shapes` gives each line's shape hash bit for bit as hashShape in src/signals/shape.ts does.
 ;;
 ;; Memory layout, chosen by the caller:
 ;;   tables: 2 groups x 4 positions x (16 low-nibble + 16 high-nibble) bytes = 256 bytes. Bit b of
@@ -238,7 +238,7 @@
 		(call $uncount (local.get $line) (local.get $end) (local.get $p)))
 
 	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
-	;; hashLine in src/signals/shapes.ts: indentation, then up to 48 bytes with each digit run as one
+	;; hashShape in src/signals/shape.ts: indentation, then up to 48 bytes with each digit run as one
 	;; "0", each quoted string as its quote, a leading `path:` (a token before a colon and a digit) as
 	;; one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
 	;; at `out`; returns how many, and leaves the number of lines in $lines. Reads up to 15 bytes past

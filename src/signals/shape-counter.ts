@@ -1,15 +1,24 @@
-// Line shapes over the whole output, for what no keyword finds: a line repeated dozens of times with
-// only its numbers changing (a retry loop, a lock wait: why a run hung), and a line whose shape is
-// rare in an output of few shapes (the one odd line among thousands of uniform ones). A line's shape
-// is a 32-bit hash of its start with digit runs collapsed, quoted strings and a leading `path:`
-// skipped, and its indentation kept — hashed by the WebAssembly module (src/prefilter/wasm/keyword-filter.wat
-// `shapes`, bit for bit hashLine; hashLine where it cannot run), no string is made. Cheap by sampling: every line
-// of the first FULL_BYTES bytes, then the first SAMPLED_SHARE of each block the scan passes (which
-// lines those are depends on how the output was read: the bound stage reads fixed 1 MiB chunks).
-// Memory: at most MAX_SHAPES shapes; past that the output is not "of few shapes" and only the shapes
-// already known go on being counted.
+// The shape counter: shape hashes (src/signals/shape.ts hashShape) counted over the whole output,
+// for what no keyword finds: a line repeated dozens of times with only its numbers changing (a retry
+// loop, a lock wait: why a run hung), and a line whose shape is rare in an output of few shapes (the
+// one odd line among thousands of uniform ones). Hashed by the WebAssembly module where it runs, no
+// string is made. Cheap by sampling: every line of the first FULL_BYTES bytes, then the first
+// SAMPLED_SHARE of each block the scan passes (which lines those are depends on how the output was
+// read: the bound stage reads fixed 1 MiB chunks). Memory: at most MAX_HASHED_SHAPES shapes; past
+// that the output is not "of few shapes" and only the shapes already known go on being counted.
 
 import { getShapeHasher } from "../prefilter/keyword-filter.js";
+import {
+	COMMON_SHAPE_LINES,
+	COMMON_SHAPE_SHARE,
+	hashShape,
+	MIN_SHAPED_LINES,
+	RARE_SHAPE_LINES,
+	REPEAT_MAX_SHARE,
+	REPEAT_MAX_SPREAD,
+	REPEAT_MIN_LINES,
+	SHAPE_HASH_BLANK,
+} from "./shape.js";
 
 /**
  * Bytes of output whose every line is shaped (every real output of the recall sets, ≤ 1.7 MB, is
@@ -20,77 +29,9 @@ import { getShapeHasher } from "../prefilter/keyword-filter.js";
 const FULL_BYTES = 2 * 1024 * 1024;
 const SAMPLED_SHARE = 1 / 32;
 /** Shapes remembered. */
-const MAX_SHAPES = 4096;
-/** Bytes of a line's skeleton that make its shape. */
-const SKELETON_BYTES = 48;
-/** A shape seen at least this often is a common one. */
-const COMMON_SHAPE_LINES = 10;
-/** An output is "of few shapes" when common shapes make this share of its lines: then a line seen once stands out. */
-const COMMON_SHARE = 0.9;
-/** A shape seen at most this many times in an output of few shapes is rare: each of its lines stands out (svn's three `C` lines among 700 `U`). */
-const RARE_SHAPE_LINES = 3;
-/** Fewest shaped lines for rare lines to mean anything. */
-const MIN_SHAPED_LINES = 200;
-/**
- * A shape is a repetition worth a line of its own when it comes at least REPEAT_MIN_LINES times in a
- * burst (its lines make at least 1 / REPEAT_MAX_SPREAD of the lines between its first and its last:
- * a retry loop, a lock wait) and is not the output's bulk (at most REPEAT_MAX_SHARE of its lines).
- */
-const REPEAT_MIN_LINES = 12;
-const REPEAT_MAX_SPREAD = 4;
-const REPEAT_MAX_SHARE = 0.5;
+const MAX_HASHED_SHAPES = 4096;
 
 const NEWLINE = 0x0a;
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-/** What hashLine returns for a blank line (no shape). */
-const BLANK = -1;
-
-/**
- * The shape hash of the line in bytes[from, end) (no newline in it): indentation, then up to
- * SKELETON_BYTES bytes with each digit run as one "0", each quoted string as its quote, and a
- * leading `path:` (a token before a colon and a digit) as one token. BLANK for a blank line.
- */
-export function hashLine(bytes: Uint8Array, from: number, end: number): number {
-	if (end > from && bytes[end - 1] === 0x0d) end--;
-	let at = from;
-	let indent = 0;
-	while (at < end && (bytes[at] === 0x20 || bytes[at] === 0x09)) {
-		indent++;
-		at++;
-	}
-	if (at >= end) return BLANK;
-	let hash = Math.imul(FNV_OFFSET ^ Math.min(indent, 16), FNV_PRIME);
-	let probe = at;
-	while (probe < end && probe - at < 256 && bytes[probe] !== 0x3a && bytes[probe] !== 0x20) probe++;
-	if (bytes[probe] === 0x3a && probe > at && probe + 1 < end && bytes[probe + 1] >= 0x30 && bytes[probe + 1] <= 0x39) {
-		hash = Math.imul(hash ^ 0x50, FNV_PRIME);
-		at = probe;
-	}
-	let emitted = 0;
-	let inDigits = false;
-	while (at < end && emitted < SKELETON_BYTES) {
-		const byte = bytes[at++];
-		if (byte >= 0x30 && byte <= 0x39) {
-			if (!inDigits) {
-				hash = Math.imul(hash ^ 0x30, FNV_PRIME);
-				emitted++;
-				inDigits = true;
-			}
-			continue;
-		}
-		inDigits = false;
-		if (byte === 0x22 || byte === 0x27 || byte === 0x60) {
-			// A quoted string is one token: skip to its closing quote.
-			let close = at;
-			while (close < end && close - at < 200 && bytes[close] !== byte) close++;
-			if (close < end && bytes[close] === byte) at = close + 1;
-		}
-		hash = Math.imul(hash ^ byte, FNV_PRIME);
-		emitted++;
-	}
-	return hash >>> 0;
-}
 
 interface ShapeEntry {
 	count: number;
@@ -116,7 +57,7 @@ export interface ShapeStats {
 	shapedLines: number;
 	/** True when every line was shaped (no sampling). */
 	complete: boolean;
-	/** Each line of a shape seen at most RARE_SHAPE_LINES times (the rarest shapes first), when common shapes make COMMON_SHARE of the lines. */
+	/** Each line of a shape seen at most RARE_SHAPE_LINES times (the rarest shapes first), when common shapes make COMMON_SHAPE_SHARE of the lines. */
 	rare: ShapeLine[];
 	/** Shapes repeated in a burst (REPEAT_MIN_LINES and more) that are not the output's bulk, by first line. */
 	repeated: ShapeLine[];
@@ -153,14 +94,14 @@ export class ShapeCounter {
 			return;
 		}
 		this.seenBytes += bytes.length + 1;
-		const hash = hashLine(bytes, 0, bytes.length);
-		if (hash !== BLANK) this.count(hash, lineNumber, offset);
+		const hash = hashShape(bytes, 0, bytes.length);
+		if (hash !== SHAPE_HASH_BLANK) this.count(hash, lineNumber, offset);
 	}
 
 	/**
 	 * The lines of bytes[from, stop) (whole lines), hashed by the WebAssembly module (getShapeHasher,
 	 * the same hashes) in windows of whole lines; a line longer than a window, or every line where
-	 * the module cannot run, by hashLine.
+	 * the module cannot run, by hashShape.
 	 */
 	private shapeLines(bytes: Uint8Array, from: number, stop: number, firstLine: number, base: number): void {
 		const hasher = getShapeHasher();
@@ -194,8 +135,8 @@ export class ShapeCounter {
 		for (let at = from; at < stop; line++) {
 			let end = bytes.indexOf(NEWLINE, at);
 			if (end < 0 || end > stop) end = stop;
-			const hash = hashLine(bytes, at, end);
-			if (hash !== BLANK) this.count(hash, line, base + at);
+			const hash = hashShape(bytes, at, end);
+			if (hash !== SHAPE_HASH_BLANK) this.count(hash, line, base + at);
 			at = end + 1;
 		}
 	}
@@ -206,8 +147,8 @@ export class ShapeCounter {
 	 */
 	countOf(text: string): number {
 		const bytes = Buffer.from(text.length > 1024 ? text.slice(0, 1024) : text, "utf8");
-		const hash = hashLine(bytes, 0, bytes.length);
-		return hash === BLANK ? 0 : (this.shapes.get(hash)?.count ?? 0);
+		const hash = hashShape(bytes, 0, bytes.length);
+		return hash === SHAPE_HASH_BLANK ? 0 : (this.shapes.get(hash)?.count ?? 0);
 	}
 
 	private count(hash: number, line: number, offset: number): void {
@@ -219,7 +160,7 @@ export class ShapeCounter {
 			if (entry.count <= RARE_SHAPE_LINES) (entry.more ??= []).push([line, offset]);
 			return;
 		}
-		if (this.shapes.size >= MAX_SHAPES) {
+		if (this.shapes.size >= MAX_HASHED_SHAPES) {
 			this.overflow = true;
 			return;
 		}
@@ -231,7 +172,7 @@ export class ShapeCounter {
 		let common = 0;
 		for (const entry of entries) if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
 		const fewShapes =
-			!this.overflow && this.shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHARE * this.shapedLines;
+			!this.overflow && this.shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHAPE_SHARE * this.shapedLines;
 		const toLine = (entry: ShapeEntry): ShapeLine => ({
 			lineNumber: entry.firstLine,
 			offset: entry.firstOffset,

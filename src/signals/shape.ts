@@ -1,0 +1,211 @@
+// What a line's shape is, and how common a shape must be to count as rare, routine or repeated: the
+// one place for both. A line's shape is its start with the variable parts set aside, so that the lines
+// one print statement writes share one. It comes in two forms, side by side below: the shape key
+// (shapeOf, a string, for the few lines already chosen) and the shape hash (hashShape, 32 bits over
+// raw bytes, for every line of an output, computed in WebAssembly too). Pure: text or bytes in.
+
+// ---------------------------------------------------------------------------------------------
+// The two forms of a shape
+//
+//                      shapeOf(text): the shape key              hashShape(bytes): the shape hash
+//   reads              a line's text, first SHAPE_CHARS (160)    its raw bytes: indentation, then the
+//                      UTF-16 units                              first SHAPE_HASH_BYTES (48) skeleton bytes
+//   indentation        dropped (whitespace runs become one " ")  kept (its spaces and tabs, up to 16)
+//   numbers            numbers (with their `.`/`,`/`:` parts:    each run of digits becomes "0"
+//                      `-1.5`, `12:30:01`) become "0"            (`12:30:01` is "0:0:0")
+//   quoted strings     "…" '…' `…` (≤ 200 chars) become "Q"      the same, each kept as its quote
+//   paths, hex ids     `a/b/c`, `0x…`, 7+ hex digits become "V"  only a leading `token:` before a digit
+//                      ("0" when they start with a digit)        (`src/a.c:12: …`) is one token
+//   made as            a string (a Map key; split into words     FNV-1a, no string made; the same bits
+//                      for template families)                    from src/prefilter/wasm/keyword-filter.wat
+//   used by            the signal collector (candidates of one   the shape counter (rare and repeated lines
+//                      shape, COLLAPSE_SHAPE_LINES), a block's   over the whole output) and its countOf,
+//                      runs (BLOCK_RUN_LINES), head and tail     which the block rules read as rare or
+//                      folds (FOLD_RUN_LINES), template          routine (classifyShape)
+//                      families (TEMPLATE_FAMILY_LINES)
+//
+// Why two: the hash reads every line of an output's first 2 MiB and a sample after that, so it must
+// cost a few ns per byte with no allocation and give the same bits in WebAssembly (about 9 ns per
+// byte in JavaScript, 4 in WebAssembly); the key reads only lines already chosen and can afford a
+// regular expression that sets paths and ids aside anywhere in the line. They are not
+// interchangeable: giving the key the hash's rules changes the views of every recall set (npm run
+// view-digest), so each keeps the rules its views were tuned with.
+
+/** Characters of a line's text that decide its shape key. */
+export const SHAPE_CHARS = 160;
+/**
+ * The variable parts of a line, in one pass: quoted strings, paths, hex ids and numbers. Linear:
+ * every alternative is bounded or a simple run.
+ */
+const VARIABLE_PARTS =
+	/"[^"\n]{0,200}"|'[^'\n]{0,200}'|`[^`\n]{0,200}`|(?:[\w.@~+-]*\/)+[\w.@~+-]*|\b0x[0-9a-f]+\b|\b[0-9a-f]{7,}\b|[+-]?\d+(?:[.,:]\d+)*/gi;
+
+/**
+ * The shape key of a line: its first SHAPE_CHARS characters with quoted strings ("Q"), paths and
+ * hex ids ("V") and numbers ("0") replaced and whitespace runs made one space, so that lines
+ * written by one print statement share one (`request 17 took 5 ms`, `request 18 took 12 ms`).
+ * Lines that differ only in their digits share one, unless a digit stands before an `x` (a `0x`
+ * prefix): the signal collector's memo relies on it.
+ */
+export function shapeOf(text: string): string {
+	return text
+		.slice(0, SHAPE_CHARS)
+		.replace(VARIABLE_PARTS, (part) =>
+			part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V",
+		)
+		.replace(/\s+/g, " ")
+		.trim();
+}
+
+/** Bytes of a line's skeleton (after its indentation) that make its shape hash. */
+export const SHAPE_HASH_BYTES = 48;
+/** What hashShape returns for a blank line (it has no shape). */
+export const SHAPE_HASH_BLANK = -1;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/**
+ * The shape hash of the line in bytes[from, end) (no newline in it; a final "\r" is dropped):
+ * indentation, then up to SHAPE_HASH_BYTES bytes with each digit run as one "0", each quoted
+ * string as its quote, and a leading `path:` (a token before a colon and a digit) as one token.
+ * SHAPE_HASH_BLANK for a blank line. The WebAssembly module's `shapes` gives the same bits.
+ */
+export function hashShape(bytes: Uint8Array, from: number, end: number): number {
+	if (end > from && bytes[end - 1] === 0x0d) end--;
+	let at = from;
+	let indent = 0;
+	while (at < end && (bytes[at] === 0x20 || bytes[at] === 0x09)) {
+		indent++;
+		at++;
+	}
+	if (at >= end) return SHAPE_HASH_BLANK;
+	let hash = Math.imul(FNV_OFFSET ^ Math.min(indent, 16), FNV_PRIME);
+	let probe = at;
+	while (probe < end && probe - at < 256 && bytes[probe] !== 0x3a && bytes[probe] !== 0x20) probe++;
+	if (bytes[probe] === 0x3a && probe > at && probe + 1 < end && bytes[probe + 1] >= 0x30 && bytes[probe + 1] <= 0x39) {
+		hash = Math.imul(hash ^ 0x50, FNV_PRIME);
+		at = probe;
+	}
+	let emitted = 0;
+	let inDigits = false;
+	while (at < end && emitted < SHAPE_HASH_BYTES) {
+		const byte = bytes[at++];
+		if (byte >= 0x30 && byte <= 0x39) {
+			if (!inDigits) {
+				hash = Math.imul(hash ^ 0x30, FNV_PRIME);
+				emitted++;
+				inDigits = true;
+			}
+			continue;
+		}
+		inDigits = false;
+		if (byte === 0x22 || byte === 0x27 || byte === 0x60) {
+			// A quoted string is one token: skip to its closing quote.
+			let close = at;
+			while (close < end && close - at < 200 && bytes[close] !== byte) close++;
+			if (close < end && bytes[close] === byte) at = close + 1;
+		}
+		hash = Math.imul(hash ^ byte, FNV_PRIME);
+		emitted++;
+	}
+	return hash >>> 0;
+}
+
+/** Fewest words (after shapeOf) for a line to be compared with others word by word. */
+const TEMPLATE_MIN_WORDS = 3;
+
+/**
+ * Which of `texts` (lines the shape counter found rare) belong to a template's family: at least
+ * TEMPLATE_FAMILY_LINES of them have one shape key but for one word, the way Drain groups log lines
+ * (`Feature: checkout totals for region fr` … `region nl`, busted's `[----------] Running tests
+ * from spec/budget_spec.lua` once per file). Such lines are one print statement run per file or
+ * per region, not the odd line in a uniform output; three alike (svn's three `C` lines) are not a
+ * family. Cheap: a key stops at SHAPE_CHARS characters, so a line gives a few dozen short keys.
+ */
+export function markTemplateFamilies(texts: readonly string[]): boolean[] {
+	// Each line's keys: its shape key with one word left out, for each word (made once per line).
+	const keys = texts.map((text) => {
+		const line = shapeOf(text).split(" ");
+		return line.length < TEMPLATE_MIN_WORDS
+			? []
+			: line.map((_, i) => `${line.length}|${i}|${line.slice(0, i).join(" ")}\u0000${line.slice(i + 1).join(" ")}`);
+	});
+	const counts = new Map<string, number>();
+	for (const lineKeys of keys) for (const key of lineKeys) counts.set(key, (counts.get(key) ?? 0) + 1);
+	return keys.map((lineKeys) => lineKeys.some((key) => (counts.get(key) ?? 0) >= TEMPLATE_FAMILY_LINES));
+}
+
+// ---------------------------------------------------------------------------------------------
+// How common a shape is: every threshold, side by side. Each value is the one the views were tuned
+// with; a change changes views (npm run view-digest).
+//
+// Counts of a shape hash over the whole output (the shape counter; sampled past its first 2 MiB):
+
+/**
+ * A shape hash seen at most this many times, in an output of few shapes, is rare: each of its lines
+ * is shown as an odd line (svn's three `C` lines among 700 `U`).
+ */
+export const RARE_SHAPE_LINES = 3;
+/**
+ * A line whose shape hash the output has at most this many times is rare to the block rules: it
+ * joins a signal's block or leading context whatever its indentation (a sanitizer's `READ of size
+ * 4 …` under its `ERROR`). Tuned apart from RARE_SHAPE_LINES (3); views depend on both.
+ */
+export const RARE_CONTEXT_SHAPE_LINES = 2;
+/** A shape hash seen at least this often is a common one. */
+export const COMMON_SHAPE_LINES = 10;
+/** An output is "of few shapes" when common shapes make this share of its lines: then a rare line stands out. */
+export const COMMON_SHAPE_SHARE = 0.9;
+/** Fewest lines hashed for rare lines to mean anything. */
+export const MIN_SHAPED_LINES = 200;
+/**
+ * A line whose shape hash makes up at least this share of the output's lines (and at least
+ * ROUTINE_CONTEXT_MIN_LINES of them) is routine: the build's `  CC [M] module_N.o` around an
+ * error is not part of its block, however it is indented.
+ */
+export const ROUTINE_CONTEXT_SHARE = 0.25;
+export const ROUTINE_CONTEXT_MIN_LINES = 50;
+/**
+ * A shape hash is a repetition worth a line of its own when it comes at least REPEAT_MIN_LINES
+ * times in a burst (its lines make at least 1 / REPEAT_MAX_SPREAD of the lines between its first
+ * and its last: a retry loop, a lock wait) and is not the output's bulk (at most REPEAT_MAX_SHARE
+ * of its lines).
+ */
+export const REPEAT_MIN_LINES = 12;
+export const REPEAT_MAX_SPREAD = 4;
+export const REPEAT_MAX_SHARE = 0.5;
+
+/** How common a line's shape hash is in the output, for the block rules. */
+export type ShapeKind = "rare" | "routine" | "usual";
+
+/** The ShapeKind of a line whose shape hash the output has `count` times among `shapedLines` (0: not known). */
+export function classifyShape(count: number, shapedLines: number): ShapeKind {
+	if (count <= 0) return "usual";
+	if (count <= RARE_CONTEXT_SHAPE_LINES) return "rare";
+	return count >= ROUTINE_CONTEXT_MIN_LINES && count >= ROUTINE_CONTEXT_SHARE * shapedLines ? "routine" : "usual";
+}
+
+// Counts of a shape key among lines already chosen:
+
+/** Signal candidates of one shape key, from this many on, are shown once with a count of the others. */
+export const COLLAPSE_SHAPE_LINES = 7;
+/** Rare lines one word apart (markTemplateFamilies), from this many on, are one template's family, not odd lines. */
+export const TEMPLATE_FAMILY_LINES = 5;
+/** Consecutive lines of one shape key in a signal's block, from this many on, keep only the first and the last. */
+export const BLOCK_RUN_LINES = 3;
+/** Consecutive head or tail lines of one shape key, from this many on, fold into the first, a count and the last. */
+export const FOLD_RUN_LINES = 6;
+
+// What the view reads of the lines found by shape (rare and repeated), at most:
+
+/** Rare and repeated lines read. */
+export const MAX_SHAPE_LINES = 10;
+/** Lines of a rare line's block: the odd line's own details (bandit's `Location:` under its `>> Issue:`). */
+export const RARE_BLOCK_LINES = 4;
+/**
+ * Rare lines of the middle looked at to set aside those of a template's family (markTemplateFamilies)
+ * before MAX_SHAPE_LINES are taken; each costs a read of RARE_PROBE_BYTES.
+ */
+export const RARE_CANDIDATE_LINES = 4 * MAX_SHAPE_LINES;
+/** Bytes read of a rare line to take its shape key: SHAPE_CHARS characters are at most 480 bytes of UTF-8. */
+export const RARE_PROBE_BYTES = 1024;
