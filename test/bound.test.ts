@@ -8,6 +8,7 @@ import { boundToolResult, type BoundDependencies, decideBound, type ToolResultIn
 import { createDefaultConfig, type OverflowConfig } from "../src/config/config.js";
 import { createStash, type Stash, stashOriginal } from "../src/intake/stash.js";
 import { OverflowStore, type StoreFs } from "../src/store/index.js";
+import { buildEntryView } from "../src/view/compose.js";
 import { numberedLog } from "./fixtures/ext/tools.js";
 import { type InjectedFs, injectFaults } from "./helpers/faulty-fs.js";
 import { createTempDir } from "./helpers/tmp.js";
@@ -266,6 +267,42 @@ test("a failed bash result bounded from its spill file still tells the model the
 	assert.equal(lines.at(-2), "[bash: Command exited with code 2]");
 	assert.match(lines.at(-1) ?? "", /^\[use overflow_query with id=/);
 	assert.match(view, /25000: error: the build broke here/);
+});
+
+test("the view built again from the stored copy is the view the model was sent, notes and verdict included", async (t) => {
+	const d = await deps(t, { config: { maxEntryBytes: 1024 * 1024 } });
+	// A spill file whose stored copy leaves out the middle, under Pi's verdict on the command.
+	const spill = join(await createTempDir(t), "spill.log");
+	const full = numberedLog(100000, {
+		3: "ERROR at the start",
+		50000: "error: the middle broke",
+		99999: "FATAL at the end",
+	});
+	writeFileSync(spill, full);
+	const capped = textEvent(`${full.slice(-50000)}\n\nCommand exited with code 2`, {
+		isError: true,
+		details: { fullOutputPath: spill },
+	});
+	// A notice naming a file that is not this command's output: the view says why it was not used.
+	const foreign = join(tmpdir(), `pi-bash-${"cd".repeat(8)}.log`);
+	writeFileSync(foreign, "another command's output\n".repeat(20000));
+	t.after(() => execFileSync("rm", ["-f", foreign]));
+	const noted = textEvent(
+		`${numberedLog(2000, {})}\n\n[Showing lines 1-2000 of 90000. Full output: ${foreign}]\n\nCommand exited with code 1`,
+		{ isError: true, toolCallId: "call-2" },
+	);
+	for (const event of [capped, noted]) {
+		const patch = await boundToolResult(event, d);
+		const id = (patch?.details as { overflow: { id: string } }).overflow.id;
+		const meta = await d.store.readMeta(id);
+		assert.ok(meta);
+		const stored = await d.store.openText(id);
+		try {
+			assert.equal(await buildEntryView(meta, stored, d.config, d.config.thresholdChars), textOf(patch));
+		} finally {
+			await stored.close();
+		}
+	}
 });
 
 test("decideBound: a text over its budget is bounded; one that fits is left, or marked when a longer original exists and the marker fits", () => {
