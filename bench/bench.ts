@@ -17,7 +17,7 @@ import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan/scan.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
-import { type BenchRow, writePerformanceDoc, writeReadmeTable } from "./performance-doc.js";
+import { type BenchRow, writePerformanceDoc, writeReadmeSummary } from "./performance-doc.js";
 
 const MIB = 1024 * 1024;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -698,7 +698,7 @@ async function main(): Promise<void> {
 	};
 	writeFileSync(latest, `${JSON.stringify(results, null, 2)}\n`);
 	writePerformanceDoc(results, join(ROOT, "docs", "performance.md"));
-	writeReadmeTable(results, join(ROOT, "README.md"));
+	writeReadmeSummary(results, join(ROOT, "README.md"));
 }
 
 /** The kept rows in their order, each replaced by a fresh row of the same name; fresh rows with new names at the end. */

@@ -1,7 +1,7 @@
 // docs/performance.md from bench/results/latest.json, so the page says what was measured and
-// nothing else, and the README's speed table (between its perf-table markers) from the same rows:
+// nothing else, and the README's one speed line (between its perf-summary markers) from the same rows:
 // `npm run bench` writes all three; `node --import tsx bench/performance-doc.ts` writes the page and
-// the table again from the JSON. Every figure on the page and in the table comes from the JSON.
+// the line again from the JSON. Every figure on the page and in the line comes from the JSON.
 
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -121,12 +121,12 @@ export function formatPerformanceDoc(results: BenchResults): string {
 		"  measured, needs a V8 flag), the module's relaxed-swizzle twin runs instead (same source, same",
 		"  lines: every index swizzled is a nibble): measured here with the flag, 8 alternating runs of the",
 		'  "scan alone" scenario over 100 MB took 89–114 ms (min–median) against 119–137 ms without it.',
-		"- **Line shapes** (rare and repeated lines, shape-counter.ts): every line of the first 2 MiB, then",
+		"- **Line shapes** (rare and repeated lines, src/signals/shapes.ts): every line of the first 2 MiB, then",
 		"  1/32 of each 1 MiB chunk, hashed by the same WebAssembly module (`shapes`: runs of plain bytes",
 		"  found 16 bytes at a time; the rest is FNV-1a's serial multiply, about 2 ns per byte hashed, bit",
 		"  for bit the JavaScript hash).",
 		"- **Per-candidate work in JavaScript**: each candidate line is decoded and tested with the full",
-		"  pattern, and each signal line is rendered and grouped by shape (signal-collector.ts): 10–60 ms",
+		"  pattern, and each signal line is rendered and grouped by shape (src/signals/collector.ts): 10–60 ms",
 		"  at 100 MB (9 000 candidates). A block's last lines are decoded as one string and shaped only if",
 		"  they end in the tail. The view's hunks decode only the lines they look at (up to 200 above and",
 		"  120 below a signal line) and shape only the lines they show.",
@@ -156,36 +156,50 @@ export function writePerformanceDoc(results: BenchResults, path: string): void {
 	writeFileSync(path, formatPerformanceDoc(results));
 }
 
-const README_TABLE_START =
-	"<!-- perf-table:start (bench/performance-doc.ts writes this table from bench/results/latest.json) -->";
-const README_TABLE_END = "<!-- perf-table:end -->";
-/** The README's rows: the scan, the bound stage, the view build and the small-result path. */
-const README_ROW_PREFIXES = ["scan alone", "bound stage", "view build", "search, 32 MiB", "below threshold"];
+const README_SUMMARY_START =
+	"<!-- perf-summary:start (bench/performance-doc.ts writes this line from bench/results/latest.json) -->";
+const README_SUMMARY_END = "<!-- perf-summary:end -->";
 
-/** The README's short speed table: ours, the baseline, the ratio and whether its target was met. */
-export function formatReadmeTable(results: BenchResults): string {
-	const rows = results.rows.filter((row) => README_ROW_PREFIXES.some((prefix) => row.name.startsWith(prefix)));
-	return [
-		`Measured ${results.date.slice(0, 16).replace("T", " ")} UTC (Node ${nodeLabel(results)}, medians of ${results.runs} fresh processes; ratio = baseline time ÷ ours, above 1 is faster):`,
-		"",
-		"| scenario | ours (ms) | baseline | baseline (ms) | ratio | target | met |",
-		"|---|---:|---|---:|---:|---|---|",
-		...rows.map(
-			(row) =>
-				`| ${cell(row.name)} | ${cell(row.ours_ms)} | ${cell(row.baseline)} | ${cell(row.baseline_ms)} | ${cell(row.ratio)} | ${cell(row.target)} | ${row.met ? "yes" : "**no**"} |`,
-		),
-	].join("\n");
+/** The first row whose name starts with one of the prefixes, trying the prefixes in order. */
+function findRow(rows: BenchRow[], prefixes: string[]): BenchRow | undefined {
+	for (const prefix of prefixes) {
+		const row = rows.find((candidate) => candidate.name.startsWith(prefix));
+		if (row) return row;
+	}
+	return undefined;
 }
 
-/** Replaces the table between the README's perf-table markers (a README without them is left as it is). */
-export function writeReadmeTable(results: BenchResults, path: string): void {
+/** "1 GB" or "100 MB", from a row's name. */
+const sizeOf = (row: BenchRow) => (row.name.includes("1 GB") ? "1 GB" : "100 MB");
+
+/** The README's one speed line: the scan and the bound stage on the largest file measured, and the targets met. */
+export function formatReadmeSummary(results: BenchResults): string {
+	const scan = findRow(results.rows, [
+		"scan alone (signal candidates + line count), 1 GB file",
+		"scan alone (signal candidates + line count), 100 MB file",
+	]);
+	const bound = findRow(results.rows, ["bound stage, 1 GB spill file", "bound stage, 100 MB spill file"]);
+	const met = results.rows.filter((row) => row.met).length;
+	const parts = [
+		scan
+			? `the scan for signal lines reads a ${sizeOf(scan)} file in ${Math.round(scan.ours_ms)} ms (\`${scan.baseline}\`: ${Math.round(scan.baseline_ms)} ms)`
+			: "",
+		bound
+			? `the whole bound stage, private copy included, takes ${Math.round(bound.ours_ms)} ms on a ${sizeOf(bound)} spill file`
+			: "",
+	].filter(Boolean);
+	return `**Speed** (\`npm run bench\`, Node ${nodeLabel(results)}, ${results.date.slice(0, 10)}): ${parts.join("; ")}; ${met} of ${results.rows.length} targets met — every row in [docs/performance.md](docs/performance.md).`;
+}
+
+/** Replaces the line between the README's perf-summary markers (a README without them is left as it is). */
+export function writeReadmeSummary(results: BenchResults, path: string): void {
 	const readme = readFileSync(path, "utf8");
-	const start = readme.indexOf(README_TABLE_START);
-	const end = readme.indexOf(README_TABLE_END);
+	const start = readme.indexOf(README_SUMMARY_START);
+	const end = readme.indexOf(README_SUMMARY_END);
 	if (start < 0 || end < start) return;
 	writeFileSync(
 		path,
-		`${readme.slice(0, start + README_TABLE_START.length)}\n${formatReadmeTable(results)}\n${readme.slice(end)}`,
+		`${readme.slice(0, start + README_SUMMARY_START.length)}\n${formatReadmeSummary(results)}\n${readme.slice(end)}`,
 	);
 }
 
@@ -193,6 +207,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
 	const root = fileURLToPath(new URL("..", import.meta.url));
 	const results = JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) as BenchResults;
 	writePerformanceDoc(results, join(root, "docs", "performance.md"));
-	writeReadmeTable(results, join(root, "README.md"));
-	process.stdout.write("wrote docs/performance.md and the README's speed table\n");
+	writeReadmeSummary(results, join(root, "README.md"));
+	process.stdout.write("wrote docs/performance.md and the README's speed line\n");
 }
