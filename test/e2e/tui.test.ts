@@ -8,13 +8,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { CHILD_TIMEOUT_S } from "../helpers/child.js";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT } from "../helpers/pi.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 const HAS_TMUX = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
 const COLUMNS = 80;
-/** Longest wait for one screen (start-up tries to download fd and ripgrep, which fails offline). */
-const SCREEN_WAIT_MS = 90_000;
 const POLL_MS = 250;
 
 function tmux(...args: string[]): string {
@@ -31,14 +30,15 @@ function readScreen(session: string): string {
 
 /** Polls the screen until `done` holds, then returns it; fails with the last screen. */
 async function waitForScreen(session: string, done: (screen: string) => boolean, what: string): Promise<string> {
-	const deadline = Date.now() + SCREEN_WAIT_MS;
+	// Start-up tries to download fd and ripgrep, which fails offline: a screen may be slow, never hung.
+	const deadline = Date.now() + CHILD_TIMEOUT_S * 1000;
 	let screen = "";
 	while (Date.now() < deadline) {
 		screen = readScreen(session);
 		if (done(screen)) return screen;
 		await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 	}
-	assert.fail(`waited for ${what}; the screen was:\n${screen}`);
+	assert.fail(`waiting for ${what} timed out after ${CHILD_TIMEOUT_S} s; the screen was:\n${screen}`);
 }
 
 test(

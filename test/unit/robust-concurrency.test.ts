@@ -20,6 +20,7 @@ import {
 	OverflowStore,
 	type StoreFs,
 } from "../../src/store/index.js";
+import { withinChildTimeout } from "../helpers/child.js";
 import type { WorkerReport } from "../helpers/robust-concurrency-child.js";
 import {
 	assertEntryVerifies,
@@ -44,7 +45,6 @@ const GENEROUS_MAX_ENTRIES = pickCount(60, 300);
 const QUOTA_MAX_ENTRIES = 1_000_000;
 const SMALL_QUOTA_BYTES = 3 * 1024 * 1024;
 const UNREACHABLE_QUOTA_BYTES = 1024 * 1024 * 1024 * 1024;
-const READY_TIMEOUT_MS = 20_000;
 
 interface Worker {
 	child: ChildProcess;
@@ -81,14 +81,18 @@ function startWorker(
 	let stderr = "";
 	child.stderr?.setEncoding("utf8").on("data", (text: string) => (stderr += text));
 	child.stdout?.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-	const ready = new Promise<void>((resolve, reject) => {
-		const timer = setTimeout(() => reject(new Error(`${sessionId} not ready: ${stderr}`)), READY_TIMEOUT_MS);
-		child.stdout?.on("data", () => {
-			if (stdout.startsWith("ready\n")) {
-				clearTimeout(timer);
-				resolve();
-			}
-		});
+	const ready = withinChildTimeout(
+		new Promise<void>((resolve, reject) => {
+			child.stdout?.on("data", () => {
+				if (stdout.startsWith("ready\n")) resolve();
+			});
+			child.on("exit", (code, signal) =>
+				reject(new Error(`${sessionId} exited with ${code ?? signal} before it was ready`)),
+			);
+		}),
+		`${sessionId} getting ready`,
+	).catch((error: Error) => {
+		throw new Error(`${error.message}: ${stderr}`);
 	});
 	const report = new Promise<WorkerReport>((resolve, reject) => {
 		child.on("exit", (code, signal) => {

@@ -23,6 +23,7 @@ import {
 	pickCount,
 	summarize,
 } from "../helpers/robust-common.js";
+import { withinChildTimeout } from "../helpers/child.js";
 import { driveExtension } from "../helpers/robust-pi.js";
 import { createTempDir } from "../helpers/tmp.js";
 import { createRandom } from "../helpers/random.js";
@@ -33,7 +34,6 @@ const KILLS = pickCount(20, 200);
 const MAX_KILL_DELAY_MS = 400;
 /** Complete entries kept across kills (older ones are deleted by the test to bound disk use). */
 const KEPT_ENTRIES = 8;
-const READY_TIMEOUT_MS = 15_000;
 
 interface KilledChild {
 	pid: number;
@@ -70,19 +70,16 @@ async function startWriter(root: string, sessionId: string): Promise<ReadyChild>
 	let stderr = "";
 	child.stderr?.setEncoding("utf8").on("data", (text: string) => (stderr += text));
 	const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-	await new Promise<void>((resolve, reject) => {
-		const timer = setTimeout(
-			() => reject(new Error(`child not ready after ${READY_TIMEOUT_MS} ms: ${stderr}`)),
-			READY_TIMEOUT_MS,
-		);
+	const ready = new Promise<void>((resolve, reject) => {
 		child.stdout?.setEncoding("utf8").on("data", (text: string) => {
 			stdout += text;
-			if (stdout.includes("ready\n")) {
-				clearTimeout(timer);
-				resolve();
-			}
+			if (stdout.includes("ready\n")) resolve();
 		});
 		child.on("exit", () => reject(new Error(`child exited before it was killed: ${stderr}`)));
+	});
+	await withinChildTimeout(ready, `writer ${sessionId} getting ready`).catch((error: Error) => {
+		child.kill("SIGKILL");
+		throw new Error(`${error.message}: ${stderr}`);
 	});
 	return {
 		async killAfter(delayMs) {

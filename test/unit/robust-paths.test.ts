@@ -8,7 +8,7 @@
 // falls back to the stash or the current text and says why in the metadata (sourceNote).
 
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
 	chmodSync,
 	chownSync,
@@ -33,6 +33,7 @@ import { createDefaultConfig } from "../../src/config/config.js";
 import { createStash, type Stash, stashOriginal } from "../../src/intake/stash.js";
 import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../../src/store/index.js";
 import { numberedLog } from "../fixtures/ext/tools.js";
+import { assertChildOk, runChild } from "../helpers/child.js";
 import { REPO_ROOT } from "../helpers/pi.js";
 import { HELPERS_DIR, listStore } from "../helpers/robust-common.js";
 import { createTempDir } from "../helpers/tmp.js";
@@ -353,16 +354,12 @@ for (const spillCase of SPILL_CASES) {
  * another user could not even load tsx. `unreachable` says why that user cannot use the store's parent.
  */
 function runAsNobody(args: string[]): { text: string; meta: EntryMeta; ms: number; uid: number; unreachable?: string } {
-	const child = spawnSync(
+	const child = runChild(
 		process.execPath,
 		["--import", "tsx", join(HELPERS_DIR, "robust-unreadable-child.ts"), String(NOBODY), ...args],
-		{
-			cwd: REPO_ROOT,
-			encoding: "utf8",
-			timeout: 30_000,
-		},
+		{ cwd: REPO_ROOT },
 	);
-	if (child.status !== 0) throw new Error(`child failed (${child.status}): ${child.stderr}`);
+	assertChildOk(child, "the unreadable-spill child");
 	return JSON.parse(child.stdout.trim().split("\n").at(-1) as string);
 }
 

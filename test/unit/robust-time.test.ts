@@ -3,11 +3,11 @@
 // maxEntryBytes. How long it takes is measured by `npm run bench -- --large` (1 GB spill file row).
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { assertChildOk, runChild } from "../helpers/child.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 const SPILL_BYTES = 500 * 1024 * 1024;
@@ -24,11 +24,8 @@ test("a 500 MB spill file is bounded within the stated memory, in a process of i
 	closeSync(fd);
 
 	const child = join(fileURLToPath(new URL("../helpers/", import.meta.url)), "robust-time-child.ts");
-	const run = spawnSync(process.execPath, ["--import", "tsx", child, spill, join(dir, "store")], {
-		encoding: "utf8",
-		timeout: 60_000,
-	});
-	assert.equal(run.status, 0, run.stderr);
+	const run = runChild(process.execPath, ["--import", "tsx", child, spill, join(dir, "store")]);
+	assertChildOk(run, "the 500 MB child");
 	const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as {
 		ms: number;
 		rssGrowthMiB: number;

@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, type TestContext, test } from "node:test";
-import { promisify } from "node:util";
 import { PROGRESS_SLOTS, type SearchWorkerMessage } from "../../src/query/engine/protocol.js";
 import {
 	disposeSearchWorkers,
@@ -15,6 +13,7 @@ import {
 	type SearchResult,
 } from "../../src/query/engine/search.js";
 import { runAt } from "../../src/query/engine/pool.js";
+import { assertChildOk, runChild } from "../helpers/child.js";
 import { createTempDir } from "../helpers/tmp.js";
 import { createRandom } from "../helpers/random.js";
 import { randomText, searchReference, splitLines } from "../helpers/search-oracle.js";
@@ -285,9 +284,9 @@ describe("time bound and workers", () => {
 			port1.postMessage({ type: "search", id: 7, path: ${JSON.stringify(textPath)}, pattern: "ERROR", contextLines: 1, maxResults: 10, maxLineChars: 100,
 				budgetChars: 100000, timeoutMs: 5000, chunkBytes: 1048576, giantLineBytes: 8388608 });
 		`;
-		const { stdout } = await promisify(execFile)(process.execPath, ["-e", driver], {
-			env: { ...process.env, NODE_OPTIONS: "" },
-		});
+		const run = runChild(process.execPath, ["-e", driver], { env: { ...process.env, NODE_OPTIONS: "" } });
+		assertChildOk(run, "the plain node driver");
+		const { stdout } = run;
 		const reply = JSON.parse(stdout) as {
 			started: Extract<SearchWorkerMessage, { type: "started" }>;
 			done: Extract<SearchWorkerMessage, { type: "done" }>;

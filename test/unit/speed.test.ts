@@ -4,7 +4,6 @@
 // agrees with a plain count. No wall-clock time is asserted: clocks are injected, compiles counted.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -16,6 +15,7 @@ import { SIGNAL_SCAN_BUDGET_MS } from "../../src/scan/scan.js";
 import { bufferSource, pumpCapped } from "../../src/io/source.js";
 import { prepareDefaultSignalFinder } from "../../src/signals/finder.js";
 import { OverflowStore } from "../../src/store/index.js";
+import { assertChildOk, runChild } from "../helpers/child.js";
 import { createRandom } from "../helpers/random.js";
 import { createTempDir } from "../helpers/tmp.js";
 
@@ -29,8 +29,8 @@ function runProbe(
 	after: { compiles: number; regexBuilds: number };
 	signalShown: boolean;
 } {
-	const child = spawnSync(process.execPath, ["--import", "tsx", PROBE, storeRoot, mode], { encoding: "utf8" });
-	assert.equal(child.status, 0, child.stderr);
+	const child = runChild(process.execPath, ["--import", "tsx", PROBE, storeRoot, mode]);
+	assertChildOk(child, `the ${mode} probe`);
 	return JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "{}");
 }
 
