@@ -5,25 +5,23 @@
 // view is bounded, its line numbers are the editor's (totalLines as an editor counts them, the last
 // line shown with its number), every shown line is the stored line with that number, there is no
 // U+FFFD where the input was valid, and the stored bytes are the original's. The time of each case
-// is measured and the worst is printed. Two cases also go through the real Pi runtime.
+// is measured and the worst is printed. Two cases also go through the real Pi runtime in
+// test/e2e/bound.test.ts.
 
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { boundToolResult, type ToolResultInput, type ToolResultPatch } from "../../src/bound/bound.js";
 import { createDefaultConfig, type OverflowConfig } from "../../src/config/config.js";
 import { READ_CHUNK_BYTES } from "../../src/io/source.js";
 import { createStash } from "../../src/intake/stash.js";
 import { type EntryMeta, OverflowStore } from "../../src/store/index.js";
 import { keepEnd } from "../../src/lines/text.js";
-import { buildMixedOutput, HOSTILE_INVALID_UTF8, HOSTILE_MIXED_LINES } from "../fixtures/ext/robust-tools.js";
-import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT, resultText, runPi } from "../helpers/pi.js";
+import { HOSTILE_INVALID_UTF8, HOSTILE_MIXED_LINES } from "../fixtures/ext/robust-tools.js";
 import { countEditorLines, parseShownLines } from "../helpers/robust-common.js";
 import { createTempDir } from "../helpers/tmp.js";
 
-const ROBUST_TOOLS_PATH = join(REPO_ROOT, "test", "fixtures", "ext", "robust-tools.ts");
 const MIB = 1024 * 1024;
 const EMOJI = "😀"; // F0 9F 98 80
 const timings: { name: string; ms: number; bytes: number }[] = [];
@@ -440,52 +438,4 @@ test("every hostile case was bounded (times printed)", (t) => {
 	t.diagnostic(
 		`hostile content: worst case "${worst.name}" ${worst.ms.toFixed(0)} ms for ${(worst.bytes / 1e6).toFixed(1)} MB; ${table}`,
 	);
-});
-
-test("through the real Pi runtime: a tool returning CRLF, NUL, ANSI, RTL and split emoji lines is bounded and stored byte for byte", async (t) => {
-	const agentDir = await createTempDir(t);
-	const run = await runPi({
-		agentDir,
-		extensionPaths: [CAPTURE_PATH, ROBUST_TOOLS_PATH, INDEX_PATH],
-		responses: [
-			fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "mixed", lines: 40_000 })], {
-				stopReason: "toolUse",
-			}),
-			fauxAssistantMessage("done"),
-		],
-	});
-	assert.deepEqual(run.extensionErrors, []);
-	const [result] = run.toolResults;
-	const text = resultText(result);
-	assert.ok(text.length <= createDefaultConfig().thresholdChars);
-	const overflow = (result.details as { overflow: { id: string; totalLines: number } }).overflow;
-	const stored = readFileSync(join(agentDir, "my-pi", "pi-overflow", `${overflow.id}.txt`));
-	const expected = Buffer.from(buildMixedOutput(40_000));
-	assert.ok(stored.equals(expected), "stored byte for byte");
-	assert.equal(overflow.totalLines, countEditorLines(expected));
-	assert.ok(!text.includes("\x1b") && !text.includes("\0") && !text.includes("\r"));
-	assert.ok(text.includes(`40000: end ${EMOJI}`), "the last line, with its emoji, is shown");
-});
-
-test("through the real Pi runtime: a spill file with invalid UTF-8 is stored byte for byte and its metadata names the spill file as source", async (t) => {
-	const agentDir = await createTempDir(t);
-	const spillPath = join(agentDir, "hostile-spill.log");
-	const run = await runPi({
-		agentDir,
-		extensionPaths: [CAPTURE_PATH, ROBUST_TOOLS_PATH, INDEX_PATH],
-		responses: [
-			fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "spill", lines: 30_000, path: spillPath })], {
-				stopReason: "toolUse",
-			}),
-			fauxAssistantMessage("done"),
-		],
-	});
-	assert.deepEqual(run.extensionErrors, []);
-	const [result] = run.toolResults;
-	const overflow = (result.details as { overflow: { id: string } }).overflow;
-	const root = join(agentDir, "my-pi", "pi-overflow");
-	assert.ok(readFileSync(join(root, `${overflow.id}.txt`)).equals(readFileSync(spillPath)), "stored byte for byte");
-	const meta = JSON.parse(readFileSync(join(root, `${overflow.id}.json`), "utf8")) as EntryMeta;
-	assert.equal(meta.source, "spill-file");
-	assert.ok(resultText(result).includes("\ufffd"), "the invalid bytes are shown as U+FFFD");
 });

@@ -2,56 +2,16 @@
 // findSubjectLines): a line just above a signal line that names the signal's subject (a
 // benchmark's table row, a test's RUN line) is shown as its context, at its true line number, when
 // room allows; common words, numbers, a location, a tag, a subject only far away, or common ground
-// pull nothing. Unit cases, the view of a text, and one run through the real Pi runtime.
+// pull nothing. Unit cases and the view of a text; the run through the real Pi runtime is in
+// test/e2e/view.test.ts.
 
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, test } from "node:test";
-import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { createDefaultConfig } from "../../src/config/config.js";
 import { findSubjectLines, findSubjectTokens, SUBJECT_LOOKBACK_LINES } from "../../src/signals/blocks.js";
 import { buildViewFromText } from "../../src/view/view-build.js";
-import { CAPTURE_PATH, INDEX_PATH, runPi } from "../helpers/pi.js";
+import { benchmarkOutput, tableRow } from "../helpers/subject-output.js";
 import { parseViewLines } from "../fixtures/real/fixtures.js";
-import { createTempDir } from "../helpers/tmp.js";
-
-/** A benchmark table row: one shape for every case (the names differ only in their number). */
-function tableRow(n: number): string {
-	return `test_bench_case_${String(n).padStart(3, "0")} (NOW)   ${(1000 + ((n * 37) % 500)).toFixed(4)} (${(1 + (n % 9) / 10).toFixed(2)})   ${(30 + (n % 11)).toFixed(4)}   ${200 + n}`;
-}
-
-/** `count` routine lines, numbered from `from`. */
-function routine(count: number, from: number): string[] {
-	return Array.from(
-		{ length: count },
-		(_, i) => `worker ${(from + i) % 4}: batch ${from + i} posted, ${1000 + i} cents`,
-	);
-}
-
-/**
- * An output with a benchmark table (100 rows of one shape) at line `tableAt`, the signal that names
- * case `failing` `gap` lines below its row, and routine lines before and after (`after` of them).
- */
-function benchmarkOutput(
-	tableAt: number,
-	failing: number,
-	gap: number,
-	after: number,
-): { lines: string[]; row: number; signal: number } {
-	const lines = routine(tableAt - 1, 0);
-	for (let n = 0; n < 100; n++) lines.push(tableRow(n));
-	const row = tableAt + failing;
-	// The signal sits `gap` lines below the failing row: the rows after it are the noise in between.
-	while (lines.length < row + gap - 1) lines.push(lines.length < tableAt + 99 ? "" : "-".repeat(60));
-	lines.splice(
-		row + gap - 1,
-		0,
-		`FAILED test_bench_case_${String(failing).padStart(3, "0")} - Field 'mean' has failed PercentageRegressionCheck: 16498.7 > 400.0`,
-	);
-	lines.push(...routine(after, 5000));
-	return { lines, row, signal: row + gap };
-}
 
 describe("findSubjectTokens: the distinctive names of a signal line", () => {
 	test("takes a test's or a benchmark's name, a qualified name, a camelCase name", () => {
@@ -190,33 +150,4 @@ describe("the view shows a subject line as context", () => {
 		assert.equal(parseViewLines(view).get(signal), `: ${lines[signal - 1]}`, `the signal stays at ${threshold} chars`);
 		assert.ok(!parseViewLines(view).has(row));
 	});
-});
-
-test("through the real Pi runtime, the model sees the failing benchmark's table row with its true line number", async (t) => {
-	const agentDir = await createTempDir(t);
-	const { lines, row, signal } = benchmarkOutput(4000, 17, 10, 4000);
-	writeFileSync(join(agentDir, "output.txt"), lines.join("\n") + "\n");
-	let seen = "";
-	const run = await runPi({
-		agentDir,
-		cwd: agentDir,
-		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
-		responses: [
-			fauxAssistantMessage([fauxToolCall("bash", { command: "cat output.txt; exit 1" })], { stopReason: "toolUse" }),
-			(context: Context) => {
-				const result = context.messages.find((message) => message.role === "toolResult");
-				seen =
-					result?.role === "toolResult"
-						? result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n")
-						: "";
-				return fauxAssistantMessage("done");
-			},
-		],
-	});
-	assert.deepEqual(run.extensionErrors, []);
-	assert.match(seen, new RegExp(`^\\[pi-overflow id=[0-9a-f]{12}\\] bash output: ${lines.length} lines`));
-	const shown = parseViewLines(seen);
-	assert.equal(shown.get(signal), `: ${lines[signal - 1]}`);
-	assert.equal(shown.get(row), `- ${tableRow(17)}`);
-	assert.ok(seen.length <= 24_000);
 });

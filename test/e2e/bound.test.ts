@@ -1,5 +1,7 @@
-// End-to-end: the real Pi runtime (createAgentSession, the real bash and read tools, extensions
-// loaded from files in order) with a scripted faux model. Each test has its own agent directory.
+// One tool result through both stages of the real Pi runtime (createAgentSession, the real bash and
+// read tools, extensions loaded from files in order, a scripted faux model): what is bounded, what is
+// left alone, what is stored and with which modes, hostile content, and the config and warnings that
+// shape it. Each test has its own agent directory.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -23,16 +25,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { createDefaultConfig } from "../../src/config/config.js";
+import type { EntryMeta } from "../../src/store/index.js";
+import { buildMixedOutput } from "../fixtures/ext/robust-tools.js";
 import { numberedLog, TINY_PNG } from "../fixtures/ext/tools.js";
 import {
 	CAPTURE_PATH,
 	CUTTER_PATH,
 	INDEX_PATH,
+	REPO_ROOT,
 	resultText,
 	runPi,
 	TEST_TOOLS_PATH,
 	writeConfiguredIndex,
 } from "../helpers/pi.js";
+import { countEditorLines } from "../helpers/robust-common.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 const THRESHOLD = 24_000;
@@ -448,4 +455,57 @@ test("without capture.ts the user is warned once and results are still bounded",
 		process.stderr.write = write;
 	}
 	assert.ok(statSync(storeDir(agentDir)).isDirectory());
+});
+
+// Hostile content through the real Pi runtime (the unit cases are test/unit/robust-content.test.ts).
+
+const ROBUST_TOOLS_PATH = join(REPO_ROOT, "test", "fixtures", "ext", "robust-tools.ts");
+const EMOJI = "😀"; // F0 9F 98 80
+
+test("through the real Pi runtime: a tool returning CRLF, NUL, ANSI, RTL and split emoji lines is bounded and stored byte for byte", async (t) => {
+	const agentDir = await createTempDir(t);
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, ROBUST_TOOLS_PATH, INDEX_PATH],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "mixed", lines: 40_000 })], {
+				stopReason: "toolUse",
+			}),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const [result] = run.toolResults;
+	const text = resultText(result);
+	assert.ok(text.length <= createDefaultConfig().thresholdChars);
+	const overflow = (result.details as { overflow: { id: string; totalLines: number } }).overflow;
+	const stored = readFileSync(join(agentDir, "my-pi", "pi-overflow", `${overflow.id}.txt`));
+	const expected = Buffer.from(buildMixedOutput(40_000));
+	assert.ok(stored.equals(expected), "stored byte for byte");
+	assert.equal(overflow.totalLines, countEditorLines(expected));
+	assert.ok(!text.includes("\x1b") && !text.includes("\0") && !text.includes("\r"));
+	assert.ok(text.includes(`40000: end ${EMOJI}`), "the last line, with its emoji, is shown");
+});
+
+test("through the real Pi runtime: a spill file with invalid UTF-8 is stored byte for byte and its metadata names the spill file as source", async (t) => {
+	const agentDir = await createTempDir(t);
+	const spillPath = join(agentDir, "hostile-spill.log");
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, ROBUST_TOOLS_PATH, INDEX_PATH],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("hostile_output", { kind: "spill", lines: 30_000, path: spillPath })], {
+				stopReason: "toolUse",
+			}),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const [result] = run.toolResults;
+	const overflow = (result.details as { overflow: { id: string } }).overflow;
+	const root = join(agentDir, "my-pi", "pi-overflow");
+	assert.ok(readFileSync(join(root, `${overflow.id}.txt`)).equals(readFileSync(spillPath)), "stored byte for byte");
+	const meta = JSON.parse(readFileSync(join(root, `${overflow.id}.json`), "utf8")) as EntryMeta;
+	assert.equal(meta.source, "spill-file");
+	assert.ok(resultText(result).includes("\ufffd"), "the invalid bytes are shown as U+FFFD");
 });

@@ -1,17 +1,33 @@
-// The view's classes of decisive lines (issue 9), each end to end through the real Pi runtime: the
-// real bash tool runs a generator that prints a synthetic output of one class, and the test reads
-// what the model was shown. A signal line with its block and its leading context; a repeated line in
-// the middle; the rare line in uniform output; one error among thousands of warnings; a JSON document
-// and JSON lines with problem objects (and overflow_query going straight to one); the id, totals and
-// decisive lines within the first 2 000 characters; what an earlier layer's cut left out.
+// What the model is shown, end to end through the real Pi runtime: the view's classes of decisive
+// lines, a configured signalPattern, and the subject line above a signal.
 
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { CAPTURE_PATH, CUTTER_PATH, INDEX_PATH, resultText, runPi, TEST_TOOLS_PATH } from "../helpers/pi.js";
+import { parseConfig } from "../../src/config/config.js";
+import { findPatternKeywords } from "../../src/regex/keywords.js";
+import { SIGNAL_SCAN_BUDGET_MS } from "../../src/scan/scan.js";
+import { parseViewLines } from "../fixtures/real/fixtures.js";
+import {
+	CAPTURE_PATH,
+	CUTTER_PATH,
+	INDEX_PATH,
+	resultText,
+	runPi,
+	TEST_TOOLS_PATH,
+	writeConfiguredIndex,
+} from "../helpers/pi.js";
+import { benchmarkOutput, tableRow } from "../helpers/subject-output.js";
 import { createTempDir } from "../helpers/tmp.js";
+
+// The view's classes of decisive lines (issue 9), each end to end through the real Pi runtime: the
+// real bash tool runs a generator that prints a synthetic output of one class, and the test reads
+// what the model was shown. A signal line with its block and its leading context; a repeated line in
+// the middle; the rare line in uniform output; one error among thousands of warnings; a JSON document
+// and JSON lines with problem objects (and overflow_query going straight to one); the id, totals and
+// decisive lines within the first 2 000 characters; what an earlier layer's cut left out.
 
 const THRESHOLD = 24_000;
 /** Pi's compaction keeps this much of each tool result. */
@@ -215,4 +231,128 @@ test("a result an earlier layer cut to 12 000 characters: under the marker, the 
 		below.join("\n"),
 	);
 	assert.match(below[below.length - 1], /^ *50000: /, "and the output's last line");
+});
+
+// A configured signalPattern through the real Pi runtime (issue 8, item 7): a pattern that is slow
+// but allowed (`\w+Exception`, quadratic on runs of word characters) on 24 lines of 40 000 of them
+// from real bash. The result arrives bounded, and the view says where and after how long the signal
+// search stopped, or, on a machine fast enough to finish, that it found what was there to find.
+
+const LINES = 24;
+const LINE_CHARS = 40_000;
+/** The one line that matches: FooException at its end. */
+const SIGNAL_LINE = 12;
+
+/** Line numbers shown in a view (`  12: text`). */
+function shownLineNumbers(view: string): number[] {
+	return [...view.matchAll(/^\s*(\d+): /gm)].map((match) => Number(match[1]));
+}
+
+test("a slow configured signalPattern on 24 lines of 40 000 word characters: bounded result, and the view says where the search stopped", async (t) => {
+	const agentDir = await createTempDir(t);
+	const config = { signalPattern: "\\w+Exception", headLines: 2, tailLines: 2 };
+	assert.deepEqual(parseConfig(JSON.stringify(config)).problems, [], "the pattern is allowed: slow, not catastrophic");
+	const index = writeConfiguredIndex(agentDir, JSON.stringify(config));
+	const command = `for i in $(seq 1 ${LINES}); do head -c ${LINE_CHARS} /dev/zero | tr '\\0' a; [ $i = ${SIGNAL_LINE} ] && printf FooException; echo; done`;
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, index],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const [result] = run.toolResults;
+	const view = resultText(result);
+	assert.ok(view.length <= THRESHOLD, `bounded: ${view.length} chars`);
+	const header = view.split("\n")[0];
+	assert.match(
+		header,
+		new RegExp(
+			`^\\[pi-overflow id=[0-9a-f]{12}\\] bash output: ${LINES} lines, ${LINES * (LINE_CHARS + 1) + "FooException".length} bytes`,
+		),
+		header,
+	);
+
+	const shown = shownLineNumbers(view);
+	const stopped = /; signal search stopped at line (\d+) of 24 after (\d+) ms \(signalPattern too slow\)$/.exec(header);
+	if (stopped) {
+		const atLine = Number(stopped[1]);
+		assert.ok(atLine >= 1 && atLine <= LINES, `stopped at a line of the output: ${atLine}`);
+		assert.ok(Number(stopped[2]) > SIGNAL_SCAN_BUDGET_MS, "reports the time spent, past the budget");
+		assert.equal(
+			shown.includes(SIGNAL_LINE),
+			atLine > SIGNAL_LINE,
+			`line ${SIGNAL_LINE} is shown if and only if it was searched (stopped at ${atLine})`,
+		);
+		t.diagnostic(`signal search stopped at line ${atLine} after ${stopped[2]} ms`);
+	} else {
+		// Only a machine fast enough to search everything within the budget gets here.
+		assert.doesNotMatch(view, /signal search stopped/, "no other notice of a stop");
+		assert.ok(shown.includes(SIGNAL_LINE), `the completed search found line ${SIGNAL_LINE}`);
+		t.diagnostic("the signal search completed within its budget");
+	}
+	assert.deepEqual(shown.slice(0, 2), [1, 2], "the head is complete");
+	assert.deepEqual(shown.slice(-2), [23, 24], "the tail is complete");
+});
+
+test("a configured signalPattern of words finds its lines anywhere in 200 000 lines of real bash output, through the keyword prefilter", async (t) => {
+	const agentDir = await createTempDir(t);
+	const config = { signalPattern: "kaput|\\bboom\\b" };
+	assert.deepEqual(
+		findPatternKeywords(config.signalPattern),
+		["boom", "kaput"],
+		"the pattern has keywords: the prefilter runs",
+	);
+	const index = writeConfiguredIndex(agentDir, JSON.stringify(config));
+	// Line 77 777 plainly, line 123 457 with ANSI escapes splitting the word, line 190 001 in upper case.
+	const command = `awk 'BEGIN { for (i = 1; i <= 200000; i++) { if (i == 77777) print "worker 3: kaput at step " i; else if (i == 123457) printf "step %d \\033[31mKA\\033[0mPUT here\\n", i; else if (i == 190001) print "BOOM went step " i; else print "step " i " ok, boomerang " i % 7 } }'`;
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, index],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const view = resultText(run.toolResults[0]);
+	assert.match(view.split("\n")[0], /^\[pi-overflow id=[0-9a-f]{12}\] bash output: 200000 lines/);
+	assert.doesNotMatch(view, /signal search stopped/);
+	assert.match(view, /^\s*77777: worker 3: kaput at step 77777$/m);
+	assert.match(view, /^\s*123457: step 123457 KAPUT here$/m);
+	assert.match(view, /^\s*190001: BOOM went step 190001$/m);
+	assert.match(view, /the signal pattern matched 3 lines/);
+});
+
+// The subject-line rule through the real Pi runtime (the unit cases are test/unit/subject-lines.test.ts).
+
+test("through the real Pi runtime, the model sees the failing benchmark's table row with its true line number", async (t) => {
+	const agentDir = await createTempDir(t);
+	const { lines, row, signal } = benchmarkOutput(4000, 17, 10, 4000);
+	writeFileSync(join(agentDir, "output.txt"), lines.join("\n") + "\n");
+	let seen = "";
+	const run = await runPi({
+		agentDir,
+		cwd: agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command: "cat output.txt; exit 1" })], { stopReason: "toolUse" }),
+			(context: Context) => {
+				const result = context.messages.find((message) => message.role === "toolResult");
+				seen =
+					result?.role === "toolResult"
+						? result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n")
+						: "";
+				return fauxAssistantMessage("done");
+			},
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	assert.match(seen, new RegExp(`^\\[pi-overflow id=[0-9a-f]{12}\\] bash output: ${lines.length} lines`));
+	const shown = parseViewLines(seen);
+	assert.equal(shown.get(signal), `: ${lines[signal - 1]}`);
+	assert.equal(shown.get(row), `- ${tableRow(17)}`);
+	assert.ok(seen.length <= 24_000);
 });
