@@ -64,6 +64,41 @@ export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 	};
 }
 
+export interface SharedPi {
+	/** Prompts once with the given replies; the result holds only this run's tool results. */
+	run(responses: FauxResponseStep[], prompt?: string): Promise<PiRunResult>;
+	close(): void;
+}
+
+/**
+ * One Pi session that several tests take turns on, for tests with the same extensions and config
+ * whose assertions are independent: each run sees only the tool results it caused.
+ */
+export async function openSharedPi(options: Omit<PiRunOptions, "responses" | "prompt">): Promise<SharedPi> {
+	const pi = await openPiSession({
+		agentDir: options.agentDir,
+		extensionPaths: options.extensionPaths,
+		cwd: options.cwd,
+	});
+	return {
+		async run(responses, prompt = "go") {
+			const before = pi.session.messages.length;
+			pi.respond(...responses);
+			await pi.session.prompt(prompt);
+			const toolResults = pi.session.messages
+				.slice(before)
+				.filter((message): message is ToolResultMessage => message.role === "toolResult");
+			return {
+				sessionId: pi.session.sessionId,
+				toolResults,
+				extensionErrors: pi.extensionErrors,
+				loadErrors: pi.loadErrors,
+			};
+		},
+		close: () => pi.close(),
+	};
+}
+
 /** A stage-2 entry file with an injected config, for tests that need non-default settings. */
 export function writeConfiguredIndex(dir: string, configText: string): string {
 	const path = join(dir, "overflow-configured.ts");
