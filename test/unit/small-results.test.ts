@@ -54,7 +54,7 @@ interface Calls {
  */
 function countBuiltinCalls(t: TestContext): Calls {
 	const calls: Calls = { names: [] };
-	const root = join(import.meta.dirname, "..");
+	const root = join(import.meta.dirname, "..", "..");
 	const restore: Array<() => void> = [];
 	const wrap = (owner: Record<string, unknown>, label: string, key: string) => {
 		const original = owner[key];
