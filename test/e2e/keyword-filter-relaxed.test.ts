@@ -1,7 +1,8 @@
 // The relaxed-SIMD build of the keyword prefilter (src/prefilter/wasm/keyword-filter-relaxed.wasm) runs
 // wherever the runtime validates it (Node 22 on). On a runtime that validates it by default, every
-// test of test/keyword-filter.test.ts already runs on it; on one that needs V8's flag (Node 20),
-// this file runs that whole test file again in a child process with the flag, so the equivalence
+// test of test/unit/keyword-filter.test.ts already runs on it; on one that needs V8's flag (Node 20),
+// this file runs that whole test file again in a child process with the flag (end-to-end tier: a
+// whole suite in a child is no unit test's cost), so the equivalence
 // with the automaton (real fixtures, block and window edges, fuzzed texts) is checked on both builds.
 
 import assert from "node:assert/strict";
@@ -30,7 +31,7 @@ test(
 				: false,
 	},
 	() => {
-		const suite = fileURLToPath(new URL("./keyword-filter.test.ts", import.meta.url));
+		const suite = fileURLToPath(new URL("../unit/keyword-filter.test.ts", import.meta.url));
 		// Without the runner's own variable, which would make the child report in the runner's wire format.
 		const { NODE_TEST_CONTEXT: _, ...env } = process.env;
 		const run = runChild(process.execPath, [RELAXED_FLAG, "--import", "tsx", "--test", "--test-reporter=tap", suite], {
