@@ -6,10 +6,10 @@
 import type { FauxResponseStep, ToolResultMessage } from "@mariozechner/pi-ai";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { REPO_ROOT } from "./paths.js";
 import { openPiSession } from "./pi-session.js";
 
-export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export { REPO_ROOT };
 export const CAPTURE_PATH = join(REPO_ROOT, "capture.ts");
 export const INDEX_PATH = join(REPO_ROOT, "index.ts");
 export const TEST_TOOLS_PATH = join(REPO_ROOT, "test", "fixtures", "ext", "tools.ts");

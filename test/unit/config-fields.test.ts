@@ -16,7 +16,7 @@ import {
 	parseConfigLayer,
 	resolveConfigLayers,
 } from "../../src/config/config.js";
-import { REPO_ROOT } from "../helpers/pi.js";
+import { REPO_ROOT } from "../helpers/paths.js";
 
 const SHIPPED = readFileSync(join(REPO_ROOT, "config", "pi-overflow.json"), "utf8");
 const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");

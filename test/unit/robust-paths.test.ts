@@ -34,7 +34,7 @@ import { createStash, type Stash, stashOriginal } from "../../src/intake/stash.j
 import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../../src/store/index.js";
 import { numberedLog } from "../fixtures/ext/tools.js";
 import { assertChildOk, runChild } from "../helpers/child.js";
-import { REPO_ROOT } from "../helpers/pi.js";
+import { REPO_ROOT } from "../helpers/paths.js";
 import { HELPERS_DIR, listStore } from "../helpers/robust-common.js";
 import { createTempDir } from "../helpers/tmp.js";
 
