@@ -79,19 +79,28 @@ test("an early fsync's failure fails the entry even when the last fsync succeeds
 });
 
 /** A file system whose link(2) waits until `open()` is called: the commit's last steps held back. */
-function holdLinks(): { fs: StoreFs; open: () => void; linked: () => number } {
+function holdLinks(): { fs: StoreFs; open: () => void; linked: () => number; waiting: () => number } {
 	let release: () => void = () => {};
 	const gate = new Promise<void>((resolve) => (release = resolve));
 	let links = 0;
+	let waiting = 0;
 	const fs: StoreFs = {
 		...NODE_STORE_FS,
 		link: async (from, to) => {
+			waiting++;
 			await gate;
 			await NODE_STORE_FS.link(from, to);
 			links++;
 		},
 	};
-	return { fs, open: () => release(), linked: () => links };
+	return { fs, open: () => release(), linked: () => links, waiting: () => waiting };
+}
+
+/** Waits (polling, no fixed sleep) until `done` holds; a minute without it fails, saying what it waited for. */
+async function until(done: () => boolean, what: string): Promise<void> {
+	const limitS = 60;
+	for (const start = Date.now(); !done(); await new Promise((resolve) => setTimeout(resolve, 2)))
+		if (Date.now() - start > limitS * 1000) assert.fail(`waiting for ${what} timed out after ${limitS} s`);
 }
 
 function textEvent(text: string, overrides: Partial<ToolResultInput> = {}): ToolResultInput {
@@ -120,7 +129,7 @@ test("the bounded view is ready before the commit ends, but the result waits for
 		settled = true;
 	});
 	// Everything but the links runs; the result must not come while the entry is not in place.
-	await new Promise((resolve) => setTimeout(resolve, 300));
+	await until(() => held.waiting() > 0, "the first link");
 	assert.equal(settled, false, "no result before the stored copy is committed");
 	assert.equal(held.linked(), 0);
 	held.open();
@@ -169,7 +178,7 @@ test("a sealed entry's last fsync runs before commit; a write after seal fails, 
 	writer.seal();
 	await assert.rejects(writer.write(Buffer.from("three\n")), (error: NodeJS.ErrnoException) => error.code === "EBADF");
 	// The text's fsync is under way before commit is called.
-	await new Promise((resolve) => setTimeout(resolve, 50));
+	await until(() => synced.length > 0, "the text's fsync");
 	assert.equal(synced.length, 1);
 	await writer.commit(buildMeta(id, text));
 	assert.equal(synced.length, 2, "the text's fsync once, the metadata's once");
