@@ -6,10 +6,10 @@
 import type { FauxResponseStep, ToolResultMessage } from "@mariozechner/pi-ai";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { REPO_ROOT } from "./paths.js";
 import { openPiSession } from "./pi-session.js";
 
-export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export { REPO_ROOT };
 export const CAPTURE_PATH = join(REPO_ROOT, "capture.ts");
 export const INDEX_PATH = join(REPO_ROOT, "index.ts");
 export const TEST_TOOLS_PATH = join(REPO_ROOT, "test", "fixtures", "ext", "tools.ts");
@@ -61,6 +61,41 @@ export async function runPi(options: PiRunOptions): Promise<PiRunResult> {
 		toolResults,
 		extensionErrors: pi.extensionErrors,
 		loadErrors: pi.loadErrors,
+	};
+}
+
+export interface SharedPi {
+	/** Prompts once with the given replies; the result holds only this run's tool results. */
+	run(responses: FauxResponseStep[], prompt?: string): Promise<PiRunResult>;
+	close(): void;
+}
+
+/**
+ * One Pi session that several tests take turns on, for tests with the same extensions and config
+ * whose assertions are independent: each run sees only the tool results it caused.
+ */
+export async function openSharedPi(options: Omit<PiRunOptions, "responses" | "prompt">): Promise<SharedPi> {
+	const pi = await openPiSession({
+		agentDir: options.agentDir,
+		extensionPaths: options.extensionPaths,
+		cwd: options.cwd,
+	});
+	return {
+		async run(responses, prompt = "go") {
+			const before = pi.session.messages.length;
+			pi.respond(...responses);
+			await pi.session.prompt(prompt);
+			const toolResults = pi.session.messages
+				.slice(before)
+				.filter((message): message is ToolResultMessage => message.role === "toolResult");
+			return {
+				sessionId: pi.session.sessionId,
+				toolResults,
+				extensionErrors: pi.extensionErrors,
+				loadErrors: pi.loadErrors,
+			};
+		},
+		close: () => pi.close(),
 	};
 }
 

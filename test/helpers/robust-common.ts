@@ -1,4 +1,5 @@
-// Shared pieces of the robustness suites (test/robust-*.test.ts) and their child processes.
+// Shared pieces of the robustness suites (test/unit/robust-*.test.ts, and test/e2e/robust-*.test.ts
+// for those that start child processes) and their child processes.
 // Invariant: everything here is deterministic — an entry's content and size are derived from its
 // id alone, so a parent process can verify byte for byte what a child (possibly killed) wrote.
 

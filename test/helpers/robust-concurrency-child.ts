@@ -1,4 +1,4 @@
-// Child process of test/robust-concurrency.test.ts: one of several "Pi processes" sharing a store.
+// Child process of test/e2e/robust-concurrency.test.ts: one of several "Pi processes" sharing a store.
 // Usage: node --import tsx robust-concurrency-child.ts <root> <sessionId> <durationMs> <maxEntries> <maxStoreBytes> [commit]
 // Prints `ready`, waits for a line on stdin (all workers start together), then loops until the
 // duration or the entry count is reached: write one entry, read three (its own and others',

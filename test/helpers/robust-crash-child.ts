@@ -1,4 +1,4 @@
-// Child process of test/robust-crash.test.ts: writes entries through OverflowStore in an endless
+// Child process of test/e2e/robust-crash.test.ts: writes entries through OverflowStore in an endless
 // loop until the parent kills it with SIGKILL. Usage: node --import tsx robust-crash-child.ts <root> <session>
 // Prints `ready` once loaded and starts writing when a line arrives on stdin (so the parent can
 // start it while it still checks the previous run). Entry n has toolCallId `call-<n>`; its content

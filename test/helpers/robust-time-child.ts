@@ -1,4 +1,4 @@
-// Child of test/robust-time.test.ts: bounds one huge spill file and prints time and peak memory.
+// Child of test/unit/robust-time.test.ts: bounds one huge spill file and prints time and peak memory.
 import { openSync, readFileSync, readSync, closeSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { boundToolResult } from "../../src/bound/bound.js";

@@ -1,4 +1,4 @@
-// Child process of test/robust-paths.test.ts, started as root, that runs as an unprivileged user
+// Child process of test/unit/robust-paths.test.ts, started as root, that runs as an unprivileged user
 // (root reads every file, so an unreadable spill file can only be tested from another uid). Usage:
 // node --import tsx robust-unreadable-child.ts <uid> <storeRoot> <spillPath> <stash|current>
 // Every module is loaded first, as root (the repository may sit in root's private directory, which

@@ -1,0 +1,128 @@
+// Pi's interactive mode in a real terminal (tmux, 80 columns): a scripted model registered by an
+// extension runs a failing bash command with a huge output, asks overflow_query for the stored
+// entry, and the user runs /overflow; the screens are read with `tmux capture-pane` and checked as a
+// user reads them. Skipped (with the reason) where tmux is not installed; runs wherever it is.
+
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { CHILD_TIMEOUT_S } from "../helpers/child.js";
+import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT } from "../helpers/pi.js";
+import { createTempDir } from "../helpers/tmp.js";
+
+const HAS_TMUX = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
+const COLUMNS = 80;
+const POLL_MS = 250;
+
+function tmux(...args: string[]): string {
+	return execFileSync("tmux", args, { encoding: "utf8" });
+}
+
+/** The visible screen and its scrollback, one string per terminal row (trailing blanks dropped). */
+function readScreen(session: string): string {
+	return tmux("capture-pane", "-p", "-S", "-200", "-t", session)
+		.split("\n")
+		.map((row) => row.trimEnd())
+		.join("\n");
+}
+
+/** Polls the screen until `done` holds, then returns it; fails with the last screen. */
+async function waitForScreen(session: string, done: (screen: string) => boolean, what: string): Promise<string> {
+	// Start-up tries to download fd and ripgrep, which fails offline: a screen may be slow, never hung.
+	const deadline = Date.now() + CHILD_TIMEOUT_S * 1000;
+	let screen = "";
+	while (Date.now() < deadline) {
+		screen = readScreen(session);
+		if (done(screen)) return screen;
+		await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+	}
+	assert.fail(`waiting for ${what} timed out after ${CHILD_TIMEOUT_S} s; the screen was:\n${screen}`);
+}
+
+test(
+	"in Pi's TUI at 80 columns the bounded bash row, the overflow_query row and /overflow tell the user what happened",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const session = `pi-overflow-tui-${process.pid}`;
+		const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
+		const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-tui.ts");
+		const command = [
+			pi,
+			"--no-session",
+			"--provider",
+			"faux-tui",
+			"--model",
+			"faux-1",
+			"-e",
+			CAPTURE_PATH,
+			"-e",
+			faux,
+			"-e",
+			INDEX_PATH,
+		]
+			.map((word) => `'${word}'`)
+			.join(" ");
+		tmux(
+			"new-session",
+			"-d",
+			"-s",
+			session,
+			"-x",
+			String(COLUMNS),
+			"-y",
+			"50",
+			"-c",
+			agentDir,
+			`env PI_CODING_AGENT_DIR='${agentDir}' ${command}`,
+		);
+		t.after(() => spawnSync("tmux", ["kill-session", "-t", session]));
+
+		await waitForScreen(session, (screen) => /faux-1\s*$/m.test(screen), "Pi's editor and footer");
+		tmux("send-keys", "-t", session, "build", "Enter");
+		const built = await waitForScreen(
+			session,
+			(screen) => screen.includes("done: the build failed"),
+			"the model's answer",
+		);
+
+		// The collapsed bash row shows the end of the text: the stored entry's id and totals, and the
+		// decisive line Pi's cut left out, with its line number.
+		const id = /\[pi-overflow id=([0-9a-f]{12}) lines=150000 bytes=\d+\] full output stored;/.exec(built)?.[1];
+		assert.ok(id, `the bash row names the stored entry:\n${built}`);
+		assert.match(built, /\n 120000: src\/net\/socket\.c:88:12: error: struct sock has no member named\n/);
+		// The overflow_query row says what the entry is, not just "overview".
+		assert.match(
+			built,
+			new RegExp(`overflow_query ${id} overview\\n overview: bash output stored [^\\n]*: 150000 lines`),
+		);
+		for (const row of built.split("\n")) assert.ok(row.length <= COLUMNS, `row fits ${COLUMNS} columns: ${row}`);
+		assert.doesNotMatch(built, /\b1 lines\b/);
+
+		tmux("send-keys", "-t", session, "/overflow", "Enter");
+		const listed = await waitForScreen(
+			session,
+			(screen) => screen.includes("stored result this session"),
+			"the /overflow listing",
+		);
+		assert.match(
+			listed,
+			new RegExp(
+				`\\n ${id}  bash  150000 lines  9\\d\\d KiB  just now\\n   120000: src/net/socket\\.c:88:12: error: struct sock has no member named sk`,
+			),
+		);
+
+		// Pi's spill file of the command is gone: the only copy is the private one.
+		const store = join(agentDir, "my-pi", "pi-overflow");
+		assert.deepEqual(readdirSync(store).sort(), [`${id}.json`, `${id}.txt`]);
+		tmux("send-keys", "-t", session, `/overflow show ${id}`, "Enter");
+		const shown = await waitForScreen(
+			session,
+			(screen) => screen.includes(`[use overflow_query with id=${id}`),
+			"the /overflow show view",
+		);
+		assert.match(shown, new RegExp(`\\[pi-overflow id=${id}\\] bash output stored`));
+	},
+);

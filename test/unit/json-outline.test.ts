@@ -1,0 +1,154 @@
+/**
+ * The JSON reading behind the view's outline and problem hunks (src/view/json-outline.ts):
+ * one streaming pass, whatever the read sizes, finds the outline and the objects that
+ * say they are a problem, with places that select them again.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { readJsonFindings } from "../../src/view/json-outline.js";
+import { parseJsonPath, selectJsonPath } from "../../src/json/path.js";
+import { type ByteSource, bufferSource } from "../../src/io/source.js";
+
+/** A source that hands out at most `step` bytes per read: every boundary falls somewhere new. */
+function dribbleSource(text: string, step: number): ByteSource {
+	const bytes = Buffer.from(text);
+	return {
+		size: bytes.length,
+		async read(target, position) {
+			return bytes.copy(target, 0, position, Math.min(bytes.length, position + Math.min(step, target.length)));
+		},
+		async close() {},
+	};
+}
+
+function select(text: string, path: string): unknown {
+	const parsed = parseJsonPath(path);
+	assert.ok("segments" in parsed, `path ${path} parses`);
+	const selected = selectJsonPath(JSON.parse(text), parsed.segments);
+	assert.ok("value" in selected, `path ${path} selects`);
+	return selected.value;
+}
+
+function lineOf(text: string, offset: number): number {
+	return text.slice(0, offset).split("\n").length;
+}
+
+const report = JSON.stringify(
+	{
+		checked: 300,
+		results: Array.from({ length: 300 }, (_, index) => ({
+			file: `src/f${index}.ts`,
+			valid: index !== 177,
+			messages: [],
+		})),
+	},
+	null,
+	2,
+);
+
+describe("readJsonFindings", () => {
+	test("outlines a document and finds its one problem object, at any read size", async () => {
+		for (const step of [1, 7, 64, 4096, 1 << 20]) {
+			const findings = await readJsonFindings(dribbleSource(report, step));
+			assert.ok(findings, `step ${step}`);
+			assert.equal(findings.outline, '{"checked": 300, "results": [300 items]}', `step ${step}`);
+			assert.equal(findings.problemCount, 1);
+			const [problem] = findings.problems;
+			assert.equal(problem!.path, "$.results[177]");
+			assert.equal(problem!.reason, '"valid": false');
+			assert.deepEqual(select(report, problem!.path), { file: "src/f177.ts", valid: false, messages: [] });
+			assert.equal(report[problem!.start], "{");
+			assert.equal(report[problem!.end - 1], "}");
+			assert.equal(problem!.startLine, lineOf(report, problem!.start));
+			assert.equal(problem!.endLine, lineOf(report, problem!.end - 1));
+			assert.equal(report.lastIndexOf("\n", problem!.start - 1) + 1, problem!.lineStart);
+			const memberAt = report.indexOf('"valid": false');
+			assert.equal(problem!.member.startLine, lineOf(report, memberAt));
+		}
+	});
+
+	test("a minified one-line document has the same findings on line 1", async () => {
+		const minified = JSON.stringify(JSON.parse(report));
+		const findings = await readJsonFindings(dribbleSource(minified, 13));
+		assert.ok(findings);
+		assert.equal(findings.outline, '{"checked": 300, "results": [300 items]}');
+		assert.equal(findings.problems[0]!.path, "$.results[177]");
+		assert.equal(findings.problems[0]!.startLine, 1);
+		assert.equal(findings.problems[0]!.endLine, 1);
+	});
+
+	test("JSON lines: each record is read on its own, and a problem record is flagged with its line", async () => {
+		const records = Array.from({ length: 500 }, (_, index) =>
+			JSON.stringify(
+				index === 321 ? { level: 50, msg: "db connection lost" } : { level: 30, msg: `request ${index} ok` },
+			),
+		);
+		const text = `${records.join("\n")}\n`;
+		for (const step of [5, 4096]) {
+			const findings = await readJsonFindings(dribbleSource(text, step));
+			assert.ok(findings);
+			assert.equal(findings.outline, "JSON lines: 500 records");
+			assert.equal(findings.problemCount, 1);
+			const [problem] = findings.problems;
+			assert.equal(problem!.record, true);
+			assert.equal(problem!.startLine, 322);
+			assert.match(problem!.reason, /"level": 50/);
+		}
+	});
+
+	test("a document that was cut off still reports the problems it had read, without an outline", async () => {
+		const cut = report.slice(0, report.indexOf('"src/f250.ts"'));
+		const findings = await readJsonFindings(bufferSource(Buffer.from(cut)));
+		assert.ok(findings);
+		assert.equal(findings.outline, undefined);
+		assert.equal(findings.problems[0]!.path, "$.results[177]");
+	});
+
+	test("an invalid document reports what it read before the fault", async () => {
+		const broken = report.replace('"src/f200.ts"', "src/f200.ts");
+		const findings = await readJsonFindings(bufferSource(Buffer.from(broken)));
+		assert.ok(findings);
+		assert.equal(findings.outline, undefined);
+		assert.equal(findings.problemCount, 1);
+	});
+
+	test("a problem member on the root is named by its own path", async () => {
+		const text = JSON.stringify({ ok: 12, errors: [{ message: "boom" }], stats: { files: 3 } }, null, 2);
+		const findings = await readJsonFindings(bufferSource(Buffer.from(text)));
+		assert.ok(findings);
+		assert.equal(findings.problemCount, 1);
+		assert.equal(findings.problems[0]!.path, "$.errors");
+		assert.deepEqual(select(text, "$.errors"), [{ message: "boom" }]);
+	});
+
+	test("plain text, an empty source and an oversized one have no findings", async () => {
+		assert.equal(await readJsonFindings(bufferSource(Buffer.from('error: it broke\n{"x": 1}\n'))), undefined);
+		assert.equal(await readJsonFindings(bufferSource(Buffer.alloc(0))), undefined);
+		assert.equal(await readJsonFindings(bufferSource(Buffer.from("   \n  "))), undefined);
+		assert.equal(await readJsonFindings(bufferSource(Buffer.from(report)), 1024), undefined);
+	});
+
+	test("a text that does not start like JSON is given up after a look at its first 4 KiB", async () => {
+		const text = Buffer.from(`   \nerror: it broke\n${"x".repeat(2 * 1024 * 1024)}\n`);
+		const whole = bufferSource(text);
+		let bytesRead = 0;
+		const counted: ByteSource = {
+			...whole,
+			read: async (target, position) => {
+				const read = await whole.read(target, position);
+				bytesRead += read;
+				return read;
+			},
+		};
+		assert.equal(await readJsonFindings(counted), undefined);
+		assert.ok(bytesRead <= 4096, `read ${bytesRead} bytes`);
+	});
+
+	test("a clean document gets an outline and no problems", async () => {
+		const clean = JSON.stringify({ name: "pkg", version: "1.0.0", dependencies: { a: "1", b: "2" } }, null, 2);
+		const findings = await readJsonFindings(bufferSource(Buffer.from(clean)));
+		assert.ok(findings);
+		assert.equal(findings.problemCount, 0);
+		assert.match(findings.outline!, /^\{"name": "pkg", "version": "1\.0\.0", "dependencies": \{2 keys\}\}$/);
+	});
+});

@@ -1,0 +1,232 @@
+// The signal collector (src/signals/collector.ts) holds a bounded selection however many lines are
+// signal candidates: a million distinct error lines leave a few shapes, a few lines per shape and a
+// bounded shape memo. Lines it takes raw (addRaw: shaped only when kept, shapes remembered across
+// lines that differ in their digits) give exactly what shaping every line and keeping it as an item
+// (the plain algorithm, modelled here) gives.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { keepCharsFor, renderLine, renderTerminalLine, type ScannedLine } from "../../src/lines/render.js";
+import {
+	LINES_PER_SHAPE,
+	MAX_MEMO_LINES,
+	MAX_SHAPES,
+	SignalCollector,
+	type SignalItem,
+} from "../../src/signals/collector.js";
+import { classifySeverity, type Severity } from "../../src/signals/policy.js";
+import { COLLAPSE_SHAPE_LINES, shapeOf } from "../../src/signals/shape.js";
+import { keepEnd, keepStart } from "../../src/lines/text.js";
+
+const MAX_LINE_CHARS = 200;
+
+/** The collector's bounds, whatever it was given. */
+function assertBounded(collector: SignalCollector, maxLineChars: number): void {
+	const held = collector.retained;
+	assert.ok(held.shapes <= 2 * MAX_SHAPES, `${held.shapes} shapes`);
+	assert.ok(held.lines <= (LINES_PER_SHAPE + 1) * held.shapes, `${held.lines} lines for ${held.shapes} shapes`);
+	assert.ok(held.longestLineChars <= maxLineChars, `a line of ${held.longestLineChars} characters held`);
+	assert.ok(held.memoLines <= MAX_MEMO_LINES, `${held.memoLines} lines in the shape memo`);
+}
+
+test("1 000 000 distinct error lines of one shape: one shape, its first lines and its latest, exact counts", () => {
+	const collector = new SignalCollector(MAX_LINE_CHARS);
+	for (let n = 1; n <= 1_000_000; n++) collector.addRaw(n, `error: failure number ${n}`, (n - 1) * 30);
+	assertBounded(collector, MAX_LINE_CHARS);
+	assert.deepEqual(collector.retained, { shapes: 1, lines: LINES_PER_SHAPE + 1, longestLineChars: 29, memoLines: 7 });
+	assert.equal(collector.matches, 1_000_000);
+	const items = collector.items();
+	assert.equal(items.length, 1, "a common shape is shown once");
+	assert.deepEqual(items[0], {
+		lineNumber: 1,
+		text: "error: failure number 1",
+		totalChars: 23,
+		partial: false,
+		offset: 0,
+		count: 1,
+		severity: 2,
+		shapeCount: 1_000_000,
+		similar: { count: 999_999, lastLine: 1_000_000 },
+	});
+});
+
+test("200 000 candidate lines of distinct shapes and lengths: at most twice MAX_SHAPES shapes, each line clipped", () => {
+	const collector = new SignalCollector(MAX_LINE_CHARS);
+	// Letters only (shapeOf keeps them), so every line is a shape of its own; every fourth line is
+	// longer than the view shows, with a number that changes (a distinct latest line each time).
+	const word = (n: number) => n.toString(26).replace(/[0-9]/g, (digit) => "qrstuvwxyz"[Number(digit)]);
+	for (let n = 1; n <= 200_000; n++) {
+		const text = n % 4 === 0 ? `error: ${"long ".repeat(60)}${n}` : `error: module ${word(n)} failed`;
+		collector.addRaw(n, text, n);
+		if (n % 50_000 === 0) assertBounded(collector, MAX_LINE_CHARS);
+	}
+	assert.equal(collector.matches, 200_000);
+	assert.ok(collector.items().every((item) => item.text.length <= MAX_LINE_CHARS));
+});
+
+/** Lines built to take every path: digits (before an x too), hex, quotes, paths, control characters, ANSI, "\r" redraws, long runs. */
+const piece = fc.oneof(
+	fc.constantFrom(
+		"error:",
+		"failed",
+		"warning:",
+		"ERROR",
+		"note",
+		" ",
+		"  ",
+		"\t",
+		"x",
+		"X",
+		"0x",
+		"ff",
+		"deadbeef",
+		"/src/a.c",
+		'"q 1"',
+		"'2'",
+		"`3`",
+		".",
+		":",
+		",",
+		"+",
+		"-",
+		"é",
+		"日本",
+	),
+	fc.constantFrom("\r", "\x1b[31m", "\x1b[0m", "\x01", "\x7f", "\b", "\x1b"),
+	fc.nat({ max: 10 ** 9 }).map(String),
+	fc.nat({ max: 9 }).map((n) => "a".repeat(n * 13)),
+	fc.constant("b".repeat(1100)),
+);
+const line = fc
+	.tuple(fc.constantFrom("error ", "warning: ", "INFO ", ""), fc.array(piece, { maxLength: 14 }))
+	.map(([start, parts]) => `${start}${parts.join("")}`);
+
+/**
+ * The plain algorithm, as a model: every line shaped with shapeOf and made a SignalItem; a shape's
+ * first LINES_PER_SHAPE distinct lines and its latest one, each with its exact repeats (no pruning:
+ * the inputs here have few shapes).
+ */
+function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[], maxLineChars: number): SignalItem[] {
+	interface ModelShape {
+		count: number;
+		lastLine: number;
+		severity: Severity;
+		items: SignalItem[];
+		latest?: SignalItem;
+	}
+	const shapes = new Map<string, ModelShape>();
+	lines.forEach((line, index) => {
+		const key = shapeOf(line.text);
+		const shape = shapes.get(key) ?? { count: 0, lastLine: 0, severity: classifySeverity(line.text), items: [] };
+		shapes.set(key, shape);
+		shape.count++;
+		shape.lastLine = line.lineNumber;
+		const same =
+			shape.items.find((item) => item.text === line.text) ??
+			(shape.latest?.text === line.text ? shape.latest : undefined);
+		if (same !== undefined) {
+			same.count++;
+			return;
+		}
+		const text =
+			line.text.length <= maxLineChars
+				? line.text
+				: line.keptEnd
+					? keepEnd(line.text, maxLineChars)
+					: keepStart(line.text, maxLineChars);
+		const item: SignalItem = {
+			...line,
+			text,
+			partial: line.partial || text.length < line.text.length,
+			offset: offsets[index],
+			count: 1,
+			severity: shape.severity,
+			shapeCount: 1,
+		};
+		if (shape.items.length < LINES_PER_SHAPE) shape.items.push(item);
+		else shape.latest = item;
+	});
+	return [...shapes.values()].flatMap((shape) => {
+		const candidates = [...shape.items, ...(shape.latest ? [shape.latest] : [])];
+		for (const item of candidates) item.shapeCount = shape.count;
+		if (shape.count < COLLAPSE_SHAPE_LINES) return candidates;
+		const others = shape.count - candidates[0].count;
+		return [others > 0 ? { ...candidates[0], similar: { count: others, lastLine: shape.lastLine } } : candidates[0]];
+	});
+}
+
+test("lines taken raw or shaped give exactly what the plain algorithm gives", () => {
+	fc.assert(
+		fc.property(
+			fc.array(line, { minLength: 1, maxLength: 20 }),
+			fc.array(fc.nat(), { maxLength: 200 }),
+			fc.integer({ min: 8, max: 80 }),
+			(pool, picks, maxLineChars) => {
+				// Repeats and near-repeats: lines picked from a small pool, some with their digits changed,
+				// some ending in "\r" (as a CRLF file's lines reach the collector).
+				const raws = picks.map((pick, k) => {
+					const text = pool[pick % pool.length];
+					const varied = pick % 3 === 0 ? text.replace(/[0-9]/g, (digit) => String((Number(digit) + k) % 10)) : text;
+					return k % 5 === 0 ? `${varied}\r` : varied;
+				});
+				// Every seventh line arrives shaped, as the end of a giant line (keptEnd) does.
+				const isGiantEnd = (index: number) => index % 7 === 3;
+				const shapedLines = raws.map((raw, index) => {
+					const shaped = renderLine(index + 1, raw, keepCharsFor(maxLineChars));
+					return isGiantEnd(index) ? { ...shaped, partial: true, keptEnd: true as const } : shaped;
+				});
+				const offsets = raws.map((_, index) => index * 100);
+				const expected = JSON.stringify(collectByModel(shapedLines, offsets, maxLineChars));
+				const byRaw = new SignalCollector(maxLineChars);
+				const byLine = new SignalCollector(maxLineChars);
+				raws.forEach((raw, index) => {
+					if (isGiantEnd(index)) byRaw.add(shapedLines[index], offsets[index]);
+					else byRaw.addRaw(index + 1, raw, offsets[index]);
+					byLine.add(shapedLines[index], offsets[index]);
+				});
+				assert.equal(JSON.stringify(byRaw.items()), expected, "addRaw");
+				assert.equal(JSON.stringify(byLine.items()), expected, "add");
+			},
+		),
+		// A line longer than what the scan keeps of it (keepChars) is judged by its kept start: here a
+		// note, its failure word cut off.
+		{ numRuns: 500, examples: [[[`note ${"b".repeat(1100)} failed`], [0, 0], 8]] },
+	);
+});
+
+test("a line taken raw is rendered, even after a line like it was added with its control characters", () => {
+	// A line that reaches add() unrendered (a text kept from an earlier scan) must not let a raw
+	// line with the same control characters skip rendering.
+	const collector = new SignalCollector(MAX_LINE_CHARS);
+	collector.add({ lineNumber: 1, text: "error: step 1 \x01 failed", totalChars: 24, partial: false }, 0);
+	for (let n = 2; n <= 6; n++) collector.addRaw(n, `error: step ${n} \x01 failed`, n * 30);
+	const texts = collector.items().map((item) => item.text);
+	assert.ok(texts.includes("error: step 2 \ufffd failed"), JSON.stringify(texts));
+});
+
+// What the collector's shape memo relies on (src/signals/shape.ts shapeOf, src/lines/render.ts renderTerminalLine).
+
+test("shapeOf gives lines that differ only in their digits one shape, when no digit stands before an x", () => {
+	fc.assert(
+		fc.property(line, fc.array(fc.nat({ max: 9 }), { minLength: 1, maxLength: 20 }), (text, digits) => {
+			fc.pre(!/[0-9][xX]/.test(text));
+			let k = 0;
+			const other = text.replace(/[0-9]/g, () => String(digits[k++ % digits.length]));
+			assert.equal(shapeOf(other), shapeOf(text));
+		}),
+		{ numRuns: 2000 },
+	);
+});
+
+test("renderTerminalLine shows its own output as it is, and so a line like it but for its digits", () => {
+	fc.assert(
+		fc.property(line, fc.nat({ max: 9 }), (text, digit) => {
+			const shown = renderTerminalLine(text);
+			assert.equal(renderTerminalLine(shown), shown);
+			const other = shown.replace(/[0-9]/g, String(digit));
+			assert.equal(renderTerminalLine(other), other);
+		}),
+		{ numRuns: 2000 },
+	);
+});

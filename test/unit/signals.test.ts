@@ -1,0 +1,303 @@
+// Tests for src/signals/pattern.ts: the default signal pattern recognises the decisive lines of real
+// toolchain outputs (test/fixtures/real/), leaves their ordinary noise alone, handles the precision
+// cases a careless regex gets wrong, and stays linear on megabyte lines.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { MAX_SIGNAL_PATTERN_CHARS } from "../../src/config/config.js";
+import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../../src/signals/pattern.js";
+import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
+import { buildPathologicalLines } from "../fixtures/signal-lines.js";
+
+const SIGNAL = new RegExp(DEFAULT_SIGNAL_PATTERN, "i");
+const FIXTURES = loadRealFixtures();
+/** The lines the view keeps at the end whatever they say (DEFAULT_CONFIG.tailLines). */
+const TAIL_LINES = 80;
+
+/** What the scan tests the pattern on: the line without its line ending and ANSI escapes. */
+function isSignal(line: string): boolean {
+	return SIGNAL.test(stripAnsi(withoutLineEnd(line)));
+}
+
+/**
+ * Per fixture, lines that are ordinary noise of that tool: passing tests (named `error_handling_…`,
+ * `handles errors`, `fails_gracefully_…`), progress and INFO lines that say `errors=0`, package
+ * names like `error-ex`, eslint configs with `"error"` values, compile commands. None may match.
+ */
+const NOISE: Record<string, RegExp> = {
+	"abort-killed-signals": /^(?:indexer|worker|compact): /,
+	"cargo-build-error": /^\s*Compiling |^\s*--> |^\s*= note: /,
+	"cargo-test-failure": /^test .* \.\.\. ok$/,
+	"cmake-link-undefined": /^\[ *\d+%\] |^\/usr\/bin\/cc /,
+	"gcc-make-error": /^gcc |^make\[1\]: (?:Entering|Leaving) /,
+	"go-test-fail-panic": /^\s*--- PASS: |^=== RUN /,
+	"java-exception": / INFO com\.acme\./,
+	"jest-failure": /✓/,
+	"maven-surefire-failure": /^\[INFO\] (?:Tests run: .*Failures: 0, Errors: 0|Running )/,
+	"node-test-tap-failure": /^\s*ok \d+ - |^\s*# Subtest: /,
+	"npm-install-errors": /^npm http /,
+	"npm-ls-json-error": /: "error",?$|^\s*"error",?$|"(?:name|version|resolved)": /,
+	"progress-ansi-error": /✔/,
+	"pytest-failure": / PASSED/,
+	"python-etl-traceback": / INFO /,
+	"python-unittest-failure": / \.\.\. ok$/,
+	"rust-thread-panic": /^\[worker-\d\] shard /,
+	"segfault-core-dumped": /^shard \d+ line /,
+	"shell-script-errors": /^staged |^\+ |^uploading /,
+	"tsc-build-errors": /\.ts$|^\s+\* packages\/|- Building project /,
+	"valgrind-memcheck": /^request \d+: .*errors=0$/,
+};
+
+describe("the default signal pattern on real toolchain outputs", () => {
+	test("there are at least 12 fixtures, each with decisive lines that are its own lines", () => {
+		assert.ok(FIXTURES.length >= 12, `${FIXTURES.length} fixtures`);
+		for (const fixture of FIXTURES) {
+			assert.ok(fixture.decisive.length > 0, `${fixture.name} has decisive lines`);
+			for (const line of fixture.decisive) {
+				assert.equal(
+					fixture.lines[line.lineNumber - 1],
+					line.raw,
+					`${fixture.name}:${line.lineNumber} is the line of the log`,
+				);
+			}
+		}
+	});
+
+	test("matches every decisive line, except the few ordinary summary lines listed as tail-only", () => {
+		const missed: string[] = [];
+		for (const fixture of FIXTURES) {
+			for (const line of fixture.decisive) {
+				if (!line.tailOnly && !isSignal(line.raw)) missed.push(`${fixture.name}:${line.lineNumber}: ${line.shown}`);
+			}
+		}
+		assert.deepEqual(missed, []);
+	});
+
+	test("lists as tail-only only lines that the view's tail shows anyway", () => {
+		for (const entry of TAIL_ONLY_DECISIVE) {
+			const fixture = FIXTURES.find((candidate) => candidate.name === entry.fixture);
+			assert.ok(fixture, `fixture ${entry.fixture} exists`);
+			const line = fixture.decisive.find((candidate) => candidate.tailOnly && candidate.shown === entry.text);
+			assert.ok(line, `${entry.fixture} has the tail-only line ${entry.text}`);
+			assert.ok(
+				line.lineNumber > fixture.lines.length - TAIL_LINES,
+				`${entry.fixture}:${line.lineNumber} is in the last ${TAIL_LINES} lines`,
+			);
+		}
+	});
+
+	test("matches none of the ordinary noise lines of each tool", () => {
+		for (const fixture of FIXTURES) {
+			const selector = NOISE[fixture.name];
+			assert.ok(selector, `${fixture.name} has a noise selector`);
+			const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
+			let checked = 0;
+			const matched: string[] = [];
+			fixture.lines.forEach((raw, index) => {
+				const line = stripAnsi(withoutLineEnd(raw));
+				if (decisive.has(index + 1) || !selector.test(line)) return;
+				checked++;
+				if (SIGNAL.test(line)) matched.push(`${index + 1}: ${line.slice(0, 160)}`);
+			});
+			assert.ok(checked >= 10, `${fixture.name}: ${checked} noise lines selected`);
+			assert.deepEqual(matched, [], `${fixture.name}: noise lines that match`);
+		}
+	});
+
+	test("reports how many non-decisive lines of each fixture match (precision, a diagnostic)", (t) => {
+		for (const fixture of FIXTURES) {
+			const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
+			let matches = 0;
+			let warnings = 0;
+			fixture.lines.forEach((raw, index) => {
+				if (decisive.has(index + 1) || !isSignal(raw)) return;
+				matches++;
+				if (/^(?:\S+: )?warning(?:\[[\w-]+\])?:/i.test(stripAnsi(raw).trimStart())) warnings++;
+			});
+			t.diagnostic(
+				`${fixture.name}: ${matches} of ${fixture.lines.length - decisive.size} non-decisive lines match (${warnings} of them compiler warnings)`,
+			);
+		}
+	});
+});
+
+describe("the vocabulary of failure", () => {
+	const failures = [
+		"error[E0308]: mismatched types",
+		"src/app.ts(3,5): error TS2304: Cannot find name 'foo'.",
+		"main.c:(.text+0x1e): undefined reference to `config_load'",
+		"collect2: error: ld returned 1 exit status",
+		"make: *** [Makefile:12: all] Error 2",
+		"gmake[2]: *** [CMakeFiles/app.dir/build.make:105: app] Error 1",
+		"Traceback (most recent call last):",
+		"AssertionError: 3 != 4",
+		"tests/test_cart.py:17: AssertionError",
+		"E       assert 8499 == 8500",
+		"FAILED tests/test_cart.py::test_bulk - assert 1 == 2",
+		"test_parse (tests.test_x.T.test_parse) ... FAIL",
+		"test_parse (tests.test_x.T.test_parse) ... ERROR",
+		"not ok 3 - parses dates",
+		"✖ parses dates (2.1ms)",
+		"  ✗ parses dates",
+		"    ✕ formats amounts (5 ms)",
+		"thread 'main' panicked at src/main.rs:4:5:",
+		"called `Option::unwrap()` on a `None` value",
+		"Segmentation fault (core dumped)",
+		"bash: line 1:  4884 Killed                  python3 worker.py",
+		"Killed",
+		"npm ERR! code ERESOLVE",
+		"npm error code E404",
+		'Exception in thread "main" java.lang.NullPointerException',
+		"Caused by: java.io.IOException: stream closed",
+		"bash: htmlminify: command not found",
+		"sh: 1: htmlminify: not found",
+		"bash: ./migrate.sh: Permission denied",
+		"cat: config/production.env: No such file or directory",
+		"==123== Invalid read of size 4",
+		"==123==    definitely lost: 40 bytes in 1 blocks",
+		"==123== ERROR SUMMARY: 2 errors from 2 contexts (suppressed: 0 from 0)",
+		"Process exited with code 1",
+		"Command exited with code 2",
+		"== step 2 exited with status 137",
+		"error Command failed with exit code 1.",
+		"FAIL src/format.test.ts",
+		"Tests:       1 failed, 10 passed, 11 total",
+		"  3 failing",
+		"# fail 1",
+		"[INFO] BUILD FAILURE",
+		"[ERROR] Tests run: 4, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.02 s <<< FAILURE!",
+		"fatal: not a git repository (or any of the parent directories): .git",
+		"panic: runtime error: index out of range [3] with length 3",
+		"--- FAIL: TestParse (0.00s)",
+		"FAIL\texample.com/toolkit/durations\t0.021s",
+		'    durations_test.go:42: Parse("1h30m") = 0; want 5400',
+		"Error: Cannot find module 'left-pad'",
+		"ModuleNotFoundError: No module named 'yaml'",
+		"FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+		"==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014",
+		"terminate called after throwing an instance of 'std::bad_alloc'",
+		"Program terminated with signal SIGSEGV, Segmentation fault.",
+		"2024-05-14 09:28:58 ERROR   etl.orders: record ord-002417 skipped",
+		"2026-11-29 19:31:59 SEVERE com.acme.billing.InvoiceJob - invoice 2345 failed, continuing",
+		"ERROR db: connection refused to 10.0.0.7:5432",
+		'{"level":"error","msg":"upstream timed out"}',
+		'  "error": {',
+		'    Expected: "1.234,50 €"',
+		"        Expected values to be strictly equal:",
+		"CMake Error at CMakeLists.txt:3 (add_executable):",
+		"warning: unused variable `count`",
+		"Runtime error near line 2216: Cannot add a NOT NULL column with default value NULL",
+		"Parse error near line 2218: table orders has no column named discount_cents",
+		"CONFLICT (content): Merge conflict in handlers/refund_0213.go",
+		"CONFLICT (modify/delete): jobs/sweep_0847.go deleted in HEAD and modified in release/2.4.",
+		"[pid  8890] +++ exited with 3 +++",
+		"==16570== Possible data race during read of size 8 at 0x10C120 by thread #3",
+		"==16570== This conflicts with a previous write of size 8 by thread #5",
+		"WARNING: DATA RACE",
+		"Previous write at 0x00c0000b4010 by goroutine 8:",
+		'{"Time":"2026-11-30T21:04:35.109849747Z","Action":"fail","Package":"example.com/shop/invoice","Test":"TestTotal037","Elapsed":0}',
+		'{"Time":"2026-11-30T21:04:35.109847538Z","Action":"output","Package":"example.com/shop/invoice","Test":"TestTotal037","Output":"--- FAIL: TestTotal037 (0.00s)\\n"}',
+		'{"Action":"output","Package":"example.com/shop/invoice","Output":"FAIL\\texample.com/shop/invoice\\t0.007s\\n"}',
+		'  "conclusion": "failure",',
+		"example.com/bank/ledger.(*Book).Transfer(0x0?, 0xc000058060, 0xc000058080, 0xa, 0x0?)",
+		"example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)",
+		"github.com/acme/api/handlers.Statement({0x52efe5?, 0x4}, 0x3)",
+		"handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string",
+		"./main.go:10:2: undefined: total",
+		"src/billing_104.c:15:21: Fehler: »const struct invoice« hat kein Element namens »totl«; meinten Sie »total«?",
+		"src/main.c:1:10: schwerwiegender Fehler: config.h: Datei oder Verzeichnis nicht gefunden",
+		"src/main.c:12:5: erreur: « total » non déclaré (première utilisation dans cette fonction)",
+		"spec/journal_spec.lua:6: attempt to call field 'open_journal' (a nil value)",
+		"lua: report.lua:12: attempt to index a nil value (local 'cfg')",
+		"[2026-12-01 03:15:30 +0000] [385] [INFO] Handling signal: hup",
+		"2026-12-01 03:10:14,131 WARN received SIGTERM indicating exit request",
+		"2026/12/01 03:10:14 [notice] 1#1: signal 15 (SIGTERM) received from 11, exiting",
+	];
+	for (const line of failures) {
+		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
+	}
+
+	const noise = [
+		"test error_handling ... ok",
+		"test parse::error_handling_parse_case_0003 ... ok",
+		"ok 12 - handles errors",
+		"ok 44 - reports failure codes \\#43",
+		"PASS src/errors.test.ts",
+		"    ✓ handles errors for floats #1 (1 ms)",
+		"=== RUN   TestErrorHandling_0000",
+		"--- PASS: TestFailsOnGarbage_0003 (0.00s)",
+		"tests/test_discounts.py::test_error_handling_rejects_out_of_range[-1] PASSED [ 33%]",
+		"0 errors",
+		"Found 0 errors.",
+		"warnings: 0",
+		"--no-warn",
+		"errorCount: 0",
+		"errors=0 warnings=0",
+		"Tests: 0 failed, 12 passed",
+		"failed: 0",
+		"exit code 0",
+		"exited with status 0",
+		"[INFO] Tests run: 4, Failures: 0, Errors: 0, Skipped: 0, Time elapsed: 0.001 s",
+		"# fail 0",
+		"==123==    definitely lost: 0 bytes in 0 blocks",
+		"==123== ERROR SUMMARY: 0 errors from 0 contexts (suppressed: 0 from 0)",
+		'  "error": null,',
+		'  "errors": [],',
+		'      "no-undef": "error",',
+		"/work/main/node_modules/typescript/lib/lib.es2022.error.d.ts",
+		"npm http fetch GET 200 <registry>/json-parse-even-better-errors 26ms (cache miss)",
+		"  34:     0x55b84b9beeaa - std::panic::catch_unwind::h570a0866a830305d",
+		"2024-05-14 09:28:58 INFO    etl.orders: flushed batch of 250 rows to warehouse (error_rate=0.000)",
+		"[worker-1] shard 0000: 16 rows ok, first id 0, subtotal 120, errors 0",
+		"compact: generation 000, free pages 2048, failures 0",
+		"No error found in 12 files",
+		"parse error handling",
+		"  Retry error codes are configured",
+		"conflicts resolved: 3",
+		"Auto-merging handlers/refund_0213.go",
+		"[pid  8888] +++ exited with 0 +++",
+		"previous writes flushed",
+		'{"Time":"2026-11-30T21:04:35.109843274Z","Action":"pass","Package":"example.com/shop/cart","Test":"TestTotal000","Elapsed":0}',
+		'{"Action":"output","Package":"example.com/shop/cart","Test":"TestErrorPaths","Output":"=== RUN   TestErrorPaths\\n"}',
+		"sync.(*Mutex).Lock(...)",
+		"testing.tRunner(0xc0000076c0, 0x533df8)",
+		"runtime.gopark(0xc000064f40?, 0x0?, 0x0?, 0x0?, 0x0?)",
+		"	/tmp/pof-gen-tune3/go-timeout/ledger/ledger.go:20 +0xac",
+		"src/billing_000.c:8:26: Warnung: Vergleich von Ganzzahlausdrücken, von denen nur einer ein Vorzeichen hat",
+		"Fehlerbehandlung: 12 Fälle geprüft",
+		"0 Fehler, 3 Warnungen",
+		"retrying: attempt to reconnect 3 of 5",
+		"installed signal handlers for SIGINT and SIGTERM",
+		"signal strength 80%",
+	];
+	for (const line of noise) {
+		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
+	}
+});
+
+describe("the pattern itself", () => {
+	test("is the alternation of its documented parts and fits the config's cap", () => {
+		assert.equal(DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|"));
+		assert.ok(DEFAULT_SIGNAL_PATTERN.length <= MAX_SIGNAL_PATTERN_CHARS, `${DEFAULT_SIGNAL_PATTERN.length} chars`);
+		for (const part of SIGNAL_PATTERN_PARTS) {
+			assert.doesNotThrow(() => new RegExp(part.source, "i"), part.source);
+			assert.ok(part.why.length > 20, `part ${part.source} says why it exists`);
+		}
+	});
+
+	test("is its own RegExp source (an unescaped `/` would make the scan take it for a configured pattern and skip the prefilter)", () => {
+		assert.equal(new RegExp(DEFAULT_SIGNAL_PATTERN, "i").source, DEFAULT_SIGNAL_PATTERN);
+	});
+
+	test("can never match across a line break (the scan runs it over blocks of lines)", () => {
+		// No \s, \D, \W or dot (each can match "\n"); every negated class excludes "\n".
+		assert.doesNotMatch(DEFAULT_SIGNAL_PATTERN, /\\[sDW]|(?<!\\)\./);
+		for (const negated of DEFAULT_SIGNAL_PATTERN.match(/\[\^[^\]]*\]/g) ?? [])
+			assert.ok(negated.includes("\\n"), negated);
+	});
+
+	// How long each takes (against grep -P with the same pattern) is measured by `npm run bench`.
+	test("decides each 1 MB line built to make it backtrack: matches the two that hold a signal, leaves the rest", () => {
+		for (const line of buildPathologicalLines()) assert.equal(SIGNAL.test(line.text), line.signal, line.name);
+	});
+});

@@ -1,0 +1,661 @@
+// Tests for src/view/view.ts: the bounded view's guarantees (size, true line numbers, the end always
+// visible, signal selection, clipping, terminal rendering, determinism) on ordinary and adversarial
+// inputs. Every view built here is checked line by line against the original text.
+
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { createDefaultConfig } from "../../src/config/config.js";
+import { scanText } from "../../src/scan/scan.js";
+import { markTemplateFamilies } from "../../src/signals/shape.js";
+import { DEFAULT_SIGNAL_PATTERN } from "../../src/signals/pattern.js";
+import { buildView, renderTerminalLine, type ViewOptions } from "../../src/view/view.js";
+import { buildViewFromFile, buildViewFromText } from "../../src/view/compose.js";
+import { createTempDir } from "../helpers/tmp.js";
+
+function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
+	return {
+		thresholdChars: 24000,
+		headLines: 60,
+		tailLines: 80,
+		maxSignalLines: 40,
+		maxLineChars: 500,
+		signalRegex: new RegExp(DEFAULT_SIGNAL_PATTERN, "i"),
+		id: "0123456789ab",
+		toolName: "bash",
+		...overrides,
+	};
+}
+
+/** The lines of a text as an editor numbers them (a final newline starts no extra line; "\r\n" ends a line). */
+function splitLines(text: string): string[] {
+	if (text.length === 0) return [];
+	const lines = text.split("\n");
+	if (text.endsWith("\n")) lines.pop();
+	return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+}
+
+interface ShownLine {
+	lineNumber: number;
+	/** The line's text as shown, without its clipping note and repeat count. */
+	text: string;
+	/** Characters the view says it cut (0 when the line is whole). */
+	cut: number;
+	/** Which end was kept when the line was cut. */
+	kept: "whole" | "start" | "end";
+	count: number;
+	/** Shown as context around a signal line ("N- "), not for itself ("N: "). */
+	context: boolean;
+}
+
+const NUMBERED_LINE = /^\s*(\d+)\D/;
+
+/** Parses the numbered lines of a view. */
+function shownLines(view: string): ShownLine[] {
+	const shown: ShownLine[] = [];
+	for (const line of view.split("\n")) {
+		const numbered = NUMBERED_LINE.exec(line);
+		if (!numbered) continue;
+		const match = /^\s*(\d+)([:-]) (.*)$/s.exec(line);
+		assert.ok(
+			match,
+			`a numbered line has "N: " (or "N- " for context) before its text: ${JSON.stringify(line.slice(0, 80))}`,
+		);
+		let body = match[3];
+		const context = match[2] === "-";
+		let count = 1;
+		const note =
+			/ {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears (?:once|\d+ times)\])$/.exec(
+				body,
+			);
+		if (note) {
+			if (note[1] !== undefined) count = Number(note[1]);
+			body = body.slice(0, -note[0].length);
+		}
+		const clippedEnd = /^(.*) … \[\+(\d+) chars\]$/s.exec(body);
+		const clippedStart = /^\[\+(\d+) chars\] … (.*)$/s.exec(body);
+		const lineNumber = Number(match[1]);
+		if (clippedEnd)
+			shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count, context });
+		else if (clippedStart)
+			shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count, context });
+		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count, context });
+	}
+	return shown;
+}
+
+/**
+ * Checks a view against its original: it fits, every shown line carries its true number and its
+ * true text (as a terminal shows it, clipped with an exact count of the cut characters), line
+ * numbers only grow, and the last line is there.
+ */
+function assertFaithfulView(view: string, original: string | string[], options: ViewOptions): ShownLine[] {
+	const lines = typeof original === "string" ? splitLines(original) : original;
+	assert.ok(view.length <= options.thresholdChars, `view is ${view.length} chars, more than ${options.thresholdChars}`);
+	assert.ok(!view.includes("\x1b"), "no escape sequence reaches the view");
+	const shown = shownLines(view);
+	let previous = 0;
+	for (const line of shown) {
+		assert.ok(line.lineNumber > previous, `line ${line.lineNumber} comes after line ${previous}`);
+		previous = line.lineNumber;
+		assert.ok(line.lineNumber >= 1 && line.lineNumber <= lines.length, `line number ${line.lineNumber} exists`);
+		const expected = renderTerminalLine(lines[line.lineNumber - 1]);
+		const where = `line ${line.lineNumber}`;
+		if (line.kept === "whole") {
+			assert.equal(line.text, expected, where);
+		} else {
+			assert.ok(line.text.length <= options.maxLineChars, `${where} is clipped to maxLineChars`);
+			if (line.kept === "start") assert.ok(expected.startsWith(line.text), `${where} shows the line's start`);
+			else assert.ok(expected.endsWith(line.text), `${where} shows the line's end`);
+			assert.equal(line.text.length + line.cut, expected.length, `${where}: the note counts the cut characters`);
+		}
+	}
+	if (lines.length > 0) assert.equal(shown.at(-1)?.lineNumber, lines.length, "the last line is shown, last");
+	return shown;
+}
+
+/** A word of letters only, distinct for each n: lines that differ by it have distinct shapes. */
+function word(n: number): string {
+	return n.toString(26).replace(/[0-9]/g, (digit) => String.fromCharCode(113 + Number(digit)));
+}
+
+function numbersOf(shown: ShownLine[]): number[] {
+	return shown.map((line) => line.lineNumber);
+}
+
+function range(from: number, to: number): number[] {
+	return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+describe("the view's shape", () => {
+	test("shows head, omitted-lines notice, tail and the query footer for a long seq", async () => {
+		const text = Array.from({ length: 300_000 }, (_, i) => `${i + 1}`).join("\n") + "\n";
+		const options = viewOptions();
+		const { text: view, totalLines, totalBytes } = await buildViewFromText(text, options);
+		assert.equal(totalLines, 300_000);
+		assert.equal(totalBytes, Buffer.byteLength(text));
+		const lines = view.split("\n");
+		assert.equal(
+			lines[0],
+			`[pi-overflow id=0123456789ab] bash output: 300000 lines, ${totalBytes} bytes — showing head, 0 signal lines, tail`,
+		);
+		// Sixty head lines of one shape fold into the first, a count and the last.
+		assert.deepEqual(lines.slice(1, 5), [
+			"     1: 1",
+			"  ... 58 more lines like these ...",
+			"    60: 60",
+			"  ... 299860 lines omitted ...",
+		]);
+		// So do the tail's lines above its last twenty, which are shown as they are.
+		assert.deepEqual(lines.slice(-24, -20), [
+			"299921: 299921",
+			"  ... 58 more lines like these ...",
+			"299980: 299980",
+			"299981: 299981",
+		]);
+		assert.equal(lines.at(-2), "300000: 300000");
+		assert.equal(
+			lines.at(-1),
+			"[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]",
+		);
+		const shown = assertFaithfulView(view, text, options);
+		assert.deepEqual(numbersOf(shown), [1, 60, 299_921, ...range(299_980, 300_000)]);
+	});
+
+	test("folds a run of one shape in the tail above its last twenty lines, but never a signal line among them", async () => {
+		const lines = Array.from({ length: 5000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
+		// ansible's recap: lines that differ only in digits, one of which says what failed.
+		for (let host = 1; host <= 10; host++)
+			lines.push(`web${String(host).padStart(2, "0")} : ok=17 changed=3 failed=${host === 4 ? 1 : 0} skipped=0`);
+		lines.push(...Array.from({ length: 20 }, (_, i) => `  LD [M]  drivers/module_${i}.ko`));
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const rows = view.split("\n");
+		const tail = rows.slice(
+			rows.findIndex((row) => row.startsWith("  4951:")),
+			-1,
+		);
+		assert.deepEqual(tail, [
+			"  4951:   CC [M]  drivers/module_4950.o",
+			"  ... 48 more lines like these ...",
+			"  5000:   CC [M]  drivers/module_4999.o",
+			"  5001: web01 : ok=17 changed=3 failed=0 skipped=0",
+			"  5002: web02 : ok=17 changed=3 failed=0 skipped=0",
+			"  5003: web03 : ok=17 changed=3 failed=0 skipped=0",
+			"  5004: web04 : ok=17 changed=3 failed=1 skipped=0",
+			"  5005: web05 : ok=17 changed=3 failed=0 skipped=0",
+			"  ... 4 more lines like these ...",
+			"  5010: web10 : ok=17 changed=3 failed=0 skipped=0",
+			// The last twenty lines never fold.
+			...Array.from({ length: 20 }, (_, i) => `  ${5011 + i}:   LD [M]  drivers/module_${i}.ko`),
+		]);
+		assert.equal(shown.at(-1)?.lineNumber, 5030);
+	});
+
+	test("folds a run of one print statement's lines whose quoted strings and paths differ, not only digits (tune4: Caddy's JSON access records)", async () => {
+		const lines = Array.from({ length: 400 }, (_, i) => `deploy: step ${i}`);
+		// One access record per request: the path, the port and the order of the headers (a Go map) vary.
+		const headers = [
+			'"Accept-Encoding":["identity"],"User-Agent":["Python-urllib/3.11"]',
+			'"User-Agent":["Python-urllib/3.11"],"Accept-Encoding":["identity"]',
+		];
+		for (let i = 0; i < 60; i++) {
+			const path = i % 10 === 0 ? "/health" : `/api/orders/${1000 + i}`;
+			lines.push(
+				`{"level":"info","ts":1796094896.${671026 + i * 37},"logger":"http.log.access.log0","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"${44764 + i}","uri":"${path}","headers":{${headers[i % 2]}}},"status":200}`,
+			);
+		}
+		lines.push(...Array.from({ length: 20 }, (_, i) => `deploy: done ${i}`));
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		assertFaithfulView(view, lines, options);
+		assert.match(
+			view,
+			/^ {2}\.\.\. 58 more lines like these \.\.\.$/m,
+			"the tail's records fold to their first and last line",
+		);
+		assert.ok(view.length < 8000, `${view.length} chars`);
+	});
+
+	test("routine lines around an error are not its block, however they are indented; its own block is", async () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
+		lines.splice(
+			1500,
+			0,
+			"drivers/net/socket.c:88:12: error: struct sock has no member named sk_flags",
+			"   88 |         sk->sk_flags = 0;",
+			"      |             ^~",
+		);
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options));
+		assert.deepEqual(
+			shown.filter((n) => n > 60 && n < 2900),
+			[1501, 1502, 1503],
+			"the error with its gutter lines, no CC [M] lines around it",
+		);
+	});
+
+	test("sets aside rare lines of one template's family (one word differs) and shows the odd line instead (tune4)", async () => {
+		const regions = "de fr nl be at it es pt ie fi se dk pl cz sk hu si hr ro bg gr cy mt lu ee lv lt no ch is".split(
+			" ",
+		);
+		const lines: string[] = [];
+		regions.forEach((region, n) => {
+			lines.push(`Feature: checkout totals for region ${region}`, "");
+			for (let k = 0; k < 100; k++)
+				lines.push(`    Given a basket with ${k + 1} items of 1000 cents ... passed in 0.000s`);
+			if (n === 20) lines.push("Using the fallback tax table, the seed for region gr has no rate", "");
+		});
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options)).filter((n) => n > 60 && n <= lines.length - 80);
+		const odd = lines.indexOf("Using the fallback tax table, the seed for region gr has no rate") + 1;
+		assert.ok(shown.includes(odd), "the odd line is shown");
+		assert.deepEqual(
+			shown.filter((n) => lines[n - 1].startsWith("Feature:")),
+			[],
+			"no line of the Feature family",
+		);
+		assert.deepEqual(
+			markTemplateFamilies(["a b c", "a b d", "a b e", "a b f", "x y z"]),
+			[false, false, false, false, false],
+			"four alike are not a family",
+		);
+		assert.deepEqual(markTemplateFamilies(["run a 1", "run b 2", "run c 3", "run d 4", "run e 5", "stop now please"]), [
+			true,
+			true,
+			true,
+			true,
+			true,
+			false,
+		]);
+	});
+
+	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
+		// bandit-like: 600 uniform low findings, one high finding whose Location line is of a common shape.
+		const lines: string[] = [];
+		for (let i = 0; i < 600; i++) {
+			const high = i === 300;
+			lines.push(
+				high
+					? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue."
+					: ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
+				high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
+				`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
+				`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
+				`${13 + (i % 7)}\t    subprocess.run(cmd, check=True)`,
+				"",
+			);
+		}
+		lines.pop();
+		const options = viewOptions();
+		const shown = numbersOf(
+			assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+		);
+		assert.deepEqual(
+			shown.filter((n) => n > 60 && n < lines.length - 80),
+			[1801, 1802, 1803, 1804],
+			"the odd issue line, its own severity line, the Location and More Info lines under it; the code excerpt, of a common shape and not indented, is not part of it",
+		);
+	});
+
+	test("shows every line of a small group of similar signal lines, and collapses a larger one", async () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `Auto-merging src/file_${i}.go`);
+		const conflicts = [300, 900, 1400, 2000, 2500, 2700];
+		for (const at of conflicts) lines[at - 1] = `CONFLICT (content): Merge conflict in src/file_${at}.go`;
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		assert.deepEqual(
+			numbersOf(shown).filter((n) => lines[n - 1].startsWith("CONFLICT")),
+			conflicts,
+		);
+		lines[2800 - 1] = "CONFLICT (content): Merge conflict in src/file_2800.go";
+		const collapsed = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		assert.deepEqual(
+			collapsed.filter((line) => line.text.startsWith("CONFLICT")).map((line) => line.lineNumber),
+			[300],
+			"seven lines of one shape: the first stands for the others",
+		);
+	});
+
+	test("shows every line of a short text once, without an omitted notice", async () => {
+		const text = "a\nb\nc\n";
+		const view = (await buildViewFromText(text, viewOptions())).text;
+		assert.deepEqual(numbersOf(assertFaithfulView(view, text, viewOptions())), [1, 2, 3]);
+		assert.ok(!view.includes("omitted"));
+	});
+
+	test("shows the header and footer alone for an empty text", async () => {
+		const view = (await buildViewFromText("", viewOptions())).text;
+		assert.deepEqual(shownLines(view), []);
+		assert.match(view, /^\[pi-overflow id=0123456789ab\] bash output: 0 lines, 0 bytes/);
+	});
+
+	test("numbers lines wider than six digits without losing alignment of the text", async () => {
+		const text = "x\n".repeat(1_234_567);
+		const options = viewOptions();
+		const view = (await buildViewFromText(text, options)).text;
+		assert.ok(view.includes("\n1234567: x\n"));
+		assert.ok(view.includes("\n      1: x\n"));
+		assertFaithfulView(view, text, options);
+	});
+
+	test("gives the same bytes for the same input, from memory and from a file", async (t) => {
+		const dir = await createTempDir(t);
+		const lines: string[] = [];
+		for (let i = 0; i < 50_000; i++)
+			lines.push(i % 777 === 0 ? `error: E${i % 5} failed step ${i}` : `line ${i} ${"·".repeat(i % 40)}`);
+		const text = `${lines.join("\n")}\n`;
+		const path = join(dir, "original.txt");
+		await writeFile(path, text);
+		const options = viewOptions();
+		const first = await buildViewFromText(text, options);
+		const second = await buildViewFromText(text, viewOptions());
+		const fromFile = await buildViewFromFile(path, options);
+		assert.equal(second.text, first.text);
+		assert.deepEqual(fromFile, first);
+		assert.equal(buildView(scanText(text, options), options), first.text);
+	});
+
+	test("works with the default configuration object", async () => {
+		const config = createDefaultConfig();
+		const text = "error: x\n".repeat(10) + "ok\n".repeat(100_000);
+		const view = (await buildViewFromText(text, { ...config, id: "0123456789ab", toolName: "bash" })).text;
+		assertFaithfulView(view, text, { ...config, id: "0123456789ab", toolName: "bash" });
+	});
+});
+
+describe("the view stays within thresholdChars on adversarial inputs", () => {
+	const inputs: Record<string, () => string> = {
+		"every line 100 KB long": () => Array.from({ length: 160 }, (_, i) => `${i} ${"w".repeat(100_000)}`).join("\n"),
+		"1 000 000 one-character lines": () => "x\n".repeat(1_000_000),
+		"one 50 MB line": () => "m".repeat(50_000_000),
+		"200 lines of 499 characters": () =>
+			Array.from({ length: 200 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(496)}`).join("\n") + "\n",
+		"lines of 100 KB that all signal": () =>
+			Array.from({ length: 150 }, (_, i) => `error: ${i} ${"e".repeat(100_000)}`).join("\n") + "\n",
+		"10 000 distinct long error lines": () =>
+			Array.from({ length: 10_000 }, (_, i) => `error: E${i} ${"r".repeat(600)}`).join("\n") + "\n",
+		"multi-byte and astral characters everywhere": () =>
+			Array.from({ length: 3000 }, (_, i) => `${i} ${"😀é中".repeat(200)}`).join("\n"),
+		"coloured progress output": () =>
+			Array.from(
+				{ length: 5000 },
+				(_, i) => `\x1b[32m${i}%\x1b[0m\r${"#".repeat(i % 700)}\r\x1b[31merror\x1b[0m ${i}`,
+			).join("\r\n"),
+		"control characters and tabs": () =>
+			Array.from({ length: 5000 }, (_, i) => `\t${i}\x00\x07\x08 error\x7f`).join("\n"),
+	};
+	const variants: Record<string, Partial<ViewOptions>> = {
+		defaults: {},
+		"thresholdChars 1000": { thresholdChars: 1000 },
+		"headLines and tailLines 10 000": { headLines: 10_000, tailLines: 10_000 },
+		"thresholdChars 1000, headLines and tailLines 10 000, 1000 signal lines": {
+			thresholdChars: 1000,
+			headLines: 10_000,
+			tailLines: 10_000,
+			maxSignalLines: 1000,
+		},
+		"maxLineChars 100 000": { maxLineChars: 100_000 },
+		"no id: the store failed": {
+			thresholdChars: 1000,
+			id: undefined,
+			storeError: `ENOSPC: no space left on device, write ${"/very/long/path".repeat(200)}`,
+			toolName: "t".repeat(5000),
+			truncatedNote: `stored copy capped ${"n".repeat(5000)}`,
+		},
+	};
+	for (const [name, make] of Object.entries(inputs)) {
+		test(name, async () => {
+			const text = make();
+			const lines = splitLines(text);
+			// Variants that scan alike share one scan (the view is pure over it).
+			const scans = new Map<string, ReturnType<typeof scanText>>();
+			for (const [variant, overrides] of Object.entries(variants)) {
+				const options = viewOptions(overrides);
+				const key = [options.headLines, options.tailLines, options.maxSignalLines, options.maxLineChars].join();
+				const scan = scans.get(key) ?? scanText(text, options);
+				scans.set(key, scan);
+				const view = buildView(scan, options);
+				try {
+					const shown = assertFaithfulView(view, lines, options);
+					assert.ok(shown.length > 0);
+				} catch (error) {
+					(error as Error).message = `${variant}: ${(error as Error).message}`;
+					throw error;
+				}
+			}
+		});
+	}
+});
+
+describe("the end is always visible", () => {
+	test("shows all tail lines when the head and the signal lines are huge", async () => {
+		const lines: string[] = [];
+		for (let i = 0; i < 60; i++) lines.push(`head ${i} ${"h".repeat(100_000)}`);
+		for (let i = 0; i < 1000; i++) lines.push(`error: ${word(i)} ${"s".repeat(100_000)}`);
+		for (let i = 0; i < 80; i++) lines.push(`tail line ${word(i)}`);
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const numbers = numbersOf(shown);
+		assert.deepEqual(numbers.slice(-80), range(1061, 1140));
+		assert.ok(
+			numbers.some((n) => n <= 60),
+			"some head is still shown",
+		);
+		assert.ok(
+			numbers.some((n) => n > 60 && n <= 1060),
+			"some signal lines are still shown",
+		);
+	});
+
+	test("gives the tail more room than the head when every line is long", async () => {
+		const text = Array.from({ length: 200 }, (_, i) => `${word(i)} ${"y".repeat(490)}`).join("\n") + "\n";
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, options);
+		const head = shown.filter((line) => line.lineNumber <= 60).length;
+		const tail = shown.filter((line) => line.lineNumber > 120).length;
+		assert.ok(tail > head, `tail ${tail} lines, head ${head}`);
+		assert.ok(head > 0);
+		assert.deepEqual(numbersOf(shown).slice(-tail), range(201 - tail, 200), "the tail is the last lines, contiguous");
+	});
+
+	test("shows the last line clipped harder when it alone is larger than the room", async () => {
+		const text = `first\n${"z".repeat(30_000)}`;
+		for (const thresholdChars of [1000, 24000]) {
+			const options = viewOptions({ thresholdChars, maxLineChars: 100_000 });
+			const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, {
+				...options,
+				maxLineChars: 100_000,
+			});
+			assert.equal(shown.at(-1)?.lineNumber, 2);
+		}
+	});
+
+	test("says how many lines were dropped to fit, and from which part", async () => {
+		const lines: string[] = [];
+		for (let i = 0; i < 60; i++) lines.push(`head ${word(i)} ${"h".repeat(600)}`);
+		for (let i = 0; i < 40; i++) lines.push(`error: ${word(i)} ${"s".repeat(600)}`);
+		for (let i = 0; i < 80; i++) lines.push(`tail ${word(i)} ${"t".repeat(600)}`);
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const head = shown.filter((line) => line.lineNumber <= 60).length;
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 100).length;
+		const tail = shown.filter((line) => line.lineNumber > 100).length;
+		assert.ok(head < 60 && signals < 40 && tail < 80);
+		assert.ok(
+			view.includes(`; ${60 - head} head, ${40 - signals} signal, ${80 - tail} tail lines dropped to fit 24000 chars`),
+			view.split("\n").find((line) => line.includes("omitted")),
+		);
+		assert.ok(view.includes(`\n  ... tail (last ${tail} lines) ...\n`));
+		assert.match(view.split("\n")[0], new RegExp(`showing head, ${signals} signal lines, tail$`));
+	});
+});
+
+describe("signal lines", () => {
+	test("spreads the chosen signal lines over the whole file", async () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 20_000; i++) lines.push(i % 100 === 0 ? `error: ${word(i)} failed` : `ok ${i}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const signals = numbersOf(shown).filter((n) => n > 60 && n <= 20_000 - 80);
+		assert.equal(signals.length, 40);
+		assert.ok(signals.every((n) => n % 100 === 0));
+		assert.ok(signals[0] <= 2_000, `first at ${signals[0]}`);
+		assert.ok(
+			signals.some((n) => n >= 8_000 && n <= 12_000),
+			"one from the middle",
+		);
+		assert.ok(signals[signals.length - 1] >= 18_000, `last at ${signals.at(-1)}`);
+	});
+
+	test("shows identical repeated signals once, at the first line number, with a count", async () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 10_000; i++)
+			lines.push(i > 100 && i <= 9000 && i % 20 === 0 ? "error: connection refused" : `ok ${i}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const signals = shown.filter((line) => line.text === "error: connection refused");
+		assert.deepEqual(
+			signals.map((line) => [line.lineNumber, line.count]),
+			[[120, 445]],
+		);
+	});
+
+	test("does not repeat signal lines of the head or the tail", async () => {
+		const lines: string[] = [
+			"error: boot failed",
+			...Array.from({ length: 5000 }, (_, i) => (i >= 100 && i % 50 === 0 ? "error: boot failed" : `ok ${i}`)),
+		];
+		for (let i = 0; i < 80; i++) lines.push(i === 40 ? "error: in the tail" : `tail ${i}`);
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		assert.equal(shown.filter((line) => line.text === "error: boot failed").length, 1);
+		assert.equal(shown.filter((line) => line.text === "error: in the tail").length, 1);
+		assert.match(view.split("\n")[0], /showing head, 0 signal lines, tail$/);
+	});
+
+	test("lets warnings yield to errors when room is short", async () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
+		for (let i = 1; i <= 30; i++)
+			lines.push(`error: ${word(i)} ${"e".repeat(300)}`, `warning: ${word(i)} ${"w".repeat(300)}`);
+		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
+		const options = viewOptions({ thresholdChars: 8000 });
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120);
+		assert.ok(signals.length > 3 && signals.length < 30, `${signals.length} signal lines fit`);
+		assert.ok(
+			signals.every((line) => line.text.startsWith("error")),
+			"no warning while an error was left out",
+		);
+	});
+
+	test("adds warnings after the errors when there is room", async () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
+		for (let i = 1; i <= 30; i++) lines.push(`error: ${word(i)} broken`, `warning: ${word(i)} unused`);
+		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		// Lines shown for themselves; a warning right under an error may also be shown as its context.
+		const signals = shown.filter((line) => line.lineNumber > 60 && line.lineNumber <= 120 && !line.context);
+		assert.equal(signals.filter((line) => line.text.startsWith("error")).length, 30);
+		assert.equal(signals.filter((line) => line.text.startsWith("warning")).length, 10);
+	});
+
+	test("shows the end of a giant line when only its end signals", async () => {
+		const lines = [
+			"start",
+			...Array.from({ length: 100 }, (_, i) => `ok ${i}`),
+			`${"j".repeat(300_000)} Segmentation fault`,
+		];
+		for (let i = 0; i < 80; i++) lines.push(`tail ${i}`);
+		const options = viewOptions({ headLines: 1 });
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const giant = shown.find((line) => line.lineNumber === 102);
+		assert.equal(giant?.kept, "end");
+		assert.ok(giant?.text.endsWith("Segmentation fault"));
+	});
+});
+
+describe("what a terminal would show", () => {
+	test("clips a long line to maxLineChars with a note counting the cut characters", async () => {
+		const long = "L".repeat(1234);
+		const view = (await buildViewFromText(`a\n${long}\nb\n`, viewOptions())).text;
+		assert.ok(view.includes(`\n     2: ${"L".repeat(500)} … [+734 chars]\n`));
+	});
+
+	test("counts cut characters in UTF-16 units without splitting a surrogate pair", async () => {
+		const long = "😀".repeat(600);
+		const text = `${long}\n`;
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(text, options)).text, text, options);
+		assert.ok(!shown[0].text.includes("\ufffd"));
+		assert.equal(shown[0].text.length, 500);
+	});
+
+	test("shows a progress-bar line in its final state", async () => {
+		const text = `start\n10%\r20%\r100% done\nend\n`;
+		const view = (await buildViewFromText(text, viewOptions())).text;
+		assert.ok(view.includes("\n     2: 100% done\n"));
+	});
+
+	test("shows a long progress-bar line in its final state, not its first draw", async () => {
+		const line = `${Array.from({ length: 3000 }, (_, i) => `${String(i % 100).padStart(3)}%`).join("\r")}\r100% done`;
+		const view = (await buildViewFromText(`start\n${line}\nend\n`, viewOptions())).text;
+		assert.ok(view.includes("\n     2: 100% done\n"), view);
+	});
+
+	test("removes ANSI colour codes from the view", async () => {
+		const text = "\x1b[1m\x1b[31merror\x1b[0m: \x1b[33mbad\x1b[39m thing\n\x1b]0;title\x07plain\n";
+		const view = (await buildViewFromText(text, viewOptions())).text;
+		assert.ok(view.includes("\n     1: error: bad thing\n"));
+		assert.ok(view.includes("\n     2: plain\n"));
+		assert.ok(!view.includes("\x1b"));
+	});
+
+	test("finds coloured signal lines and shows them without colour", async () => {
+		const lines = Array.from({ length: 1000 }, (_, i) =>
+			i === 500 ? "\x1b[1;31merror[E0308]\x1b[0m: mismatched types" : `ok ${i}`,
+		);
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		assert.ok(view.includes("\n   501: error[E0308]: mismatched types\n"));
+	});
+});
+
+describe("when the store failed", () => {
+	test("says the output could not be stored and why, shows no id, and fits", async () => {
+		const text = "error: x\n".repeat(100) + "ok\n".repeat(100_000);
+		const options = viewOptions({ id: undefined, storeError: "EACCES: permission denied, open '/store/abc.txt'" });
+		const view = (await buildViewFromText(text, options)).text;
+		assertFaithfulView(view, text, options);
+		assert.ok(!view.includes("id="));
+		assert.match(view, /could not be stored \(EACCES: permission denied, open '\/store\/abc.txt'\)/);
+		assert.match(view.split("\n").at(-1) ?? "", /nothing was stored/);
+	});
+
+	test("fits in 1000 characters even with a long reason, tool name and capping note", async () => {
+		const text = Array.from({ length: 100_000 }, (_, i) =>
+			i % 1000 === 0 ? `error: ${i} ${"x".repeat(2000)}` : `line ${i}`,
+		).join("\n");
+		const options = viewOptions({
+			thresholdChars: 1000,
+			id: undefined,
+			storeError: "E".repeat(10_000),
+			toolName: "tool\n".repeat(1000),
+			truncatedNote: "note ".repeat(1000),
+		});
+		const view = (await buildViewFromText(text, options)).text;
+		assertFaithfulView(view, text, options);
+		assert.equal(view.split("\n")[0].includes("\n"), false);
+		assert.ok(view.split("\n").length >= 4, "the view still shows lines");
+	});
+});
