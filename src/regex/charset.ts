@@ -52,4 +52,3 @@ export const CLASS_ESCAPES: Record<string, CharSet> = {
 	s: SPACES,
 	S: ANY & ~SPACES,
 };
-export const CONTROL_ESCAPES: Record<string, number> = { t: 9, n: 10, v: 11, f: 12, r: 13 };

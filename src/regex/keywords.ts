@@ -36,7 +36,9 @@ const UNKNOWN: Literals = { exact: undefined, required: undefined };
  * ASCII without line terminators, as buildKeywordAutomaton takes it.
  */
 export function findPatternKeywords(source: string): string[] | undefined {
-	const keywords = requiredOf(describeNode(parsePattern(source).root));
+	const parsed = parsePattern(source);
+	if ("error" in parsed) return undefined;
+	const keywords = requiredOf(describeNode(parsed.root));
 	if (keywords === undefined || keywords.length > MAX_PREFILTER_KEYWORDS) return undefined;
 	if (keywords.some((keyword) => keyword.length < MIN_PREFILTER_KEYWORD_CHARS)) return undefined;
 	return [...new Set(keywords)].sort();

@@ -18,7 +18,7 @@ const MAX_GROUP_DEPTH = 100;
 const MAX_QUOTE_CHARS = 24;
 
 import { type CharSet, LINE_TERMINATORS, NONE } from "./charset.js";
-import { type ParsedPattern, parsePattern, type RegexNode, scanGroups } from "./parse.js";
+import { type ParsedPattern, parsePattern, type RegexNode, groupDepth } from "./parse.js";
 
 function childrenOf(node: RegexNode): RegexNode[] {
 	switch (node.kind) {
@@ -281,9 +281,11 @@ function followChains(node: RegexNode, chains: Chain[], atEnd: boolean, analysis
  */
 export function findBacktrackingRisk(source: string): string | undefined {
 	// The parser and the analysis recurse once per level; no real pattern nests this deep.
-	if (scanGroups(source).depth > MAX_GROUP_DEPTH)
+	if (groupDepth(source) > MAX_GROUP_DEPTH)
 		return `groups nested more than ${MAX_GROUP_DEPTH} deep are too deep to check`;
-	const { root, groups } = parsePattern(source);
+	const parsed = parsePattern(source);
+	if ("error" in parsed) return `its syntax cannot be checked (${parsed.error})`;
+	const { root, groups } = parsed;
 	const nested = findNestedRepetition(root);
 	if (nested) return nested;
 	const options = root.kind === "alt" ? root.options : [root];

@@ -410,11 +410,16 @@ test("a bundle whose runtime dependencies are not installed fails to load with o
 	const message = before.errors[0]!.error;
 	assert.equal(
 		message,
-		`Failed to load extension: pi-overflow needs the npm package "jsonc-parser", which is not installed; run: cd ${JSON.stringify(bundle)} && npm install --omit=dev --omit=peer`,
+		`Failed to load extension: pi-overflow needs the npm package "@eslint-community/regexpp", which is not installed; run: cd ${JSON.stringify(bundle)} && npm install --omit=dev --omit=peer`,
 	);
 	assert.equal(before.extensions.length, 1, "capture.ts still loads");
 	// What `npm install --omit=dev --omit=peer` puts there (linked here: tests do not reach a registry).
 	mkdirSync(join(bundle, "node_modules", "@sinclair"), { recursive: true });
+	mkdirSync(join(bundle, "node_modules", "@eslint-community"), { recursive: true });
+	symlinkSync(
+		join(REPO_ROOT, "node_modules", "@eslint-community", "regexpp"),
+		join(bundle, "node_modules", "@eslint-community", "regexpp"),
+	);
 	symlinkSync(join(REPO_ROOT, "node_modules", "jsonc-parser"), join(bundle, "node_modules", "jsonc-parser"));
 	symlinkSync(
 		join(REPO_ROOT, "node_modules", "@sinclair", "typebox"),
