@@ -574,7 +574,7 @@ async function main(): Promise<void> {
 				});
 			}
 		}
-		// Every line a signal candidate: the slowest case of test/robust-content.test.ts, from a spill file.
+		// Every line a signal candidate: the slowest case of test/unit/robust-content.test.ts, from a spill file.
 		const distinct = join(dir, "distinct-errors.log");
 		writeFileSync(distinct, Array.from({ length: 1_000_000 }, (_, i) => `error: failure number ${i + 1}`).join("\n"));
 		const grepDistinct = timeCommand("grep", ["-c", "-i", "-E", SIGNAL_WORDS, distinct]);

@@ -121,7 +121,7 @@ export function formatPerformanceDoc(results: BenchResults): string {
 		"  measured, needs a V8 flag), the module's relaxed-swizzle twin runs instead (same source, same",
 		"  lines: every index swizzled is a nibble): measured here with the flag, 8 alternating runs of the",
 		'  "scan alone" scenario over 100 MB took 89–114 ms (min–median) against 119–137 ms without it.',
-		"- **Line shapes** (rare and repeated lines, src/signals/shapes.ts): every line of the first 2 MiB, then",
+		"- **Line shapes** (rare and repeated lines, src/signals/shape-counter.ts): every line of the first 2 MiB, then",
 		"  1/32 of each 1 MiB chunk, hashed by the same WebAssembly module (`shapes`: runs of plain bytes",
 		"  found 16 bytes at a time; the rest is FNV-1a's serial multiply, about 2 ns per byte hashed, bit",
 		"  for bit the JavaScript hash).",

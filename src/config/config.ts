@@ -2,7 +2,7 @@
 // several files field by field (the bundle's config/pi-overflow.json, then the user's
 // <agentDir>/my-pi/pi-overflow.json, then a project's .pi/pi-overflow.json: the last that sets a
 // field validly wins), and loadConfig / loadLayeredConfig, the only reads. The fields, defaults and
-// ranges come from CONFIG_FIELDS (config-fields.ts).
+// ranges come from CONFIG_FIELDS (fields.ts).
 // Invariant: every field of a returned config is valid on its own terms (type, range, a compiling
 // signal pattern that cannot match an empty line, maxStoreBytes >= maxEntryBytes). A bad value is
 // ignored alone and leaves one ConfigProblem naming it, echoing it (shortened) and saying what is

@@ -1,6 +1,6 @@
 // The configuration's one field table: for every field its default, kind, allowed range and the
 // sentence that documents it. The parser's rules (config.ts), the shipped config/pi-overflow.json
-// and the README's table are all checked against CONFIG_FIELDS (test/config-fields.test.ts), so a
+// and the README's table are all checked against CONFIG_FIELDS (test/unit/config-fields.test.ts), so a
 // default or a range is written down once. Pure data; DEFAULT_CONFIG is frozen.
 
 import { DEFAULT_SIGNAL_PATTERN } from "../signals/pattern.js";

@@ -1,7 +1,7 @@
 // One streaming pass over a text (pushed as byte chunks) that collects what the bounded view needs:
 // the line and byte totals, the first `headLines` and the last `tailLines` lines, the signal lines
-// from anywhere (signal-finder.ts finds them, signal-collector.ts keeps them by shape, with the byte
-// offset where each starts so that its block can be read later), and line shapes (shape-counter.ts).
+// from anywhere (signals/finder.ts finds them, signals/collector.ts keeps them by shape, with the byte
+// offset where each starts so that its block can be read later), and line shapes (signals/shape-counter.ts).
 // The result does not depend on how the bytes were chunked. Memory stays bounded whatever the input:
 // kept lines are clipped, a line longer than GIANT_LINE_KEEP_BYTES keeps only its two ends, and
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines

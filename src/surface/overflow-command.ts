@@ -11,6 +11,7 @@ import type { KnownEntry, OverflowStore } from "../store/index.js";
 import type { RecallTelemetry, TelemetryCounts } from "./telemetry.js";
 import { describeError, keepStart, plural } from "../lines/text.js";
 import { USER_BASH_ENTRY_TYPE, USER_BASH_TOOL_NAME } from "../context/user-bash.js";
+import { formatNumberedLine } from "../lines/numbered.js";
 
 const SUBCOMMANDS = ["show", "purge", "stats"] as const;
 /** Widest line the listing writes (Pi's TUI at 80 columns, less its padding). */
@@ -82,7 +83,7 @@ function readRow(
 		: undefined;
 	const top =
 		typeof first?.line === "number" && typeof first.text === "string"
-			? `${first.line}: ${first.text.trim()}`
+			? formatNumberedLine(first.line, ":", first.text.trim(), 0)
 			: undefined;
 	return {
 		id: overflow.id,

@@ -1,7 +1,7 @@
 // The lines around the signal lines a view will show, read back from the output by byte offset once
 // the scan has chosen them: a signal line's block (the continuation lines a toolchain prints after
 // it) and its leading context (the lines it continues from, its parent, its section header, a line
-// naming its subject), as signal-policy.ts defines them; and the text of the rare and repeated
+// naming its subject), as signals/policy.ts defines them; and the text of the rare and repeated
 // lines the shape counter found (rare lines of a template's family set aside); and for a JSON
 // output, its outline and the lines of the objects that say they are problems (json-outline.ts,
 // one bounded streaming pass). Reads at most a few KiB around each chosen line.
@@ -292,7 +292,7 @@ async function readLinesAt(
 
 /**
  * The block of `line` (a signal line, or a rare line): the lines of `belowRaw` (the raw lines right
- * under it) that continue it by signal-blocks.ts's rules, at most `limit`, shaped and numbered.
+ * under it) that continue it by signals/blocks.ts's rules, at most `limit`, shaped and numbered.
  */
 function takeBlock(
 	line: ScannedLine,

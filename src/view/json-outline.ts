@@ -1,6 +1,6 @@
 // What the structure of a JSON output says, for the view: a one-line outline of the document (its
 // top-level members, array lengths) and the objects whose members say they are problems
-// (signal-policy.ts judges members), each with its jsonPath and its lines in the output. JSON lines
+// (signals/policy.ts judges members), each with its jsonPath and its lines in the output. JSON lines
 // (one document per line) are read record by record. One streaming pass of the lexer over at most
 // JSON_OUTLINE_MAX_BYTES: memory is the open containers and a few kept problems, whatever the size.
 

@@ -62,7 +62,7 @@ test("pi -p with both stages bounds a failing command's huge output and overflow
 
 // The real `pi` command in print mode runs a search: Pi loads the extension with its own loader
 // (jiti, no tsx in the process), and the search worker (src/query/engine/worker.js and the modules it
-// imports) starts from its file next to search-pool.ts and runs as plain JavaScript.
+// imports) starts from its file next to query/engine/pool.ts and runs as plain JavaScript.
 
 test("pi -p answers a search of the stored original from the search worker", async (t) => {
 	const agentDir = await createTempDir(t);

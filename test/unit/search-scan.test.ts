@@ -1,4 +1,4 @@
-// The search worker's regex pass (search-scan.js) in the main thread: how a pattern is compiled
+// The search worker's regex pass (query/engine/scan.js) in the main thread: how a pattern is compiled
 // and classified, the deadline and its virtual clock, and TextScanner over texts of many windows —
 // every hit confirmed on its own line, the line count, and where it stops when the time is up.
 

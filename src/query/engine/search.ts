@@ -6,7 +6,7 @@
 // + timeoutMs + DEFAULT_HARD_STOP_GRACE_MS (plus the few ms termination takes) with every line the
 // worker had reported, and a search that searched every line is complete; the main thread never
 // runs the model's regex over the file. The workers (kept warm, replaced after a termination, never
-// keeping the process alive) are search-pool.ts's; what runs in them, search-worker.js's.
+// keeping the process alive) are pool.ts's; what runs in them, worker.js's.
 
 import { receiveMessageOnPort } from "node:worker_threads";
 import { isByteSafePattern } from "../../regex/safety.js";

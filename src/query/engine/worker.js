@@ -1,5 +1,5 @@
 // @ts-check
-// The search worker thread's entry, started by search-pool.ts as `new Worker(new URL(
+// The search worker thread's entry, started by pool.ts as `new Worker(new URL(
 // "./worker.js", import.meta.url), { execArgv: [] })`: plain JavaScript like every module it
 // imports, since no TypeScript loader runs in the worker (it reads workerData at load: never import
 // it in a main thread; runSearch is the part to test). Invariant: each request on the port is
