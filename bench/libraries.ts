@@ -91,7 +91,11 @@ function describeParse(parsed: ParsedPattern | { error: string }): string {
 /** String literals of the regex tests (plain and String.raw), the signal pattern and its parts. */
 function collectTestPatterns(): string[] {
 	const patterns = new Set<string>([DEFAULT_SIGNAL_PATTERN, ...SIGNAL_PATTERN_PARTS.map((part) => part.source)]);
-	for (const file of ["test/unit/regex-safety.test.ts", "test/unit/regex-keywords.test.ts", "test/unit/config.test.ts"]) {
+	for (const file of [
+		"test/unit/regex-safety.test.ts",
+		"test/unit/regex-keywords.test.ts",
+		"test/unit/config.test.ts",
+	]) {
 		const text = readFileSync(file, "utf8");
 		for (const [literal] of text.matchAll(/"(?:[^"\\\n]|\\.)*"/g)) patterns.add(JSON.parse(literal) as string);
 		for (const [, raw] of text.matchAll(/String\.raw`([^`]*)`/g)) patterns.add(raw!);
