@@ -145,8 +145,11 @@ function openRun(event: ToolResultInput, deps: BoundDependencies): BoundRun | un
 	// what a spill file must agree with.
 	const spill = findSpillCandidate(event, stashed?.text ?? current);
 	const stashedText = stashed !== undefined && stashed.text.length > current.length ? stashed.text : undefined;
-	const run = new BoundRun(event, deps, { current, stashedText, spill, budgetChars: resultBudget(deps) });
-	return run.decide(spill !== undefined || stashedText !== undefined) === "leave" ? undefined : run;
+	const budgetChars = resultBudget(deps);
+	const longer = spill !== undefined || stashedText !== undefined;
+	// Decided before the run is made: most results end here, and they allocate nothing more.
+	if (decideBound({ currentChars: current.length, budgetChars, longer }) === "leave") return undefined;
+	return new BoundRun(event, deps, { current, stashedText, spill, budgetChars });
 }
 
 /** What a run starts from. */

@@ -163,7 +163,7 @@ export class LineScanner {
 		// Stopped after the last line is not stopped: every line was searched.
 		const signalSearchStopped = stopped && stopped.atLine <= this.lineCount ? stopped : undefined;
 		// Head end and tail start, set once here: the view shows lines 1..headEnd and tailStart..totalLines.
-		const tail = this.shapeTail();
+		const tail = this.renderTail();
 		const tailStart = tail.length > 0 ? tail[0].lineNumber : this.lineCount + 1;
 		const headLast = this.head.length > 0 ? this.head[this.head.length - 1].lineNumber : 0;
 		const headEnd = Math.min(headLast, tailStart - 1);
@@ -255,7 +255,7 @@ export class LineScanner {
 		}
 
 		// Tail: the block's last lines replace the oldest ones of the previous tail. They are decoded as
-		// one string and shaped only if they are still in the tail at the end (most blocks' are not).
+		// one string and rendered only if they are still in the tail at the end (most blocks' are not).
 		const want = Math.min(this.options.tailLines, lines);
 		if (want > 0) {
 			// Walks back over the last `want` lines, from the newline that ends each to its start.
@@ -274,7 +274,7 @@ export class LineScanner {
 				signals,
 			};
 			this.pushTail(
-				end - runStart <= MAX_TAIL_RUN_BYTES ? { run, lines: want } : { shaped: this.shapeRun(run), lines: want },
+				end - runStart <= MAX_TAIL_RUN_BYTES ? { run, lines: want } : { rendered: this.renderRun(run), lines: want },
 			);
 		}
 		this.lineCount += lines;
@@ -294,16 +294,16 @@ export class LineScanner {
 	}
 
 	/** The run's lines as the view gets them (signal lines marked). */
-	private shapeRun(run: TailRun): ScannedLine[] {
+	private renderRun(run: TailRun): ScannedLine[] {
 		return run.text.split("\n").map((raw, i) => {
 			const line = renderLine(run.firstLine + i, raw, this.keepChars);
 			return run.signals.includes(line.lineNumber) ? markSignal(line) : line;
 		});
 	}
 
-	/** The last `tailLines` lines, shaped. */
-	private shapeTail(): ScannedLine[] {
-		const lines = this.tailParts.flatMap((part) => ("run" in part ? this.shapeRun(part.run) : part.shaped));
+	/** The last `tailLines` lines, rendered. */
+	private renderTail(): ScannedLine[] {
+		const lines = this.tailParts.flatMap((part) => ("run" in part ? this.renderRun(part.run) : part.rendered));
 		return lines.slice(Math.max(0, lines.length - this.options.tailLines));
 	}
 
@@ -336,12 +336,12 @@ export class LineScanner {
 		const shown = isSignal ? markSignal(line) : line;
 		if (this.head.length < this.options.headLines) this.head.push(shown);
 		if (isSignal) this.collector.add(line, offset);
-		this.pushTail({ shaped: [shown], lines: 1 });
+		this.pushTail({ rendered: [shown], lines: 1 });
 		this.lineCount++;
 	}
 }
 
-/** Bytes of a block's last lines kept as one string until the end of the scan; longer runs are shaped at once. */
+/** Bytes of a block's last lines kept as one string until the end of the scan; longer runs are rendered at once. */
 const MAX_TAIL_RUN_BYTES = 256 * 1024;
 
 /** A block's last lines, undecoded into lines: `text` is their bytes decoded, without the last "\n". */
@@ -353,8 +353,8 @@ interface TailRun {
 	signals: number[];
 }
 
-/** Lines at the end of what was scanned so far: shaped, or a run shaped only if it stays in the tail. */
-type TailPart = { shaped: ScannedLine[]; lines: number } | { run: TailRun; lines: number };
+/** Lines at the end of what was scanned so far: rendered, or a run rendered only if it stays in the tail. */
+type TailPart = { rendered: ScannedLine[]; lines: number } | { run: TailRun; lines: number };
 
 /** A head or tail line the signal pattern matched, as the view gets it (the collector keeps its own). */
 function markSignal(line: ScannedLine): ScannedLine {

@@ -142,9 +142,9 @@ export async function readViewExtras(
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
-		const shaped = renderLine(line.lineNumber, first, keepChars);
-		const after = takeBlock(shaped, below, below.length, keepChars, shapeKind);
-		shapeLines.push({ ...shaped, kind, count: line.count, lastLine: line.lastLine, after });
+		const rendered = renderLine(line.lineNumber, first, keepChars);
+		const after = takeBlock(rendered, below, below.length, keepChars, shapeKind);
+		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, after });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
@@ -292,7 +292,7 @@ async function readLinesAt(
 
 /**
  * The block of `line` (a signal line, or a rare line): the lines of `belowRaw` (the raw lines right
- * under it) that continue it by signals/blocks.ts's rules, at most `limit`, shaped and numbered.
+ * under it) that continue it by signals/blocks.ts's rules, at most `limit`, rendered and numbered.
  */
 function takeBlock(
 	line: ScannedLine,
@@ -391,18 +391,18 @@ async function readHunk(
 		}
 	}
 	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
-	// Looked at as shown, and shaped (copied out) only where taken.
+	// Looked at as shown, and rendered (copied out) only where taken.
 	const aboveShown = aboveLines.map((raw) => renderShownText(raw, keepChars));
 	const leading = findLeadingContext(item.text, aboveShown, (index) => shapeKind(aboveLines[index]));
 	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
 	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
-	const shapeAbove = (index: number) =>
+	const renderAbove = (index: number) =>
 		renderLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {
 		item,
-		before: leading.context.map(shapeAbove),
-		...(subject.length > 0 ? { subject: subject.map(shapeAbove) } : {}),
-		...(leading.header !== undefined ? { header: shapeAbove(leading.header) } : {}),
+		before: leading.context.map(renderAbove),
+		...(subject.length > 0 ? { subject: subject.map(renderAbove) } : {}),
+		...(leading.header !== undefined ? { header: renderAbove(leading.header) } : {}),
 		after,
 		messages,
 	};
