@@ -9,32 +9,20 @@ import { assertChildOk, runChild } from "../helpers/child.js";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT } from "../helpers/pi.js";
 import { createTempDir } from "../helpers/tmp.js";
 
-test("pi -p with both stages bounds a failing command's huge output and overflow_query reads the stored original", async (t) => {
-	const agentDir = await createTempDir(t);
+/** The real `pi` command in print mode with both stages and the scripted faux-cli model, in `agentDir`. */
+function runPiPrint(agentDir: string, env: NodeJS.ProcessEnv): ReturnType<typeof runChild> {
 	const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
 	const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-cli.ts");
-	const run = runChild(
-		pi,
-		[
-			"-p",
-			"--no-session",
-			"--provider",
-			"faux-cli",
-			"--model",
-			"faux-1",
-			"-e",
-			CAPTURE_PATH,
-			"-e",
-			faux,
-			"-e",
-			INDEX_PATH,
-			"go",
-		],
-		{
-			cwd: agentDir,
-			env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
-		},
-	);
+	const args = ["-p", "--no-session", "--provider", "faux-cli", "--model", "faux-1"];
+	return runChild(pi, [...args, "-e", CAPTURE_PATH, "-e", faux, "-e", INDEX_PATH, "go"], {
+		cwd: agentDir,
+		env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, ...env },
+	});
+}
+
+test("pi -p with both stages bounds a failing command's huge output and overflow_query reads the stored original", async (t) => {
+	const agentDir = await createTempDir(t);
+	const run = runPiPrint(agentDir, {});
 	assertChildOk(run, "pi -p");
 	const lines = run.stdout.trim().split("\n");
 	assert.equal(lines.length, 2, run.stdout);
@@ -66,36 +54,8 @@ test("pi -p with both stages bounds a failing command's huge output and overflow
 
 test("pi -p answers a search of the stored original from the search worker", async (t) => {
 	const agentDir = await createTempDir(t);
-	const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
-	const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-cli.ts");
-	const run = runChild(
-		pi,
-		[
-			"-p",
-			"--no-session",
-			"--provider",
-			"faux-cli",
-			"--model",
-			"faux-1",
-			"-e",
-			CAPTURE_PATH,
-			"-e",
-			faux,
-			"-e",
-			INDEX_PATH,
-			"go",
-		],
-		{
-			cwd: agentDir,
-			// NODE_OPTIONS empty: no loader of this test run (tsx) reaches pi or its workers.
-			env: {
-				...process.env,
-				PI_CODING_AGENT_DIR: agentDir,
-				FAUX_CLI_QUERY: JSON.stringify({ search: "decisive" }),
-				NODE_OPTIONS: "",
-			},
-		},
-	);
+	// NODE_OPTIONS empty: no loader of this test run (tsx) reaches pi or its workers.
+	const run = runPiPrint(agentDir, { FAUX_CLI_QUERY: JSON.stringify({ search: "decisive" }), NODE_OPTIONS: "" });
 	assertChildOk(run, "pi -p");
 	const lines = run.stdout.trim().split("\n");
 	assert.equal(lines.length, 2, run.stdout);
