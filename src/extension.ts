@@ -52,6 +52,8 @@ export interface OverflowExtensionOptions {
 	/** Injected file system for the store (fault tests). */
 	storeFs?: StoreOptions["fs"];
 	now?: () => number;
+	/** The clock the signal search's time budget is measured with; default performance.now (tests freeze it). */
+	scanClock?: () => number;
 	/** Called when background housekeeping ends (tests and benchmarks wait on it). */
 	onHousekeeping?: (result: Awaited<ReturnType<OverflowStore["housekeep"]>>) => void;
 	/** Called after each context event with what masking did (benchmarks count the rewrites). */
@@ -261,6 +263,7 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 				sessionId: ctx.sessionManager.getSessionId(),
 				stash: findStash(),
 				now: options.now,
+				scanClock: options.scanClock,
 				toolStartedAt,
 				budgetChars: capViewBudget(share, config),
 				onSpillUsed: recordSpillUse(spillUse),

@@ -100,7 +100,13 @@ export async function openSharedPi(options: Omit<PiRunOptions, "responses" | "pr
 }
 
 /** A stage-2 entry file with an injected config, for tests that need non-default settings. */
-export function writeConfiguredIndex(dir: string, configText: string): string {
+export function writeConfiguredIndex(
+	dir: string,
+	configText: string,
+	options: { frozenScanClock?: boolean } = {},
+): string {
+	// A frozen scan clock: the signal search's time budget never runs out, whatever the machine's load.
+	const clock = options.frozenScanClock ? ", scanClock: () => 0" : "";
 	const path = join(dir, "overflow-configured.ts");
 	writeFileSync(
 		path,
@@ -110,7 +116,7 @@ export function writeConfiguredIndex(dir: string, configText: string): string {
 			`import { createOverflowExtension } from ${JSON.stringify(join(REPO_ROOT, "src", "extension.ts"))};`,
 			`import { resolveStoreRoot } from ${JSON.stringify(join(REPO_ROOT, "src", "store", "index.ts"))};`,
 			`export default function (pi: any) {`,
-			`  createOverflowExtension({ config: parseConfig(${JSON.stringify(configText)}), configPath: "test-config.json", storeRoot: resolveStoreRoot(getAgentDir()) })(pi);`,
+			`  createOverflowExtension({ config: parseConfig(${JSON.stringify(configText)}), configPath: "test-config.json", storeRoot: resolveStoreRoot(getAgentDir())${clock} })(pi);`,
 			`}`,
 		].join("\n"),
 	);
