@@ -22,6 +22,7 @@ import {
 	writeConfiguredIndex,
 } from "../helpers/pi.js";
 import { benchmarkOutput, tableRow } from "../helpers/subject-output.js";
+import { openPiSession } from "../helpers/pi-session.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 // The view's classes of decisive lines (issue 9), each end to end through the real Pi runtime: the
@@ -205,21 +206,29 @@ test("minified JSON of 7 MB and arrays nested 400 000 deep are outlined without 
 	];
 	for (const { params, outline } of cases) {
 		const agentDir = await createTempDir(t);
-		const delay = monitorEventLoopDelay({ resolution: 10 });
-		delay.enable();
-		const run = await runPi({
+		const pi = await openPiSession({
 			agentDir,
 			cwd: agentDir,
 			extensionPaths: [CAPTURE_PATH, INDEX_PATH, join(REPO_ROOT, "test", "fixtures", "ext", "json-tools.ts")],
-			responses: [
+		});
+		// Measured while the result is handled, not while the extensions load.
+		const delay = monitorEventLoopDelay({ resolution: 10 });
+		try {
+			pi.respond(
 				fauxAssistantMessage([fauxToolCall("json_text", params)], { stopReason: "toolUse" }),
 				fauxAssistantMessage("done"),
-			],
-		});
-		await new Promise((resolve) => setTimeout(resolve, 50)); // a stall at the end shows once the loop turns
-		delay.disable();
-		assert.deepEqual(run.extensionErrors, []);
-		const view = resultText(run.toolResults[0]);
+			);
+			delay.enable();
+			await pi.session.prompt("go");
+			await new Promise((resolve) => setTimeout(resolve, 50)); // a stall at the end shows once the loop turns
+			delay.disable();
+		} finally {
+			pi.close();
+		}
+		assert.deepEqual(pi.extensionErrors, []);
+		const result = pi.session.messages.find((message) => message.role === "toolResult");
+		assert.ok(result?.role === "toolResult");
+		const view = resultText(result);
 		assert.ok(view.length <= THRESHOLD, `view has ${view.length} chars`);
 		assert.ok(view.includes(`\n  json: ${outline}`), view);
 		// Generous for a loaded machine: the pass is linear (test/unit/json-outline.test.ts counts its bytes).
