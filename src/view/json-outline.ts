@@ -90,22 +90,42 @@ interface Frame {
 	problemsBefore: number;
 }
 
-/** Where the lexer is in lines: the line of `offset` and where that line starts. */
-class LineCursor {
+/**
+ * Where the lexer is in lines: the line of `offset` and where that line starts. The next newline at or
+ * after `offset` in the current buffer is remembered, so each byte is searched once, not once per move
+ * (a minified document has no newline: a search on every container to the buffer's end was quadratic).
+ */
+export class LineCursor {
 	offset = 0;
 	line = 1;
 	lineStart = 0;
+	/** Bytes searched for newlines so far: at most each byte of each buffer once. */
+	scanned = 0;
+	private buffer: Buffer | undefined;
+	private base = 0;
+	/** Absolute offset of the first newline at or after `offset` in `buffer`, -1 for none; undefined: not searched. */
+	private next: number | undefined;
 
 	/** Moves to `offset`, counting the newlines of `buffer` (whose byte 0 is at `base`) on the way. */
 	moveTo(buffer: Buffer, base: number, offset: number): void {
-		let from = Math.max(this.offset, base) - base;
-		const to = Math.min(offset - base, buffer.length);
+		if (buffer !== this.buffer || base !== this.base) {
+			this.buffer = buffer;
+			this.base = base;
+			this.next = undefined;
+		}
+		const to = Math.min(offset, base + buffer.length);
 		for (;;) {
-			const newline = buffer.indexOf(0x0a, from);
-			if (newline < 0 || newline >= to) break;
+			if (this.next === undefined) {
+				const from = Math.max(this.offset, base) - base;
+				const newline = from < buffer.length ? buffer.indexOf(0x0a, from) : -1;
+				if (from < buffer.length) this.scanned += (newline < 0 ? buffer.length : newline + 1) - from;
+				this.next = newline < 0 ? -1 : base + newline;
+			}
+			if (this.next < 0 || this.next >= to) break;
 			this.line++;
-			this.lineStart = base + newline + 1;
-			from = newline + 1;
+			this.lineStart = this.next + 1;
+			this.offset = this.next + 1;
+			this.next = undefined;
 		}
 		if (offset > this.offset) this.offset = offset;
 	}

@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -14,12 +15,14 @@ import {
 	CAPTURE_PATH,
 	CUTTER_PATH,
 	INDEX_PATH,
+	REPO_ROOT,
 	resultText,
 	runPi,
 	TEST_TOOLS_PATH,
 	writeConfiguredIndex,
 } from "../helpers/pi.js";
 import { benchmarkOutput, tableRow } from "../helpers/subject-output.js";
+import { openPiSession } from "../helpers/pi-session.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 // The view's classes of decisive lines (issue 9), each end to end through the real Pi runtime: the
@@ -189,6 +192,49 @@ process.stdout.write(JSON.stringify({ checked: 3000, results }, null, 2) + "\\n"
 		valid: false,
 		errors: [{ instancePath: "/total", keyword: "minimum", message: "must be >= 0" }],
 	});
+});
+
+test("minified JSON of 7 MB and arrays nested 400 000 deep are outlined without stalling Pi's event loop", async (t) => {
+	// Issue 22, item 1: the outline's line cursor searched to the end of its 1 MiB buffer for a newline on
+	// every container, so a document without newlines stalled Pi for seconds (15 s for 6.5 MB minified).
+	const cases = [
+		{
+			params: { records: 40_000, minified: true },
+			outline: '{"kind": "records", "count": 40000, "records": [40000 items], "summary": {1 key}}',
+		},
+		{ params: { levels: 400_000 }, outline: "[1 item]" },
+	];
+	for (const { params, outline } of cases) {
+		const agentDir = await createTempDir(t);
+		const pi = await openPiSession({
+			agentDir,
+			cwd: agentDir,
+			extensionPaths: [CAPTURE_PATH, INDEX_PATH, join(REPO_ROOT, "test", "fixtures", "ext", "json-tools.ts")],
+		});
+		// Measured while the result is handled, not while the extensions load.
+		const delay = monitorEventLoopDelay({ resolution: 10 });
+		try {
+			pi.respond(
+				fauxAssistantMessage([fauxToolCall("json_text", params)], { stopReason: "toolUse" }),
+				fauxAssistantMessage("done"),
+			);
+			delay.enable();
+			await pi.session.prompt("go");
+			await new Promise((resolve) => setTimeout(resolve, 50)); // a stall at the end shows once the loop turns
+			delay.disable();
+		} finally {
+			pi.close();
+		}
+		assert.deepEqual(pi.extensionErrors, []);
+		const result = pi.session.messages.find((message) => message.role === "toolResult");
+		assert.ok(result?.role === "toolResult");
+		const view = resultText(result);
+		assert.ok(view.length <= THRESHOLD, `view has ${view.length} chars`);
+		assert.ok(view.includes(`\n  json: ${outline}`), view);
+		// Generous for a loaded machine: the pass is linear (test/unit/json-outline.test.ts counts its bytes).
+		const stallMs = delay.max / 1e6;
+		assert.ok(stallMs < 2000, `${JSON.stringify(params)}: the event loop stalled ${Math.round(stallMs)} ms`);
+	}
 });
 
 test("JSON lines: a record at error level (pino's numeric 50) is shown with its line number", async (t) => {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { readJsonFindings } from "../../src/view/json-outline.js";
+import { LineCursor, readJsonFindings } from "../../src/view/json-outline.js";
 import { parseJsonPath, selectJsonPath } from "../../src/json/path.js";
 import { type ByteSource, bufferSource } from "../../src/io/source.js";
 
@@ -150,5 +150,55 @@ describe("readJsonFindings", () => {
 		assert.ok(findings);
 		assert.equal(findings.problemCount, 0);
 		assert.match(findings.outline!, /^\{"name": "pkg", "version": "1\.0\.0", "dependencies": \{2 keys\}\}$/);
+	});
+});
+
+describe("LineCursor", () => {
+	/** The line of `offset` and its start, counted naively. */
+	function naive(bytes: Buffer, offset: number): { line: number; lineStart: number } {
+		let line = 1;
+		let lineStart = 0;
+		for (let at = 0; at < Math.min(offset, bytes.length); at++)
+			if (bytes[at] === 0x0a) {
+				line++;
+				lineStart = at + 1;
+			}
+		return { line, lineStart };
+	}
+
+	test("a move per container over 1 MiB without a newline searches each byte once, not once per move", () => {
+		const bytes = Buffer.from("[".repeat(512 * 1024) + "]".repeat(512 * 1024));
+		const cursor = new LineCursor();
+		for (let offset = 0; offset <= bytes.length; offset += 2) cursor.moveTo(bytes, 0, offset);
+		assert.equal(cursor.line, 1);
+		assert.ok(cursor.scanned <= bytes.length, `${cursor.scanned} bytes searched for ${bytes.length}`);
+	});
+
+	test("lines and line starts agree with a naive count, moves forwards and back, across chunk buffers", () => {
+		const text = Array.from({ length: 3000 }, (_, index) => "x".repeat((index * 7919) % 53)).join("\n");
+		const bytes = Buffer.from(text);
+		for (const chunk of [1, 7, 64, 4096, bytes.length]) {
+			const cursor = new LineCursor();
+			let moves = 0;
+			for (let base = 0; base < bytes.length; base += chunk) {
+				const buffer = bytes.subarray(base, Math.min(bytes.length, base + chunk));
+				for (let offset = base; offset < base + buffer.length; offset += 1 + ((offset * 31) % 97)) {
+					const back = offset - ((offset * 13) % 5);
+					for (const target of [offset, back]) {
+						cursor.moveTo(buffer, base, target);
+						moves++;
+						const expected = naive(bytes, Math.max(target, cursor.offset));
+						assert.deepEqual(
+							{ line: cursor.line, lineStart: cursor.lineStart },
+							expected,
+							`chunk ${chunk} at ${target}`,
+						);
+					}
+				}
+				cursor.moveTo(buffer, base, base + buffer.length);
+			}
+			assert.ok(moves > 0);
+			assert.ok(cursor.scanned <= bytes.length, `chunk ${chunk}: ${cursor.scanned} bytes searched for ${bytes.length}`);
+		}
 	});
 });
