@@ -490,3 +490,41 @@ test("twelve 0.5 MB results under a 2 MiB quota: after every result the store is
 		`quota e2e: ${snapshots.map((s) => `${s.delivered}:${(s.bytes / 1e6).toFixed(2)}MB/${s.ids.size}`).join(" ")}`,
 	);
 });
+
+test("a tool's spill file ending in a newline is used when the tool shows its last lines without that newline", async (t) => {
+	const agentDir = await createTempDir(t);
+	const dir = await createTempDir(t);
+	const spill = join(dir, "full-output.log");
+	const tools = join(dir, "spill-tools.ts");
+	// Writes 5 000 lines ending in "\n" and shows the last 50 KB without the final newline, as Pi's bash does.
+	writeFileSync(
+		tools,
+		[
+			`import { writeFileSync } from "node:fs";`,
+			`import { Type } from "@sinclair/typebox";`,
+			`export default function (pi: any) {`,
+			`  pi.registerTool({ name: "dump", label: "Dump", description: "Dumps a log.", parameters: Type.Object({}),`,
+			`    async execute() {`,
+			`      const lines = Array.from({ length: 5000 }, (_, i) => "log line " + (i + 1) + " " + "x".repeat(40));`,
+			`      writeFileSync(${JSON.stringify(spill)}, lines.join("\\n") + "\\n");`,
+			`      const shown = lines.slice(-1000).join("\\n");`,
+			`      return { content: [{ type: "text", text: shown }], details: { fullOutputPath: ${JSON.stringify(spill)} } };`,
+			`    } });`,
+			`}`,
+		].join("\n"),
+	);
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, tools, INDEX_PATH],
+		responses: script(fauxToolCall("dump", {})),
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const view = resultText(run.toolResults[0]);
+	assert.doesNotMatch(view, /not used/);
+	const id = ID_PATTERN.exec(view)?.[1] as string;
+	const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${id}.json`), "utf8"));
+	assert.equal(meta.sourceNote, undefined, view.slice(-300));
+	assert.equal(meta.source, "spill-file");
+	assert.equal(meta.totalLines, 5000);
+	assert.match(view, /^\s*1: log line 1 x/m, "the view starts at the file's first line");
+});
