@@ -150,16 +150,37 @@ function fileKind(stats: Stats): string {
 
 /**
  * True when the source, decoded as Pi decodes output (UTF-8, each invalid sequence one U+FFFD),
- * ends with exactly `text`. Reads only the end: the text's UTF-8 length plus a few bytes, which
- * covers it whatever invalid bytes it came from (one invalid byte decodes to three).
+ * ends with `text`, trailing newlines aside on both sides: a tool may show a file's last lines
+ * without its final newline, as Pi's bash does. Reads only the end: the trailing newlines, then the
+ * text's UTF-8 length plus a few bytes, which covers it whatever invalid bytes it came from (one
+ * invalid byte decodes to three).
  */
 export async function sourceEndsWith(source: ByteSource, text: string): Promise<boolean> {
-	if (text.length === 0) return true;
-	const length = Math.min(source.size, Buffer.byteLength(text, "utf8") + 8);
+	let textEnd = text.length;
+	while (textEnd > 0 && text.charCodeAt(textEnd - 1) === 0x0a) textEnd--;
+	const wanted = text.slice(0, textEnd);
+	if (wanted.length === 0) return true;
+	const end = await endBeforeNewlines(source);
+	const length = Math.min(end, Buffer.byteLength(wanted, "utf8") + 8);
 	if (length === 0) return false;
 	const buffer = Buffer.allocUnsafe(length);
-	const read = await source.read(buffer, source.size - length);
-	return new TextDecoder().decode(buffer.subarray(0, read)).endsWith(text);
+	const read = await source.read(buffer, end - length);
+	return new TextDecoder().decode(buffer.subarray(0, read)).endsWith(wanted);
+}
+
+/** The source's size without its trailing newline bytes, read backwards a chunk at a time. */
+async function endBeforeNewlines(source: ByteSource): Promise<number> {
+	let end = source.size;
+	const buffer = Buffer.allocUnsafe(Math.min(4096, Math.max(1, end)));
+	while (end > 0) {
+		const start = Math.max(0, end - buffer.length);
+		const read = await source.read(buffer.subarray(0, end - start), start);
+		let at = read;
+		while (at > 0 && buffer[at - 1] === 0x0a) at--;
+		if (at > 0) return start + at;
+		end = start;
+	}
+	return 0;
 }
 
 /**

@@ -79,7 +79,8 @@ function notRegularError(id: string): QueryError {
 
 /**
  * The entry's stored text, opened by the store (store.openText); the caller closes it. A text that
- * vanished (expired, evicted) reads as expired; something other than a regular file is refused.
+ * vanished (expired, evicted) reads as expired; something other than a regular file, or a store
+ * that is not the user's, is refused.
  */
 export async function openEntryText(meta: EntryMeta, deps: QueryDependencies): Promise<StoredText> {
 	try {
@@ -88,6 +89,8 @@ export async function openEntryText(meta: EntryMeta, deps: QueryDependencies): P
 		const code = (error as { code?: unknown } | null)?.code;
 		if (code === "ENOENT" || code === "ENOTDIR") throw expiredError(meta.id, deps.config);
 		if (code === "EINVAL") throw notRegularError(meta.id);
+		// The store was handed to someone else after its metadata was read.
+		if (code === "EPERM") throw new QueryError(`overflow_query: ${(error as Error).message}; not read.`);
 		throw error;
 	}
 }

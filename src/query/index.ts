@@ -34,6 +34,8 @@ export async function loadEntry(store: OverflowStore, config: OverflowConfig, id
 			`overflow_query: id must be 12 lowercase hex characters as shown in a ${ID_TAG_EXAMPLE} line, got ${JSON.stringify(String(id)).slice(0, 40)}`,
 		);
 	}
+	const refused = await store.refusal();
+	if (refused !== undefined) throw new QueryError(`overflow_query: ${refused}; not read.`);
 	const meta = await store.readMeta(id);
 	if (!meta) throw expiredError(id, config);
 	return meta;

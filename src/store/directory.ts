@@ -2,7 +2,8 @@
 // sorted into temp files and entry halves, metadata read in bounded batches, files removed one by
 // one. Invariants: the directory is never read through a symlink and never created just to be
 // found empty; only regular files whose names match the store's patterns are ever looked at or
-// removed, nothing recurses; every problem is reported as a line in `errors`, never thrown.
+// removed, nothing recurses; a directory another user owns is neither listed nor cleaned; every
+// problem is reported as a line in `errors`, never thrown.
 
 import { describeError } from "../lines/text.js";
 import { ENTRY_FILE_PATTERN, parseMetaText, TEMP_FILE_PATTERN } from "./entry.js";
@@ -94,6 +95,16 @@ export async function runWithConcurrency<T>(
 	await Promise.all(workers);
 }
 
+/**
+ * Why a store directory is not ours to read or clean: another user's (a planted store, even one
+ * open to all), or undefined where it is the user's own or the platform has no uids.
+ */
+export function describeForeignOwner(root: string, stats: StoreStats): string | undefined {
+	const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+	if (uid === undefined || stats.uid === uid) return undefined;
+	return `store directory ${root} belongs to another user (uid ${stats.uid})`;
+}
+
 /** The store directory's files, for the tasks that list, read and remove them. */
 export class StoreDirectory {
 	/** `root` + separator: every store path is this plus a name matched by the store's patterns. */
@@ -126,6 +137,11 @@ export class StoreDirectory {
 		}
 		if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) {
 			log.errors.push(`store directory ${this.root} is not a plain directory; ${task} skipped`);
+			return undefined;
+		}
+		const foreign = describeForeignOwner(this.root, rootStats);
+		if (foreign !== undefined) {
+			log.errors.push(`${foreign}; ${task} skipped`);
 			return undefined;
 		}
 		try {

@@ -11,6 +11,7 @@ import { describeError } from "../lines/text.js";
 import {
 	classifyStoreNames,
 	DEFAULT_MAX_META_BYTES,
+	describeForeignOwner,
 	isComplete,
 	type KnownEntry,
 	StoreDirectory,
@@ -160,10 +161,8 @@ export class OverflowStore {
 		if (!stats.isDirectory()) {
 			throw createStoreError("ENOTDIR", `store directory ${root} exists but is not a directory`);
 		}
-		const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
-		if (uid !== undefined && stats.uid !== uid) {
-			throw createStoreError("EPERM", `store directory ${root} belongs to another user (uid ${stats.uid})`);
-		}
+		const foreign = describeForeignOwner(root, stats);
+		if (foreign !== undefined) throw createStoreError("EPERM", foreign);
 		if (created || (stats.mode & 0o077) !== 0) await this.fs.chmod(root, DEFAULT_DIR_MODE);
 	}
 
@@ -211,9 +210,27 @@ export class OverflowStore {
 		for (const id of ids) if (isEntryId(id)) rememberIssuedId(issued, id);
 	}
 
-	/** Metadata of a complete entry; undefined for a bad id, an unknown id, or an unreadable/invalid .json. Never throws. */
+	/**
+	 * Why the store must not be read or cleaned (one short line), or undefined: the directory is a
+	 * symlink, not a directory, or another user's (ensureRoot refuses to write there for the same
+	 * reasons). A store that does not exist yet is not refused.
+	 */
+	async refusal(): Promise<string | undefined> {
+		let stats: StoreStats | undefined;
+		try {
+			stats = await this.lstatOrUndefined(this.root);
+		} catch (error) {
+			return `cannot read store directory ${this.root}: ${describeError(error)}`;
+		}
+		if (stats === undefined) return undefined;
+		if (stats.isSymbolicLink() || !stats.isDirectory()) return `store directory ${this.root} is not a plain directory`;
+		return describeForeignOwner(this.root, stats);
+	}
+
+	/** Metadata of a complete entry; undefined for a bad id, an unknown id, an unreadable/invalid .json or a refused store. Never throws. */
 	async readMeta(id: string): Promise<EntryMeta | undefined> {
 		if (!isEntryId(id)) return undefined;
+		if ((await this.refusal()) !== undefined) return undefined;
 		try {
 			const [content] = await this.fs.readSmallTextFiles([`${this.prefix}${id}.json`], DEFAULT_MAX_META_BYTES);
 			return typeof content === "string" ? parseMetaText(content, id) : undefined;
@@ -227,10 +244,13 @@ export class OverflowStore {
 	 * file system, then fstat on the descriptor must say regular file, so a symlink, FIFO, device or
 	 * socket in its place is never read and never blocks. Fails (with a `code`) with ENOENT when there
 	 * is no such text (expired, or never stored), EINVAL for a bad id or when something other than a
-	 * regular file is there; any other failure as the file system gave it.
+	 * regular file is there, EPERM when the store is refused (see refusal); any other failure as the
+	 * file system gave it.
 	 */
 	async openText(id: string): Promise<StoredText> {
 		const path = this.textPath(id);
+		const refused = await this.refusal();
+		if (refused !== undefined) throw createStoreError("EPERM", refused);
 		const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = this.fs.constants;
 		let handle: StoreReadHandle;
 		try {
@@ -304,6 +324,8 @@ export class OverflowStore {
 	async removeEntries(ids: readonly string[]): Promise<{ removed: number; errors: string[] }> {
 		const log = { errors: [] as string[] };
 		let removed = 0;
+		const refused = await this.refusal();
+		if (refused !== undefined) return { removed, errors: [`${refused}; nothing removed`] };
 		for (const id of ids) if (isEntryId(id) && (await this.dir.removeEntry(this.dir.pathsOf(id), log))) removed++;
 		return { removed, errors: log.errors };
 	}

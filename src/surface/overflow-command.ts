@@ -222,7 +222,7 @@ export async function runOverflowCommand(
 		const existing = new Set<string>();
 		for (const row of rows.slice(0, MAX_LISTED))
 			if ((await deps.store.readMeta(row.id)) !== undefined) existing.add(row.id);
-		return formatSessionList(rows, existing, now);
+		return formatSessionList(rows, existing, now) + (await describeRefusal(deps));
 	}
 	if (sub === "show" && extra.length === 0 && target !== "") {
 		try {
@@ -235,9 +235,15 @@ export async function runOverflowCommand(
 	if (sub === "purge" && extra.length === 0 && target !== "") return await purge(target, ctx, deps, rows);
 	if (sub === "stats" && target === "") {
 		const { entries } = await deps.store.listEntries();
-		return formatStats(entries, deps.config, deps.telemetry.read(), now);
+		return formatStats(entries, deps.config, deps.telemetry.read(), now) + (await describeRefusal(deps));
 	}
 	return `pi-overflow: unknown /overflow ${keepStart(args.trim(), 40)}; use /overflow, /overflow show <id>, /overflow purge <id>|session|all, /overflow stats`;
+}
+
+/** One line saying why the store was not read (another user's, not a directory), after a newline; else "". */
+async function describeRefusal(deps: OverflowCommandDeps): Promise<string> {
+	const refused = await deps.store.refusal();
+	return refused === undefined ? "" : `\npi-overflow: ${refused}; not read.`;
 }
 
 async function purge(

@@ -2,11 +2,22 @@
 // toolCallIds, maxEntryBytes, non-UTF-8 output, and the store quota under a stream of results.
 
 import assert from "node:assert/strict";
-import { chownSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	chmodSync,
+	chownSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, type FauxResponseStep, fauxToolCall } from "@mariozechner/pi-ai";
+import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { numberedLog } from "../fixtures/ext/tools.js";
 import {
 	CAPTURE_PATH,
@@ -17,6 +28,7 @@ import {
 	TEST_TOOLS_PATH,
 	writeConfiguredIndex,
 } from "../helpers/pi.js";
+import { openPiSession } from "../helpers/pi-session.js";
 import { summarizeStore } from "../helpers/robust-common.js";
 import { createTempDir } from "../helpers/tmp.js";
 
@@ -490,3 +502,102 @@ test("twelve 0.5 MB results under a 2 MiB quota: after every result the store is
 		`quota e2e: ${snapshots.map((s) => `${s.delivered}:${(s.bytes / 1e6).toFixed(2)}MB/${s.ids.size}`).join(" ")}`,
 	);
 });
+
+test("a tool's spill file ending in a newline is used when the tool shows its last lines without that newline", async (t) => {
+	const agentDir = await createTempDir(t);
+	const dir = await createTempDir(t);
+	const spill = join(dir, "full-output.log");
+	const tools = join(dir, "spill-tools.ts");
+	// Writes 5 000 lines ending in "\n" and shows the last 50 KB without the final newline, as Pi's bash does.
+	writeFileSync(
+		tools,
+		[
+			`import { writeFileSync } from "node:fs";`,
+			`import { Type } from "@sinclair/typebox";`,
+			`export default function (pi: any) {`,
+			`  pi.registerTool({ name: "dump", label: "Dump", description: "Dumps a log.", parameters: Type.Object({}),`,
+			`    async execute() {`,
+			`      const lines = Array.from({ length: 5000 }, (_, i) => "log line " + (i + 1) + " " + "x".repeat(40));`,
+			`      writeFileSync(${JSON.stringify(spill)}, lines.join("\\n") + "\\n");`,
+			`      const shown = lines.slice(-1000).join("\\n");`,
+			`      return { content: [{ type: "text", text: shown }], details: { fullOutputPath: ${JSON.stringify(spill)} } };`,
+			`    } });`,
+			`}`,
+		].join("\n"),
+	);
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, tools, INDEX_PATH],
+		responses: script(fauxToolCall("dump", {})),
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const view = resultText(run.toolResults[0]);
+	assert.doesNotMatch(view, /not used/);
+	const id = ID_PATTERN.exec(view)?.[1] as string;
+	const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${id}.json`), "utf8"));
+	assert.equal(meta.sourceNote, undefined, view.slice(-300));
+	assert.equal(meta.source, "spill-file");
+	assert.equal(meta.totalLines, 5000);
+	assert.match(view, /^\s*1: log line 1 x/m, "the view starts at the file's first line");
+});
+
+test(
+	"a store directory owned by another uid is neither read nor cleaned, and overflow_query says why",
+	{ skip: IS_ROOT ? false : "needs root to hand the store to another uid" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		// An entry stored while the directory was ours, then the directory handed to uid 65534 (mode 0777).
+		const first = await runPi({
+			agentDir,
+			extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+			responses: script(fauxToolCall("bash", { command: "for i in $(seq 1 3000); do echo PLANTED-ENTRY $i; done" })),
+		});
+		assert.deepEqual(first.extensionErrors, []);
+		const id = ID_PATTERN.exec(resultText(first.toolResults[0]))?.[1] as string;
+		assert.ok(id, resultText(first.toolResults[0]).slice(0, 200));
+		const dir = storeDir(agentDir);
+		// A half entry an hour old: housekeeping removes these from a store of our own.
+		const half = join(dir, "0123456789ab.txt");
+		writeFileSync(half, "half an entry\n");
+		ageFile(half);
+		for (const name of readdirSync(dir)) chownSync(join(dir, name), 65534, 65534);
+		chownSync(dir, 65534, 65534);
+		chmodSync(dir, 0o777);
+		const second = await runPi({
+			agentDir,
+			extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+			responses: script(
+				fauxToolCall("overflow_query", { id, search: "PLANTED-ENTRY 1500" }),
+				fauxToolCall("overflow_query", { id }),
+			),
+		});
+		assert.deepEqual(second.extensionErrors, []);
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		assert.ok(existsSync(half), "housekeeping left the foreign store alone");
+		assert.ok(existsSync(join(dir, `${id}.txt`)) && existsSync(join(dir, `${id}.json`)));
+		for (const result of second.toolResults) {
+			const text = resultText(result);
+			assert.doesNotMatch(text, /PLANTED-ENTRY/, "nothing of the foreign store is served");
+			assert.match(text, /store directory .* belongs to another user \(uid 65534\)/);
+			assert.equal(text.split("\n").length, 1, `one short line: ${text}`);
+		}
+		// The user's /overflow says so too, and purges nothing there.
+		const said: string[] = [];
+		const ui = new Proxy({} as ExtensionUIContext, {
+			get: (_target, name) =>
+				name === "notify" ? (message: string) => said.push(message) : name === "theme" ? undefined : () => undefined,
+		});
+		const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH], uiContext: ui });
+		try {
+			for (const args of [`show ${id}`, "stats", "purge all"]) await pi.session.prompt(`/overflow ${args}`);
+		} finally {
+			pi.close();
+		}
+		assert.equal(said.length, 3, said.join("\n"));
+		for (const text of said) {
+			assert.doesNotMatch(text, /PLANTED-ENTRY/);
+			assert.match(text, /store directory .* belongs to another user \(uid 65534\)/, text);
+		}
+		assert.ok(existsSync(join(dir, `${id}.txt`)), "purge all removed nothing there");
+	},
+);

@@ -18,6 +18,7 @@ import {
 	readFileSync,
 	readlinkSync,
 	symlinkSync,
+	utimesSync,
 	writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
@@ -31,6 +32,7 @@ import {
 } from "../../src/bound/bound.js";
 import { createDefaultConfig } from "../../src/config/config.js";
 import { createStash, type Stash, stashOriginal } from "../../src/intake/stash.js";
+import { runQuery } from "../../src/query/index.js";
 import { computeEntryId, type EntryMeta, NODE_STORE_FS, OverflowStore, type StoreFs } from "../../src/store/index.js";
 import { numberedLog } from "../fixtures/ext/tools.js";
 import { assertChildOk, runChild } from "../helpers/child.js";
@@ -151,6 +153,39 @@ test(
 		assert.deepEqual(readdirSync(root), []);
 		assert.equal(modeOf(root), 0o755, "another user's directory is not chmodded");
 		assert.equal(lstatSync(root).uid, NOBODY);
+	},
+);
+
+test(
+	"a store directory owned by another user (mode 0777) is neither read nor cleaned: every reader says why",
+	{ skip: !IS_ROOT && "needs root to chown" },
+	async (t) => {
+		const root = join(await createTempDir(t), "pi-overflow");
+		const deps = createDeps(root);
+		const id = overflowOf(await boundToolResult(event(undefined, ORIGINAL), deps)).id as string;
+		assert.equal(id, firstId(deps));
+		const half = join(root, "0123456789ab.txt");
+		writeFileSync(half, "half an entry\n");
+		const past = new Date(Date.now() - 24 * 60 * 60 * 1000);
+		utimesSync(half, past, past);
+		for (const name of readdirSync(root)) chownSync(join(root, name), NOBODY, NOBODY);
+		chownSync(root, NOBODY, NOBODY);
+		chmodSync(root, 0o777);
+		const before = readdirSync(root).sort();
+		const store = new OverflowStore({ root });
+		const reason = `store directory ${root} belongs to another user (uid ${NOBODY})`;
+		assert.equal(await store.refusal(), reason);
+		assert.equal(await store.readMeta(id), undefined);
+		await assert.rejects(store.openText(id), { code: "EPERM", message: reason });
+		const kept = await store.housekeep({ retentionMs: 1, maxStoreBytes: 1, currentSessionId: "other" });
+		assert.deepEqual(kept.errors, [`${reason}; housekeeping skipped`]);
+		assert.deepEqual(await store.listEntries(), { entries: [], errors: [`${reason}; listing skipped`] });
+		assert.deepEqual(await store.removeEntries([id]), { removed: 0, errors: [`${reason}; nothing removed`] });
+		await assert.rejects(runQuery({ id }, { config: deps.config, store }), {
+			message: `overflow_query: ${reason}; not read.`,
+		});
+		assert.deepEqual(readdirSync(root).sort(), before, "nothing removed");
+		assert.equal(modeOf(root), 0o777, "another user's directory is not chmodded");
 	},
 );
 

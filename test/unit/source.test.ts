@@ -292,9 +292,13 @@ describe("sourceEndsWith and minSourceBytes", () => {
 		assert.equal(await sourceEndsWith(source, `${"é".repeat(200)}\nthe end\n`), true);
 		assert.equal(
 			await sourceEndsWith(source, "the end"),
-			false,
-			"the end is exact: a missing final newline is a different end",
+			true,
+			"trailing newlines aside: a tool may show the last line without the file's final newline",
 		);
+		assert.equal(await sourceEndsWith(source, "the end\n\n"), true);
+		assert.equal(await sourceEndsWith(bufferSource(Buffer.from(`the end${"\n".repeat(10_000)}`)), "the end"), true);
+		assert.equal(await sourceEndsWith(source, "he en"), false, "still the whole end, not a part of it");
+		assert.equal(await sourceEndsWith(bufferSource(Buffer.from("\n\n\n")), "x\n"), false);
 		assert.equal(await sourceEndsWith(source, "another end\n"), false);
 		assert.equal(await sourceEndsWith(source, ""), true);
 		assert.equal(await sourceEndsWith(bufferSource(Buffer.alloc(0)), "x"), false);
