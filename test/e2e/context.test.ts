@@ -364,6 +364,17 @@ test("after resume and after fork every id the model sees answers, and the `!` v
 	const { seen, bashViewId } = await promptQueryingEveryId(forked, "forked");
 	assert.deepEqual(new Set(seen), new Set(firstIds));
 	assert.equal(bashViewId, original, "the same `!` view and id after fork");
+	// The fork's tool views from the first session are still pi-overflow's own: newer output masks them.
+	for (let turn = 1; turn <= 6; turn++) forked.respond(toolUse(bigLog(4_000 + turn, `ERROR zeta-${turn} failed`)));
+	forked.respond(fauxAssistantMessage("done"));
+	await forked.session.prompt("more");
+	const stubbed = idsSeen(forked.contexts.at(-1) as Context).filter((id) =>
+		new RegExp(`\\[pi-overflow id=${id}\\][^\\n]*masked`).test(contextText(forked.contexts.at(-1) as Context)),
+	);
+	assert.ok(
+		firstIds.some((id) => id !== original && stubbed.includes(id)),
+		`a first-session big_log view is masked after fork: ${stubbed.join(", ")}`,
+	);
 });
 
 test("parallel results of one turn do not mask each other before the model has seen them, nor does a `read` beside them", async (t) => {
@@ -416,4 +427,32 @@ test("parallel results of one turn do not mask each other before the model has s
 		`the view beside the read is sent whole (${beside.sent[0].length} chars)`,
 	);
 	assert.equal(beside.sent[0], beside.kept[0]);
+});
+
+test("a result whose own details name a stored id is never masked, and only what pi-overflow bounded is", async (t) => {
+	const agentDir = await createTempDir(t);
+	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS });
+	t.after(() => pi.close());
+	let otherId = "";
+	pi.respond(toolUse(bigLog(2_000, "ERROR first-stored failed")));
+	pi.respond((context) => {
+		otherId = idsSeen(context)[0];
+		const details = { overflow: { id: otherId, totalLines: 20_000, totalBytes: 1_300_000 } };
+		return toolUse(fauxToolCall("bridge_details", { chars: 21_042, details }));
+	});
+	for (let turn = 1; turn <= 8; turn++) pi.respond(toolUse(bigLog(3_000 + turn, `ERROR later-${turn} failed`)));
+	pi.respond(fauxAssistantMessage("done"));
+	await pi.session.prompt("go");
+	assert.deepEqual(pi.extensionErrors, []);
+	assert.match(otherId, /^[0-9a-f]{12}$/);
+	const last = toolResults(pi.contexts.at(-1) as Context);
+	for (const context of pi.contexts) {
+		const bridge = toolResults(context).find((message) => message.toolName === "bridge_details");
+		if (!bridge) continue;
+		const text = messageText(bridge);
+		assert.equal(text.length, 21_042, `the bridge's own result is sent as it is: ${text.slice(0, 160)}`);
+		assert.doesNotMatch(text, /pi-overflow|masked/);
+	}
+	// pi-overflow's own views are still masked.
+	assert.match(messageText(last[0]), new RegExp(`^\\[pi-overflow id=${otherId}\\][^\\n]*masked`));
 });
