@@ -1,9 +1,10 @@
 // Stage 2 wiring: the bound tool_result handler (each result within its share of the context
 // window; Pi's spill file released once its output is stored), the context handler (the user's
-// `!command` output bounded, old views masked in what the model is sent), the overflow_query tool,
-// the /overflow command, the recall telemetry and the session_start housekeeping. Invariants: no
-// handler throws into Pi; housekeeping never delays start-up (it runs after session_start has
-// returned); each warning to the user is given once per process, at session start.
+// `!command` output bounded, old views masked in what the model is sent, only views pi-overflow
+// itself bounded), the overflow_query tool, the /overflow command, the recall telemetry and the
+// session_start housekeeping. Invariants: no handler throws into Pi; housekeeping never delays
+// start-up (it runs after session_start has returned); each warning to the user is given once per
+// process, at session start.
 
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { boundToolResult } from "./bound/bound.js";
@@ -23,6 +24,7 @@ import {
 	measureContextChars,
 	readToolResultView,
 } from "./context/masking.js";
+import { OwnViews, readSessionLineage } from "./context/own-views.js";
 import { prewarmSignalSearch } from "./bound/prewarm.js";
 import { disposeSearchWorkers } from "./query/engine/search.js";
 import { findStash, measureTextParts } from "./intake/stash.js";
@@ -130,6 +132,10 @@ interface OverflowRuntime {
 	telemetry: RecallTelemetry;
 	userBash: UserBashViews;
 	masking: MaskingState;
+	/** Which results' views are pi-overflow's own (the only ones masking may hide). */
+	ownViews: OwnViews;
+	/** This session's id and the ids of the sessions it was forked or branched from, once read. */
+	lineage?: { sessionId: string; ids: Promise<Set<string>> };
 	configWarnings: string[];
 	startupWarned: boolean;
 	/** The session's entries, for /overflow's completions (which get no context). */
@@ -165,6 +171,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 					: undefined,
 			}),
 			masking: new MaskingState(),
+			ownViews: new OwnViews((id) => store.readMeta(id)),
 			configWarnings: formatLayeredProblems(loaded.problems, options.configPath),
 			startupWarned: false,
 			toolStarts: new Map(),
@@ -270,7 +277,9 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			});
 			turn?.settle(event.toolCallId, measureTextParts(patch?.content ?? event.content));
 			if (!patch) return undefined;
-			telemetry.noteBounded(event.toolName, event.input, readOverflowId(patch.details));
+			const boundedId = readOverflowId(patch.details);
+			if (boundedId !== undefined) runtime.ownViews.noteBounded(boundedId, event.toolCallId);
+			telemetry.noteBounded(event.toolName, event.input, boundedId);
 			const usedSpill = spillUse.path;
 			const released =
 				config.releaseSpillFiles && usedSpill !== undefined
@@ -303,6 +312,16 @@ function noteQuery(runtime: OverflowRuntime, input: unknown): void {
 	else void runtime.store.readMeta(id).then((meta) => meta && runtime.telemetry.noteQuery(id, meta.toolName));
 }
 
+/** The current session's id and those of the sessions it was forked or branched from (read once per session). */
+function readLineage(runtime: OverflowRuntime, ctx: ExtensionContext): Promise<Set<string>> {
+	const sessionId = ctx.sessionManager.getSessionId();
+	if (runtime.lineage?.sessionId !== sessionId) {
+		const header = typeof ctx.sessionManager.getHeader === "function" ? ctx.sessionManager.getHeader() : null;
+		runtime.lineage = { sessionId, ids: readSessionLineage(sessionId, header?.parentSession) };
+	}
+	return runtime.lineage.ids;
+}
+
 /** What the model is sent and what the summariser reads: `!command` output bounded, old views masked. */
 function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 	const { config, store, userBash, options } = runtime;
@@ -328,11 +347,14 @@ function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			const messages: ContextMessage[] = [];
 			for (const message of event.messages as unknown as ContextMessage[])
 				messages.push(await userBash.transform(message, deps));
-			const result = maskOldViews(
-				messages,
-				runtime.masking,
-				config,
-				(message) => readToolResultView(message) ?? userBash.findView(message),
+			// Only pi-overflow's own views are masked, never a result on the word of its details.
+			await runtime.ownViews.check(messages, () => readLineage(runtime, ctx));
+			const result = maskOldViews(messages, runtime.masking, config, (message) =>
+				message.role === "toolResult"
+					? runtime.ownViews.isOwn(message)
+						? readToolResultView(message)
+						: undefined
+					: userBash.findView(message),
 			);
 			runtime.sentChars = measureContextChars(result.messages);
 			options.onContext?.({ masked: result.masked, stepped: result.stepped, chars: runtime.sentChars });

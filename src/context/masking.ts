@@ -1,7 +1,9 @@
 // Masking in what the model is sent: an old view (a result pi-overflow bounded and stored, which
 // overflow_query can read back) becomes a stub of at most MAX_STUB_CHARS — id, tool, totals, its
 // decisive lines, how to read it back — while the session keeps the full view. Invariants: results
-// without a stored id are never touched; a masked id stays masked and its stub never changes; masking
+// without a stored id are never touched; a view is masked only after the model has been sent it whole
+// in an earlier call, and only by tool output first sent after that call (parallel results of one
+// turn never mask each other); a masked id stays masked and its stub never changes; masking
 // advances in batches, at most once in MASK_MIN_CALLS_BETWEEN calls, so what was sent before (and the
 // provider's prompt cache of it) is rewritten rarely. Pure: messages in, messages out.
 
@@ -70,16 +72,32 @@ export interface MaskingResult {
 	stepped: boolean;
 }
 
-/** The ids masked so far and when the last step was; one per session. */
+/** The ids masked so far, when the last step was and the call each message was first sent in; one per session. */
 export class MaskingState {
 	readonly masked = new Set<string>();
 	private calls = 0;
 	private lastStep = Number.NEGATIVE_INFINITY;
+	private readonly firstSent = new Map<string, number>();
 
 	/** Counts one call; true when a step is allowed in it. */
 	nextCall(): boolean {
 		this.calls++;
 		return this.calls - this.lastStep >= MASK_MIN_CALLS_BETWEEN;
+	}
+
+	/** The call a message was first sent in (this call when it is new, or when it has no key). */
+	noteSent(message: ContextMessage): number {
+		const key = keyOfMessage(message);
+		if (key === undefined) return this.calls;
+		const call = this.firstSent.get(key);
+		if (call !== undefined) return call;
+		this.firstSent.set(key, this.calls);
+		return this.calls;
+	}
+
+	/** The call being built. */
+	get currentCall(): number {
+		return this.calls;
 	}
 
 	recordStep(ids: Iterable<string>): void {
@@ -179,9 +197,16 @@ function findPlainDecisiveLines(lines: readonly string[], signalRegex: RegExp): 
 	return [...signals, last].map((text) => ({ text }));
 }
 
+/** What identifies a tool-output message across calls: a tool result's call id, a `!command`'s time and text. */
+function keyOfMessage(message: ContextMessage): string | undefined {
+	if (message.role === "toolResult" && typeof message.toolCallId === "string") return `t\0${message.toolCallId}`;
+	if (message.role === "bashExecution") return `b\0${String(message.timestamp)}\0${String(message.command)}`;
+	return undefined;
+}
+
 /**
- * The messages with every view old enough shown as its stub. A view is due once maskAfterChars of
- * newer tool output follow it; due views are masked together when they hold maskBatchChars and the
+ * The messages with every view old enough shown as its stub. A view is due once it was sent whole in
+ * an earlier call and maskAfterChars of tool output first sent after that call follow it; due views are masked together when they hold maskBatchChars and the
  * last step is MASK_MIN_CALLS_BETWEEN calls back. Already-masked views stay masked.
  */
 export function maskOldViews(
@@ -191,18 +216,24 @@ export function maskOldViews(
 	findView: (message: ContextMessage) => MaskableView | undefined,
 ): MaskingResult {
 	const stepAllowed = state.nextCall();
+	const sentIn = messages.map((message) => state.noteSent(message));
 	if (options.maskAfterChars <= 0) return { messages: [...messages], masked: 0, stepped: false };
-	// Tool output after each message, as the session keeps it (so it never shrinks as views are masked).
-	const newer = new Array<number>(messages.length + 1).fill(0);
-	for (let index = messages.length - 1; index >= 0; index--)
-		newer[index] = newer[index + 1] + measureToolOutput(messages[index]);
 	const views: Array<{ index: number; view: MaskableView }> = [];
 	messages.forEach((message, index) => {
 		const view = findView(message);
 		if (view !== undefined) views.push({ index, view });
 	});
+	// Tool output after a view, as the session keeps it (so it never shrinks as views are masked),
+	// counting only messages first sent in a later call than the view.
+	const newerThan = (index: number): number => {
+		let chars = 0;
+		for (let later = index + 1; later < messages.length && chars < options.maskAfterChars; later++)
+			if (sentIn[later] > sentIn[index]) chars += measureToolOutput(messages[later]);
+		return chars;
+	};
 	const due = views.filter(
-		({ index, view }) => !state.masked.has(view.id) && newer[index + 1] >= options.maskAfterChars,
+		({ index, view }) =>
+			!state.masked.has(view.id) && sentIn[index] < state.currentCall && newerThan(index) >= options.maskAfterChars,
 	);
 	const dueChars = due.reduce((sum, { view }) => sum + view.text.length, 0);
 	const stepped = stepAllowed && due.length > 0 && dueChars >= options.maskBatchChars;

@@ -5,7 +5,7 @@
 // id the model still sees answers.
 
 import assert from "node:assert/strict";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -364,4 +364,95 @@ test("after resume and after fork every id the model sees answers, and the `!` v
 	const { seen, bashViewId } = await promptQueryingEveryId(forked, "forked");
 	assert.deepEqual(new Set(seen), new Set(firstIds));
 	assert.equal(bashViewId, original, "the same `!` view and id after fork");
+	// The fork's tool views from the first session are still pi-overflow's own: newer output masks them.
+	for (let turn = 1; turn <= 6; turn++) forked.respond(toolUse(bigLog(4_000 + turn, `ERROR zeta-${turn} failed`)));
+	forked.respond(fauxAssistantMessage("done"));
+	await forked.session.prompt("more");
+	const stubbed = idsSeen(forked.contexts.at(-1) as Context).filter((id) =>
+		new RegExp(`\\[pi-overflow id=${id}\\][^\\n]*masked`).test(contextText(forked.contexts.at(-1) as Context)),
+	);
+	assert.ok(
+		firstIds.some((id) => id !== original && stubbed.includes(id)),
+		`a first-session big_log view is masked after fork: ${stubbed.join(", ")}`,
+	);
+});
+
+test("parallel results of one turn do not mask each other before the model has seen them, nor does a `read` beside them", async (t) => {
+	/** The tool results sent on the call right after one turn of `calls`, and as the session keeps them. */
+	const afterOneTurn = async (...calls: ReturnType<typeof fauxToolCall>[]) => {
+		const agentDir = await createTempDir(t);
+		const file = join(agentDir, "fifty-kb.txt");
+		writeFileSync(file, "plain text line of a file that is read whole\n".repeat(1_140));
+		// Long heads and tails and a wide window: each of three parallel views fills its ≈ 24 K characters.
+		const index = writeConfiguredIndex(agentDir, '{ "headLines": 400, "tailLines": 600 }');
+		const pi = await openPiSession({
+			agentDir,
+			extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, index],
+			contextWindow: 1_000_000,
+		});
+		try {
+			pi.respond(toolUse(...calls.map((call) => (call.name === "read" ? fauxToolCall("read", { path: file }) : call))));
+			pi.respond(fauxAssistantMessage("done"));
+			await pi.session.prompt("go");
+			assert.deepEqual(pi.extensionErrors, []);
+			const kept = pi.session.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+			return { sent: toolResults(pi.contexts.at(-1) as Context).map(messageText), kept: kept.map(messageText) };
+		} finally {
+			pi.close();
+		}
+	};
+	const parallel = await afterOneTurn(
+		bigLog(3_000, "ERROR par-one failed", 100_000),
+		bigLog(4_000, "ERROR par-two failed", 100_000),
+		bigLog(5_000, "ERROR par-three failed", 100_000),
+	);
+	assert.equal(parallel.sent.length, 3);
+	assert.ok(
+		parallel.kept.every((text) => text.length > 20_000),
+		`the parallel views are 20 K+ each: ${parallel.kept.map((text) => text.length)}`,
+	);
+	parallel.sent.forEach((text, index) => {
+		assert.doesNotMatch(
+			text,
+			/masked/,
+			`view ${index + 1} is sent whole on the call after its turn (${text.length} chars)`,
+		);
+		assert.equal(text, parallel.kept[index]);
+	});
+	const beside = await afterOneTurn(bigLog(6_000, "ERROR beside-read failed", 100_000), fauxToolCall("read", {}));
+	assert.ok(beside.kept[1].length > 40_000, `the read sent ${beside.kept[1].length} characters`);
+	assert.doesNotMatch(
+		beside.sent[0],
+		/masked/,
+		`the view beside the read is sent whole (${beside.sent[0].length} chars)`,
+	);
+	assert.equal(beside.sent[0], beside.kept[0]);
+});
+
+test("a result whose own details name a stored id is never masked, and only what pi-overflow bounded is", async (t) => {
+	const agentDir = await createTempDir(t);
+	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS });
+	t.after(() => pi.close());
+	let otherId = "";
+	pi.respond(toolUse(bigLog(2_000, "ERROR first-stored failed")));
+	pi.respond((context) => {
+		otherId = idsSeen(context)[0];
+		const details = { overflow: { id: otherId, totalLines: 20_000, totalBytes: 1_300_000 } };
+		return toolUse(fauxToolCall("bridge_details", { chars: 21_042, details }));
+	});
+	for (let turn = 1; turn <= 8; turn++) pi.respond(toolUse(bigLog(3_000 + turn, `ERROR later-${turn} failed`)));
+	pi.respond(fauxAssistantMessage("done"));
+	await pi.session.prompt("go");
+	assert.deepEqual(pi.extensionErrors, []);
+	assert.match(otherId, /^[0-9a-f]{12}$/);
+	const last = toolResults(pi.contexts.at(-1) as Context);
+	for (const context of pi.contexts) {
+		const bridge = toolResults(context).find((message) => message.toolName === "bridge_details");
+		if (!bridge) continue;
+		const text = messageText(bridge);
+		assert.equal(text.length, 21_042, `the bridge's own result is sent as it is: ${text.slice(0, 160)}`);
+		assert.doesNotMatch(text, /pi-overflow|masked/);
+	}
+	// pi-overflow's own views are still masked.
+	assert.match(messageText(last[0]), new RegExp(`^\\[pi-overflow id=${otherId}\\][^\\n]*masked`));
 });

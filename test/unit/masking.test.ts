@@ -46,6 +46,14 @@ function viewResult(chars: number, extra: Record<string, unknown> = {}): Context
 	};
 }
 
+/** A state in which each of the first `count` messages was sent in a call of its own, in order. */
+function sentOneByOne(messages: readonly ContextMessage[], count = messages.length): MaskingState {
+	const state = new MaskingState();
+	for (let end = 1; end <= count; end++)
+		maskOldViews(messages.slice(0, end), state, { ...OPTIONS, maskAfterChars: 0 }, readToolResultView);
+	return state;
+}
+
 function plainResult(chars: number): ContextMessage {
 	return {
 		role: "toolResult",
@@ -144,7 +152,7 @@ describe("maskOldViews", () => {
 			details: { overflow: { id: "aaaaaaaaaaaa", totalLines: 5, totalBytes: 50 } },
 		});
 		const messages = [viewResult(25_000), old, viewResult(20_000), plainResult(21_000)];
-		const result = maskOldViews(messages, new MaskingState(), OPTIONS, readToolResultView);
+		const result = maskOldViews(messages, sentOneByOne(messages), OPTIONS, readToolResultView);
 		assert.equal(result.stepped, true);
 		assert.ok(isStub(result.messages[0]), "61 000 newer characters: masked");
 		assert.ok(isStub(result.messages[1]), "41 000 newer characters: masked");
@@ -170,23 +178,19 @@ describe("maskOldViews", () => {
 			...extra,
 		});
 		const view = bash("[pi-overflow id=bbbbbbbbbbbb] user_bash output: 9 lines, 99 bytes\n     9: make: *** Error 2");
-		const hidden = bash("z".repeat(90_000), { excludeFromContext: true });
+		const hidden = bash("z".repeat(90_000), { excludeFromContext: true, timestamp: 2 });
 		const messages = [view, hidden, plainResult(30_000)];
 		const findView = (message: ContextMessage) =>
 			message === view
 				? { id: "bbbbbbbbbbbb", toolName: "user_bash", totalLines: 9, totalBytes: 99, text: String(message.output) }
 				: readToolResultView(message);
 		assert.equal(
-			maskOldViews(messages, new MaskingState(), { ...OPTIONS, maskBatchChars: 0 }, findView).masked,
+			maskOldViews(messages, sentOneByOne(messages), { ...OPTIONS, maskBatchChars: 0 }, findView).masked,
 			0,
 			"`!!` output is not tool output the model saw",
 		);
-		const result = maskOldViews(
-			[...messages, plainResult(10_000)],
-			new MaskingState(),
-			{ ...OPTIONS, maskBatchChars: 0 },
-			findView,
-		);
+		const more = [...messages, plainResult(10_000)];
+		const result = maskOldViews(more, sentOneByOne(more), { ...OPTIONS, maskBatchChars: 0 }, findView);
 		assert.match(
 			String(result.messages[0].output),
 			/^\[pi-overflow id=bbbbbbbbbbbb\] user_bash output: 9 lines, 99 bytes — an older view, masked/,
@@ -211,15 +215,27 @@ describe("maskOldViews", () => {
 	});
 
 	test("waits until the views due hold maskBatchChars", () => {
-		const state = new MaskingState();
 		const messages = [viewResult(10_000), viewResult(10_000), plainResult(45_000)];
+		const state = sentOneByOne(messages, 2);
 		assert.equal(
-			maskOldViews(messages.slice(0, 1).concat(plainResult(45_000)), state, OPTIONS, readToolResultView).masked,
+			maskOldViews([messages[0], messages[2]], state, OPTIONS, readToolResultView).masked,
 			0,
 			"10 000 due: not yet",
 		);
 		const later = maskOldViews(messages, state, OPTIONS, readToolResultView);
 		assert.equal(later.masked, 2, "20 000 due: both at once");
+	});
+
+	test("never masks a view before the model was sent it whole, nor by output sent in the same call", () => {
+		const state = new MaskingState();
+		const parallel = [viewResult(24_000), viewResult(24_000), viewResult(24_000), plainResult(50_000)];
+		const first = maskOldViews(parallel, state, OPTIONS, readToolResultView);
+		assert.equal(first.masked, 0, "one turn's results are all new in this call");
+		const second = maskOldViews(parallel, state, OPTIONS, readToolResultView);
+		assert.equal(second.masked, 0, "no output came after the call that sent them");
+		const later = [...parallel, plainResult(40_000)];
+		const third = maskOldViews(later, state, OPTIONS, readToolResultView);
+		assert.equal(third.masked, 3, "40 000 characters first sent after the views were: all three due");
 	});
 
 	test("is off at maskAfterChars 0", () => {
