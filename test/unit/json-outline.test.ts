@@ -154,16 +154,19 @@ describe("readJsonFindings", () => {
 });
 
 describe("LineCursor", () => {
-	/** The line of `offset` and its start, counted naively. */
-	function naive(bytes: Buffer, offset: number): { line: number; lineStart: number } {
+	/** The line of every offset and its start, counted naively once (index: offset, 0..length). */
+	function naiveLines(bytes: Buffer): Array<{ line: number; lineStart: number }> {
+		const at: Array<{ line: number; lineStart: number }> = [];
 		let line = 1;
 		let lineStart = 0;
-		for (let at = 0; at < Math.min(offset, bytes.length); at++)
-			if (bytes[at] === 0x0a) {
+		for (let offset = 0; offset <= bytes.length; offset++) {
+			at.push({ line, lineStart });
+			if (bytes[offset] === 0x0a) {
 				line++;
-				lineStart = at + 1;
+				lineStart = offset + 1;
 			}
-		return { line, lineStart };
+		}
+		return at;
 	}
 
 	test("a move per container over 1 MiB without a newline searches each byte once, not once per move", () => {
@@ -177,6 +180,7 @@ describe("LineCursor", () => {
 	test("lines and line starts agree with a naive count, moves forwards and back, across chunk buffers", () => {
 		const text = Array.from({ length: 3000 }, (_, index) => "x".repeat((index * 7919) % 53)).join("\n");
 		const bytes = Buffer.from(text);
+		const naive = naiveLines(bytes);
 		for (const chunk of [1, 7, 64, 4096, bytes.length]) {
 			const cursor = new LineCursor();
 			let moves = 0;
@@ -187,7 +191,7 @@ describe("LineCursor", () => {
 					for (const target of [offset, back]) {
 						cursor.moveTo(buffer, base, target);
 						moves++;
-						const expected = naive(bytes, Math.max(target, cursor.offset));
+						const expected = naive[Math.min(Math.max(target, cursor.offset), bytes.length)];
 						assert.deepEqual(
 							{ line: cursor.line, lineStart: cursor.lineStart },
 							expected,
