@@ -99,10 +99,23 @@ export async function runWithConcurrency<T>(
  * Why a store directory is not ours to read or clean: another user's (a planted store, even one
  * open to all), or undefined where it is the user's own or the platform has no uids.
  */
-export function describeForeignOwner(root: string, stats: StoreStats): string | undefined {
+function describeForeignOwner(root: string, stats: StoreStats): string | undefined {
 	const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
 	if (uid === undefined || stats.uid === uid) return undefined;
 	return `store directory ${root} belongs to another user (uid ${stats.uid})`;
+}
+
+/**
+ * Why the store directory must be neither written, read nor cleaned, with the code a refused write
+ * fails with, or undefined: a symlink, not a directory, or another user's.
+ */
+export function refuseStoreRoot(root: string, stats: StoreStats): { code: string; message: string } | undefined {
+	if (stats.isSymbolicLink())
+		return { code: "ELOOP", message: `store directory ${root} is a symbolic link; refusing to follow it` };
+	if (!stats.isDirectory())
+		return { code: "ENOTDIR", message: `store directory ${root} exists but is not a directory` };
+	const foreign = describeForeignOwner(root, stats);
+	return foreign === undefined ? undefined : { code: "EPERM", message: foreign };
 }
 
 /** The store directory's files, for the tasks that list, read and remove them. */
@@ -135,13 +148,9 @@ export class StoreDirectory {
 			if (readErrorCode(error) === "ENOENT") return [];
 			throw error;
 		}
-		if (rootStats.isSymbolicLink() || !rootStats.isDirectory()) {
-			log.errors.push(`store directory ${this.root} is not a plain directory; ${task} skipped`);
-			return undefined;
-		}
-		const foreign = describeForeignOwner(this.root, rootStats);
-		if (foreign !== undefined) {
-			log.errors.push(`${foreign}; ${task} skipped`);
+		const refused = refuseStoreRoot(this.root, rootStats);
+		if (refused !== undefined) {
+			log.errors.push(`${refused.message}; ${task} skipped`);
 			return undefined;
 		}
 		try {

@@ -11,7 +11,7 @@ import { describeError } from "../lines/text.js";
 import {
 	classifyStoreNames,
 	DEFAULT_MAX_META_BYTES,
-	describeForeignOwner,
+	refuseStoreRoot,
 	isComplete,
 	type KnownEntry,
 	StoreDirectory,
@@ -155,14 +155,8 @@ export class OverflowStore {
 			}
 			stats = await this.fs.lstat(root);
 		}
-		if (stats.isSymbolicLink()) {
-			throw createStoreError("ELOOP", `store directory ${root} is a symbolic link; refusing to follow it`);
-		}
-		if (!stats.isDirectory()) {
-			throw createStoreError("ENOTDIR", `store directory ${root} exists but is not a directory`);
-		}
-		const foreign = describeForeignOwner(root, stats);
-		if (foreign !== undefined) throw createStoreError("EPERM", foreign);
+		const refused = refuseStoreRoot(root, stats);
+		if (refused !== undefined) throw createStoreError(refused.code, refused.message);
 		if (created || (stats.mode & 0o077) !== 0) await this.fs.chmod(root, DEFAULT_DIR_MODE);
 	}
 
@@ -222,9 +216,7 @@ export class OverflowStore {
 		} catch (error) {
 			return `cannot read store directory ${this.root}: ${describeError(error)}`;
 		}
-		if (stats === undefined) return undefined;
-		if (stats.isSymbolicLink() || !stats.isDirectory()) return `store directory ${this.root} is not a plain directory`;
-		return describeForeignOwner(this.root, stats);
+		return stats === undefined ? undefined : refuseStoreRoot(this.root, stats)?.message;
 	}
 
 	/** Metadata of a complete entry; undefined for a bad id, an unknown id, an unreadable/invalid .json or a refused store. Never throws. */
