@@ -157,7 +157,9 @@ function measureInChild(row: StallRow, withOverflow: boolean, inputPath: string)
 	try {
 		return JSON.parse(line) as Measurement;
 	} catch {
-		throw new Error(`${row.label}: the run printed no measurement (exit ${child.status}): ${child.stderr.slice(-2000)}`);
+		throw new Error(
+			`${row.label}: the run printed no measurement (exit ${child.status}): ${child.stderr.slice(-2000)}`,
+		);
 	}
 }
 
@@ -202,7 +204,9 @@ if (childLabel !== undefined) {
 					row.label.padEnd(20),
 					` ${ms(overflow.stallMs)}`,
 					`  ${ms(alone.stallMs)}`,
-					ms(overflow.stallMs - alone.stallMs).slice(2).padStart(6),
+					ms(overflow.stallMs - alone.stallMs)
+						.slice(2)
+						.padStart(6),
 					` ${ms(overflow.totalMs)}`,
 					`  ${ms(alone.totalMs)}`,
 					` ${ratio.toFixed(1).padStart(4)}`,

@@ -23,9 +23,15 @@ import {
 import { formatPathPrefix, type PathSegment } from "../json/path.js";
 import { isJsonRuleKey, JSON_RULE_KEY_BYTES, type JsonMemberValue, judgeJsonMember } from "../signals/policy.js";
 import { type ByteSource, READ_CHUNK_BYTES } from "../io/source.js";
+import { TimeSlice, type TimeSliceOptions } from "../io/time-slice.js";
 
 /** Largest output whose structure is read (larger ones get no outline: the pass would cost too much). */
 export const JSON_OUTLINE_MAX_BYTES = 8 * 1024 * 1024;
+/**
+ * Bytes fed to the lexer between looks at the clock: a few ms at its slowest (≈220 ms/MiB of deeply
+ * nested arrays, one frame per container), so the pass yields soon after its slice's time is up.
+ */
+const OUTLINE_SLICE_BYTES = 16 * 1024;
 /** Problems kept with their places (more are counted). */
 export const MAX_JSON_PROBLEMS = 20;
 /** An object with a problem member that spans more lines than this is shown by that member instead. */
@@ -64,20 +70,10 @@ export interface JsonFindings {
 	problemCount: number;
 }
 
-/** A container being read: where it started, the member or item being read, what it says. */
-interface Frame {
-	kind: ContainerKind;
-	/** Its segment in its parent (undefined for a document's root). */
-	segment: PathSegment | undefined;
-	key: string | undefined;
-	/** Items so far (arrays) or members so far (objects), the one being read included. */
-	count: number;
-	start: number;
-	startLine: number;
-	lineStart: number;
-	/** The first member that says this object is a problem, and where that member's value lies. */
-	reason?: string;
-	member?: {
+/** The first member that says an object is a problem, and where that member's value lies. */
+interface FrameProblem {
+	reason: string;
+	member: {
 		segment: string;
 		start: number;
 		startLine: number;
@@ -86,8 +82,117 @@ interface Frame {
 		endLine: number;
 		summary: string;
 	};
+}
+
+/** A container that has just closed: where it started, what it held, what it says. */
+interface Frame extends Partial<FrameProblem> {
+	kind: ContainerKind;
+	/** Its segment in its parent (undefined for a document's root). */
+	segment: PathSegment | undefined;
+	/** Items (arrays) or members (objects). */
+	count: number;
+	start: number;
+	startLine: number;
+	lineStart: number;
 	/** Problems recorded when it opened: an object holding a problem inside is not one itself. */
 	problemsBefore: number;
+}
+
+/** Levels per block of the frame stack. */
+const FRAME_BLOCK_SHIFT = 12;
+const FRAME_BLOCK_LEVELS = 1 << FRAME_BLOCK_SHIFT;
+const FRAME_BLOCK_MASK = FRAME_BLOCK_LEVELS - 1;
+// The numbers of a level, in its block's Float64Array.
+const F_KIND = 0;
+/** Items so far (arrays) or members so far (objects), the one being read included. */
+const F_COUNT = 1;
+const F_START = 2;
+const F_START_LINE = 3;
+const F_LINE_START = 4;
+const F_PROBLEMS_BEFORE = 5;
+const FRAME_FIELDS = 6;
+
+/**
+ * The open containers, their numbers in fixed blocks of typed arrays (keys in blocks of strings): a
+ * document nested millions deep keeps no object per level (their garbage collection stalled the loop
+ * for seconds) and nothing is copied as it deepens. A closing container is handed out as a short-lived Frame.
+ */
+class FrameStack {
+	depth = 0;
+	private readonly numbers: Float64Array[] = [];
+	/** The member being read, for objects. */
+	private readonly keys: Array<Array<string | undefined>> = [];
+	/** The open objects that have a problem member, by level (few). */
+	readonly problems = new Map<number, FrameProblem>();
+
+	push(kind: ContainerKind, start: number, startLine: number, lineStart: number, problemsBefore: number): void {
+		const level = this.depth++;
+		const block = level >>> FRAME_BLOCK_SHIFT;
+		if (block === this.numbers.length) {
+			this.numbers.push(new Float64Array(FRAME_BLOCK_LEVELS * FRAME_FIELDS));
+			this.keys.push(new Array<string | undefined>(FRAME_BLOCK_LEVELS).fill(undefined));
+		}
+		const numbers = this.numbers[block]!;
+		const at = (level & FRAME_BLOCK_MASK) * FRAME_FIELDS;
+		numbers[at + F_KIND] = kind;
+		numbers[at + F_COUNT] = 0;
+		numbers[at + F_START] = start;
+		numbers[at + F_START_LINE] = startLine;
+		numbers[at + F_LINE_START] = lineStart;
+		numbers[at + F_PROBLEMS_BEFORE] = problemsBefore;
+		this.keys[block]![level & FRAME_BLOCK_MASK] = undefined;
+	}
+
+	/** The open container at `level`'s field; NaN past the open ones. */
+	field(level: number, field: number): number {
+		if (level < 0 || level >= this.depth) return Number.NaN;
+		return this.numbers[level >>> FRAME_BLOCK_SHIFT]![(level & FRAME_BLOCK_MASK) * FRAME_FIELDS + field]!;
+	}
+
+	setCount(level: number, count: number): void {
+		this.numbers[level >>> FRAME_BLOCK_SHIFT]![(level & FRAME_BLOCK_MASK) * FRAME_FIELDS + F_COUNT] = count;
+	}
+
+	key(level: number): string | undefined {
+		if (level < 0 || level >= this.depth) return undefined;
+		return this.keys[level >>> FRAME_BLOCK_SHIFT]![level & FRAME_BLOCK_MASK];
+	}
+
+	setKey(level: number, key: string): void {
+		this.keys[level >>> FRAME_BLOCK_SHIFT]![level & FRAME_BLOCK_MASK] = key;
+	}
+
+	/** The segment of the container at `level` in its parent: the parent's item or member being read. */
+	segmentOf(level: number): PathSegment | undefined {
+		const parent = level - 1;
+		if (parent < 0 || parent >= this.depth) return undefined;
+		return this.field(parent, F_KIND) === KIND_ARRAY ? this.field(parent, F_COUNT) - 1 : this.key(parent);
+	}
+
+	pop(): Frame {
+		const level = this.depth - 1;
+		const segment = this.segmentOf(level);
+		const problem = this.problems.size > 0 ? this.problems.get(level) : undefined;
+		if (problem !== undefined) this.problems.delete(level);
+		const frame: Frame = {
+			kind: this.field(level, F_KIND) as ContainerKind,
+			segment,
+			count: this.field(level, F_COUNT),
+			start: this.field(level, F_START),
+			startLine: this.field(level, F_START_LINE),
+			lineStart: this.field(level, F_LINE_START),
+			problemsBefore: this.field(level, F_PROBLEMS_BEFORE),
+			reason: problem?.reason,
+			member: problem?.member,
+		};
+		this.depth = level;
+		return frame;
+	}
+
+	clear(): void {
+		this.depth = 0;
+		this.problems.clear();
+	}
 }
 
 /**
@@ -137,7 +242,7 @@ const CAPTURE_BYTES = 4096;
 class OutlineReader implements JsonEventHandler {
 	readonly problems: JsonProblem[] = [];
 	problemCount = 0;
-	readonly frames: Frame[] = [];
+	readonly frames = new FrameStack();
 	readonly cursor = new LineCursor();
 	/** The root's members, summarised as they end (first document only). */
 	readonly members: string[] = [];
@@ -155,40 +260,29 @@ class OutlineReader implements JsonEventHandler {
 	/** A new document starts (the next record of JSON lines): a fresh lexer, no open containers. */
 	restart(): void {
 		this.lexer = new JsonLexer(this, { captureLimit: CAPTURE_BYTES });
-		this.frames.length = 0;
+		this.frames.clear();
 	}
 
-	private at(offset: number): { line: number; lineStart: number } {
+	/** Moves the line cursor to `offset` (its line and line start are then the cursor's). */
+	private at(offset: number): void {
 		this.cursor.moveTo(this.buffer, this.base, offset);
-		return { line: this.cursor.line, lineStart: this.cursor.lineStart };
 	}
 
 	onOpen(kind: ContainerKind, level: number, offset: number): void {
 		this.countFirstItem(level);
-		const parent = this.frames[level - 1];
-		const segment = parent === undefined ? undefined : parent.kind === KIND_ARRAY ? parent.count - 1 : parent.key;
-		const { line, lineStart } = this.at(offset);
-		this.frames.push({
-			kind,
-			segment,
-			key: undefined,
-			count: 0,
-			start: offset,
-			startLine: line,
-			lineStart,
-			problemsBefore: this.problemCount,
-		});
+		this.at(offset);
+		this.frames.push(kind, offset, this.cursor.line, this.cursor.lineStart, this.problemCount);
 	}
 
 	onClose(kind: ContainerKind, level: number, offset: number, empty: boolean): void {
+		if (this.frames.depth === 0) return;
 		const frame = this.frames.pop();
-		if (frame === undefined) return;
-		const { line } = this.at(offset);
-		const parent = this.frames[level - 1];
+		this.at(offset);
+		const line = this.cursor.line;
 		if (kind === KIND_OBJECT && frame.reason !== undefined) this.closeProblem(frame, offset + 1, line, level);
-		if (parent !== undefined) {
+		if (level >= 1 && level - 1 < this.frames.depth) {
 			this.judge(
-				parent,
+				level - 1,
 				{ kind: "container", empty },
 				frame.start,
 				offset + 1,
@@ -206,11 +300,11 @@ class OutlineReader implements JsonEventHandler {
 	}
 
 	onKey(level: number, token: JsonToken): void {
-		const frame = this.frames[level - 1];
-		if (frame === undefined) return;
-		frame.count++;
+		const at = level - 1;
+		if (at < 0 || at >= this.frames.depth) return;
+		this.frames.setCount(at, this.frames.field(at, F_COUNT) + 1);
 		const key = decodeStringToken(token);
-		frame.key = key;
+		this.frames.setKey(at, key);
 		// Values are captured only where the rules read them, and for the outline of the root's members.
 		this.lexer.detail = level === 1 || (token.to - token.from <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key));
 		this.pendingKey = key;
@@ -218,33 +312,36 @@ class OutlineReader implements JsonEventHandler {
 
 	onScalar(kind: ScalarKind, level: number, token: JsonToken): void {
 		this.countFirstItem(level);
-		const frame = this.frames[level - 1];
-		if (frame === undefined) return;
+		const at = level - 1;
+		if (at < 0 || at >= this.frames.depth) return;
 		this.lexer.detail = false;
-		if (frame.kind === KIND_ARRAY) return;
+		if (this.frames.field(at, F_KIND) === KIND_ARRAY) return;
 		const value = scalarValue(
 			kind,
 			token,
 			level === 1 || (this.pendingKey !== undefined && isJsonRuleKey(this.pendingKey)),
 		);
-		const { line, lineStart } = this.at(token.end);
-		this.judge(frame, value, token.start, token.end, line, lineStart, line, scalarSummary(kind, value));
+		this.at(token.end);
+		const { line, lineStart } = this.cursor;
+		this.judge(at, value, token.start, token.end, line, lineStart, line, scalarSummary(kind, value));
 	}
 
 	onComma(level: number, kind: ContainerKind): void {
-		const frame = this.frames[level - 1];
-		if (frame !== undefined && kind === KIND_ARRAY) frame.count++;
+		const at = level - 1;
+		if (at >= 0 && at < this.frames.depth && kind === KIND_ARRAY)
+			this.frames.setCount(at, this.frames.field(at, F_COUNT) + 1);
 	}
 
 	/** An array's first item starts: counted when the array is not empty. */
 	private countFirstItem(level: number): void {
-		const frame = this.frames[level - 1];
-		if (frame !== undefined && frame.kind === KIND_ARRAY && frame.count === 0) frame.count = 1;
+		const at = level - 1;
+		const frames = this.frames;
+		if (frames.field(at, F_KIND) === KIND_ARRAY && frames.field(at, F_COUNT) === 0) frames.setCount(at, 1);
 	}
 
-	/** A member of `frame` ended: judge it, and summarise the root's members for the outline. */
+	/** A member of the open container at index `at` ended: judge it, and summarise the root's members for the outline. */
 	private judge(
-		frame: Frame,
+		at: number,
 		value: JsonMemberValue,
 		start: number,
 		end: number,
@@ -253,13 +350,16 @@ class OutlineReader implements JsonEventHandler {
 		endLine: number,
 		summary: string,
 	): void {
-		if (frame.kind !== KIND_OBJECT || frame.key === undefined) return;
-		const key = frame.key;
-		if (this.frames[0] === frame && this.records === 0 && this.members.length < OUTLINE_MEMBERS)
+		const frames = this.frames;
+		const key = frames.key(at);
+		if (frames.field(at, F_KIND) !== KIND_OBJECT || key === undefined) return;
+		if (at === 0 && this.records === 0 && this.members.length < OUTLINE_MEMBERS)
 			this.members.push(`${JSON.stringify(key)}: ${summary}`);
-		if (frame.reason !== undefined || !judgeJsonMember(key, value)) return;
-		frame.reason = `${JSON.stringify(key)}: ${summary}`;
-		frame.member = { segment: key, start, startLine, lineStart, end, endLine, summary };
+		if (frames.problems.has(at) || !judgeJsonMember(key, value)) return;
+		frames.problems.set(at, {
+			reason: `${JSON.stringify(key)}: ${summary}`,
+			member: { segment: key, start, startLine, lineStart, end, endLine, summary },
+		});
 	}
 
 	private closeProblem(frame: Frame, end: number, endLine: number, level: number): void {
@@ -271,6 +371,11 @@ class OutlineReader implements JsonEventHandler {
 		}
 		if (endLine - frame.startLine + 1 > MAX_PROBLEM_OBJECT_LINES && frame.member !== undefined) {
 			this.recordMember(frame, level);
+			return;
+		}
+		// Past the kept problems only the count grows: a path costs a walk over every open level.
+		if (this.problems.length >= MAX_JSON_PROBLEMS) {
+			this.problemCount++;
 			return;
 		}
 		this.record({ path: this.pathOf(level, frame.segment), ...this.placeOf(frame, end, endLine) });
@@ -312,6 +417,10 @@ class OutlineReader implements JsonEventHandler {
 	private recordMember(frame: Frame, level: number): void {
 		const member = frame.member;
 		if (member === undefined) return;
+		if (this.problems.length >= MAX_JSON_PROBLEMS) {
+			this.problemCount++;
+			return;
+		}
 		const path = `${this.pathOf(level, frame.segment)}${formatPathPrefix([member.segment]).slice(1)}`;
 		const place = { startLine: member.startLine, endLine: member.endLine, lineStart: member.lineStart };
 		this.record({ path, reason: frame.reason ?? "", ...place, start: member.start, end: member.end, member: place });
@@ -326,7 +435,7 @@ class OutlineReader implements JsonEventHandler {
 	private pathOf(level: number, segment: PathSegment | undefined): string {
 		const segments: PathSegment[] = [];
 		for (let index = 1; index < level; index++) {
-			const own = this.frames[index]?.segment;
+			const own = this.frames.segmentOf(index);
 			if (own !== undefined) segments.push(own);
 		}
 		if (segment !== undefined && level > 0) segments.push(segment);
@@ -383,10 +492,12 @@ function containerSummary(frame: Frame, empty: boolean): string {
 export async function readJsonFindings(
 	source: ByteSource,
 	maxBytes = JSON_OUTLINE_MAX_BYTES,
+	sliceOptions?: TimeSliceOptions,
 ): Promise<JsonFindings | undefined> {
 	if (source.size === 0 || source.size > maxBytes || !(await mayStartJson(source))) return undefined;
 	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, source.size));
 	const reader = new OutlineReader();
+	const slice = new TimeSlice(sliceOptions);
 	let started = false;
 	for (let position = 0; position < source.size;) {
 		const read = await source.read(buffer, position);
@@ -403,10 +514,16 @@ export async function readJsonFindings(
 		}
 		reader.buffer = buffer.subarray(0, read);
 		reader.base = position;
-		for (;;) {
-			reader.lexer.feed(reader.buffer, from, read, position);
+		while (from < read) {
+			// A slice at a time, with a turn for the event loop when the pass has run its time.
+			const to = Math.min(read, from + OUTLINE_SLICE_BYTES);
+			reader.lexer.feed(reader.buffer, from, to, position);
 			const error = reader.lexer.error;
-			if (error === null) break;
+			if (error === null) {
+				from = to;
+				await slice.turn();
+				continue;
+			}
 			// Another document after the first: JSON lines, when it starts a line with an object or array.
 			const at = error.offset - position;
 			const next = buffer[at];
@@ -421,6 +538,7 @@ export async function readJsonFindings(
 			reader.settleRoot(true);
 			reader.restart();
 			from = at;
+			await slice.turn();
 		}
 		reader.cursor.moveTo(reader.buffer, position, position + read);
 		position += read;

@@ -144,6 +144,45 @@ describe("readJsonFindings", () => {
 		assert.ok(bytesRead <= 4096, `read ${bytesRead} bytes`);
 	});
 
+	test("a problem nested thousands of levels deep is found with its path, and every further one is counted", async () => {
+		const levels = 5000;
+		const problems = Array.from({ length: 30 }, (_, index) => `{"id": ${index}, "ok": false}`).join(",\n");
+		const text = `${"[".repeat(levels)}{"name": "deep", "items": [\n${problems}\n]}${"]".repeat(levels)}`;
+		const findings = await readJsonFindings(dribbleSource(text, 4093));
+		assert.ok(findings);
+		assert.equal(findings.outline, "[1 item]");
+		assert.equal(findings.problemCount, 30);
+		assert.equal(findings.problems.length, 20);
+		const first = findings.problems[0]!;
+		assert.equal(first.path, `$${"[0]".repeat(levels)}.items[0]`);
+		assert.equal(findings.problems[7]!.path, `$${"[0]".repeat(levels)}.items[7]`);
+		assert.equal(first.startLine, 2);
+	});
+
+	test("gives the event loop a turn whenever its slice's time is up, and finds the same", async () => {
+		const text = `${report}\n${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+		const lines = `${report.replaceAll("\n", "")}\n{"ok": false}\n`.repeat(40);
+		for (const document of [report, lines, text]) {
+			let turns = 0;
+			let counting = true;
+			const count = (): void => {
+				turns++;
+				if (counting) setImmediate(count);
+			};
+			setImmediate(count);
+			let clock = 0;
+			const sliced = await readJsonFindings(bufferSource(Buffer.from(document)), undefined, {
+				sliceMs: 1,
+				now: () => clock++,
+			});
+			counting = false;
+			const whole = await readJsonFindings(bufferSource(Buffer.from(document)), undefined, { now: () => 0 });
+			assert.deepEqual(sliced, whole);
+			const slices = Math.ceil(Buffer.byteLength(document) / (16 * 1024));
+			assert.ok(turns >= slices - 1, `${turns} turns for ${slices} slices of ${Buffer.byteLength(document)} bytes`);
+		}
+	});
+
 	test("a clean document gets an outline and no problems", async () => {
 		const clean = JSON.stringify({ name: "pkg", version: "1.0.0", dependencies: { a: "1", b: "2" } }, null, 2);
 		const findings = await readJsonFindings(bufferSource(Buffer.from(clean)));
