@@ -32,7 +32,11 @@ export class TimeSlice {
 
 	/** Yields to the event loop when the slice's time is up; a new slice starts after it. */
 	async turn(): Promise<void> {
-		if (!this.due) return;
+		if (this.due) await this.giveTurn();
+	}
+
+	/** Yields to the event loop now; a new slice starts after it. */
+	async giveTurn(): Promise<void> {
 		await new Promise<void>((resolve) => setImmediate(resolve));
 		this.yields++;
 		this.started = this.now();

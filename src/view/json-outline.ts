@@ -32,6 +32,8 @@ export const JSON_OUTLINE_MAX_BYTES = 8 * 1024 * 1024;
  * nested arrays, one frame per container), so the pass yields soon after its slice's time is up.
  */
 const OUTLINE_SLICE_BYTES = 16 * 1024;
+/** The pass also yields after this many bytes whatever the clock says (a few turns per MiB cost nothing). */
+const OUTLINE_TURN_BYTES = 128 * 1024;
 /** Problems kept with their places (more are counted). */
 export const MAX_JSON_PROBLEMS = 20;
 /** An object with a problem member that spans more lines than this is shown by that member instead. */
@@ -498,6 +500,7 @@ export async function readJsonFindings(
 	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, source.size));
 	const reader = new OutlineReader();
 	const slice = new TimeSlice(sliceOptions);
+	let unyielded = 0;
 	let started = false;
 	for (let position = 0; position < source.size;) {
 		const read = await source.read(buffer, position);
@@ -520,8 +523,13 @@ export async function readJsonFindings(
 			reader.lexer.feed(reader.buffer, from, to, position);
 			const error = reader.lexer.error;
 			if (error === null) {
+				unyielded += to - from;
 				from = to;
-				await slice.turn();
+				if (unyielded < OUTLINE_TURN_BYTES) await slice.turn();
+				else {
+					unyielded = 0;
+					await slice.giveTurn();
+				}
 				continue;
 			}
 			// Another document after the first: JSON lines, when it starts a line with an object or array.

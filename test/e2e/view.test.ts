@@ -403,3 +403,43 @@ test("through the real Pi runtime, the model sees the failing benchmark's table 
 	assert.equal(shown.get(row), `- ${tableRow(17)}`);
 	assert.ok(seen.length <= 24_000);
 });
+
+test("a JSON document nested 3 million deep is outlined while Pi's event loop keeps turning", async (t) => {
+	// Issue 22, item 4: the outline pass ran each 1 MiB chunk without a turn for the event loop (and kept an
+	// object per open container, whose garbage collection took seconds). A 1 ms interval must tick many
+	// times while the result is handled: a count of turns, not a measure of time. The pass yields at least
+	// once per 128 KiB whatever the clock says, so 6 MB give it ≥ 46 turns on the fastest machine (63
+	// ticks in all with the clock frozen; 24 before the fix, from the store's I/O alone).
+	const agentDir = await createTempDir(t);
+	const pi = await openPiSession({
+		agentDir,
+		cwd: agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH, join(REPO_ROOT, "test", "fixtures", "ext", "json-tools.ts")],
+	});
+	let ticks = 0;
+	let counting = false;
+	const interval = setInterval(() => {
+		if (counting) ticks++;
+	}, 1);
+	const unsubscribe = pi.session.subscribe((event) => {
+		if (event.type === "tool_execution_start") counting = true;
+		if (event.type === "tool_execution_end") counting = false;
+	});
+	try {
+		pi.respond(
+			fauxAssistantMessage([fauxToolCall("json_text", { levels: 3_000_000 })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		);
+		await pi.session.prompt("go");
+	} finally {
+		clearInterval(interval);
+		unsubscribe();
+		pi.close();
+	}
+	assert.deepEqual(pi.extensionErrors, []);
+	const result = pi.session.messages.find((message) => message.role === "toolResult");
+	assert.ok(result?.role === "toolResult");
+	const view = resultText(result);
+	assert.ok(view.includes("\n  json: [1 item]"), view);
+	assert.ok(ticks >= 40, `the event loop turned ${ticks} times while the result was handled`);
+});
