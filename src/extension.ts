@@ -169,9 +169,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			userBash: new UserBashViews({
 				persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
 				now: options.now,
-				onSpillBounded: config.releaseSpillFiles
-					? (patch, spillPath) => releaseSpillFile(patch, spillPath, store, Number.POSITIVE_INFINITY)
-					: undefined,
+				// Kept, made private: Pi's screen names the file (a tool result's names the private copy).
+				onSpillBounded: config.releaseSpillFiles ? (_patch, spillPath) => makeSpillFilePrivate(spillPath) : undefined,
 			}),
 			userSpills: config.releaseSpillFiles
 				? new UserSpillGuard({ makePrivate: (path) => makeSpillFilePrivate(path) })

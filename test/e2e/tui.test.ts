@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { CHILD_TIMEOUT_S } from "../helpers/child.js";
@@ -190,5 +190,31 @@ test(
 		const modes = spillModes(tmpDir);
 		assert.equal(modes.size, 2, `Pi spilled both outputs: ${[...modes.keys()].join(", ")}`);
 		for (const [name, mode] of modes) assert.equal(mode, 0o600, `${name} is private (mode ${mode.toString(8)})`);
+	},
+);
+
+test(
+	"after a `!` command's output is stored, the path Pi's row shows exists and is private",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const tmpDir = await createTempDir(t, "pi-overflow-tmp-");
+		const session = await startPi(t, agentDir, tmpDir, 200);
+		const ran = await runUserCommand(session, "!seq 1 100000", 1);
+		const shownBefore = /Output truncated\. Full output: (\S+)/.exec(ran)?.[1];
+		assert.ok(shownBefore, `Pi's row names the full output:\n${ran}`);
+
+		// The next message sends the output to the model: pi-overflow stores it.
+		tmux("send-keys", "-t", session, "ping", "Enter");
+		const answered = await waitForScreen(session, (screen) => /^ ?pong$/m.test(screen), "the model's answer");
+		assert.match(answered, /^ ?\$ seq 1 100000$/m);
+		const shown = [...answered.matchAll(/Output truncated\. Full output: (\S+)/g)].map((match) => match[1]);
+		assert.deepEqual(shown, [shownBefore], "the row still names that path");
+		const store = join(agentDir, "my-pi", "pi-overflow");
+		assert.equal(readdirSync(store).filter((name) => name.endsWith(".txt")).length, 1, "the output is stored");
+		for (const path of shown) {
+			assert.ok(existsSync(path), `${path} exists`);
+			assert.equal(lstatSync(path).mode & 0o777, 0o600, `${path} is private`);
+		}
 	},
 );
