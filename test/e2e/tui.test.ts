@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { CHILD_TIMEOUT_S } from "../helpers/child.js";
@@ -190,6 +190,23 @@ test(
 		const modes = spillModes(tmpDir);
 		assert.equal(modes.size, 2, `Pi spilled both outputs: ${[...modes.keys()].join(", ")}`);
 		for (const [name, mode] of modes) assert.equal(mode, 0o600, `${name} is private (mode ${mode.toString(8)})`);
+	},
+);
+
+test(
+	"a `!!` command whose output Pi spilled: its spill file turns private while Pi waits, with no next message",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const tmpDir = await createTempDir(t, "pi-overflow-tmp-");
+		const session = await startPi(t, agentDir, tmpDir, 200);
+		const ran = await runUserCommand(session, "!!seq 1 100000", 1);
+		const shown = /Output truncated\. Full output: (\S+)/.exec(ran)?.[1] ?? "";
+		assert.ok(shown.startsWith(`${tmpDir}/pi-bash-`), `Pi's row names its spill file:\n${ran}`);
+		// Pi sits idle at its editor: nothing but the command's end can have made it private.
+		await waitFor(() => (lstatSync(shown).mode & 0o777) === 0o600, `${shown} to be private`);
+		assert.equal(readFileSync(shown, "utf8").split("\n").length, 100001, "the whole output, where the row says");
+		assert.ok(spawnSync("tmux", ["has-session", "-t", session]).status === 0, "Pi still runs");
 	},
 );
 
