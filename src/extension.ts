@@ -30,7 +30,7 @@ import { disposeSearchWorkers } from "./query/engine/search.js";
 import { findStash, measureTextParts } from "./intake/stash.js";
 import { OverflowStore, type StoreOptions } from "./store/index.js";
 import { listSessionRows, registerOverflowCommand } from "./surface/overflow-command.js";
-import { releaseSpillFile } from "./intake/spill-release.js";
+import { makeSpillFilePrivate, releaseSpillFile } from "./intake/spill-release.js";
 import { RecallTelemetry } from "./surface/telemetry.js";
 import { QUERY_TOOL_NAME, registerQueryTool } from "./surface/tool.js";
 import {
@@ -38,6 +38,7 @@ import {
 	type UserBashBoundDependencies,
 	type UserBashRecord,
 	UserBashViews,
+	UserSpillGuard,
 } from "./context/user-bash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -131,6 +132,8 @@ interface OverflowRuntime {
 	store: OverflowStore;
 	telemetry: RecallTelemetry;
 	userBash: UserBashViews;
+	/** Makes the spill files of `!`/`!!` commands private when they end; absent with releaseSpillFiles false. */
+	userSpills?: UserSpillGuard;
 	masking: MaskingState;
 	/** Which results' views are pi-overflow's own (the only ones masking may hide). */
 	ownViews: OwnViews;
@@ -166,10 +169,12 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			userBash: new UserBashViews({
 				persist: (record: UserBashRecord) => pi.appendEntry(USER_BASH_ENTRY_TYPE, record),
 				now: options.now,
-				onSpillBounded: config.releaseSpillFiles
-					? (patch, spillPath) => releaseSpillFile(patch, spillPath, store, Number.POSITIVE_INFINITY)
-					: undefined,
+				// Kept, made private: Pi's screen names the file (a tool result's names the private copy).
+				onSpillBounded: config.releaseSpillFiles ? (_patch, spillPath) => makeSpillFilePrivate(spillPath) : undefined,
 			}),
+			userSpills: config.releaseSpillFiles
+				? new UserSpillGuard({ makePrivate: (path) => makeSpillFilePrivate(path) })
+				: undefined,
 			masking: new MaskingState(),
 			ownViews: new OwnViews((id) => store.readMeta(id)),
 			configWarnings: formatLayeredProblems(loaded.problems, options.configPath),
@@ -181,7 +186,11 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		onToolResults(pi, runtime);
 		onContext(pi, runtime);
 		// A search still running fails at once instead of waiting for its deadline.
-		pi.on("session_shutdown", () => disposeSearchWorkers());
+		pi.on("session_shutdown", async (_event, ctx) => {
+			disposeSearchWorkers();
+			// A `!`/`!!` command that ended just before: its spill file is private before Pi exits.
+			await runtime.userSpills?.close(ctx.sessionManager);
+		});
 		registerQueryTool(pi, { config, store });
 		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now }, () =>
 			listSessionRows(runtime.sessionEntries?.() ?? []).map((row) => row.id),
@@ -214,6 +223,9 @@ function onSessionStart(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			store.rememberEntryIds(findShownIds(entries));
 			// The `!command` texts this session already showed: the same bytes and ids again.
 			store.rememberEntryIds(runtime.userBash.restore(entries));
+			// Spill files of `!`/`!!` commands a resumed session names, left world-readable by an earlier run.
+			const messages = entries.map((entry) => (entry as { message?: unknown }).message);
+			setImmediate(() => void runtime.userSpills?.sweep(messages));
 			runtime.sessionEntries = () => ctx.sessionManager.getEntries();
 		}
 		// After session_start returns: the first large result finds the signal search compiled.
@@ -334,9 +346,12 @@ function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 		budgetChars: capViewBudget(windowBudget(runtime, ctx), config),
 	});
 
-	// Pi's interactive mode reports a `!command` before it runs: its spill file must be written since.
-	pi.on("user_bash", (event) => {
+	// Pi's interactive mode reports a `!command` before it runs: its spill file must be written since,
+	// and (`!!` too) is made private once the command ends.
+	pi.on("user_bash", (event, ctx) => {
 		if (!event.excludeFromContext) userBash.noteStart(event.command, now());
+		// Pi stamps the command's message with the real clock.
+		runtime.userSpills?.noteStart(event.command, Date.now(), ctx.sessionManager);
 		return undefined;
 	});
 

@@ -89,7 +89,7 @@ export interface OverflowConfig {
 	contextShare: number;
 	/** No view budget is smaller than this (it still holds id, totals, top signals, last line); thresholdChars wins. Default 2000. */
 	minViewChars: number;
-	/** Once an output is stored, Pi's world-readable `<tmpdir>/pi-bash-<hex>.log` of it is removed. Default true. */
+	/** Once an output is stored, Pi's world-readable `<tmpdir>/pi-bash-<hex>.log` of it is removed (a `!`/`!!` command's made private). Default true. */
 	releaseSpillFiles: boolean;
 }
 
@@ -279,7 +279,7 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
 		name: "releaseSpillFiles",
 		kind: "boolean",
 		default: DEFAULT_RELEASE_SPILL_FILES,
-		doc: "once an output is stored, Pi's world-readable `pi-bash-<hex>.log` of it is removed and the result points to the private copy; false leaves Pi's files alone",
+		doc: "once an output is stored, Pi's world-readable `pi-bash-<hex>.log` of it is removed and the result points to the private copy (the file of a `!`/`!!` command is made private where it is, as soon as it ends); false leaves Pi's files alone",
 	},
 ] satisfies ConfigField[]);
 

@@ -5,11 +5,14 @@
 // marker) and never with a spill path; its text is computed once per message and kept, in memory and
 // as a custom session entry, so every later call, and a resumed or forked session, sends the same
 // bytes and the same id; `!!` messages (excludeFromContext) are never touched, so Pi keeps them out.
+// Pi's spill file of every `!` and `!!` command is made private (0600) as soon as the command ends
+// (UserSpillGuard) and kept where it is: Pi's screen, and a resumed session's, names that path.
 
 import { createHash } from "node:crypto";
 import { type BoundDependencies, boundToolResult, type ToolResultPatch } from "../bound/bound.js";
 import { type ContextMessage, type MaskableView, readStubLines, type StubLine } from "./masking.js";
 import { isPiBashSpillPath } from "../intake/pi-bash.js";
+import type { SpillPrivacy } from "../intake/spill-release.js";
 import { formatNote } from "../lines/protocol.js";
 import { minSourceBytes, openSpillFile, sourceEndsWith } from "../io/source.js";
 import { joinTextParts } from "../intake/stash.js";
@@ -49,7 +52,7 @@ export interface UserBashOptions {
 	now?: () => number;
 	/** See DEFAULT_SPILL_FLUSH_WAIT_MS. */
 	flushWaitMs?: number;
-	/** Called once a `!command` read from Pi's spill file was bounded (spill-release.ts removes the file). */
+	/** Called once a `!command` read from Pi's spill file was bounded (spill-release.ts makes the file private). */
 	onSpillBounded?(patch: ToolResultPatch, spillPath: string): Promise<unknown>;
 }
 
@@ -250,6 +253,144 @@ export class UserBashViews {
 			await new Promise((resolve) => setTimeout(resolve, SPILL_FLUSH_POLL_MS));
 		}
 	}
+}
+
+/** How often a running `!command`'s message is looked for (Pi reports a command's start, not its end). */
+const SPILL_WATCH_POLL_MS = 100;
+/** Looks a spill file Pi has named may take to appear (Pi opens it without waiting). */
+const SPILL_APPEAR_LOOKS = 50;
+/** Entries read back from the session's leaf to find a command's message. */
+const RECENT_ENTRIES = 64;
+/** Spill files remembered as made private (so they are not opened again). */
+const MAX_SECURED = 4_096;
+
+/** The part of Pi's ReadonlySessionManager the guard reads. */
+export interface SessionEntries {
+	getLeafEntry(): unknown;
+	getEntry(id: string): unknown;
+}
+
+export interface UserSpillGuardOptions {
+	/** spill-release.ts's makeSpillFilePrivate. */
+	makePrivate(path: string): Promise<SpillPrivacy>;
+	/** See SPILL_WATCH_POLL_MS. */
+	pollMs?: number;
+}
+
+/** The `!`/`!!` command running, whose message (and spill file) is looked for. */
+interface Watch {
+	command: string;
+	at: number;
+	session: SessionEntries;
+	looks: number;
+}
+
+/**
+ * Pi's spill files of the user's `!` and `!!` commands, made private as soon as each command ends.
+ * Pi's user_bash event (interactive mode) reports a start; Pi then adds the command's message to
+ * the session when it ends (or, while the agent runs, when its turn ends), so the session's latest
+ * entries are read until that message appears. Pi runs one `!command` at a time: a new start ends
+ * the watch of the previous one, after one last look. Never throws.
+ */
+export class UserSpillGuard {
+	private watch?: Watch;
+	private timer?: NodeJS.Timeout;
+	private readonly secured = new Set<string>();
+
+	constructor(private readonly options: UserSpillGuardOptions) {}
+
+	/** Pi's user_bash event: `command` starts now; its message will be in `session`. */
+	noteStart(command: string, at: number, session: SessionEntries): void {
+		const previous = this.watch;
+		this.watch = { command, at, session, looks: 0 };
+		if (previous !== undefined) void this.look(previous);
+		this.schedule();
+	}
+
+	/** Makes private the spill file of every `!`/`!!` message among `messages` (a resumed session's). */
+	async sweep(messages: Iterable<unknown>): Promise<void> {
+		for (const message of messages) {
+			const path = spillPathOf(message);
+			if (path !== undefined) await this.secure(path);
+		}
+	}
+
+	/** The session is ending: one last look for the running command and the latest entries; no more watching. */
+	async close(session: SessionEntries): Promise<void> {
+		const watch = this.watch;
+		this.stop();
+		if (watch !== undefined) await this.look(watch);
+		await this.sweep(readRecentMessages(session));
+	}
+
+	private stop(): void {
+		this.watch = undefined;
+		if (this.timer !== undefined) clearTimeout(this.timer);
+		this.timer = undefined;
+	}
+
+	private schedule(): void {
+		if (this.timer !== undefined) return;
+		this.timer = setTimeout(() => {
+			this.timer = undefined;
+			const watch = this.watch;
+			if (watch === undefined) return;
+			void this.look(watch).then((done) => {
+				if (this.watch !== watch) return;
+				if (done) this.watch = undefined;
+				else this.schedule();
+			});
+		}, this.options.pollMs ?? SPILL_WATCH_POLL_MS);
+		this.timer.unref?.();
+	}
+
+	/** One look for the watched command's message; true once there is nothing more to wait for. */
+	private async look(watch: Watch): Promise<boolean> {
+		try {
+			const message = readRecentMessages(watch.session).find(
+				(candidate) =>
+					isBashExecution(candidate as ContextMessage) &&
+					(candidate as BashExecution).command === watch.command &&
+					(candidate as BashExecution).timestamp >= watch.at,
+			);
+			if (message === undefined) return false;
+			const path = spillPathOf(message);
+			if (path === undefined) return true;
+			const privacy = await this.secure(path);
+			return privacy !== "missing" || ++watch.looks >= SPILL_APPEAR_LOOKS;
+		} catch {
+			// A session that is gone (replaced, reloaded) has nothing more to show.
+			return true;
+		}
+	}
+
+	private async secure(path: string): Promise<SpillPrivacy> {
+		if (this.secured.has(path)) return "private";
+		const privacy = await this.options.makePrivate(path).catch((): SpillPrivacy => "refused");
+		if (privacy !== "missing") {
+			this.secured.add(path);
+			if (this.secured.size > MAX_SECURED) this.secured.delete(this.secured.values().next().value as string);
+		}
+		return privacy;
+	}
+}
+
+/** The messages of the session's latest entries, newest first. */
+function readRecentMessages(session: SessionEntries): unknown[] {
+	const messages: unknown[] = [];
+	let entry = session.getLeafEntry();
+	for (let count = 0; count < RECENT_ENTRIES && isRecord(entry); count++) {
+		if (entry.type === "message" && isRecord(entry.message)) messages.push(entry.message);
+		entry = typeof entry.parentId === "string" ? session.getEntry(entry.parentId) : undefined;
+	}
+	return messages;
+}
+
+/** The spill file Pi named for a `!`/`!!` message, when it cut the output. */
+function spillPathOf(message: unknown): string | undefined {
+	if (!isRecord(message) || message.role !== "bashExecution") return undefined;
+	const path = message.fullOutputPath;
+	return typeof path === "string" && isPiBashSpillPath(path) ? path : undefined;
 }
 
 function isBashExecution(message: ContextMessage): message is BashExecution {

@@ -4,9 +4,12 @@
 // only a file named as Pi names its spill files, in the OS temp directory, that is a regular file of
 // this user with the size the stored entry says, and that the entry was read from (source
 // "spill-file") is ever removed; when the entry left the middle out (maxEntryBytes) the file is the
-// only whole copy, so it is kept and made private (0600) instead. Never throws.
+// only whole copy, so it is kept and made private (0600) instead. The spill file of the user's own
+// `!`/`!!` command is never removed (Pi's screen and session name it): makeSpillFilePrivate makes it
+// 0600 where it is. Never throws.
 
-import { chmod, lstat, unlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { chmod, lstat, open, unlink } from "node:fs/promises";
 import type { ContentPart, ToolResultPatch } from "./tool-result.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
 import { joinTextParts } from "./stash.js";
@@ -14,6 +17,37 @@ import type { OverflowStore } from "../store/index.js";
 
 /** Mode a kept spill file is given (the stored copy left its middle out, so it stays the whole output). */
 const PRIVATE_FILE_MODE = 0o600;
+
+/** What makeSpillFilePrivate found: private now (made so or already), not there (yet), or not Pi's file of this user. */
+export type SpillPrivacy = "private" | "missing" | "refused";
+
+/**
+ * Makes Pi's own spill file `spillPath` private (0600) where it is, when it is a regular file of
+ * this user; the file is opened without following a symlink or blocking, and changed through that
+ * descriptor, so what is checked is what is changed.
+ */
+export async function makeSpillFilePrivate(
+	spillPath: string,
+	uid: number | undefined = process.getuid?.(),
+): Promise<SpillPrivacy> {
+	if (!isPiBashSpillPath(spillPath)) return "refused";
+	let handle: Awaited<ReturnType<typeof open>>;
+	try {
+		handle = await open(spillPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "refused";
+	}
+	try {
+		const stats = await handle.stat();
+		if (!stats.isFile() || (uid !== undefined && stats.uid !== uid)) return "refused";
+		if ((stats.mode & 0o077) !== 0) await handle.chmod(PRIVATE_FILE_MODE);
+		return "private";
+	} catch {
+		return "refused";
+	} finally {
+		await handle.close().catch(() => {});
+	}
+}
 
 /** What was done with the spill file of one result. */
 export type SpillRelease = "removed" | "made-private" | "none";

@@ -5,9 +5,9 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
 import { CHILD_TIMEOUT_S } from "../helpers/child.js";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT } from "../helpers/pi.js";
 import { createTempDir } from "../helpers/tmp.js";
@@ -20,12 +20,60 @@ function tmux(...args: string[]): string {
 	return execFileSync("tmux", args, { encoding: "utf8" });
 }
 
+/** Pi's spill files in a directory, with their permission bits. */
+function spillModes(dir: string): Map<string, number> {
+	const modes = new Map<string, number>();
+	for (const name of readdirSync(dir)) {
+		if (/^pi-bash-[0-9a-f]+\.log$/.test(name)) modes.set(name, lstatSync(join(dir, name)).mode & 0o777);
+	}
+	return modes;
+}
+
+/**
+ * Starts Pi's interactive mode in a tmux session `columns` wide with the faux-tui model, its temp
+ * directory `tmpDir` (so its spill files are this test's own); waits for the editor.
+ */
+async function startPi(t: TestContext, agentDir: string, tmpDir: string, columns: number): Promise<string> {
+	const session = `pi-overflow-tui-${process.pid}-${++sessions}`;
+	const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
+	const faux = join(REPO_ROOT, "test", "fixtures", "ext", "faux-tui.ts");
+	const command = [pi, "--no-session", "--provider", "faux-tui", "--model", "faux-1"]
+		.concat(["-e", CAPTURE_PATH, "-e", faux, "-e", INDEX_PATH])
+		.map((word) => `'${word}'`)
+		.join(" ");
+	const env = `env PI_CODING_AGENT_DIR='${agentDir}' TMPDIR='${tmpDir}'`;
+	tmux("new-session", "-d", "-s", session, "-x", String(columns), "-y", "50", "-c", agentDir, `${env} ${command}`);
+	t.after(() => spawnSync("tmux", ["kill-session", "-t", session]));
+	await waitForScreen(session, (screen) => /faux-1\s*$/m.test(screen), "Pi's editor and footer");
+	return session;
+}
+let sessions = 0;
+
+/** Runs `!command` (or `!!command`) and waits for Pi's row to say it cut the output; returns the screen. */
+async function runUserCommand(session: string, line: string, count: number): Promise<string> {
+	tmux("send-keys", "-t", session, line, "Enter");
+	return waitForScreen(
+		session,
+		(screen) => (screen.match(/Output truncated\. Full output: /g) ?? []).length >= count,
+		`the row of ${line}`,
+	);
+}
+
 /** The visible screen and its scrollback, one string per terminal row (trailing blanks dropped). */
 function readScreen(session: string): string {
 	return tmux("capture-pane", "-p", "-S", "-200", "-t", session)
 		.split("\n")
 		.map((row) => row.trimEnd())
 		.join("\n");
+}
+
+/** Polls until `done` holds (at most CHILD_TIMEOUT_S). */
+async function waitFor(done: () => boolean, what: string): Promise<void> {
+	const deadline = Date.now() + CHILD_TIMEOUT_S * 1000;
+	while (!done()) {
+		if (Date.now() >= deadline) assert.fail(`waiting for ${what} timed out after ${CHILD_TIMEOUT_S} s`);
+		await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+	}
 }
 
 /** Polls the screen until `done` holds, then returns it; fails with the last screen. */
@@ -124,5 +172,66 @@ test(
 			"the /overflow show view",
 		);
 		assert.match(shown, new RegExp(`\\[pi-overflow id=${id}\\] bash output stored`));
+	},
+);
+
+test(
+	"`!` and `!!` commands whose output Pi spilled, then quitting at once: no world-readable spill file is left",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const tmpDir = await createTempDir(t, "pi-overflow-tmp-");
+		const session = await startPi(t, agentDir, tmpDir, 200);
+		await runUserCommand(session, "!seq 1 100000", 1);
+		await runUserCommand(session, "!!seq 1 100001", 2);
+		tmux("send-keys", "-t", session, "/quit", "Enter");
+		await waitFor(() => spawnSync("tmux", ["has-session", "-t", session]).status !== 0, "Pi to exit");
+
+		const modes = spillModes(tmpDir);
+		assert.equal(modes.size, 2, `Pi spilled both outputs: ${[...modes.keys()].join(", ")}`);
+		for (const [name, mode] of modes) assert.equal(mode, 0o600, `${name} is private (mode ${mode.toString(8)})`);
+	},
+);
+
+test(
+	"a `!!` command whose output Pi spilled: its spill file turns private while Pi waits, with no next message",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const tmpDir = await createTempDir(t, "pi-overflow-tmp-");
+		const session = await startPi(t, agentDir, tmpDir, 200);
+		const ran = await runUserCommand(session, "!!seq 1 100000", 1);
+		const shown = /Output truncated\. Full output: (\S+)/.exec(ran)?.[1] ?? "";
+		assert.ok(shown.startsWith(`${tmpDir}/pi-bash-`), `Pi's row names its spill file:\n${ran}`);
+		// Pi sits idle at its editor: nothing but the command's end can have made it private.
+		await waitFor(() => (lstatSync(shown).mode & 0o777) === 0o600, `${shown} to be private`);
+		assert.equal(readFileSync(shown, "utf8").split("\n").length, 100001, "the whole output, where the row says");
+		assert.ok(spawnSync("tmux", ["has-session", "-t", session]).status === 0, "Pi still runs");
+	},
+);
+
+test(
+	"after a `!` command's output is stored, the path Pi's row shows exists and is private",
+	{ skip: HAS_TMUX ? false : "tmux is not installed" },
+	async (t) => {
+		const agentDir = await createTempDir(t);
+		const tmpDir = await createTempDir(t, "pi-overflow-tmp-");
+		const session = await startPi(t, agentDir, tmpDir, 200);
+		const ran = await runUserCommand(session, "!seq 1 100000", 1);
+		const shownBefore = /Output truncated\. Full output: (\S+)/.exec(ran)?.[1];
+		assert.ok(shownBefore, `Pi's row names the full output:\n${ran}`);
+
+		// The next message sends the output to the model: pi-overflow stores it.
+		tmux("send-keys", "-t", session, "ping", "Enter");
+		const answered = await waitForScreen(session, (screen) => /^ ?pong$/m.test(screen), "the model's answer");
+		assert.match(answered, /^ ?\$ seq 1 100000$/m);
+		const shown = [...answered.matchAll(/Output truncated\. Full output: (\S+)/g)].map((match) => match[1]);
+		assert.deepEqual(shown, [shownBefore], "the row still names that path");
+		const store = join(agentDir, "my-pi", "pi-overflow");
+		assert.equal(readdirSync(store).filter((name) => name.endsWith(".txt")).length, 1, "the output is stored");
+		for (const path of shown) {
+			assert.ok(existsSync(path), `${path} exists`);
+			assert.equal(lstatSync(path).mode & 0o777, 0o600, `${path} is private`);
+		}
 	},
 );

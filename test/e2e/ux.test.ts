@@ -275,7 +275,7 @@ test("Pi's world-readable spill file is removed once stored, and details.fullOut
 	}
 });
 
-test("a `!command`'s spill file is removed once its output is stored; releaseSpillFiles false leaves Pi's files alone", async (t) => {
+test("a `!command`'s spill file is kept, made private (0600), once its output is stored; releaseSpillFiles false leaves Pi's files alone", async (t) => {
 	const agentDir = await createTempDir(t);
 	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH] });
 	t.after(() => pi.close());
@@ -283,7 +283,9 @@ test("a `!command`'s spill file is removed once its output is stored; releaseSpi
 	assert.ok(bash.fullOutputPath && existsSync(bash.fullOutputPath), "Pi spilled the output");
 	pi.respond(fauxAssistantMessage("done"));
 	await pi.session.prompt("go");
-	assert.equal(existsSync(bash.fullOutputPath), false, "removed once stored");
+	// Pi's screen and session name the file: it stays, private.
+	assert.equal(lstatSync(bash.fullOutputPath).mode & 0o777, 0o600, "private once stored");
+	assert.ok(readFileSync(bash.fullOutputPath).equals(execFileSync("seq", ["1", "250000"], { maxBuffer: 64 << 20 })));
 
 	const keepDir = await createTempDir(t);
 	const index = writeConfiguredIndex(keepDir, '{ "releaseSpillFiles": false }');
