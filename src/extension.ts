@@ -183,7 +183,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		// A search still running fails at once instead of waiting for its deadline.
 		pi.on("session_shutdown", () => disposeSearchWorkers());
 		registerQueryTool(pi, { config, store });
-		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now }, () =>
+		const isMasked = (id: string) => runtime.masking.masked.has(id);
+		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now, isMasked }, () =>
 			listSessionRows(runtime.sessionEntries?.() ?? []).map((row) => row.id),
 		);
 	};
