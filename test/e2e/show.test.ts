@@ -84,3 +84,36 @@ test("/overflow show prints the text the model got for a `!` command's output", 
 	assert.match(shown, /^29\d{4}\n29\d{4}\n/, `Pi's tail, not a head/signal/tail view: ${shown.slice(0, 200)}`);
 	assert.ok(context.includes(shown), `what the model got: ${shown.slice(-300)}`);
 });
+
+test("/overflow show prints a view masked since as it was first sent, and says it is masked now", async (t) => {
+	const agentDir = await createTempDir(t);
+	const said: string[] = [];
+	const pi = await openPiSession({ agentDir, extensionPaths: EXTENSIONS, uiContext: recordingUi(said) });
+	t.after(() => pi.close());
+	for (let turn = 1; turn <= 14; turn++)
+		pi.respond(
+			fauxAssistantMessage(
+				[fauxToolCall("big_log", { lines: 20_000, errors: { [7_000 + turn]: `ERROR alpha-${turn}` } })],
+				{
+					stopReason: "toolUse",
+				},
+			),
+		);
+	pi.respond(fauxAssistantMessage("done"));
+	await pi.session.prompt("go");
+	assert.deepEqual(pi.extensionErrors, []);
+	const kept = pi.session.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+	const lastSent = contextText(pi.contexts.at(-1)!);
+	const [oldest, newest] = [resultText(kept[0]!), resultText(kept[13]!)];
+	assert.ok(!lastSent.includes(oldest), "the oldest view is masked in what the model is sent now");
+	assert.ok(
+		pi.contexts.some((context) => contextText(context).includes(oldest)),
+		"it was sent whole first",
+	);
+
+	const shownOldest = await runCommand(pi, said, `show ${idIn(oldest)}`);
+	assert.ok(shownOldest.startsWith(`${oldest}\n`), shownOldest.slice(0, 200));
+	assert.match(shownOldest.slice(oldest.length + 1), /^pi-overflow: .*masked/);
+	assert.equal(shownOldest.split("\n").length, oldest.split("\n").length + 1, "one line more");
+	assert.equal(await runCommand(pi, said, `show ${idIn(newest)}`), newest);
+});
