@@ -192,7 +192,8 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			await runtime.userSpills?.close(ctx.sessionManager);
 		});
 		registerQueryTool(pi, { config, store });
-		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now }, () =>
+		const isMasked = (id: string) => runtime.masking.masked.has(id);
+		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now, isMasked }, () =>
 			listSessionRows(runtime.sessionEntries?.() ?? []).map((row) => row.id),
 		);
 	};

@@ -39,7 +39,7 @@ import {
 import type { ViewExtras } from "../view/hunks.js";
 import type { ViewOptions } from "../view/view.js";
 import { findKeyLines } from "../view/view.js";
-import { describeEntry, describeWhatTheCutLost } from "./scan-report.js";
+import { cutKeptWholeLine, describeEntry, describeWhatTheCutLost } from "./scan-report.js";
 
 export type { ContentPart, ToolResultInput, ToolResultPatch } from "../intake/tool-result.js";
 
@@ -98,15 +98,22 @@ export interface BoundFacts {
 	longer: boolean;
 	/** The recovery marker's length, once it is known: it must fit with the text. */
 	markerChars?: number;
+	/**
+	 * Once the original is scanned: the text kept at least one whole line of it (cutKeptWholeLine).
+	 * False when an earlier layer's cut left nothing useful (nothing, or a fragment of one line).
+	 */
+	keptWholeLine?: boolean;
 }
 
 /**
  * The one rule: a text longer than its budget is bounded; a text that fits is left as it is unless
- * a longer original exists, and then it is marked, when the marker fits with it (else bounded).
+ * a longer original exists, and then it is marked, when the marker fits with it and the cut kept a
+ * whole line of the original (else bounded: the view of the original serves better).
  */
 export function decideBound(facts: BoundFacts): BoundDecision {
 	if (facts.currentChars > facts.budgetChars) return "bound";
 	if (!facts.longer) return "leave";
+	if (facts.keptWholeLine === false) return "bound";
 	if (facts.markerChars === undefined || facts.currentChars + 1 + facts.markerChars <= facts.budgetChars) return "mark";
 	return "bound";
 }
@@ -222,9 +229,18 @@ class BoundRun {
 		this.viewSure = this.decide(true) === "bound";
 	}
 
-	/** decideBound on this result: `longer` when a longer original exists (or may), `markerChars` once known. */
-	decide(longer: boolean, markerChars?: number): BoundDecision {
-		return decideBound({ currentChars: this.current.length, budgetChars: this.budgetChars, longer, markerChars });
+	/**
+	 * decideBound on this result: `longer` when a longer original exists (or may), `markerChars` and
+	 * `keptWholeLine` once known.
+	 */
+	decide(longer: boolean, markerChars?: number, keptWholeLine?: boolean): BoundDecision {
+		return decideBound({
+			currentChars: this.current.length,
+			budgetChars: this.budgetChars,
+			longer,
+			markerChars,
+			keptWholeLine,
+		});
 	}
 
 	async execute(): Promise<ToolResultPatch | undefined> {
@@ -397,7 +413,10 @@ class BoundRun {
 			: formatNotice(
 					`an earlier layer cut this output (${scan.totalLines} lines, ${scan.totalBytes} bytes in all) and the full output could not be stored: ${storeError ?? "unknown error"}`,
 				).slice(0, 400);
-		if (this.decide(original.kind !== "current", marker.length) === "mark") {
+		const longer = original.kind !== "current";
+		// Judged only when the text fits: a longer one is bounded anyway.
+		const keptWholeLine = longer && current.length <= this.budgetChars ? cutKeptWholeLine(scan, current) : undefined;
+		if (this.decide(longer, marker.length, keptWholeLine) === "mark") {
 			// Room is left for the text's spill path to be replaced by the (longer) private one (spill-release.ts).
 			const room = this.budgetChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS;
 			const lost = describeWhatTheCutLost(scan, current, config, room);

@@ -1,10 +1,11 @@
 // Pure reports built from a scan for bound.ts: a stored original's metadata (with the signal lines
-// of a left-out middle), and what an earlier layer's cut lost (under the recovery marker).
+// of a left-out middle), whether an earlier layer's cut kept a whole line of the output, and what
+// the cut lost (under the recovery marker).
 // Invariant: totals and line numbers are the output's own (the scan's), and every list is bounded —
 // by MAX_GAP_SIGNAL_CHARS and by the room it is given.
 
 import type { OverflowConfig } from "../config/config.js";
-import type { ScannedLine } from "../lines/render.js";
+import { renderTerminalLine, type ScannedLine, stripLineEnd } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { PumpResult } from "../io/source.js";
 import type { ResolvedOriginal } from "../intake/original.js";
@@ -95,4 +96,36 @@ export function describeWhatTheCutLost(
 		label,
 		...shown.sort((a, b) => a.lineNumber - b.lineNumber).map((line) => formatLine(line, width, config.maxLineChars)),
 	];
+}
+
+/**
+ * True when the text an earlier layer kept holds at least one whole line of the output: one of the
+ * output's non-blank first or last lines (the ends a cut keeps) is a line of `current`. False when
+ * the cut left nothing useful — nothing, or only a fragment of one line (Pi's 50 KB end of a
+ * one-line JSON document) — and the model is better served by the view of the original. An output
+ * whose first and last lines are all blank gives no evidence: true. Linear in `current` (which fits
+ * the budget) and in the scan's head and tail.
+ */
+export function cutKeptWholeLine(scan: ScanResult, current: string): boolean {
+	const kept = current.split("\n").map((line) => renderTerminalLine(stripLineEnd(line)).trimEnd());
+	const keptSet = new Set(kept);
+	let judged = false;
+	for (const line of [...scan.head, ...scan.tail]) {
+		const text = line.text.trimEnd();
+		if (text.trim() === "" && !line.partial) continue;
+		judged = true;
+		if (!line.partial ? keptSet.has(text) : kept.some((candidate) => holdsWholeLine(candidate, line))) return true;
+	}
+	return !judged;
+}
+
+/**
+ * A kept line holds the whole of a line the scan kept only part of: it has the part at the same end
+ * and is as long as the line (totalChars counts a giant line's bytes; a text has at least as many
+ * UTF-8 bytes as UTF-16 units, so a whole line passes either way and a fragment never does).
+ */
+function holdsWholeLine(candidate: string, line: ScannedLine): boolean {
+	if (candidate.length < line.text.length) return false;
+	if (!(line.keptEnd ? candidate.endsWith(line.text) : candidate.startsWith(line.text))) return false;
+	return Buffer.byteLength(candidate, "utf8") >= line.totalChars;
 }

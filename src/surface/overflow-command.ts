@@ -1,8 +1,9 @@
 // `/overflow`, the user's window on the store: list this session's stored results, show one, purge
 // one, this session's or all, and the store's stats with the recall telemetry. Invariants: it never
 // throws into Pi and works without a UI (print mode writes to stdout; RPC mode has a UI); `purge all`
-// asks first where there is a UI; it reads only metadata and session entries, except `show`, which
-// rebuilds the view the model saw (overflow_query with no selector).
+// asks first where there is a UI; it reads only metadata and session entries, except `show` of an
+// id from another session, which rebuilds the stored output's view (overflow_query with no selector).
+// `show` of this session's result prints exactly the text the model was sent, as the session keeps it.
 
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { OverflowConfig } from "../config/config.js";
@@ -12,6 +13,7 @@ import type { RecallTelemetry, TelemetryCounts } from "./telemetry.js";
 import { describeError, keepStart, plural } from "../lines/text.js";
 import { USER_BASH_ENTRY_TYPE, USER_BASH_TOOL_NAME } from "../context/user-bash.js";
 import { formatNumberedLine } from "../lines/numbered.js";
+import { joinTextParts } from "../intake/stash.js";
 
 const SUBCOMMANDS = ["show", "purge", "stats"] as const;
 /** Widest line the listing writes (Pi's TUI at 80 columns, less its padding). */
@@ -37,6 +39,8 @@ export interface OverflowCommandDeps {
 	store: OverflowStore;
 	telemetry: RecallTelemetry;
 	now?: () => number;
+	/** True when a stored result's view is masked now in what the model is sent (masking.ts). */
+	isMasked?: (id: string) => boolean;
 }
 
 /** This session's stored results, newest first, from its entries (tool results and `!command` records). */
@@ -224,20 +228,53 @@ export async function runOverflowCommand(
 			if ((await deps.store.readMeta(row.id)) !== undefined) existing.add(row.id);
 		return formatSessionList(rows, existing, now) + (await describeRefusal(deps));
 	}
-	if (sub === "show" && extra.length === 0 && target !== "") {
-		try {
-			return (await runQuery({ id: target }, { config: deps.config, store: deps.store })).text;
-		} catch (error) {
-			if (error instanceof QueryError) return error.message.replace(/^overflow_query: /, "pi-overflow: ");
-			throw error;
-		}
-	}
+	if (sub === "show" && extra.length === 0 && target !== "") return await show(target, ctx, deps);
 	if (sub === "purge" && extra.length === 0 && target !== "") return await purge(target, ctx, deps, rows);
 	if (sub === "stats" && target === "") {
 		const { entries } = await deps.store.listEntries();
 		return formatStats(entries, deps.config, deps.telemetry.read(), now) + (await describeRefusal(deps));
 	}
 	return `pi-overflow: unknown /overflow ${keepStart(args.trim(), 40)}; use /overflow, /overflow show <id>, /overflow purge <id>|session|all, /overflow stats`;
+}
+
+/**
+ * `show <id>`: the text the model was sent for a stored result of this session, as the session keeps
+ * it (a view, or the tool's own cut text with the recovery marker), said so when masked since; for
+ * another session's id, the stored output's view. A purged or unreadable entry says why.
+ */
+async function show(id: string, ctx: ExtensionCommandContext, deps: OverflowCommandDeps): Promise<string> {
+	const sent = findSentText(ctx.sessionManager.getEntries(), id);
+	if (sent !== undefined && (await deps.store.readMeta(id)) !== undefined) {
+		if (deps.isMasked?.(id) !== true) return sent;
+		return `${sent}\npi-overflow: the model was sent the text above; it now gets a short stub of it instead (masked as an older view).`;
+	}
+	try {
+		const view = (await runQuery({ id }, { config: deps.config, store: deps.store })).text;
+		return sent === undefined
+			? `pi-overflow: id=${id} is not a result of this session; its stored output:\n${view}`
+			: view;
+	} catch (error) {
+		if (error instanceof QueryError) return error.message.replace(/^overflow_query: /, "pi-overflow: ");
+		throw error;
+	}
+}
+
+/** The text the model was sent for stored result `id`: a tool result's text parts, or a `!command` record's output. */
+export function findSentText(entries: readonly unknown[], id: string): string | undefined {
+	for (const entry of entries) {
+		const { type, message, customType, data } = entry as {
+			type?: unknown;
+			message?: { role?: unknown; content?: unknown; details?: { overflow?: { id?: unknown } } };
+			customType?: unknown;
+			data?: { id?: unknown; output?: unknown };
+		};
+		if (type === "message" && message?.role === "toolResult" && message.details?.overflow?.id === id) {
+			if (Array.isArray(message.content)) return joinTextParts(message.content as Array<{ type: string }>);
+		}
+		if (type === "custom" && customType === USER_BASH_ENTRY_TYPE && data?.id === id && typeof data.output === "string")
+			return data.output;
+	}
+	return undefined;
 }
 
 /** One line saying why the store was not read (another user's, not a directory), after a newline; else "". */

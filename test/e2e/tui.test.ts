@@ -165,13 +165,19 @@ test(
 		// Pi's spill file of the command is gone: the only copy is the private one.
 		const store = join(agentDir, "my-pi", "pi-overflow");
 		assert.deepEqual(readdirSync(store).sort(), [`${id}.json`, `${id}.txt`]);
+		// /overflow show prints what the model was sent: Pi's 2 000-line tail with the marker (so long
+		// that the listing scrolls away), not a view of the stored output the model never saw.
 		tmux("send-keys", "-t", session, `/overflow show ${id}`, "Enter");
 		const shown = await waitForScreen(
 			session,
-			(screen) => screen.includes(`[use overflow_query with id=${id}`),
-			"the /overflow show view",
+			(screen) =>
+				!screen.includes("stored result this session") &&
+				screen.includes(`Command exited with code 2\n [pi-overflow id=${id} lines=150000`),
+			"the /overflow show text",
 		);
-		assert.match(shown, new RegExp(`\\[pi-overflow id=${id}\\] bash output stored`));
+		assert.match(shown, /\n 149999\n 150000\n/);
+		assert.match(shown, /\n 120000: src\/net\/socket\.c:88:12: error: struct sock has no member named\n/);
+		assert.doesNotMatch(shown, /\[use overflow_query with id=/);
 	},
 );
 
