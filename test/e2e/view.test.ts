@@ -3,7 +3,6 @@
 
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -194,9 +193,10 @@ process.stdout.write(JSON.stringify({ checked: 3000, results }, null, 2) + "\\n"
 	});
 });
 
-test("minified JSON of 7 MB and arrays nested 400 000 deep are outlined without stalling Pi's event loop", async (t) => {
+test("minified JSON of 7 MB and arrays nested 400 000 deep are outlined", async (t) => {
 	// Issue 22, item 1: the outline's line cursor searched to the end of its 1 MiB buffer for a newline on
 	// every container, so a document without newlines stalled Pi for seconds (15 s for 6.5 MB minified).
+	// That the loop keeps turning is counted, not timed, by the test of a document nested 3 million deep.
 	const cases = [
 		{
 			params: { records: 40_000, minified: true },
@@ -211,17 +211,12 @@ test("minified JSON of 7 MB and arrays nested 400 000 deep are outlined without 
 			cwd: agentDir,
 			extensionPaths: [CAPTURE_PATH, INDEX_PATH, join(REPO_ROOT, "test", "fixtures", "ext", "json-tools.ts")],
 		});
-		// Measured while the result is handled, not while the extensions load.
-		const delay = monitorEventLoopDelay({ resolution: 10 });
 		try {
 			pi.respond(
 				fauxAssistantMessage([fauxToolCall("json_text", params)], { stopReason: "toolUse" }),
 				fauxAssistantMessage("done"),
 			);
-			delay.enable();
 			await pi.session.prompt("go");
-			await new Promise((resolve) => setTimeout(resolve, 50)); // a stall at the end shows once the loop turns
-			delay.disable();
 		} finally {
 			pi.close();
 		}
@@ -231,9 +226,6 @@ test("minified JSON of 7 MB and arrays nested 400 000 deep are outlined without 
 		const view = resultText(result);
 		assert.ok(view.length <= THRESHOLD, `view has ${view.length} chars`);
 		assert.ok(view.includes(`\n  json: ${outline}`), view);
-		// Generous for a loaded machine: the pass is linear (test/unit/json-outline.test.ts counts its bytes).
-		const stallMs = delay.max / 1e6;
-		assert.ok(stallMs < 2000, `${JSON.stringify(params)}: the event loop stalled ${Math.round(stallMs)} ms`);
 	}
 });
 
