@@ -57,7 +57,8 @@ export interface ScanResult {
 	/** Line shapes: rare and repeated lines (see shape-counter.ts). */
 	shapes: ShapeStats;
 	/**
-	 * Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up:
+	 * Set when looking for signal lines with a configured signalPattern took longer than
+	 * SIGNAL_SCAN_BUDGET_MS and was given up (the default pattern is never stopped):
 	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
 	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };

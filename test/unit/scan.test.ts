@@ -454,6 +454,16 @@ describe("signal search budget and windows (a configured pattern)", () => {
 		assert.equal(scan.head.length, 10, "head and tail are complete");
 	});
 
+	test("never stops the built-in pattern, however slow the clock says it is", () => {
+		const text = Array.from({ length: 10 }, (_, i) => `line ${i + 1} error: refused`).join("\n");
+		const scan = scanText(
+			`${text}\n`,
+			scanOptions({ signalRegex: new RegExp(DEFAULT_SIGNAL_PATTERN, "i"), now: steppingClock(700) }),
+		);
+		assert.equal(scan.signalSearchStopped, undefined);
+		assert.equal(scan.signalMatches, 10, "every line was searched");
+	});
+
 	test("checks the budget between the windows of one long line, and stops within it", () => {
 		const long = `${"a".repeat(40_000)}FooException`;
 		const options = scanOptions({ headLines: 1, tailLines: 1, signalRegex: slowPattern });

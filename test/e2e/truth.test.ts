@@ -1,0 +1,60 @@
+// What the view states is true of the whole output, end to end through the real Pi runtime and its
+// real bash tool (issue 22): the built-in signal pattern searches to the end however long the search
+// takes, and a view's counts hold for the whole output.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { CAPTURE_PATH, resultText, runPi, writeConfiguredIndex } from "../helpers/pi.js";
+import { createTempDir } from "../helpers/tmp.js";
+
+const THRESHOLD = 24_000;
+
+/** Runs `command` with the real bash tool through Pi with pi-overflow (`index`); returns the view. */
+async function viewOf(agentDir: string, index: string, command: string): Promise<string> {
+	const run = await runPi({
+		agentDir,
+		cwd: agentDir,
+		extensionPaths: [CAPTURE_PATH, index],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const view = resultText(run.toolResults[0]);
+	assert.ok(view.length <= THRESHOLD, `view has ${view.length} chars`);
+	return view;
+}
+
+/** The shown lines of a view: number → text (shown for itself or as context). */
+function shownLines(view: string): Map<number, string> {
+	const shown = new Map<number, string>();
+	for (const line of view.split("\n")) {
+		const match = /^\s*(?:key\s+)?(\d+)[:-] (.*)$/.exec(line);
+		if (match) shown.set(Number(match[1]), match[2]);
+	}
+	return shown;
+}
+
+test("the built-in pattern searches to the end: a FATAL line after 100 000 identical ERROR lines is shown, on a machine where every search step takes a second", async (t) => {
+	const agentDir = await createTempDir(t);
+	// No setting at all but the clock: the bundle's defaults, the built-in signal pattern.
+	const index = writeConfiguredIndex(agentDir, "{}", { racingScanClock: true });
+	const errors = 100_000;
+	const command = `yes 'ERROR: connection refused by upstream host' | head -n ${errors}; echo 'FATAL: giving up after too many refusals'; seq 1 2000 | sed 's/^/shutdown step /'`;
+	const view = await viewOf(agentDir, index, command);
+	const header = view.split("\n")[0];
+	assert.match(header, new RegExp(`bash output: ${errors + 2001} lines`), header);
+	assert.doesNotMatch(
+		view,
+		/stopped|too slow|signalPattern/,
+		"the built-in pattern never stops, and no setting is blamed",
+	);
+	assert.equal(
+		shownLines(view).get(errors + 1),
+		"FATAL: giving up after too many refusals",
+		`line ${errors + 1}, the FATAL line, is shown:\n${view.slice(0, 3000)}`,
+	);
+	assert.match(view, new RegExp(`matched ${errors + 1} lines in all`), "every line was searched");
+});
