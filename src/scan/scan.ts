@@ -169,7 +169,10 @@ export class LineScanner {
 		const headLast = this.head.length > 0 ? this.head[this.head.length - 1].lineNumber : 0;
 		const headEnd = Math.min(headLast, tailStart - 1);
 		const isShown = (line: number) => line <= headEnd || line >= tailStart;
-		const items = this.collector.items();
+		// A search that stopped left lines unsearched: the counts of what it found are lower bounds.
+		const items = signalSearchStopped
+			? this.collector.items().map((item) => ({ ...item, atLeast: true }))
+			: this.collector.items();
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { CAPTURE_PATH, resultText, runPi, writeConfiguredIndex } from "../helpers/pi.js";
+import { CAPTURE_PATH, INDEX_PATH, resultText, runPi, writeConfiguredIndex } from "../helpers/pi.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 const THRESHOLD = 24_000;
@@ -57,4 +57,25 @@ test("the built-in pattern searches to the end: a FATAL line after 100 000 ident
 		`line ${errors + 1}, the FATAL line, is shown:\n${view.slice(0, 3000)}`,
 	);
 	assert.match(view, new RegExp(`matched ${errors + 1} lines in all`), "every line was searched");
+});
+
+test("three identical WARN lines at lines 50 000, 60 000 and 70 000 of 100 000: the view states no count of them that is false", async (t) => {
+	const agentDir = await createTempDir(t);
+	const warnings = [50_000, 60_000, 70_000];
+	const program = `BEGIN { for (i = 1; i <= 100000; i++) print (i == 50000 || i == 60000 || i == 70000) ? "WARN: retrying connection" : "processed record " i " in batch " (i % 97) " ok" }`;
+	const view = await viewOf(agentDir, INDEX_PATH, `awk '${program}'`);
+	const rows = view.split("\n").filter((row) => row.includes("WARN: retrying connection"));
+	assert.ok(rows.length > 0, `a WARN line is shown:\n${view}`);
+	for (const row of rows) {
+		const shownAt = Number(/^ *(\d+)/.exec(row)?.[1]);
+		assert.ok(warnings.includes(shownAt), `shown at its own line number: ${row}`);
+		const note = /  \[([^\]]*)\]$/.exec(row)?.[1] ?? "";
+		// Any count the note states is of the three.
+		assert.doesNotMatch(note, /\bonce\b/, row);
+		for (const stated of note.matchAll(/(?:×|appears )(\d+)/g))
+			assert.ok(
+				/at least/.test(note) ? Number(stated[1]) <= warnings.length : Number(stated[1]) === warnings.length,
+				`the note's count is true of the whole output: ${row}`,
+			);
+	}
 });
