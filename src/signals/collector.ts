@@ -257,7 +257,8 @@ export class SignalCollector {
 		const text = this.clipForView(line.text, line.keptEnd === true);
 		const partial = line.partial || text.length < line.text.length;
 		// The line's fields, then the item's: written out where it can be (a spread costs microseconds).
-		if (line.keptEnd || line.signal) return { ...line, text, partial, offset, count, severity, shapeCount: 1 };
+		if (line.keptEnd || line.signal || line.window)
+			return { ...line, text, partial, offset, count, severity, shapeCount: 1 };
 		return {
 			lineNumber: line.lineNumber,
 			text,

@@ -93,6 +93,14 @@ export class SignalFinder {
 	private readonly keywords: KeywordLineFinder | undefined;
 	/** A configured pattern: run on at most SIGNAL_WINDOW_CHARS characters at once. */
 	readonly windowed: boolean;
+	/** The pattern with the "g" and "m" flags, for a search over a stretch of one line (scan/giant.ts). */
+	get windowPattern(): RegExp {
+		return this.windowRegex;
+	}
+	/** The keyword prefilter in use (the pattern cannot match without one of its keywords), if any. */
+	get keywordFinder(): KeywordLineFinder | undefined {
+		return this.keywords;
+	}
 	private readonly now: () => number;
 	private spentMs = 0;
 	/** When time was last charged (or the clock started). */

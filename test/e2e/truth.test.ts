@@ -3,6 +3,8 @@
 // takes, and a view's counts hold for the whole output.
 
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, INDEX_PATH, resultText, runPi, writeConfiguredIndex } from "../helpers/pi.js";
@@ -78,4 +80,50 @@ test("three identical WARN lines at lines 50 000, 60 000 and 70 000 of 100 000: 
 				`the note's count is true of the whole output: ${row}`,
 			);
 	}
+});
+
+/** The shown row of line `lineNumber` that is a window of it: its 1-based character range and its text. */
+function windowRow(view: string, lineNumber: number): { start: number; end: number; total: number; text: string } {
+	for (const row of view.split("\n")) {
+		const match = /^ *(\d+): \[chars (\d+)–(\d+) of (\d+)\] (.*?)(?: … \[\+\d+ chars\])?$/.exec(row);
+		if (match && Number(match[1]) === lineNumber)
+			return { start: Number(match[2]), end: Number(match[3]), total: Number(match[4]), text: match[5] };
+	}
+	assert.fail(`no window of line ${lineNumber} in:\n${view.slice(0, 4000)}`);
+}
+
+test("an error in the middle of a 5-million-character line is shown as a window with its true character offsets", async (t) => {
+	const agentDir = await createTempDir(t);
+	const giant = `${"a".repeat(2_500_000)} error: checksum mismatch at block 77 ${"b".repeat(2_500_000)}`;
+	const script = `const out = [];
+for (let i = 1; i <= 300; i++) out.push("step " + i + " fine");
+out.push("a".repeat(2500000) + " error: checksum mismatch at block 77 " + "b".repeat(2500000));
+for (let i = 1; i <= 300; i++) out.push("after " + i + " fine");
+process.stdout.write(out.join("\\n") + "\\n");`;
+	writeFileSync(join(agentDir, "gen.mjs"), script);
+	const view = await viewOf(agentDir, INDEX_PATH, "node gen.mjs");
+	const window = windowRow(view, 301);
+	assert.equal(window.total, giant.length);
+	assert.match(window.text, /error: checksum mismatch at block 77/);
+	assert.equal(
+		giant.slice(window.start - 1, window.start - 1 + window.text.length),
+		window.text,
+		"the offsets are true",
+	);
+});
+
+test("10 MB of CR-separated records with no LF: the record with the error is shown, with its place in the output", async (t) => {
+	const agentDir = await createTempDir(t);
+	const records = Array.from({ length: 250_000 }, (_, i) =>
+		i === 120_000 ? "error: disk quota exceeded on /var/lib/app" : `progress ${i} of 250000 records copied ok`,
+	);
+	const original = records.join("\r");
+	const script = `const out = [];
+for (let i = 0; i < 250000; i++) out.push(i === 120000 ? "error: disk quota exceeded on /var/lib/app" : "progress " + i + " of 250000 records copied ok");
+process.stdout.write(out.join("\\r"));`;
+	writeFileSync(join(agentDir, "gen.mjs"), script);
+	const view = await viewOf(agentDir, INDEX_PATH, "node gen.mjs");
+	const window = windowRow(view, 1);
+	assert.equal(window.text, "error: disk quota exceeded on /var/lib/app", view.slice(0, 2000));
+	assert.equal(original.slice(window.start - 1, window.end), window.text, "the offsets are true");
 });
