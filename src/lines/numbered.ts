@@ -37,6 +37,13 @@ export function formatScannedLine(
 ): string {
 	// Scanned lines are already rendered; rendering again only matters for hand-made lines.
 	const shown = renderTerminalLine(line.text);
+	if (line.window) {
+		// A stretch from inside a giant line, with its characters' place in the line (1-based).
+		const where = `[chars ${line.window.start + 1}–${line.window.end} of ${line.totalChars}]`;
+		const kept = keepStart(shown, maxChars);
+		const cut = kept.length < shown.length ? ` … [+${shown.length - kept.length} chars]` : "";
+		return formatNumberedLine(line.lineNumber, separator, `${where} ${kept}${cut}${note}`, width);
+	}
 	const kept = line.keptEnd ? keepEnd(shown, maxChars) : keepStart(shown, maxChars);
 	// Counted from what is really kept: a cut never splits a surrogate pair, so it may keep one less.
 	const hidden = shown.length - kept.length + (line.partial ? Math.max(0, line.totalChars - line.text.length) : 0);

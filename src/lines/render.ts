@@ -34,6 +34,8 @@ export interface ScannedLine {
 	keptEnd?: true;
 	/** Set by the scan on a head or tail line the signal pattern matched (such a line never folds away). */
 	signal?: true;
+	/** Set when `text` is a stretch from inside a giant line: its characters [start, end) of the line. */
+	window?: { start: number; end: number };
 }
 
 /**
@@ -202,15 +204,17 @@ export function renderShownText(raw: string, keepChars: number): string {
 }
 
 /**
- * A line too long to hold (more than GIANT_LINE_KEEP_BYTES): only its two ends are looked at. It
- * shows its start — or, for a line redrawn with "\r", its last redraws (what a terminal shows), or
- * its end when only the end is a signal. Returns the line and whether it is a signal.
+ * A line too long to hold (more than GIANT_LINE_KEEP_BYTES): only its two ends are kept. It shows
+ * its start when that is a signal; else, when its end is not, the `window` around a signal match
+ * inside it that the scan found (scan/giant.ts); else, for a line redrawn with "\r", its last redraws (what a terminal
+ * shows), or its end when only the end is a signal. Returns the line and whether it is a signal.
  */
 export function renderGiantLine(
 	lineNumber: number,
 	pending: PendingLine,
 	keepChars: number,
 	isSignal: (text: string, isEnd: boolean) => boolean,
+	window?: { start: number; end: number; text: string },
 ): [ScannedLine, boolean] {
 	const ends = pending.ends();
 	// The kept ends are cut at arbitrary bytes: drop an escape sequence cut in two at either cut.
@@ -219,6 +223,11 @@ export function renderGiantLine(
 	const totalChars = pending.units - (pending.lastByte === CARRIAGE_RETURN ? 1 : 0);
 	const atStart = isSignal(start, false);
 	const atEnd = !atStart && isSignal(end, true);
+	if (!atStart && !atEnd && window !== undefined) {
+		// A signal match inside the line: shown as the stretch around it, with where it lies.
+		const text = detach(keepStart(renderTerminalLine(window.text), keepChars));
+		return [{ lineNumber, text, totalChars, partial: true, window: { start: window.start, end: window.end } }, true];
+	}
 	const redraw = end.indexOf("\r");
 	if (redraw >= 0) {
 		const shown = renderTerminalLine(end.slice(redraw + 1));

@@ -21,6 +21,7 @@ import { SignalCollector, type SignalItem } from "../signals/collector.js";
 import { SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { rankCandidates } from "../signals/policy.js";
 import { ShapeCounter, type ShapeStats } from "../signals/shape-counter.js";
+import { GiantLineSearch } from "./giant.js";
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 
@@ -57,7 +58,8 @@ export interface ScanResult {
 	/** Line shapes: rare and repeated lines (see shape-counter.ts). */
 	shapes: ShapeStats;
 	/**
-	 * Set when looking for signal lines took longer than SIGNAL_SCAN_BUDGET_MS and was given up:
+	 * Set when looking for signal lines with a configured signalPattern took longer than
+	 * SIGNAL_SCAN_BUDGET_MS and was given up (the default pattern is never stopped):
 	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
 	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };
@@ -76,6 +78,8 @@ export class LineScanner {
 	private position = 0;
 	private pending = new PendingLine();
 	private pendingOffset = 0;
+	/** The search inside the pending line once it is giant (default pattern only): see giant.ts. */
+	private giantSearch: GiantLineSearch | undefined;
 	private readonly head: ScannedLine[] = [];
 	/** The last lines so far, oldest first: at least `tailLines` of them (when there are), in parts. */
 	private tailParts: TailPart[] = [];
@@ -100,10 +104,10 @@ export class LineScanner {
 		if (!this.pending.isEmpty) {
 			const newline = bytes.indexOf(NEWLINE);
 			if (newline < 0) {
-				this.pending.append(bytes);
+				this.appendPending(bytes);
 				return;
 			}
-			this.pending.append(bytes.subarray(0, newline));
+			this.appendPending(bytes.subarray(0, newline));
 			this.finishPendingLine();
 			start = newline + 1;
 		}
@@ -168,7 +172,10 @@ export class LineScanner {
 		const headLast = this.head.length > 0 ? this.head[this.head.length - 1].lineNumber : 0;
 		const headEnd = Math.min(headLast, tailStart - 1);
 		const isShown = (line: number) => line <= headEnd || line >= tailStart;
-		const items = this.collector.items();
+		// A search that stopped left lines unsearched: the counts of what it found are lower bounds.
+		const items = signalSearchStopped
+			? this.collector.items().map((item) => ({ ...item, atLeast: true }))
+			: this.collector.items();
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
@@ -309,14 +316,34 @@ export class LineScanner {
 
 	private startPending(bytes: Uint8Array, offset: number): void {
 		if (this.pending.isEmpty) this.pendingOffset = offset;
+		this.appendPending(bytes);
+	}
+
+	/**
+	 * Adds bytes to the pending line. Once it is giant (only its ends are kept), the default pattern
+	 * searches all of it as it arrives (giant.ts), from its first byte on.
+	 */
+	private appendPending(bytes: Uint8Array): void {
+		const before = this.pending.bytes;
 		this.pending.append(bytes);
+		if (!this.pending.isGiant || this.finder.windowed || !this.searching) return;
+		if (this.giantSearch !== undefined) {
+			this.giantSearch.feed(bytes);
+			return;
+		}
+		// Its first GIANT_LINE_KEEP_BYTES bytes are held: the search starts with them.
+		this.giantSearch = new GiantLineSearch(this.finder.windowPattern, this.finder.keywordFinder);
+		this.giantSearch.feed(this.pending.startBytes());
+		this.giantSearch.feed(bytes.subarray(GIANT_LINE_KEEP_BYTES - before));
 	}
 
 	/** A line that arrived in pieces, or a long one: head, signal, tail. */
 	private finishPendingLine(): void {
 		const pending = this.pending;
 		const offset = this.pendingOffset;
+		const window = this.giantSearch?.end();
 		this.pending = new PendingLine();
+		this.giantSearch = undefined;
 		const lineNumber = this.lineCount + 1;
 		this.shapes.addLine(pending.startBytes(), lineNumber, offset);
 		let line: ScannedLine;
@@ -331,6 +358,7 @@ export class LineScanner {
 				pending,
 				this.keepChars,
 				(text, isEnd) => this.searching && this.finder.testLine(text, lineNumber, isEnd),
+				window,
 			);
 		}
 		const shown = isSignal ? markSignal(line) : line;

@@ -36,6 +36,11 @@ export interface SignalItem extends ScannedLine {
 	shapeCount: number;
 	/** Set when this line stands for the other lines of its shape too: how many lines, and the last one. */
 	similar?: { count: number; lastLine: number };
+	/**
+	 * Set when `count` and `similar` are only lower bounds: lines of its shape (or text) may have been
+	 * dropped before (a pruned shape, a latest line replaced) or not searched (the search stopped).
+	 */
+	atLeast?: boolean;
 }
 
 interface Shape {
@@ -48,6 +53,10 @@ interface Shape {
 	items: SignalItem[];
 	/** The latest line not among them, made a SignalItem only when asked for (items()). */
 	latest: LatestLine | undefined;
+	/** Made after a prune: lines of its shape may have been counted in a shape that was dropped. */
+	afterPrune: boolean;
+	/** A latest line was replaced: a later one with its text may have had earlier lines not counted with it. */
+	latestReplaced: boolean;
 }
 
 /** A shape's latest line, overwritten by each later one: what its SignalItem is made from. */
@@ -73,6 +82,8 @@ export class SignalCollector {
 	private shapes = new Map<string, Shape>();
 	/** Lines added in all (repeats included). */
 	matches = 0;
+	/** Shapes dropped so far: counts of shapes made after that may miss earlier lines. */
+	private pruned = false;
 	/** What the scan keeps of a line (src/lines/render.ts keepCharsFor): the text a line is rendered, shaped and compared by. */
 	private readonly keepChars: number;
 	/** Recent lines by digitBlindHash: a line that differs from one of them only in its digits has its shape. */
@@ -145,6 +156,8 @@ export class SignalCollector {
 				lastLine: lineNumber,
 				items: [],
 				latest: undefined,
+				afterPrune: this.pruned,
+				latestReplaced: false,
 			};
 			this.shapes.set(shape.key, shape);
 		}
@@ -174,6 +187,7 @@ export class SignalCollector {
 		if (latest === undefined) {
 			shape.latest = { lineNumber, shownText, offset, count: 1, source: kept };
 		} else {
+			shape.latestReplaced = true;
 			latest.lineNumber = lineNumber;
 			latest.shownText = shownText;
 			latest.offset = offset;
@@ -190,10 +204,15 @@ export class SignalCollector {
 		const out: SignalItem[] = [];
 		for (const shape of this.shapes.values()) {
 			const latest = shape.latest;
-			const candidates = latest
-				? [...shape.items, this.toItem(latest.lineNumber, latest.offset, latest.count, latest.source, shape.severity)]
-				: [...shape.items];
-			for (const item of candidates) item.shapeCount = shape.count;
+			const latestItem = latest
+				? this.toItem(latest.lineNumber, latest.offset, latest.count, latest.source, shape.severity)
+				: undefined;
+			if (latestItem && shape.latestReplaced) latestItem.atLeast = true;
+			const candidates = latestItem ? [...shape.items, latestItem] : [...shape.items];
+			for (const item of candidates) {
+				item.shapeCount = shape.count;
+				if (shape.afterPrune) item.atLeast = true;
+			}
 			if (candidates.length === 0) continue;
 			if (shape.count >= COLLAPSE_SHAPE_LINES) {
 				const first = candidates[0];
@@ -238,7 +257,8 @@ export class SignalCollector {
 		const text = this.clipForView(line.text, line.keptEnd === true);
 		const partial = line.partial || text.length < line.text.length;
 		// The line's fields, then the item's: written out where it can be (a spread costs microseconds).
-		if (line.keptEnd || line.signal) return { ...line, text, partial, offset, count, severity, shapeCount: 1 };
+		if (line.keptEnd || line.signal || line.window)
+			return { ...line, text, partial, offset, count, severity, shapeCount: 1 };
 		return {
 			lineNumber: line.lineNumber,
 			text,
@@ -259,6 +279,7 @@ export class SignalCollector {
 
 	/** Keeps the MAX_SHAPES shapes that rank highest (errors, rare, spread over the output). */
 	private prune(): void {
+		this.pruned = true;
 		const ranked = rankCandidates(
 			[...this.shapes.values()].map((shape) => ({
 				shape,

@@ -6,7 +6,8 @@
 // text with ANSI escapes removed. A configured pattern never runs on more than SIGNAL_WINDOW_CHARS
 // characters at once (pieces of whole lines, windows of a longer line), and the time budget is
 // checked between those runs and charged for every line tested on its own, so the search stops
-// within the budget plus one run; the default pattern (trusted, linear) always sees whole lines.
+// within the budget plus one run; the default pattern (trusted, linear) always sees whole lines and
+// is never stopped: its cost is linear in the output, so the scan runs it to the end.
 
 import { isAscii } from "node:buffer";
 import {
@@ -22,9 +23,10 @@ import { ANSI_PATTERN, stripAnsi, stripLineEnd } from "../lines/render.js";
 import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./pattern.js";
 
 /**
- * Longest the search for signal lines may take in one scan. A configured signalPattern that is
- * slow (not catastrophic: config refuses those) stops being applied after it; head, tail and totals
- * are still complete, and the view says where the search stopped.
+ * Longest the search for signal lines may take in one scan with a configured signalPattern. One that
+ * is slow (not catastrophic: config refuses those) stops being applied after it; head, tail and
+ * totals are still complete, and the view says where the search stopped. The default pattern has no
+ * budget: it is trusted and linear, and is searched to the end of the output.
  */
 export const SIGNAL_SCAN_BUDGET_MS = 2000;
 /** Most characters a configured signalPattern runs on at once; a longer line is tested in overlapping windows. */
@@ -91,11 +93,19 @@ export class SignalFinder {
 	private readonly keywords: KeywordLineFinder | undefined;
 	/** A configured pattern: run on at most SIGNAL_WINDOW_CHARS characters at once. */
 	readonly windowed: boolean;
+	/** The pattern with the "g" and "m" flags, for a search over a stretch of one line (scan/giant.ts). */
+	get windowPattern(): RegExp {
+		return this.windowRegex;
+	}
+	/** The keyword prefilter in use (the pattern cannot match without one of its keywords), if any. */
+	get keywordFinder(): KeywordLineFinder | undefined {
+		return this.keywords;
+	}
 	private readonly now: () => number;
 	private spentMs = 0;
 	/** When time was last charged (or the clock started). */
 	private clock = 0;
-	/** Set once the budget is spent: the first line not (fully) searched, and the time spent. */
+	/** Set once a configured pattern's budget is spent: the first line not (fully) searched, and the time spent. */
 	stopped: { atLine: number; afterMs: number } | undefined;
 
 	constructor(signalRegex: RegExp, now: () => number = () => performance.now()) {
@@ -300,12 +310,14 @@ export class SignalFinder {
 	}
 
 	/**
-	 * Adds the time since the clock was started or last charged; past the budget, signal lines are no
-	 * longer looked for from `atLine` on (the first line not fully searched; a function when it costs
-	 * something to know). False once stopped.
+	 * Adds the time since the clock was started or last charged; past the budget, a configured
+	 * pattern's signal lines are no longer looked for from `atLine` on (the first line not fully
+	 * searched; a function when it costs something to know). False once stopped. The default
+	 * pattern is never stopped.
 	 */
 	private charge(atLine: number | (() => number)): boolean {
 		if (this.stopped) return false;
+		if (!this.windowed) return true;
 		const now = this.now();
 		this.spentMs += now - this.clock;
 		this.clock = now;

@@ -66,6 +66,11 @@ export interface ShapeFind extends ScannedLine {
 	/** Lines of its shape, and the last one's number (repeated lines). */
 	count: number;
 	lastLine: number;
+	/**
+	 * The shape counter looked at every line (ShapeStats.complete): `count` and `lastLine` are true of
+	 * the whole output; otherwise `count` is a lower bound, and `lastLine` the last line looked at.
+	 */
+	exact: boolean;
 	/** A rare line's block: the lines right below it that continue it, as a signal line's do (at most RARE_BLOCK_LINES). */
 	after: ScannedLine[];
 }
@@ -144,7 +149,8 @@ export async function readViewExtras(
 		if (first === undefined) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
 		const after = takeBlock(rendered, below, below.length, keepChars, shapeKind);
-		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, after });
+		const exact = scan.shapes.complete;
+		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;

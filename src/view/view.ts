@@ -76,18 +76,28 @@ interface ProblemItem extends SignalItem {
 	json: string;
 }
 
-/** The bracketed note after a line: a JSON problem's path, exact repeats, similar lines, a rare shape. */
+/**
+ * The bracketed note after a line: a JSON problem's path, exact repeats, signal lines of its shape, a
+ * repeated or rare shape. Every count is true of the whole output: one that is only a lower bound (a
+ * sampled shape count, a search that stopped) says "at least", and a rare line's count is left out.
+ */
 function noteOf(line: ScannedLine): string {
 	const item = line as Partial<SignalItem & ShapeFind & ProblemItem>;
 	if (item.json !== undefined) return `  [${item.json}]`;
+	const atLeast = item.atLeast === true || item.exact === false ? "at least " : "";
 	if (item.similar)
-		return `  [×${item.similar.count + (item.count ?? 1)} lines of this shape, the last at line ${item.similar.lastLine}]`;
-	if (item.kind === "repeated") return `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
-	if (item.kind === "rare")
+		return `  [${atLeast}×${item.similar.count + (item.count ?? 1)} signal lines of this shape, the last ${atLeast ? "found " : ""}at line ${item.similar.lastLine}]`;
+	if (item.kind === "repeated")
+		return item.exact === false
+			? `  [at least ×${item.count} lines of this shape]`
+			: `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
+	if (item.kind === "rare") {
+		if (item.exact === false) return "  [a rare line]";
 		return item.count === undefined || item.count <= 1
 			? "  [a rare line: its shape appears once]"
 			: `  [a rare line: its shape appears ${item.count} times]`;
-	if (item.count !== undefined && item.count > 1) return `  [×${item.count}]`;
+	}
+	if (item.count !== undefined && item.count > 1) return `  [${atLeast}×${item.count}]`;
 	return "";
 }
 
@@ -174,7 +184,9 @@ function frameView(
 	if (outline !== undefined) keyLines.push(outline);
 	const found =
 		scan.signalMatches > 0
-			? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)`
+			? scan.signalSearchStopped
+				? `; the signal pattern matched ${plural(scan.signalMatches, "line")} in the lines searched`
+				: `; the signal pattern matched ${plural(scan.signalMatches, "line")} in all (head and tail too)`
 			: "";
 	return {
 		headerFor,

@@ -103,10 +103,16 @@ export async function openSharedPi(options: Omit<PiRunOptions, "responses" | "pr
 export function writeConfiguredIndex(
 	dir: string,
 	configText: string,
-	options: { frozenScanClock?: boolean } = {},
+	options: { frozenScanClock?: boolean; racingScanClock?: boolean } = {},
 ): string {
 	// A frozen scan clock: the signal search's time budget never runs out, whatever the machine's load.
-	const clock = options.frozenScanClock ? ", scanClock: () => 0" : "";
+	// A racing one: each reading is a second after the last, as on a machine where every step of the
+	// search takes a second, so a budget that applies runs out at once, whatever the machine.
+	const clock = options.frozenScanClock
+		? ", scanClock: () => 0"
+		: options.racingScanClock
+			? ", scanClock: ((t) => () => (t += 1000))(0)"
+			: "";
 	const path = join(dir, "overflow-configured.ts");
 	writeFileSync(
 		path,

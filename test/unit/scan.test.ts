@@ -454,6 +454,16 @@ describe("signal search budget and windows (a configured pattern)", () => {
 		assert.equal(scan.head.length, 10, "head and tail are complete");
 	});
 
+	test("never stops the built-in pattern, however slow the clock says it is", () => {
+		const text = Array.from({ length: 10 }, (_, i) => `line ${i + 1} error: refused`).join("\n");
+		const scan = scanText(
+			`${text}\n`,
+			scanOptions({ signalRegex: new RegExp(DEFAULT_SIGNAL_PATTERN, "i"), now: steppingClock(700) }),
+		);
+		assert.equal(scan.signalSearchStopped, undefined);
+		assert.equal(scan.signalMatches, 10, "every line was searched");
+	});
+
 	test("checks the budget between the windows of one long line, and stops within it", () => {
 		const long = `${"a".repeat(40_000)}FooException`;
 		const options = scanOptions({ headLines: 1, tailLines: 1, signalRegex: slowPattern });
@@ -587,5 +597,36 @@ describe("signal search budget and windows (a configured pattern)", () => {
 			scan.signals.map((signal) => signal.lineNumber),
 			[2],
 		);
+	});
+});
+
+describe("signal matches inside a giant line", () => {
+	test("a match in the middle of a 3-million-character line is shown as a window with its true character offsets, whatever the chunking", () => {
+		const line = `${"a".repeat(1_500_000)} error: checksum mismatch at block 77 ${"b".repeat(1_500_000)}`;
+		const bytes = Buffer.from(`start\n${line}\nend\n`);
+		const windows = [7, 65_536, 1 * MIB].map((chunk) => {
+			const scan = scanInChunks(bytes, chunk);
+			const [signal] = scan.shownSignals;
+			assert.ok(signal?.window, `a window at chunks of ${chunk}`);
+			return { start: signal.window.start, end: signal.window.end, text: signal.text };
+		});
+		for (const window of windows) assert.deepEqual(window, windows[0]);
+		const { start, end, text } = windows[0];
+		assert.equal(line.slice(start, end), text, "the offsets are those of the text in the line");
+		assert.ok(text.includes("error: checksum mismatch at block 77"), text);
+		assert.ok(end - start <= 500, `bounded: ${end - start} chars`);
+	});
+
+	test("lone-CR records: the window is the record with the error, cut at its CRs", () => {
+		const records = Array.from({ length: 100_000 }, (_, i) =>
+			i === 60_000 ? "error: disk quota exceeded on /var" : `progress ${i} of 100000 records copied`,
+		);
+		const text = records.join("\r");
+		const scan = scanText(text, scanOptions());
+		assert.equal(scan.totalLines, 1);
+		const [line] = scan.tail;
+		assert.equal(line.text, "error: disk quota exceeded on /var");
+		assert.ok(line.window);
+		assert.equal(text.slice(line.window.start, line.window.end), line.text);
 	});
 });

@@ -66,7 +66,7 @@ function shownLines(view: string): ShownLine[] {
 		const context = match[2] === "-";
 		let count = 1;
 		const note =
-			/ {2}\[(?:×(\d+)\]|×\d+ lines of this shape, the last at line \d+\]|a rare line: its shape appears (?:once|\d+ times)\])$/.exec(
+			/ {2}\[(?:(?:at least )?×(\d+)\]|(?:at least )?×\d+ (?:signal )?lines of this shape(?:, the last (?:found )?at line \d+)?\]|a rare line(?:: its shape appears (?:once|\d+ times))?\])$/.exec(
 				body,
 			);
 		if (note) {

@@ -1,0 +1,129 @@
+// What the view states is true of the whole output, end to end through the real Pi runtime and its
+// real bash tool (issue 22): the built-in signal pattern searches to the end however long the search
+// takes, and a view's counts hold for the whole output.
+
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { CAPTURE_PATH, INDEX_PATH, resultText, runPi, writeConfiguredIndex } from "../helpers/pi.js";
+import { createTempDir } from "../helpers/tmp.js";
+
+const THRESHOLD = 24_000;
+
+/** Runs `command` with the real bash tool through Pi with pi-overflow (`index`); returns the view. */
+async function viewOf(agentDir: string, index: string, command: string): Promise<string> {
+	const run = await runPi({
+		agentDir,
+		cwd: agentDir,
+		extensionPaths: [CAPTURE_PATH, index],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const view = resultText(run.toolResults[0]);
+	assert.ok(view.length <= THRESHOLD, `view has ${view.length} chars`);
+	return view;
+}
+
+/** The shown lines of a view: number → text (shown for itself or as context). */
+function shownLines(view: string): Map<number, string> {
+	const shown = new Map<number, string>();
+	for (const line of view.split("\n")) {
+		const match = /^\s*(?:key\s+)?(\d+)[:-] (.*)$/.exec(line);
+		if (match) shown.set(Number(match[1]), match[2]);
+	}
+	return shown;
+}
+
+test("the built-in pattern searches to the end: a FATAL line after 100 000 identical ERROR lines is shown, on a machine where every search step takes a second", async (t) => {
+	const agentDir = await createTempDir(t);
+	// No setting at all but the clock: the bundle's defaults, the built-in signal pattern.
+	const index = writeConfiguredIndex(agentDir, "{}", { racingScanClock: true });
+	const errors = 100_000;
+	const command = `yes 'ERROR: connection refused by upstream host' | head -n ${errors}; echo 'FATAL: giving up after too many refusals'; seq 1 2000 | sed 's/^/shutdown step /'`;
+	const view = await viewOf(agentDir, index, command);
+	const header = view.split("\n")[0];
+	assert.match(header, new RegExp(`bash output: ${errors + 2001} lines`), header);
+	assert.doesNotMatch(
+		view,
+		/stopped|too slow|signalPattern/,
+		"the built-in pattern never stops, and no setting is blamed",
+	);
+	assert.equal(
+		shownLines(view).get(errors + 1),
+		"FATAL: giving up after too many refusals",
+		`line ${errors + 1}, the FATAL line, is shown:\n${view.slice(0, 3000)}`,
+	);
+	assert.match(view, new RegExp(`matched ${errors + 1} lines in all`), "every line was searched");
+});
+
+test("three identical WARN lines at lines 50 000, 60 000 and 70 000 of 100 000: the view states no count of them that is false", async (t) => {
+	const agentDir = await createTempDir(t);
+	const warnings = [50_000, 60_000, 70_000];
+	const program = `BEGIN { for (i = 1; i <= 100000; i++) print (i == 50000 || i == 60000 || i == 70000) ? "WARN: retrying connection" : "processed record " i " in batch " (i % 97) " ok" }`;
+	const view = await viewOf(agentDir, INDEX_PATH, `awk '${program}'`);
+	const rows = view.split("\n").filter((row) => row.includes("WARN: retrying connection"));
+	assert.ok(rows.length > 0, `a WARN line is shown:\n${view}`);
+	for (const row of rows) {
+		const shownAt = Number(/^ *(\d+)/.exec(row)?.[1]);
+		assert.ok(warnings.includes(shownAt), `shown at its own line number: ${row}`);
+		const note = /  \[([^\]]*)\]$/.exec(row)?.[1] ?? "";
+		// Any count the note states is of the three.
+		assert.doesNotMatch(note, /\bonce\b/, row);
+		for (const stated of note.matchAll(/(?:×|appears )(\d+)/g))
+			assert.ok(
+				/at least/.test(note) ? Number(stated[1]) <= warnings.length : Number(stated[1]) === warnings.length,
+				`the note's count is true of the whole output: ${row}`,
+			);
+	}
+});
+
+/** The shown row of line `lineNumber` that is a window of it: its 1-based character range and its text. */
+function windowRow(view: string, lineNumber: number): { start: number; end: number; total: number; text: string } {
+	for (const row of view.split("\n")) {
+		const match = /^ *(\d+): \[chars (\d+)–(\d+) of (\d+)\] (.*?)(?: … \[\+\d+ chars\])?$/.exec(row);
+		if (match && Number(match[1]) === lineNumber)
+			return { start: Number(match[2]), end: Number(match[3]), total: Number(match[4]), text: match[5] };
+	}
+	assert.fail(`no window of line ${lineNumber} in:\n${view.slice(0, 4000)}`);
+}
+
+test("an error in the middle of a 5-million-character line is shown as a window with its true character offsets", async (t) => {
+	const agentDir = await createTempDir(t);
+	const giant = `${"a".repeat(2_500_000)} error: checksum mismatch at block 77 ${"b".repeat(2_500_000)}`;
+	const script = `const out = [];
+for (let i = 1; i <= 300; i++) out.push("step " + i + " fine");
+out.push("a".repeat(2500000) + " error: checksum mismatch at block 77 " + "b".repeat(2500000));
+for (let i = 1; i <= 300; i++) out.push("after " + i + " fine");
+process.stdout.write(out.join("\\n") + "\\n");`;
+	writeFileSync(join(agentDir, "gen.mjs"), script);
+	const view = await viewOf(agentDir, INDEX_PATH, "node gen.mjs");
+	const window = windowRow(view, 301);
+	assert.equal(window.total, giant.length);
+	assert.match(window.text, /error: checksum mismatch at block 77/);
+	assert.equal(
+		giant.slice(window.start - 1, window.start - 1 + window.text.length),
+		window.text,
+		"the offsets are true",
+	);
+});
+
+test("10 MB of CR-separated records with no LF: the record with the error is shown, with its place in the output", async (t) => {
+	const agentDir = await createTempDir(t);
+	const records = Array.from({ length: 250_000 }, (_, i) =>
+		i === 120_000 ? "error: disk quota exceeded on /var/lib/app" : `progress ${i} of 250000 records copied ok`,
+	);
+	const original = records.join("\r");
+	const script = `const out = [];
+for (let i = 0; i < 250000; i++) out.push(i === 120000 ? "error: disk quota exceeded on /var/lib/app" : "progress " + i + " of 250000 records copied ok");
+process.stdout.write(out.join("\\r"));`;
+	writeFileSync(join(agentDir, "gen.mjs"), script);
+	const view = await viewOf(agentDir, INDEX_PATH, "node gen.mjs");
+	const window = windowRow(view, 1);
+	assert.equal(window.text, "error: disk quota exceeded on /var/lib/app", view.slice(0, 2000));
+	assert.equal(original.slice(window.start - 1, window.end), window.text, "the offsets are true");
+});

@@ -1,0 +1,194 @@
+// Every count a view states is true of the whole output (issue 22 item 10): for every output of the
+// corpora the recall and digest benches use, the view is built as `npm run recall` builds it, and each
+// note it prints is checked against the original text, counting lines by the same shape definitions
+// the view uses (signals/shape.ts: shapeOf for signal lines, hashShape for rare and repeated lines).
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { DEFAULT_CONFIG } from "../../src/config/config.js";
+import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
+import { hashShape, shapeOf } from "../../src/signals/shape.js";
+import { buildViewFromFile } from "../../src/view/compose.js";
+import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
+import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
+import { loadLateFixtures } from "../fixtures/unseen-late/fixtures.js";
+import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
+import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
+
+const config = DEFAULT_CONFIG;
+const keepChars = keepCharsFor(config.maxLineChars);
+
+/** A shown line with a note: `  123: text  [note]` (a key line too). */
+const NOTED_LINE = /^ *(?:key +)?(\d+)[:-] .*? {2}\[([^\]\n]*)\]$/;
+
+/** Counts over the whole output, made once per output and shape definition as asked. */
+class Truth {
+	private readonly lines: string[];
+	private signalShapes: Map<string, number[]> | undefined;
+	private hashes: Map<number, { count: number; last: number }> | undefined;
+	constructor(readonly fixture: RealFixture) {
+		this.lines = fixture.lines.map(withoutLineEnd);
+	}
+
+	line(lineNumber: number): string {
+		return this.lines[lineNumber - 1];
+	}
+
+	isSignal(text: string): boolean {
+		return config.signalRegex.test(stripAnsi(text));
+	}
+
+	/** The signal lines of the output of this signal line's shape (the collector's shape key). */
+	signalLinesOfShape(lineNumber: number): number[] {
+		this.signalShapes ??= this.groupSignalLines();
+		return this.signalShapes.get(this.signalKey(lineNumber)) ?? [];
+	}
+
+	/** Lines of the output with this line's shape hash (the shape counter's): how many, and the last. */
+	linesOfHash(lineNumber: number): { count: number; last: number } {
+		if (this.hashes === undefined) {
+			this.hashes = new Map();
+			for (let n = 1; n <= this.lines.length; n++) {
+				const hash = this.hashOf(n);
+				const seen = this.hashes.get(hash);
+				if (seen) {
+					seen.count++;
+					seen.last = n;
+				} else this.hashes.set(hash, { count: 1, last: n });
+			}
+		}
+		return this.hashes.get(this.hashOf(lineNumber)) ?? { count: 0, last: 0 };
+	}
+
+	/** Lines of the output with exactly this line's text, as the view renders it. */
+	linesWithText(lineNumber: number): number {
+		const text = this.rendered(lineNumber);
+		let count = 0;
+		for (let n = 1; n <= this.lines.length; n++) if (this.rendered(n) === text) count++;
+		return count;
+	}
+
+	signalMatches(): number {
+		return this.lines.filter((line) => this.isSignal(line)).length;
+	}
+
+	private rendered(lineNumber: number): string {
+		return renderLine(lineNumber, this.line(lineNumber), keepChars).text;
+	}
+
+	private signalKey(lineNumber: number): string {
+		return shapeOf(this.rendered(lineNumber));
+	}
+
+	private hashOf(lineNumber: number): number {
+		const bytes = Buffer.from(this.line(lineNumber), "utf8");
+		return hashShape(bytes, 0, bytes.length);
+	}
+
+	private groupSignalLines(): Map<string, number[]> {
+		const groups = new Map<string, number[]>();
+		for (let n = 1; n <= this.lines.length; n++) {
+			if (!this.isSignal(this.line(n))) continue;
+			const key = this.signalKey(n);
+			const group = groups.get(key);
+			if (group) group.push(n);
+			else groups.set(key, [n]);
+		}
+		return groups;
+	}
+}
+
+/** What is wrong with the note at `lineNumber` (undefined when it is true of the whole output). */
+function checkNote(truth: Truth, lineNumber: number, note: string): string | undefined {
+	// The line's own text, not a note.
+	if (withoutLineEnd(truth.line(lineNumber)).endsWith(`[${note}]`)) return undefined;
+	let match: RegExpExecArray | null;
+	if (
+		(match = /^(at least )?×(\d+) (signal )?lines of this shape(?:, the last (?:found )?at line (\d+))?$/.exec(note))
+	) {
+		const stated = Number(match[2]);
+		const atLeast = match[1] !== undefined;
+		// Signal lines of its shape (the collector's key), or lines of its shape hash (the shape counter's).
+		let actual: number;
+		let last: number;
+		if (match[3] !== undefined) {
+			const lines = truth.signalLinesOfShape(lineNumber);
+			actual = lines.length;
+			last = lines[lines.length - 1];
+		} else {
+			({ count: actual, last } = truth.linesOfHash(lineNumber));
+		}
+		if (atLeast ? actual < stated : actual !== stated) return `states ${note}, the output has ${actual}`;
+		if (match[4] !== undefined && !atLeast && Number(match[4]) !== last)
+			return `states ${note}, the last is at line ${last}`;
+		return undefined;
+	}
+	if ((match = /^a rare line(?:: its shape appears (once|(\d+) times))?$/.exec(note))) {
+		if (match[1] === undefined) return undefined;
+		const stated = match[1] === "once" ? 1 : Number(match[2]);
+		const actual = truth.linesOfHash(lineNumber).count;
+		return actual === stated ? undefined : `states ${note}, the output has ${actual} lines of its shape`;
+	}
+	if ((match = /^(at least )?×(\d+)$/.exec(note))) {
+		const stated = Number(match[2]);
+		const actual = truth.linesWithText(lineNumber);
+		const atLeast = match[1] !== undefined;
+		return (atLeast ? actual >= stated : actual === stated)
+			? undefined
+			: `states ${note}, the output has ${actual} such lines`;
+	}
+	// Not a count: a JSON problem's path or record.
+	if (/^(?:\$|JSON-lines record\b)/.test(note)) return undefined;
+	return `an unknown note: ${note}`;
+}
+
+const SETS: Array<[string, () => RealFixture[]]> = [
+	["real", () => loadRealFixtures()],
+	["tuning", () => loadUnseenFixtures("tuning")],
+	["tune2", loadTune2Fixtures],
+	["tune3", loadTune3Fixtures],
+	["tune4", loadTune4Fixtures],
+	["heldout", () => loadUnseenFixtures("heldout")],
+	["late", loadLateFixtures],
+];
+
+test("every count a view states of a corpus output is true of the whole output", async () => {
+	const wrong: string[] = [];
+	let notes = 0;
+	let outputs = 0;
+	for (const [set, load] of SETS) {
+		for (const fixture of load()) {
+			outputs++;
+			const view = await buildViewFromFile(fixture.path, {
+				thresholdChars: config.thresholdChars,
+				headLines: config.headLines,
+				tailLines: config.tailLines,
+				maxSignalLines: config.maxSignalLines,
+				maxLineChars: config.maxLineChars,
+				signalRegex: config.signalRegex,
+				id: "0123456789ab",
+				toolName: "bash",
+			});
+			const truth = new Truth(fixture);
+			for (const row of view.text.split("\n")) {
+				const noted = NOTED_LINE.exec(row);
+				if (noted) {
+					notes++;
+					const problem = checkNote(truth, Number(noted[1]), noted[2]);
+					if (problem) wrong.push(`${set}/${fixture.name} line ${noted[1]}: ${problem}`);
+				}
+				const matched = /the signal pattern matched (\d+) lines? in all/.exec(row);
+				if (matched) {
+					notes++;
+					const actual = truth.signalMatches();
+					if (actual !== Number(matched[1]))
+						wrong.push(`${set}/${fixture.name}: states ${matched[0]}, the output has ${actual}`);
+				}
+			}
+		}
+	}
+	assert.equal(outputs, 131, "every corpus output");
+	assert.ok(notes > 100, `notes checked: ${notes}`);
+	assert.deepEqual(wrong, []);
+});
