@@ -12,9 +12,51 @@ import { dirname, isAbsolute } from "node:path";
 import { acquireReadBuffers, releaseReadBuffers, SHARED_READ_BUFFER_BYTES } from "../prefilter/keyword-filter.js";
 import { formatNote } from "../lines/protocol.js";
 import { describeError } from "../lines/text.js";
+import { TimeSlice } from "./time-slice.js";
 
 /** Bytes read at a time from a spill file: the size of the scan's shared read buffers (keyword-filter.ts). */
 export const READ_CHUNK_BYTES = SHARED_READ_BUFFER_BYTES;
+
+/**
+ * Bytes handed to a scan at a time between looks at the clock: a few ms at its slowest (one push of a
+ * MiB of short signal lines or of invalid UTF-8 took 250–470 ms on a loaded machine).
+ */
+export const SCAN_SLICE_BYTES = 64 * 1024;
+/** A scan also gives the event loop a turn after this many bytes whatever the clock says (a few turns per MiB cost nothing). */
+export const SCAN_TURN_BYTES = 256 * 1024;
+
+/**
+ * Feeds a synchronous scan a SCAN_SLICE_BYTES slice at a time, and gives Pi's event loop a turn between
+ * slices once the slice's time is up (TimeSlice) and at least every SCAN_TURN_BYTES. The caller must not
+ * reuse a chunk's buffer before `push` resolves.
+ */
+export class SlicedScan {
+	private readonly scan: (chunk: Buffer) => void;
+	private readonly slice = new TimeSlice();
+	private unyielded = 0;
+
+	constructor(scan: (chunk: Buffer) => void) {
+		this.scan = scan;
+	}
+
+	/** Turns given to the event loop so far. */
+	get turns(): number {
+		return this.slice.yields;
+	}
+
+	async push(chunk: Buffer): Promise<void> {
+		for (let from = 0; from < chunk.length; from += SCAN_SLICE_BYTES) {
+			const end = Math.min(chunk.length, from + SCAN_SLICE_BYTES);
+			this.scan(from === 0 && end === chunk.length ? chunk : chunk.subarray(from, end));
+			this.unyielded += end - from;
+			if (this.unyielded < SCAN_TURN_BYTES) await this.slice.turn();
+			else {
+				this.unyielded = 0;
+				await this.slice.giveTurn();
+			}
+		}
+	}
+}
 
 /** Random-access bytes: a file descriptor or a buffer in memory. */
 export interface ByteSource {
@@ -231,7 +273,8 @@ export interface PumpResult {
  * between them, counted inside the cap, while the scan still gets every byte (the middle is read
  * once, for the scan only). Memory: two READ_CHUNK_BYTES buffers (acquireReadBuffers). The next chunk is read,
  * and the last one stored, while the scan works on it: the scan runs on the main thread, reads and
- * writes in the thread pool. The store sink sees the chunks in order, one at a time.
+ * writes in the thread pool. The store sink sees the chunks in order, one at a time; the scan gets them
+ * through SlicedScan, so the event loop turns while it works.
  */
 export async function pumpCapped(source: ByteSource, maxEntryBytes: number, sinks: PumpSinks): Promise<PumpResult> {
 	const size = source.size;
@@ -251,6 +294,7 @@ async function pumpWith(
 	sinks: PumpSinks,
 ): Promise<PumpResult> {
 	const size = source.size;
+	const scan = new SlicedScan((chunk) => sinks.scan(chunk));
 	// The chunk being stored lives in one buffer; the next read goes to the other.
 	let storing: Promise<void> = Promise.resolve();
 	let turn = 0;
@@ -273,7 +317,8 @@ async function pumpWith(
 				turn = 1 - turn;
 				reading = readInto(buffers[turn], at, to);
 				if (store) storing = Promise.resolve(sinks.store(chunk, lastStored && at >= to));
-				sinks.scan(chunk);
+				// The chunk's buffer is read into again only after the next chunk: not before this resolves.
+				await scan.push(chunk);
 			}
 			await storing;
 		} finally {

@@ -7,7 +7,14 @@
 
 import { open } from "node:fs/promises";
 import type { OverflowConfig } from "../config/config.js";
-import { type ByteSource, bufferSource, pumpCapped, READ_CHUNK_BYTES, readThroughFd } from "../io/source.js";
+import {
+	type ByteSource,
+	bufferSource,
+	pumpCapped,
+	READ_CHUNK_BYTES,
+	readThroughFd,
+	SlicedScan,
+} from "../io/source.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
@@ -172,6 +179,8 @@ async function pushStoredCopy(
 	// Stored lines before the marker line still to pass; -1 once the marker has been skipped.
 	let linesBeforeMarker = gap === undefined ? -1 : gap.markerLine - 1;
 	let markerStart = -1;
+	// Sliced: the stored copy of a huge output is scanned again for `/overflow show` while Pi runs.
+	const sliced = new SlicedScan((chunk) => scanner.push(chunk));
 	for (let position = 0; ;) {
 		const bytesRead = await source.read(buffer, position);
 		if (bytesRead === 0) break;
@@ -183,10 +192,10 @@ async function pushStoredCopy(
 			linesBeforeMarker--;
 		}
 		if (linesBeforeMarker !== 0 || gap === undefined) {
-			scanner.push(buffer.subarray(0, bytesRead));
+			await sliced.push(buffer.subarray(0, bytesRead));
 		} else {
 			if (markerStart < 0) {
-				scanner.push(buffer.subarray(0, from));
+				await sliced.push(buffer.subarray(0, from));
 				markerStart = position + from;
 			}
 			const markerEnd = buffer.indexOf(NEWLINE, from);
@@ -198,7 +207,7 @@ async function pushStoredCopy(
 				}));
 				scanner.skipTo(gap.firstTailLine, gap.leftOutBytes, signals, position + markerEnd + 1 - markerStart);
 				linesBeforeMarker = -1;
-				scanner.push(buffer.subarray(markerEnd + 1, bytesRead));
+				await sliced.push(buffer.subarray(markerEnd + 1, bytesRead));
 			}
 		}
 		position += bytesRead;
