@@ -211,8 +211,13 @@ test("Pi's own spill file still passes every check, also when a layer between th
 		const id = ID_PATTERN.exec(resultText(result))?.[1] as string;
 		const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${id}.json`), "utf8"));
 		assert.equal(meta.source, "spill-file", resultText(result).slice(-300));
-		assert.equal(meta.totalLines, 300000);
 		assert.equal(meta.sourceNote, undefined);
+		// Pi waits 100 ms for stdout to end after the command exits (EXIT_STDIO_GRACE_MS in its
+		// utils/child-process.js), so on a loaded machine it can lose the last pipe-full: 299 082 lines of
+		// 300 000 were seen twice at load ~12. The stored copy is whole and true to what Pi got.
+		const stored = readFileSync(join(storeDir(agentDir), `${id}.txt`), "utf8");
+		assert.ok(meta.totalLines > 290_000, `${meta.totalLines} lines`);
+		assert.equal(stored, Array.from({ length: meta.totalLines }, (_, i) => `${i + 1}\n`).join(""));
 	}
 });
 
