@@ -333,7 +333,8 @@ class BoundRun {
 			await writer?.abort();
 			return { kind: "mismatch", newlines: scanner.newlines };
 		}
-		const scanned = endScan(scanner, original.source);
+		// A stored copy with a left-out middle keeps lines: its gap is cut and counted at LFs.
+		const scanned = endScan(scanner, original.source, pumped.gap === undefined);
 		const extras = this.viewSure ? readComposeExtras(scanned, config) : undefined;
 		// Awaited by emit, which reports a failure; never left unhandled when something throws first.
 		extras?.catch(() => {});

@@ -42,6 +42,7 @@ export function describeEntry(
 		source: original.kind,
 		...(original.note ? { sourceNote: original.note } : {}),
 		...(status ? { status } : {}),
+		...(scan.separator ? { separator: scan.separator } : {}),
 	};
 }
 

@@ -66,6 +66,26 @@ export interface ByteSource {
 	close(): Promise<void>;
 }
 
+/**
+ * Turns every CR in target[start, end) into an LF, in place. A CR-separated output (one with no LF at
+ * all: scan.ts decides) read this way is its records as lines, at the same byte offsets.
+ */
+export function crAsNewline(target: Buffer, start: number, end: number): void {
+	for (let at = target.indexOf(0x0d, start); at !== -1 && at < end; at = target.indexOf(0x0d, at + 1))
+		target[at] = 0x0a;
+}
+
+/** The same bytes with each CR read as an LF (crAsNewline): a CR-separated output's records as lines. */
+export function recordsSource<T extends ByteSource>(source: T): T {
+	return Object.assign(Object.create(source) as T, {
+		async read(target: Buffer, position: number): Promise<number> {
+			const count = await source.read(target, position);
+			crAsNewline(target, 0, count);
+			return count;
+		},
+	});
+}
+
 export function bufferSource(bytes: Buffer): ByteSource {
 	return {
 		size: bytes.length,

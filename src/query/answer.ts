@@ -8,6 +8,7 @@ import type { JsonPathOptions } from "../json/index.js";
 import type { SearchOptions } from "./engine/search.js";
 import type { EntryMeta, OverflowStore, StoredText } from "../store/index.js";
 import { flattenControls, shortenText } from "../lines/text.js";
+import { recordsSource } from "../io/source.js";
 
 /** A failure the model can act on: thrown by the tool, so Pi marks the result isError. */
 export class QueryError extends Error {
@@ -84,7 +85,9 @@ function notRegularError(id: string): QueryError {
  */
 export async function openEntryText(meta: EntryMeta, deps: QueryDependencies): Promise<StoredText> {
 	try {
-		return await deps.store.openText(meta.id);
+		const text = await deps.store.openText(meta.id);
+		// A CR-separated output's records are its lines: read as the scan numbered them.
+		return meta.separator === "cr" ? recordsSource(text) : text;
 	} catch (error) {
 		const code = (error as { code?: unknown } | null)?.code;
 		if (code === "ENOENT" || code === "ENOTDIR") throw expiredError(meta.id, deps.config);

@@ -58,6 +58,7 @@ export async function answerSearch(
 			maxLineChars: config.maxLineChars,
 			timeoutMs: config.searchTimeoutMs,
 			budgetChars: config.thresholdChars,
+			crRecords: meta.separator === "cr",
 			signal,
 			...deps.searchTuning,
 		});

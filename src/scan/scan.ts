@@ -8,6 +8,7 @@
 // that are kept get decoded on their own.
 
 import { countNewlines } from "../prefilter/keyword-filter.js";
+import { crAsNewline } from "../io/source.js";
 import {
 	GIANT_LINE_KEEP_BYTES,
 	keepCharsFor,
@@ -26,6 +27,7 @@ import { GiantLineSearch } from "./giant.js";
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 export interface ScanOptions {
 	headLines: number;
@@ -63,6 +65,8 @@ export interface ScanResult {
 	 * `atLine` is the first line not (fully) searched, `afterMs` the time spent searching.
 	 */
 	signalSearchStopped?: { atLine: number; afterMs: number };
+	/** "cr" when the output has no LF and at least one CR: its lines are the CR-separated records. */
+	separator?: "cr";
 }
 
 export class LineScanner {
@@ -85,8 +89,15 @@ export class LineScanner {
 	private tailParts: TailPart[] = [];
 	private tailPartLines = 0;
 	private ended = false;
+	/**
+	 * The same output read with each CR as an LF (io/source.ts crAsNewline), scanned beside this one
+	 * until the first LF: an output with no LF and at least one CR is CR-separated records (records()).
+	 */
+	private recordScanner: LineScanner | undefined;
+	private sawCarriageReturn = false;
 
-	constructor(options: ScanOptions) {
+	constructor(options: ScanOptions, readsRecords = true) {
+		if (readsRecords) this.recordScanner = new LineScanner(options, false);
 		this.options = options;
 		this.finder = new SignalFinder(options.signalRegex, options.now);
 		this.collector = new SignalCollector(options.maxLineChars);
@@ -96,6 +107,7 @@ export class LineScanner {
 	push(chunk: Uint8Array): void {
 		if (this.ended) throw new Error("LineScanner: push after end");
 		if (chunk.length === 0) return;
+		if (this.recordScanner !== undefined) this.pushRecords(chunk);
 		const base = this.position;
 		this.byteCount += chunk.length;
 		this.position += chunk.length;
@@ -117,6 +129,30 @@ export class LineScanner {
 			start = lastNewline + 1;
 		}
 		if (start < bytes.length) this.startPending(bytes.subarray(start), base + start);
+	}
+
+	/** Feeds the record scanner a copy of the chunk with each CR as an LF, or drops it at the first LF. */
+	private pushRecords(chunk: Uint8Array): void {
+		if (chunk.indexOf(NEWLINE) !== -1) {
+			this.recordScanner = undefined;
+			return;
+		}
+		if (chunk.indexOf(CARRIAGE_RETURN) === -1) {
+			(this.recordScanner as LineScanner).push(chunk);
+			return;
+		}
+		this.sawCarriageReturn = true;
+		const copy = Buffer.from(chunk);
+		crAsNewline(copy, 0, copy.length);
+		(this.recordScanner as LineScanner).push(copy);
+	}
+
+	/**
+	 * After everything was pushed: the scanner of the output's CR-separated records when it has no LF
+	 * and at least one CR (its offsets are those of the output read through recordsSource), else undefined.
+	 */
+	records(): LineScanner | undefined {
+		return this.sawCarriageReturn ? this.recordScanner : undefined;
 	}
 
 	/** How many lines of the output have this line's shape (0 when not known): see ShapeCounter.countOf. */
@@ -143,6 +179,8 @@ export class LineScanner {
 		passedBytes = 0,
 	): void {
 		if (this.ended) throw new Error("LineScanner: skip after end");
+		// A stored copy with a left-out middle is read line by line, as when it was first scanned.
+		this.recordScanner = undefined;
 		if (!this.pending.isEmpty) this.finishPendingLine();
 		for (const signal of signals) {
 			if (signal.lineNumber <= this.lineCount || signal.lineNumber >= nextLine) continue;

@@ -33,6 +33,12 @@ export interface EntryMeta {
 	sourceNote?: string;
 	/** Pi's verdict on a failed command ("Command exited with code 2"), shown under the view. */
 	status?: string;
+	/**
+	 * "cr": the output has no LF and at least one CR, and its lines (totalLines, the view's and the
+	 * query's numbers) are its CR-separated records (never with a gap). Absent: lines end at LFs,
+	 * as in every entry stored before this field. storedLines still counts the stored copy's LFs.
+	 */
+	separator?: "cr";
 }
 
 /** A left-out middle (see StoredGap in source.ts), with the signal lines the scan found in it. */
@@ -137,6 +143,7 @@ export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 		source,
 		sourceNote,
 		status,
+		separator,
 	} = value;
 	const storedBytes = value.storedBytes ?? totalBytes;
 	const storedLines = value.storedLines ?? totalLines;
@@ -148,6 +155,7 @@ export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 	if (typeof source !== "string" || !ENTRY_SOURCES.includes(source as EntrySource)) return undefined;
 	if (sourceNote !== undefined && typeof sourceNote !== "string") return undefined;
 	if (status !== undefined && typeof status !== "string") return undefined;
+	if (separator !== undefined && (separator !== "cr" || value.gap !== undefined)) return undefined;
 	const gap = value.gap === undefined ? undefined : parseGap(value.gap, storedLines, totalLines);
 	if (gap === null || (gap !== undefined) !== (truncated && value.storedBytes !== undefined)) return undefined;
 	const meta: EntryMeta = {
@@ -166,6 +174,7 @@ export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 	if (gap !== undefined) meta.gap = gap;
 	if (sourceNote !== undefined) meta.sourceNote = sourceNote;
 	if (status !== undefined) meta.status = status;
+	if (separator !== undefined) meta.separator = separator;
 	return meta;
 }
 

@@ -13,6 +13,7 @@ import {
 	pumpCapped,
 	READ_CHUNK_BYTES,
 	readThroughFd,
+	recordsSource,
 	SlicedScan,
 } from "../io/source.js";
 import { keepCharsFor } from "../lines/render.js";
@@ -61,8 +62,19 @@ export function viewContextOf(meta: ViewMeta, config: Pick<OverflowConfig, "maxE
 	};
 }
 
-/** The scanned source of a scanner that has been pushed all of `source`. */
-export function endScan(scanner: LineScanner, source: ByteSource): ScannedSource {
+/**
+ * The scanned source of a scanner that has been pushed all of `source`. With `readsRecords`, an output
+ * with no LF and at least one CR is its CR-separated records (scan.ts): its source is then read
+ * through recordsSource, so the lines read back are the records the scan numbered.
+ */
+export function endScan(scanner: LineScanner, source: ByteSource, readsRecords = true): ScannedSource {
+	const records = readsRecords ? scanner.records() : undefined;
+	if (records !== undefined)
+		return {
+			scan: { ...records.end(), separator: "cr" },
+			source: recordsSource(source),
+			countShape: (raw) => records.countShape(raw),
+		};
 	return { scan: scanner.end(), source, countShape: (raw) => scanner.countShape(raw) };
 }
 
@@ -113,19 +125,22 @@ export async function scanSource(source: ByteSource, options: ScanOptions): Prom
  * with the tail. One reused buffer (a shared read buffer where one is free: keyword-filter.ts).
  */
 export async function scanStoredCopy(
-	meta: Pick<EntryMeta, "gap" | "totalLines" | "totalBytes">,
-	source: ByteSource,
+	meta: Pick<EntryMeta, "gap" | "totalLines" | "totalBytes" | "separator">,
+	stored: ByteSource,
 	options: ScanOptions,
 ): Promise<ScannedSource> {
-	const scanner = new LineScanner(options);
+	// Records only as the metadata says: an entry stored before separators were recorded reads as it did.
+	const source = meta.separator === "cr" ? recordsSource(stored) : stored;
+	const scanner = new LineScanner(options, false);
 	const buffers = acquireReadBuffers(1, READ_CHUNK_BYTES);
 	try {
 		await pushStoredCopy(source, buffers[0], scanner, meta.gap);
 	} finally {
 		releaseReadBuffers(buffers);
 	}
-	const scanned = endScan(scanner, source);
-	return { ...scanned, scan: { ...scanned.scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes } };
+	const scanned = endScan(scanner, source, false);
+	const scan = { ...scanned.scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes };
+	return { ...scanned, scan: meta.separator === "cr" ? { ...scan, separator: "cr" } : scan };
 }
 
 /** Builds the view of a byte source (bounded memory). */

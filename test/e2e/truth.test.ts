@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, INDEX_PATH, resultText, runPi, writeConfiguredIndex } from "../helpers/pi.js";
 import { createTempDir } from "../helpers/tmp.js";
 
@@ -112,18 +112,56 @@ process.stdout.write(out.join("\\n") + "\\n");`;
 	);
 });
 
-test("10 MB of CR-separated records with no LF: the record with the error is shown, with its place in the output", async (t) => {
+test("10 MB of CR-separated records with no LF: each record is a line, in the view and in overflow_query alike", async (t) => {
 	const agentDir = await createTempDir(t);
-	const records = Array.from({ length: 250_000 }, (_, i) =>
-		i === 120_000 ? "error: disk quota exceeded on /var/lib/app" : `progress ${i} of 250000 records copied ok`,
+	const records = 250_000;
+	const errorRecord = 120_001;
+	const errorText = "error: disk quota exceeded on /var/lib/app";
+	// Real bash: awk ends each record with a CR, and not one LF is written.
+	const program = `BEGIN { ORS = "\\r"; for (i = 1; i <= ${records}; i++) print (i == ${errorRecord}) ? "${errorText}" : "progress " i " of ${records} records copied ok" }`;
+	const seenId = (context: Context): string => {
+		for (const message of [...context.messages].reverse()) {
+			if (message.role !== "toolResult") continue;
+			const text = message.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+			const id = /\[pi-overflow id=([0-9a-f]{12})/.exec(text)?.[1];
+			if (id) return id;
+		}
+		throw new Error("no pi-overflow id seen");
+	};
+	const run = await runPi({
+		agentDir,
+		cwd: agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command: `awk '${program}'` })], { stopReason: "toolUse" }),
+			(context) =>
+				fauxAssistantMessage(
+					[fauxToolCall("overflow_query", { id: seenId(context), lines: { start: errorRecord, end: errorRecord } })],
+					{ stopReason: "toolUse" },
+				),
+			(context) =>
+				fauxAssistantMessage([fauxToolCall("overflow_query", { id: seenId(context), search: "error:" })], {
+					stopReason: "toolUse",
+				}),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const [bash, lines, search] = run.toolResults.map((result) => resultText(result));
+	assert.ok(bash.length <= THRESHOLD, `view has ${bash.length} chars`);
+	assert.match(bash.split("\n")[0], new RegExp(`bash output: ${records} lines`), bash.slice(0, 2000));
+	assert.equal(
+		shownLines(bash).get(errorRecord),
+		errorText,
+		`record ${errorRecord} is its own line:\n${bash.slice(0, 4000)}`,
 	);
-	const original = records.join("\r");
-	const script = `const out = [];
-for (let i = 0; i < 250000; i++) out.push(i === 120000 ? "error: disk quota exceeded on /var/lib/app" : "progress " + i + " of 250000 records copied ok");
-process.stdout.write(out.join("\\r"));`;
-	writeFileSync(join(agentDir, "gen.mjs"), script);
-	const view = await viewOf(agentDir, INDEX_PATH, "node gen.mjs");
-	const window = windowRow(view, 1);
-	assert.equal(window.text, "error: disk quota exceeded on /var/lib/app", view.slice(0, 2000));
-	assert.equal(original.slice(window.start - 1, window.end), window.text, "the offsets are true");
+	assert.equal(
+		shownLines(bash).get(records),
+		`progress ${records} of ${records} records copied ok`,
+		"the last record ends the tail",
+	);
+	assert.match(lines, new RegExp(`^ *${errorRecord}: ${errorText}$`, "m"), lines);
+	assert.match(lines, new RegExp(`lines ${errorRecord}–${errorRecord} of ${records}`), lines);
+	assert.match(search, new RegExp(`^ *${errorRecord}: ${errorText}$`, "m"), search);
+	assert.doesNotMatch(search, /^ *1: /m, `no hit on line 1:\n${search.slice(0, 2000)}`);
 });

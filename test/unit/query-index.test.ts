@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import type { QueryParams } from "../../src/query/index.js";
 import { disposeSearchWorkers } from "../../src/query/engine/search.js";
-import { SEQ_TEXT, storeEntry, createDeps, query, queryError } from "../helpers/query-fixtures.js";
+import { SEQ_TEXT, storeEntry, createDeps, numberedLines, query, queryError } from "../helpers/query-fixtures.js";
+import { buildMeta } from "../helpers/store-fixtures.js";
 
 after(() => disposeSearchWorkers());
 
@@ -77,5 +78,46 @@ describe("ids, selectors and bounds", () => {
 			const second = await query(deps, { id: meta.id, ...params });
 			assert.equal(first.text, second.text);
 		}
+	});
+});
+
+describe("CR-separated records", () => {
+	const records = Array.from({ length: 5000 }, (_, i) => (i === 3000 ? "error: quota" : `record ${i + 1} ok`));
+	const text = Buffer.from(records.join("\r"));
+
+	test("an entry with separator cr numbers its records in lines and search alike", async (t) => {
+		const deps = await createDeps(t);
+		const writer = await deps.store.beginEntry("00000000c0de");
+		await writer.write(text);
+		await writer.commit(buildMeta("00000000c0de", text, { totalLines: 5000, separator: "cr" }));
+		const lines = await query(deps, { id: "00000000c0de", lines: { start: 3001, end: 3002 } });
+		assert.deepEqual(
+			numberedLines(lines.text).map(([n, , shown]) => [n, shown]),
+			[
+				[3001, "error: quota"],
+				[3002, "record 3002 ok"],
+			],
+		);
+		const search = await query(deps, { id: "00000000c0de", search: "error:" });
+		assert.deepEqual(
+			numberedLines(search.text)
+				.filter(([, separator]) => separator === ":")
+				.map(([n, , shown]) => [n, shown]),
+			[[3001, "error: quota"]],
+		);
+	});
+
+	test("an entry stored without a separator reads its CR-only text as one line, as before", async (t) => {
+		const deps = await createDeps(t);
+		const meta = await storeEntry(deps.store, text);
+		assert.equal(meta.totalLines, 1);
+		const search = await query(deps, { id: meta.id, search: "error:" });
+		assert.deepEqual(
+			numberedLines(search.text)
+				.filter(([, separator]) => separator === ":")
+				.map(([n]) => n),
+			[1],
+		);
+		assert.match((await query(deps, { id: meta.id, lines: { start: 1 } })).text, /lines 1–1 of 1/);
 	});
 });

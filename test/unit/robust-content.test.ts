@@ -44,6 +44,8 @@ interface BoundOptions {
 	/** Pi's bash spill file, holding the whole output. */
 	spill?: Buffer;
 	config?: Partial<OverflowConfig>;
+	/** The output is CR-separated records (no LF, at least one CR): its lines are its records. */
+	records?: boolean;
 }
 
 /** Runs one result through boundToolResult with a real store in a fresh directory, timed. */
@@ -86,11 +88,18 @@ async function bound(t: Parameters<typeof createTempDir>[0], name: string, optio
 	assert.equal(overflow.totalBytes, original.length, "the output's own size");
 	assert.equal(meta.totalBytes, original.length);
 	assert.equal(meta.storedBytes, stored.length);
-	const lines = countEditorLines(original);
+	const lines = options.records ? countRecords(original) : countEditorLines(original);
 	assert.equal(overflow.totalLines, lines, "totalLines counts lines as an editor does");
 	assert.equal(meta.totalLines, lines);
 	assert.equal(meta.storedLines, countEditorLines(stored));
 	return { patch, view, id: overflow.id, stored, original, meta, overflow, ms };
+}
+
+/** CR-separated records: CRs, plus 1 for a last record without one. */
+function countRecords(bytes: Buffer): number {
+	let records = 0;
+	for (let at = bytes.indexOf(0x0d); at !== -1; at = bytes.indexOf(0x0d, at + 1)) records++;
+	return records + (bytes.length > 0 && bytes[bytes.length - 1] !== 0x0d ? 1 : 0);
 }
 
 /** The stored text split into editor lines (a final newline does not start another line). */
@@ -208,7 +217,7 @@ test("CRLF line endings: lines counted on LF, the CR shown as part of the ending
 	assertNoReplacementCharacter(result);
 });
 
-test("lone CRs: a redrawn progress line shows its final state, a CR-only output is one line", async (t) => {
+test("lone CRs: a redrawn progress line shows its final state, a CR-only output is its records", async (t) => {
 	const bar = Array.from({ length: 2000 }, (_, i) => `downloading ${String(i).padStart(4, " ")}/1999`).join("\r");
 	const text = `${bar}\r\x1b[2Kdownload complete\n${"step ok\n".repeat(30_000)}${bar}\rfinal: error in step 30001\n`;
 	const result = await bound(t, "lone CR", { text });
@@ -221,9 +230,11 @@ test("lone CRs: a redrawn progress line shows its final state, a CR-only output 
 	assert.equal(shown.get(30_002), "final: error in step 30001");
 	assertNoReplacementCharacter(result);
 
-	const onlyCr = await bound(t, "CR only", { text: "spinner\r".repeat(100_000) });
-	assert.equal(onlyCr.overflow.totalLines, 1);
+	const onlyCr = await bound(t, "CR only", { text: "spinner\r".repeat(100_000), records: true });
+	assert.equal(onlyCr.overflow.totalLines, 100_000);
+	assert.equal(onlyCr.meta.separator, "cr");
 	assert.equal(parseShownLines(onlyCr.view).get(1), "spinner");
+	assert.equal(parseShownLines(onlyCr.view).get(100_000), "spinner");
 });
 
 test("NUL bytes are stored byte for byte and never reach the model raw", async (t) => {

@@ -208,6 +208,57 @@ describe("chunking", () => {
 		assert.deepEqual(scanText(bytes.toString("utf8"), scanOptions()).totalLines, whole.totalLines);
 	});
 
+	/** The records scan of the bytes pushed in chunks of `chunkBytes` (undefined when they are not CR-separated). */
+	function recordsInChunks(bytes: Buffer, chunkBytes: number): ScanResult | undefined {
+		const scanner = new LineScanner(scanOptions());
+		for (let at = 0; at < bytes.length; at += chunkBytes) scanner.push(bytes.subarray(at, at + chunkBytes));
+		return scanner.records()?.end();
+	}
+
+	test("reads an output with no LF and at least one CR as CR-separated records, whatever the chunking", () => {
+		const records = Array.from({ length: 3000 }, (_, i) =>
+			i === 1700 ? "error: disk quota exceeded" : `progress ${i + 1} ok`,
+		);
+		const bytes = Buffer.from(`${records.join("\r")}\r`);
+		const whole = recordsInChunks(bytes, bytes.length);
+		assert.ok(whole, "records");
+		assert.equal(whole.totalLines, 3000);
+		assert.equal(whole.head[0].text, "progress 1 ok");
+		assert.equal(lastOf(whole.tail).text, "progress 3000 ok");
+		assert.deepEqual(
+			whole.signals.map((item) => [item.lineNumber, item.text]),
+			[[1701, "error: disk quota exceeded"]],
+		);
+		for (const chunk of [1, 7, 4096]) assert.deepEqual(recordsInChunks(bytes, chunk), whole, `chunk ${chunk}`);
+		for (const seed of [1, 2, 3]) {
+			const scanner = new LineScanner(scanOptions());
+			let state = seed;
+			for (let at = 0; at < bytes.length;) {
+				state = (state * 1103515245 + 12345) % 2147483648;
+				const size = 1 + (state % 5000);
+				scanner.push(bytes.subarray(at, at + size));
+				at += size;
+			}
+			assert.deepEqual(scanner.records()?.end(), whole, `random chunks, seed ${seed}`);
+		}
+	});
+
+	test("keeps lines for CRLF, progress-bar CRs, one LF after many CRs, and no CR at all", () => {
+		const texts = [
+			"one\r\ntwo\r\n",
+			"10%\r20%\r30%\ndone\n",
+			`${"step ok\r".repeat(50_000)}finished\n`,
+			`${"x".repeat(100_000)}`,
+		];
+		for (const text of texts)
+			for (const chunk of [1, 4096, 1 * MIB])
+				assert.equal(
+					recordsInChunks(Buffer.from(text), chunk),
+					undefined,
+					`${JSON.stringify(text.slice(0, 20))}, chunk ${chunk}`,
+				);
+	});
+
 	test("keeps the same tail of long lines (a block's last lines over 256 KiB) whatever the chunking", () => {
 		const lines = Array.from(
 			{ length: 200 },

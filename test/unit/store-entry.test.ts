@@ -50,6 +50,11 @@ test("parses valid metadata to a clean copy and drops unknown fields", () => {
 	assert.deepEqual(parseEntryMeta(JSON.parse(JSON.stringify(meta))), meta);
 });
 
+test("keeps the separator of a CR-separated output's records", () => {
+	const meta = { ...buildMeta("0123456789ab", Buffer.from("a\rb\r")), totalLines: 2, separator: "cr" as const };
+	assert.deepEqual(parseEntryMeta(JSON.parse(JSON.stringify(meta))), meta);
+});
+
 test("reads metadata written before the stored copy had its own counts as describing the stored copy", () => {
 	const { storedBytes: _bytes, storedLines: _lines, ...legacy } = buildMeta("0123456789ab", Buffer.from("a\nb\n"));
 	assert.deepEqual(parseEntryMeta(legacy), { ...legacy, storedBytes: 4, storedLines: 2 });
@@ -72,6 +77,8 @@ test("rejects metadata with a bad id, field, source or gap", () => {
 		{ ...meta, gap },
 		{ ...meta, truncated: true, totalLines: 20, gap: { ...gap, markerLine: 3 } },
 		{ ...meta, truncated: true, totalLines: 20, gap: { ...gap, signals: [{ line: 5, text: 5, count: 1 }] } },
+		{ ...meta, separator: "lf" },
+		{ ...meta, separator: "cr", truncated: true, totalLines: 20, gap },
 	]) {
 		assert.equal(parseEntryMeta(bad), undefined, JSON.stringify(bad));
 	}

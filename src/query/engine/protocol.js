@@ -89,6 +89,7 @@ export function readProgress(progress, id) {
  * @property {number} giantLineBytes
  * @property {boolean} latin1 The pattern matches alike in UTF-8 and its Latin-1 view (isByteSafePattern): chunks
  *   are then searched as Latin-1 (no decoding; one-byte strings) and only shown lines are decoded.
+ * @property {boolean} [crRecords] The file is CR-separated records (no LF in it): each CR is read as an LF.
  * @property {number} [virtualMsPerLine] Tests only: the deadline follows a virtual clock on which each searched line takes this many ms.
  * @property {number} [holdBeforeDoneMs] Tests only: the worker pauses this long after searching the last line, before it answers.
  */

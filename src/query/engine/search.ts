@@ -61,6 +61,8 @@ export interface SearchOptions {
 	chunkBytes?: number;
 	/** Default DEFAULT_GIANT_LINE_BYTES. */
 	giantLineBytes?: number;
+	/** The file is CR-separated records (EntryMeta.separator "cr"): each CR is read as an LF. */
+	crRecords?: boolean;
 	/** Default DEFAULT_HARD_STOP_GRACE_MS. */
 	hardStopGraceMs?: number;
 	/** Aborting terminates the worker (or leaves the queue); searchFile then rejects. */
@@ -187,6 +189,7 @@ export async function searchFile(file: string | number, options: SearchOptions):
 			options.chunkBytes ?? DEFAULT_SEARCH_CHUNK_BYTES,
 		),
 		latin1: isByteSafePattern(options.pattern),
+		...(options.crRecords ? { crRecords: true } : {}),
 		virtualMsPerLine: options.virtualMsPerLine,
 		holdBeforeDoneMs: options.holdBeforeDoneMs,
 	};

@@ -34,11 +34,25 @@ function openFileSource(request) {
 	const given = request.fd;
 	const fd = given ?? openSync(/** @type {string} */ (request.path), "r");
 	return {
-		read: (buffer, offset, length, position) => readSync(fd, buffer, offset, length, position),
+		read: (buffer, offset, length, position) => {
+			const count = readSync(fd, buffer, offset, length, position);
+			if (request.crRecords) crAsNewline(buffer, offset, offset + count);
+			return count;
+		},
 		close: () => {
 			if (given === undefined) closeSync(fd);
 		},
 	};
+}
+
+/**
+ * Turns every CR in buffer[start, end) into an LF, in place (as io/source.ts crAsNewline does).
+ * @param {Buffer} buffer
+ * @param {number} start
+ * @param {number} end
+ */
+function crAsNewline(buffer, start, end) {
+	for (let at = buffer.indexOf(13, start); at !== -1 && at < end; at = buffer.indexOf(13, at + 1)) buffer[at] = 10;
 }
 
 port.on("message", (/** @type {SearchWorkerRequest} */ request) => {
