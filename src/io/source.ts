@@ -11,6 +11,7 @@ import type { Stats } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 import { acquireReadBuffers, releaseReadBuffers, SHARED_READ_BUFFER_BYTES } from "../prefilter/keyword-filter.js";
 import { formatNote } from "../lines/protocol.js";
+import { crAsNewline } from "../lines/records.js";
 import { describeError } from "../lines/text.js";
 import { TimeSlice } from "./time-slice.js";
 
@@ -64,15 +65,6 @@ export interface ByteSource {
 	/** Reads into `target` from `position`; returns the bytes read. */
 	read(target: Buffer, position: number): Promise<number>;
 	close(): Promise<void>;
-}
-
-/**
- * Turns every CR in target[start, end) into an LF, in place. A CR-separated output (one with no LF at
- * all: scan.ts decides) read this way is its records as lines, at the same byte offsets.
- */
-export function crAsNewline(target: Buffer, start: number, end: number): void {
-	for (let at = target.indexOf(0x0d, start); at !== -1 && at < end; at = target.indexOf(0x0d, at + 1))
-		target[at] = 0x0a;
 }
 
 /** The same bytes with each CR read as an LF (crAsNewline): a CR-separated output's records as lines. */

@@ -8,7 +8,7 @@
 // that are kept get decoded on their own.
 
 import { countNewlines } from "../prefilter/keyword-filter.js";
-import { crAsNewline } from "../io/source.js";
+import { crAsNewline } from "../lines/records.js";
 import {
 	GIANT_LINE_KEEP_BYTES,
 	keepCharsFor,
@@ -90,7 +90,7 @@ export class LineScanner {
 	private tailPartLines = 0;
 	private ended = false;
 	/**
-	 * The same output read with each CR as an LF (io/source.ts crAsNewline), scanned beside this one
+	 * The same output read with each CR as an LF (lines/records.js crAsNewline), scanned beside this one
 	 * until the first LF: an output with no LF and at least one CR is CR-separated records (records()).
 	 */
 	private recordScanner: LineScanner | undefined;

@@ -138,7 +138,7 @@ export async function scanStoredCopy(
 	} finally {
 		releaseReadBuffers(buffers);
 	}
-	const scanned = endScan(scanner, source, false);
+	const scanned = endScan(scanner, source);
 	const scan = { ...scanned.scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes };
 	return { ...scanned, scan: meta.separator === "cr" ? { ...scan, separator: "cr" } : scan };
 }

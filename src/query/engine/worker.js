@@ -8,6 +8,7 @@
 
 import { closeSync, openSync, readSync } from "node:fs";
 import { workerData } from "node:worker_threads";
+import { crAsNewline } from "../../lines/records.js";
 import { resetProgress } from "./protocol.js";
 import { runSearch } from "./run.js";
 
@@ -43,16 +44,6 @@ function openFileSource(request) {
 			if (given === undefined) closeSync(fd);
 		},
 	};
-}
-
-/**
- * Turns every CR in buffer[start, end) into an LF, in place (as io/source.ts crAsNewline does).
- * @param {Buffer} buffer
- * @param {number} start
- * @param {number} end
- */
-function crAsNewline(buffer, start, end) {
-	for (let at = buffer.indexOf(13, start); at !== -1 && at < end; at = buffer.indexOf(13, at + 1)) buffer[at] = 10;
 }
 
 port.on("message", (/** @type {SearchWorkerRequest} */ request) => {
