@@ -9,7 +9,7 @@
 // 0600 where it is. Never throws.
 
 import { constants } from "node:fs";
-import { chmod, lstat, open, unlink } from "node:fs/promises";
+import { lstat, open, unlink } from "node:fs/promises";
 import type { ContentPart, ToolResultPatch } from "./tool-result.js";
 import { isPiBashSpillPath } from "./pi-bash.js";
 import { joinTextParts } from "./stash.js";
@@ -23,12 +23,13 @@ export type SpillPrivacy = "private" | "missing" | "refused";
 
 /**
  * Makes Pi's own spill file `spillPath` private (0600) where it is, when it is a regular file of
- * this user; the file is opened without following a symlink or blocking, and changed through that
- * descriptor, so what is checked is what is changed.
+ * this user (of `size` bytes, when given); the file is opened without following a symlink or
+ * blocking, and changed through that descriptor, so what is checked is what is changed.
  */
 export async function makeSpillFilePrivate(
 	spillPath: string,
 	uid: number | undefined = process.getuid?.(),
+	size?: number,
 ): Promise<SpillPrivacy> {
 	if (!isPiBashSpillPath(spillPath)) return "refused";
 	let handle: Awaited<ReturnType<typeof open>>;
@@ -39,7 +40,8 @@ export async function makeSpillFilePrivate(
 	}
 	try {
 		const stats = await handle.stat();
-		if (!stats.isFile() || (uid !== undefined && stats.uid !== uid)) return "refused";
+		if (!stats.isFile() || (uid !== undefined && stats.uid !== uid) || (size !== undefined && stats.size !== size))
+			return "refused";
 		if ((stats.mode & 0o077) !== 0) await handle.chmod(PRIVATE_FILE_MODE);
 		return "private";
 	} catch {
@@ -71,12 +73,12 @@ export async function releaseSpillFile(
 		if (id === undefined || !isPiBashSpillPath(spillPath)) return unchanged;
 		const meta = await store.readMeta(id);
 		if (meta === undefined || meta.source !== "spill-file") return unchanged;
+		if (meta.truncated) {
+			const privacy = await makeSpillFilePrivate(spillPath, uid, meta.totalBytes);
+			return privacy === "private" ? { patch, release: "made-private" } : unchanged;
+		}
 		const stats = await lstat(spillPath);
 		if (!stats.isFile() || (uid !== undefined && stats.uid !== uid) || stats.size !== meta.totalBytes) return unchanged;
-		if (meta.truncated) {
-			await chmod(spillPath, PRIVATE_FILE_MODE);
-			return { patch, release: "made-private" };
-		}
 		const released = pointToPrivateCopy(patch, spillPath, store.textPath(id));
 		// The private path may be longer than Pi's: a text that would no longer fit keeps Pi's file.
 		if (joinTextParts(released.content).length > maxChars) return unchanged;
