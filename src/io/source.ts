@@ -33,8 +33,7 @@ export const SCAN_TURN_BYTES = 256 * 1024;
  */
 export class SlicedScan {
 	private readonly scan: (chunk: Buffer) => void;
-	private readonly slice = new TimeSlice();
-	private unyielded = 0;
+	private readonly slice = new TimeSlice({ turnBytes: SCAN_TURN_BYTES });
 
 	constructor(scan: (chunk: Buffer) => void) {
 		this.scan = scan;
@@ -49,12 +48,7 @@ export class SlicedScan {
 		for (let from = 0; from < chunk.length; from += SCAN_SLICE_BYTES) {
 			const end = Math.min(chunk.length, from + SCAN_SLICE_BYTES);
 			this.scan(from === 0 && end === chunk.length ? chunk : chunk.subarray(from, end));
-			this.unyielded += end - from;
-			if (this.unyielded < SCAN_TURN_BYTES) await this.slice.turn();
-			else {
-				this.unyielded = 0;
-				await this.slice.giveTurn();
-			}
+			await this.slice.passed(end - from);
 		}
 	}
 }

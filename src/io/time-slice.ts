@@ -8,6 +8,8 @@ export const DEFAULT_SLICE_MS = 10;
 export interface TimeSliceOptions {
 	/** Default DEFAULT_SLICE_MS. */
 	sliceMs?: number;
+	/** With `passed`: a turn is given after this many bytes whatever the clock says. Default: the clock alone. */
+	turnBytes?: number;
 	/** Default performance.now. */
 	now?: () => number;
 }
@@ -16,11 +18,15 @@ export class TimeSlice {
 	/** Turns given to the event loop so far. */
 	yields = 0;
 	private readonly sliceMs: number;
+	private readonly turnBytes: number;
 	private readonly now: () => number;
 	private started: number;
+	/** Bytes passed since the last turn. */
+	private unyielded = 0;
 
 	constructor(options: TimeSliceOptions = {}) {
 		this.sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
+		this.turnBytes = options.turnBytes ?? Number.POSITIVE_INFINITY;
 		this.now = options.now ?? (() => performance.now());
 		this.started = this.now();
 	}
@@ -35,10 +41,18 @@ export class TimeSlice {
 		if (this.due) await this.giveTurn();
 	}
 
+	/** `bytes` more were worked through: yields when the slice's time is up or `turnBytes` have passed since the last turn. */
+	async passed(bytes: number): Promise<void> {
+		this.unyielded += bytes;
+		if (this.unyielded >= this.turnBytes) await this.giveTurn();
+		else await this.turn();
+	}
+
 	/** Yields to the event loop now; a new slice starts after it. */
 	async giveTurn(): Promise<void> {
 		await new Promise<void>((resolve) => setImmediate(resolve));
 		this.yields++;
+		this.unyielded = 0;
 		this.started = this.now();
 	}
 }

@@ -499,8 +499,7 @@ export async function readJsonFindings(
 	if (source.size === 0 || source.size > maxBytes || !(await mayStartJson(source))) return undefined;
 	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, source.size));
 	const reader = new OutlineReader();
-	const slice = new TimeSlice(sliceOptions);
-	let unyielded = 0;
+	const slice = new TimeSlice({ turnBytes: OUTLINE_TURN_BYTES, ...sliceOptions });
 	let started = false;
 	for (let position = 0; position < source.size;) {
 		const read = await source.read(buffer, position);
@@ -523,13 +522,8 @@ export async function readJsonFindings(
 			reader.lexer.feed(reader.buffer, from, to, position);
 			const error = reader.lexer.error;
 			if (error === null) {
-				unyielded += to - from;
+				await slice.passed(to - from);
 				from = to;
-				if (unyielded < OUTLINE_TURN_BYTES) await slice.turn();
-				else {
-					unyielded = 0;
-					await slice.giveTurn();
-				}
 				continue;
 			}
 			// Another document after the first: JSON lines, when it starts a line with an object or array.
