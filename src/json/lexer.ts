@@ -67,6 +67,11 @@ export class JsonLexer extends JsonTokenScanner {
 		this.pauseRequested = true;
 	}
 
+	/** Containers open now (the level the next one would open at). */
+	get openContainers(): number {
+		return this.depth;
+	}
+
 	/** The last feed stopped because pause() was called. */
 	get paused(): boolean {
 		return this.pauseRequested;
@@ -115,6 +120,7 @@ export class JsonLexer extends JsonTokenScanner {
 						}
 					} else if (byte === (kind === KIND_ARRAY ? 0x5d : 0x7d)) {
 						index = this.close(kind, index, base + index, false);
+						if (this.depth > this.maxEventLevel) index = this.closeUnreported(buffer, index, end);
 					} else {
 						index = this.readStructure(buffer, index, end, base);
 					}
@@ -126,6 +132,7 @@ export class JsonLexer extends JsonTokenScanner {
 					this.state = kind === KIND_OBJECT ? S_OBJECT_FIRST : S_ARRAY_FIRST;
 					index++;
 					if (level <= this.maxEventLevel) this.handler.onOpen(kind, level, base + index - 1, parent);
+					else if (kind === KIND_ARRAY) index = this.openUnreported(buffer, index, end);
 				} else if (state === S_OBJECT_FIRST && byte === 0x7d) {
 					index = this.close(KIND_OBJECT, index, base + index, true);
 				} else if (state === S_ARRAY_FIRST && byte === 0x5d) {
@@ -225,6 +232,37 @@ export class JsonLexer extends JsonTokenScanner {
 				this.fail("nonWhitespaceAfter", offset);
 				return index;
 		}
+	}
+
+	/**
+	 * Past an array that opened deeper than maxEventLevel: the arrays that open right after it, with
+	 * no event to report, in one tight loop (a document nested millions deep costs a byte compare and a
+	 * push per level, not the whole state machine). State stays S_ARRAY_FIRST.
+	 */
+	private openUnreported(buffer: Buffer, start: number, end: number): number {
+		let index = start;
+		while (index < end && buffer[index] === 0x5b) {
+			this.push(KIND_ARRAY);
+			index++;
+		}
+		return index;
+	}
+
+	/**
+	 * Past a container that closed deeper than maxEventLevel + 1: the closing brackets that follow
+	 * while their closes are still unreported, each checked against the container it closes.
+	 */
+	private closeUnreported(buffer: Buffer, start: number, end: number): number {
+		let index = start;
+		const kinds = this.kinds;
+		let depth = this.depth;
+		while (index < end && depth > this.maxEventLevel + 1) {
+			if (buffer[index] !== (kinds[depth - 1] === KIND_ARRAY ? 0x5d : 0x7d)) break;
+			depth--;
+			index++;
+		}
+		this.depth = depth;
+		return index;
 	}
 
 	private close(kind: ContainerKind, index: number, offset: number, empty: boolean): number {

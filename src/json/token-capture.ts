@@ -2,7 +2,11 @@
 // when the token lies inside it, else a copy (grown by doubling) of the chunks it spans, at most
 // `limit` bytes of it (the token says when more followed). One scratch buffer, reused.
 
-import { EMPTY_BUFFER, JsonToken } from "./token.js";
+import * as tokens from "./token.js";
+
+// A module constant, read on every token: an imported binding is read through the loader's interop
+// getter on each use under Pi (see json/lexer.ts).
+const { EMPTY_BUFFER, JsonToken } = tokens;
 
 export class TokenCapture {
 	/** The token every event reports (reused). */

@@ -156,10 +156,12 @@ export type JsonMemberValue =
 	| { kind: "null" }
 	| { kind: "container"; empty: boolean };
 
-/** Whether a member's value is needed to judge it (a string or number the rules compare). */
+/** Every member name the rules know, for the one lookup of isJsonRuleKey (it runs on every key of a document). */
+const JSON_RULE_MEMBERS = new Set([...JSON_PROBLEM_MEMBERS, ...JSON_SEVERITY_MEMBERS, ...JSON_VERDICT_MEMBERS]);
+
+/** Whether the rules judge a member by this name (judgeJsonMember is false for any other). */
 export function isJsonRuleKey(key: string): boolean {
-	const name = key.toLowerCase();
-	return JSON_PROBLEM_MEMBERS.has(name) || JSON_SEVERITY_MEMBERS.has(name) || JSON_VERDICT_MEMBERS.has(name);
+	return JSON_RULE_MEMBERS.has(key.toLowerCase());
 }
 
 /**

@@ -99,6 +99,8 @@ export interface JsonExtras {
 	outline?: string;
 	problemCount: number;
 	problems: ProblemLines[];
+	/** The document nests deeper than this many levels, which were not read (JsonFindings.deeperThan). */
+	deeperThan?: number;
 }
 
 /** What the view shows besides the scan's own lines. */
@@ -185,6 +187,7 @@ export async function readViewExtras(
 			...(findings.outline !== undefined ? { outline: findings.outline } : {}),
 			problemCount: findings.problemCount,
 			problems,
+			...(findings.deeperThan !== undefined ? { deeperThan: findings.deeperThan } : {}),
 		},
 	};
 }

@@ -4,26 +4,22 @@
 // (one document per line) are read record by record. One streaming pass of the lexer over at most
 // JSON_OUTLINE_MAX_BYTES: memory is the open containers and a few kept problems, whatever the size.
 
-import {
-	decodeNumberToken,
-	decodeStringToken,
-	type JsonEventHandler,
-	JsonLexer,
-	type JsonToken,
-	KIND_ARRAY,
-	KIND_OBJECT,
-	type ContainerKind,
-	SCALAR_FALSE,
-	SCALAR_NULL,
-	SCALAR_NUMBER,
-	SCALAR_STRING,
-	SCALAR_TRUE,
-	type ScalarKind,
-} from "../json/index.js";
-import { formatPathPrefix, type PathSegment } from "../json/path.js";
-import { isJsonRuleKey, JSON_RULE_KEY_BYTES, type JsonMemberValue, judgeJsonMember } from "../signals/policy.js";
+import * as json from "../json/index.js";
+import type { ContainerKind, JsonEventHandler, JsonLexer as Lexer, JsonToken, ScalarKind } from "../json/index.js";
+import * as jsonPath from "../json/path.js";
+import type { PathSegment } from "../json/path.js";
+import * as policy from "../signals/policy.js";
+import type { JsonMemberValue } from "../signals/policy.js";
 import { type ByteSource, READ_CHUNK_BYTES } from "../io/source.js";
 import { TimeSlice, type TimeSliceOptions } from "../io/time-slice.js";
+
+// Copied into module constants once, as json/lexer.ts does: under Pi's extension loader an imported
+// binding is read through an interop getter on every use, which cost this pass about a fifth of its
+// time per event (a CPU profile of the 8 MB minified row in bench/stall.ts).
+const { decodeNumberToken, decodeStringToken, JsonLexer, KIND_ARRAY, KIND_OBJECT } = json;
+const { SCALAR_FALSE, SCALAR_NULL, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE } = json;
+const { formatPathPrefix } = jsonPath;
+const { isJsonRuleKey, JSON_RULE_KEY_BYTES, judgeJsonMember } = policy;
 
 /** Largest output whose structure is read (larger ones get no outline: the pass would cost too much). */
 export const JSON_OUTLINE_MAX_BYTES = 8 * 1024 * 1024;
@@ -34,6 +30,13 @@ export const JSON_OUTLINE_MAX_BYTES = 8 * 1024 * 1024;
 const OUTLINE_SLICE_BYTES = 16 * 1024;
 /** The pass also yields after this many bytes whatever the clock says (a few turns per MiB cost nothing). */
 const OUTLINE_TURN_BYTES = 128 * 1024;
+/**
+ * Levels of containers whose contents are read: containers nested deeper are checked for syntax
+ * only. It is the deepest Go's encoding/json accepts (serde_json stops at 128, Python's json at about
+ * 1 000), so no document a parser wrote or can read is cut by it; past it, a document nested millions
+ * deep costs the lexer's byte loop alone, not an event per container (SPEC "Third wave", Main thread).
+ */
+export const JSON_OUTLINE_LEVELS = 10_000;
 /** Problems kept with their places (more are counted). */
 export const MAX_JSON_PROBLEMS = 20;
 /** An object with a problem member that spans more lines than this is shown by that member instead. */
@@ -68,8 +71,10 @@ export interface JsonFindings {
 	outline?: string;
 	/** The first MAX_JSON_PROBLEMS problems, in the order their objects end. */
 	problems: JsonProblem[];
-	/** All problems found. */
+	/** All problems found (in the levels read). */
 	problemCount: number;
+	/** Set when the document nests deeper than JSON_OUTLINE_LEVELS: what lies deeper was not read for problems. */
+	deeperThan?: number;
 }
 
 /** The first member that says an object is a problem, and where that member's value lies. */
@@ -89,8 +94,6 @@ interface FrameProblem {
 /** A container that has just closed: where it started, what it held, what it says. */
 interface Frame extends Partial<FrameProblem> {
 	kind: ContainerKind;
-	/** Its segment in its parent (undefined for a document's root). */
-	segment: PathSegment | undefined;
 	/** Items (arrays) or members (objects). */
 	count: number;
 	start: number;
@@ -173,12 +176,10 @@ class FrameStack {
 
 	pop(): Frame {
 		const level = this.depth - 1;
-		const segment = this.segmentOf(level);
 		const problem = this.problems.size > 0 ? this.problems.get(level) : undefined;
 		if (problem !== undefined) this.problems.delete(level);
 		const frame: Frame = {
 			kind: this.field(level, F_KIND) as ContainerKind,
-			segment,
 			count: this.field(level, F_COUNT),
 			start: this.field(level, F_START),
 			startLine: this.field(level, F_START_LINE),
@@ -253,15 +254,18 @@ class OutlineReader implements JsonEventHandler {
 	jsonLines = false;
 	/** A record that is a problem, kept until it is known whether a second record follows. */
 	pendingRoot: { frame: Frame; end: number; endLine: number } | undefined;
+	/** A container at JSON_OUTLINE_LEVELS held something: levels below it were not read. */
+	deeper = false;
 	buffer: Buffer = Buffer.alloc(0);
 	base = 0;
-	private pendingKey: string | undefined;
+	/** The member being read has a key the rules know. */
+	private pendingRule = false;
 
-	lexer = new JsonLexer(this, { captureLimit: CAPTURE_BYTES });
+	lexer = outlineLexer(this);
 
 	/** A new document starts (the next record of JSON lines): a fresh lexer, no open containers. */
 	restart(): void {
-		this.lexer = new JsonLexer(this, { captureLimit: CAPTURE_BYTES });
+		this.lexer = outlineLexer(this);
 		this.frames.clear();
 	}
 
@@ -279,25 +283,35 @@ class OutlineReader implements JsonEventHandler {
 	onClose(kind: ContainerKind, level: number, offset: number, empty: boolean): void {
 		if (this.frames.depth === 0) return;
 		const frame = this.frames.pop();
+		// The containers at the last level read are opened and closed, their contents not read.
+		const opaque = level >= JSON_OUTLINE_LEVELS;
+		if (opaque && !empty) this.deeper = true;
 		this.at(offset);
 		const line = this.cursor.line;
 		if (kind === KIND_OBJECT && frame.reason !== undefined) this.closeProblem(frame, offset + 1, line, level);
 		if (level >= 1 && level - 1 < this.frames.depth) {
+			// Only a member is judged or summarised: an item of an array is neither.
+			const at = level - 1;
+			if (this.frames.field(at, F_KIND) !== KIND_OBJECT) return;
+			const key = this.frames.key(at);
+			const rule = key !== undefined && key.length <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key);
+			if (!this.wantsMember(at, rule)) return;
 			this.judge(
-				level - 1,
+				at,
+				rule,
 				{ kind: "container", empty },
 				frame.start,
 				offset + 1,
 				frame.startLine,
 				frame.lineStart,
 				line,
-				containerSummary(frame, empty),
+				containerSummary(frame, empty, opaque),
 			);
 		} else {
 			this.records++;
 			if (this.records === 1)
 				this.rootSummary =
-					kind === KIND_OBJECT ? summariseMembers(this.members, frame.count) : containerSummary(frame, empty);
+					kind === KIND_OBJECT ? summariseMembers(this.members, frame.count) : containerSummary(frame, empty, opaque);
 		}
 	}
 
@@ -307,9 +321,9 @@ class OutlineReader implements JsonEventHandler {
 		this.frames.setCount(at, this.frames.field(at, F_COUNT) + 1);
 		const key = decodeStringToken(token);
 		this.frames.setKey(at, key);
+		this.pendingRule = token.to - token.from <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key);
 		// Values are captured only where the rules read them, and for the outline of the root's members.
-		this.lexer.detail = level === 1 || (token.to - token.from <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key));
-		this.pendingKey = key;
+		this.lexer.detail = level === 1 || this.pendingRule;
 	}
 
 	onScalar(kind: ScalarKind, level: number, token: JsonToken): void {
@@ -318,14 +332,12 @@ class OutlineReader implements JsonEventHandler {
 		if (at < 0 || at >= this.frames.depth) return;
 		this.lexer.detail = false;
 		if (this.frames.field(at, F_KIND) === KIND_ARRAY) return;
-		const value = scalarValue(
-			kind,
-			token,
-			level === 1 || (this.pendingKey !== undefined && isJsonRuleKey(this.pendingKey)),
-		);
+		const rule = this.pendingRule;
+		if (!this.wantsMember(at, rule)) return;
+		const value = scalarValue(kind, token, level === 1 || rule);
 		this.at(token.end);
 		const { line, lineStart } = this.cursor;
-		this.judge(at, value, token.start, token.end, line, lineStart, line, scalarSummary(kind, value));
+		this.judge(at, rule, value, token.start, token.end, line, lineStart, line, scalarSummary(kind, value));
 	}
 
 	onComma(level: number, kind: ContainerKind): void {
@@ -341,9 +353,18 @@ class OutlineReader implements JsonEventHandler {
 		if (frames.field(at, F_KIND) === KIND_ARRAY && frames.field(at, F_COUNT) === 0) frames.setCount(at, 1);
 	}
 
-	/** A member of the open container at index `at` ended: judge it, and summarise the root's members for the outline. */
+	/**
+	 * Whether a member of the object at `at` is looked at when it ends: one whose key the rules know
+	 * (`rule`), or a root member the outline names. Most members are neither and cost nothing more.
+	 */
+	private wantsMember(at: number, rule: boolean): boolean {
+		return rule || (at === 0 && this.records === 0 && this.members.length < OUTLINE_MEMBERS);
+	}
+
+	/** A member of the open container at index `at` ended: judge it (`rule`), and summarise the root's members for the outline. */
 	private judge(
 		at: number,
+		rule: boolean,
 		value: JsonMemberValue,
 		start: number,
 		end: number,
@@ -357,7 +378,7 @@ class OutlineReader implements JsonEventHandler {
 		if (frames.field(at, F_KIND) !== KIND_OBJECT || key === undefined) return;
 		if (at === 0 && this.records === 0 && this.members.length < OUTLINE_MEMBERS)
 			this.members.push(`${JSON.stringify(key)}: ${summary}`);
-		if (frames.problems.has(at) || !judgeJsonMember(key, value)) return;
+		if (!rule || frames.problems.has(at) || !judgeJsonMember(key, value)) return;
 		frames.problems.set(at, {
 			reason: `${JSON.stringify(key)}: ${summary}`,
 			member: { segment: key, start, startLine, lineStart, end, endLine, summary },
@@ -380,7 +401,7 @@ class OutlineReader implements JsonEventHandler {
 			this.problemCount++;
 			return;
 		}
-		this.record({ path: this.pathOf(level, frame.segment), ...this.placeOf(frame, end, endLine) });
+		this.record({ path: this.pathOf(level), ...this.placeOf(frame, end, endLine) });
 	}
 
 	/** A problem object's place, and its problem member's. */
@@ -423,7 +444,7 @@ class OutlineReader implements JsonEventHandler {
 			this.problemCount++;
 			return;
 		}
-		const path = `${this.pathOf(level, frame.segment)}${formatPathPrefix([member.segment]).slice(1)}`;
+		const path = `${this.pathOf(level)}${formatPathPrefix([member.segment]).slice(1)}`;
 		const place = { startLine: member.startLine, endLine: member.endLine, lineStart: member.lineStart };
 		this.record({ path, reason: frame.reason ?? "", ...place, start: member.start, end: member.end, member: place });
 	}
@@ -433,14 +454,13 @@ class OutlineReader implements JsonEventHandler {
 		if (this.problems.length < MAX_JSON_PROBLEMS) this.problems.push(problem);
 	}
 
-	/** The jsonPath of the container at `level` whose own segment is `segment` (its parents are still open). */
-	private pathOf(level: number, segment: PathSegment | undefined): string {
+	/** The jsonPath of the container at `level` that just closed (its parents are still open). */
+	private pathOf(level: number): string {
 		const segments: PathSegment[] = [];
-		for (let index = 1; index < level; index++) {
+		for (let index = 1; index <= level; index++) {
 			const own = this.frames.segmentOf(index);
 			if (own !== undefined) segments.push(own);
 		}
-		if (segment !== undefined && level > 0) segments.push(segment);
 		return formatPathPrefix(segments);
 	}
 }
@@ -480,7 +500,9 @@ function summariseMembers(members: readonly string[], total: number): string {
 	return `{${members.slice(0, shown).join(", ")}${shown < total ? `${shown > 0 ? ", " : ""}…` : ""}}`;
 }
 
-function containerSummary(frame: Frame, empty: boolean): string {
+/** `[3 items]`, `{2 keys}`; `[…]` for a container whose contents were not read (`opaque`). */
+function containerSummary(frame: Frame, empty: boolean, opaque: boolean): string {
+	if (opaque && !empty) return frame.kind === KIND_ARRAY ? "[…]" : "{…}";
 	const count = empty ? 0 : frame.count;
 	return frame.kind === KIND_ARRAY
 		? `[${count} ${count === 1 ? "item" : "items"}]`
@@ -550,6 +572,12 @@ export async function readJsonFindings(
 	return finish(reader, reader.lexer.error === null);
 }
 
+function outlineLexer(reader: OutlineReader): Lexer {
+	const lexer = new JsonLexer(reader, { captureLimit: CAPTURE_BYTES });
+	lexer.maxEventLevel = JSON_OUTLINE_LEVELS;
+	return lexer;
+}
+
 function finish(reader: OutlineReader, complete: boolean): JsonFindings | undefined {
 	let outline: string | undefined;
 	if (reader.jsonLines) outline = `JSON lines: ${reader.records}${complete ? "" : "+"} records`;
@@ -559,7 +587,12 @@ function finish(reader: OutlineReader, complete: boolean): JsonFindings | undefi
 	const problems = reader.jsonLines
 		? reader.problems.map((problem) => ({ ...problem, record: true as const }))
 		: reader.problems;
-	return { ...(outline !== undefined ? { outline } : {}), problems, problemCount: reader.problemCount };
+	return {
+		...(outline !== undefined ? { outline } : {}),
+		problems,
+		problemCount: reader.problemCount,
+		...(reader.deeper ? { deeperThan: JSON_OUTLINE_LEVELS } : {}),
+	};
 }
 
 /** Bytes looked at for a first character that is not whitespace before a chunk buffer is taken. */

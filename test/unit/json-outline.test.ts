@@ -5,7 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { LineCursor, readJsonFindings } from "../../src/view/json-outline.js";
+import { JSON_OUTLINE_LEVELS, LineCursor, readJsonFindings } from "../../src/view/json-outline.js";
+import { JsonLexer } from "../../src/json/index.js";
+import { buildViewFromText } from "../../src/view/compose.js";
+import { createDefaultConfig } from "../../src/config/config.js";
 import { parseJsonPath, selectJsonPath } from "../../src/json/path.js";
 import { type ByteSource, bufferSource } from "../../src/io/source.js";
 
@@ -142,6 +145,78 @@ describe("readJsonFindings", () => {
 		};
 		assert.equal(await readJsonFindings(counted), undefined);
 		assert.ok(bytesRead <= 4096, `read ${bytesRead} bytes`);
+	});
+
+	test("past JSON_OUTLINE_LEVELS only syntax is read: the outline and the problems above it stay, and it says so", async () => {
+		const levels = JSON_OUTLINE_LEVELS + 500;
+		const deep = `${"[".repeat(levels)}{"ok": false}${"]".repeat(levels)}`;
+		const text = `{"check": {"ok": false, "name": "lint"},\n "deep": ${deep},\n "count": 2}`;
+		const findings = await readJsonFindings(dribbleSource(text, 65_521));
+		assert.ok(findings);
+		assert.equal(findings.outline, '{"check": {2 keys}, "deep": [1 item], "count": 2}');
+		assert.equal(findings.problemCount, 1);
+		assert.equal(findings.problems[0]!.path, "$.check");
+		assert.equal(findings.deeperThan, JSON_OUTLINE_LEVELS);
+		// Just at the limit, everything is read: no note.
+		const atLimit = `${"[".repeat(JSON_OUTLINE_LEVELS - 1)}{"ok": false}${"]".repeat(JSON_OUTLINE_LEVELS - 1)}`;
+		const read = await readJsonFindings(bufferSource(Buffer.from(atLimit)));
+		assert.equal(read?.problemCount, 1);
+		assert.equal(read?.deeperThan, undefined);
+		// The view says the count is a lower bound, and why.
+		const view = (
+			await buildViewFromText(`${text}\n${"x\n".repeat(3000)}`, {
+				...createDefaultConfig(),
+				id: "000000000000",
+				toolName: "t",
+			})
+		).text;
+		assert.match(view, /json: .*at least 1 object says it is a problem: \$\.check .*nested deeper than 10000 levels/);
+	});
+
+	test("a lexer reports no event past maxEventLevel, and accepts and refuses exactly what it does with every event", () => {
+		const documents = [
+			`${"[".repeat(5000)}1${"]".repeat(5000)}`,
+			`${"[".repeat(3000)}{"a": [[[]]]}${"]".repeat(3000)}`,
+			`${"[".repeat(3000)}${"]".repeat(2999)}}`,
+			`${"[".repeat(3000)}${"]".repeat(3001)}`,
+			`${"[".repeat(50)}[[[ ]] ]${"]".repeat(50)}`,
+			`[${"[".repeat(3000)}{"a":1}]${"]".repeat(2999)}]`,
+			`${"[".repeat(3000)}`,
+			`${"[".repeat(3000)}${"]".repeat(100)}}${"]".repeat(2899)}`,
+			`${"[".repeat(3000)}{}${"]".repeat(100)},[1]${"]".repeat(2900)}`,
+			`{"a": ${"[".repeat(3000)}{"b": [[]]}${"]".repeat(3000)}}`,
+		];
+		for (const document of documents) {
+			const bytes = Buffer.from(document);
+			const outcome = (maxEventLevel: number) => {
+				let deepest = -1;
+				const note = (level: number) => (deepest = Math.max(deepest, level));
+				const lexer = new JsonLexer({
+					onOpen: (_kind: unknown, level: number) => note(level),
+					onClose: (_kind: unknown, level: number) => note(level),
+					onKey: note,
+					onScalar: (_kind: unknown, level: number) => note(level),
+					onComma: note,
+				} as never);
+				lexer.maxEventLevel = maxEventLevel;
+				for (let at = 0; at < bytes.length; at += 777) lexer.feed(bytes, at, Math.min(bytes.length, at + 777), 0);
+				lexer.finish(bytes.length);
+				return { error: lexer.error, deepest };
+			};
+			const every = outcome(2 ** 30 - 1);
+			let parses = true;
+			try {
+				JSON.parse(document);
+			} catch {
+				parses = false;
+			}
+			assert.equal(every.error === null, parses, document.slice(0, 40));
+			for (const level of [0, 3, 100]) {
+				const capped = outcome(level);
+				assert.deepEqual(capped.error, every.error, `maxEventLevel ${level}: ${document.slice(-40)}`);
+				assert.ok(capped.deepest <= level, `an event at level ${capped.deepest} past ${level}`);
+			}
+		}
 	});
 
 	test("a problem nested thousands of levels deep is found with its path, and every further one is counted", async () => {
