@@ -5,8 +5,13 @@
 // Pure. Invariant: the same line of the same output looks the same in every place it is shown.
 
 import type { ScannedLine } from "./render.js";
-import { renderTerminalLine } from "./render.js";
-import { keepEnd, keepStart } from "./text.js";
+import * as renderModule from "./render.js";
+import * as textModule from "./text.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { renderTerminalLine } = renderModule;
+const { keepEnd, keepStart } = textModule;
 
 /** Narrowest line number column. */
 export const MIN_LINE_NUMBER_WIDTH = 6;

@@ -4,7 +4,11 @@
 // (GIANT_LINE_KEEP_BYTES) keeps only its two ends, whatever the chunking. Pure, linear in the line.
 
 import { isAscii } from "node:buffer";
-import { keepEnd, keepStart } from "./text.js";
+import * as textModule from "./text.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { keepEnd, keepStart } = textModule;
 
 /** Bytes kept from each end of a line too long to hold whole; longer lines are "giant". */
 export const GIANT_LINE_KEEP_BYTES = 64 * 1024;

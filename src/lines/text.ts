@@ -1,7 +1,11 @@
 // The small text helpers every module shares, and (from text-cut.js, which the search worker also
 // runs) cutting text by UTF-16 length without ever splitting a surrogate pair. Pure.
 
-import { keepStart } from "./text-cut.js";
+import * as textCutModule from "./text-cut.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { keepStart } = textCutModule;
 
 export { keepEnd, keepStart } from "./text-cut.js";
 

@@ -7,22 +7,24 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
-import { countNewlines } from "../prefilter/keyword-filter.js";
-import { crAsNewline } from "../lines/records.js";
-import {
-	GIANT_LINE_KEEP_BYTES,
-	keepCharsFor,
-	PendingLine,
-	type ScannedLine,
-	renderGiantLine,
-	renderLine,
-	stripLineEnd,
-} from "../lines/render.js";
+import * as keywordFilterModule from "../prefilter/keyword-filter.js";
+import * as recordsModule from "../lines/records.js";
+import * as renderModule from "../lines/render.js";
+import { PendingLine, type ScannedLine } from "../lines/render.js";
 import { SignalCollector, type SignalItem } from "../signals/collector.js";
-import { SignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
-import { rankCandidates } from "../signals/policy.js";
+import * as finderModule from "../signals/finder.js";
+import { SignalFinder } from "../signals/finder.js";
+import * as policyModule from "../signals/policy.js";
 import { ShapeCounter, type ShapeStats } from "../signals/shape-counter.js";
 import { GiantLineSearch } from "./giant.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { countNewlines } = keywordFilterModule;
+const { crAsNewline } = recordsModule;
+const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripLineEnd } = renderModule;
+const { SIGNAL_WINDOW_CHARS } = finderModule;
+const { rankCandidates } = policyModule;
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 
@@ -291,7 +293,7 @@ export class LineScanner {
 			if (this.searching) {
 				lines += this.finder.findInBlock(bytes, start, cursor - start, end, lineNumber, (hitLine, lineStart, raw) => {
 					hits.push(hitLine);
-					this.collector.addRaw(hitLine, raw, base + lineStart);
+					this.collector.addRawBytes(hitLine, raw, base + lineStart, bytes, lineStart);
 				});
 			} else {
 				// Not searched (the search is off or stopped): counted by the prefilter's SIMD pass alone.

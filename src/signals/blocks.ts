@@ -4,7 +4,12 @@
 // from, its parent, a location line, the call a resumed one started), its section header, and a
 // line a little further up that names its subject. Pure: strings in, decisions out.
 
-import { BLOCK_RUN_LINES, type ShapeKind, shapeOf } from "./shape.js";
+import * as shapeModule from "./shape.js";
+import { type ShapeKind } from "./shape.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { BLOCK_RUN_LINES, shapeOf } = shapeModule;
 
 /** Most lines after a signal line shown with it (its block), and before it (leading context). */
 export const HUNK_AFTER_LINES = 16;

@@ -5,17 +5,19 @@
 // million distinct error lines cost no more memory than a thousand. Order of arrival is line order.
 // A line that is not kept costs no copy: it is rendered from the scan's text and dropped.
 
-import {
-	detach,
-	keepCharsFor,
-	renderTerminalLine,
-	type ScannedLine,
-	renderLine,
-	stripLineEnd,
-} from "../lines/render.js";
-import { classifySeverity, rankCandidates, type Severity } from "./policy.js";
-import { COLLAPSE_SHAPE_LINES, shapeOf } from "./shape.js";
-import { keepEnd, keepStart } from "../lines/text.js";
+import * as renderModule from "../lines/render.js";
+import { type ScannedLine } from "../lines/render.js";
+import * as policyModule from "./policy.js";
+import { type Severity } from "./policy.js";
+import * as shapeModule from "./shape.js";
+import * as textModule from "../lines/text.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { detach, keepCharsFor, renderTerminalLine, renderLine, stripLineEnd } = renderModule;
+const { classifySeverity, rankCandidates } = policyModule;
+const { COLLAPSE_SHAPE_LINES, shapeOf } = shapeModule;
+const { keepEnd, keepStart } = textModule;
 
 /** Shapes remembered at once (twice this many before a prune). */
 export const MAX_SHAPES = 1024;
@@ -24,6 +26,9 @@ export const LINES_PER_SHAPE = 5;
 /** Lines remembered by the shape memo (see findShape) before it starts again, and the longest it remembers. */
 export const MAX_MEMO_LINES = 1024;
 export const MAX_MEMO_LINE_CHARS = 256;
+/** Longest line whose bytes addRawBytes remembers for the next line to be compared with. */
+const MAX_LAST_LINE_BYTES = 1024;
+const NEWLINE = 0x0a;
 
 /** A signal line the view may show. */
 export interface SignalItem extends ScannedLine {
@@ -90,6 +95,15 @@ export class SignalCollector {
 	private memo = new Map<number, MemoLine>();
 	/** The memo's line that the last line matched or was added as: tried first. */
 	private lastMemo: MemoLine | undefined;
+	/** The shape the last line was added to (cleared by a prune). */
+	private lastShape: Shape | undefined;
+	/**
+	 * The bytes of a line addRawBytes added (without its "\n"), and the memo line it is like (shown as
+	 * it is, at most keepChars): a later line whose bytes differ from them only in digits is like it too.
+	 */
+	private readonly lastBytes = Buffer.allocUnsafe(MAX_LAST_LINE_BYTES);
+	private lastBytesLength = 0;
+	private lastBytesMemo: MemoLine | undefined;
 
 	constructor(private readonly maxLineChars: number) {
 		this.keepChars = keepCharsFor(maxLineChars);
@@ -129,6 +143,11 @@ export class SignalCollector {
 		// Like the last line but for its digits, and that one had no control characters: neither has
 		// this one, so it is shown as it is (one pass over it, where rendering and shaping take four).
 		if (last?.shownAsIs && line.length <= this.keepChars && isSameButDigits(last.text, line)) {
+			const shape = this.lastShape;
+			if (shape !== undefined && shape.count >= COLLAPSE_SHAPE_LINES && shape.key === last.shape) {
+				this.countOnly(shape, lineNumber, line);
+				return;
+			}
 			this.addLine(lineNumber, line, last.shape, offset, raw);
 			return;
 		}
@@ -136,6 +155,44 @@ export class SignalCollector {
 		// renderLine's text: the start of a line longer than keepChars.
 		const text = rendered.length <= this.keepChars ? rendered : keepStart(rendered, this.keepChars);
 		this.addLine(lineNumber, text, this.findShape(text), offset, raw);
+	}
+
+	/**
+	 * addRaw for a line of a block of whole lines: `raw` decoded from `bytes` at `lineStart`, where a
+	 * "\n" ends it. A line whose bytes differ from the last such line's only in digits has its shape
+	 * and is shown as it is: it is compared byte by byte (about half the cost of comparing the text),
+	 * and a flood of one shape is mostly that comparison and a count.
+	 */
+	addRawBytes(lineNumber: number, raw: string, offset: number, bytes: Uint8Array, lineStart: number): void {
+		const memo = this.lastBytesMemo;
+		const length = this.lastBytesLength;
+		if (
+			memo !== undefined &&
+			bytes[lineStart + length] === NEWLINE &&
+			isSameButDigitBytes(this.lastBytes, bytes, lineStart, length)
+		) {
+			const line = stripLineEnd(raw);
+			const shape = this.lastShape;
+			if (shape !== undefined && shape.count >= COLLAPSE_SHAPE_LINES && shape.key === memo.shape) {
+				this.countOnly(shape, lineNumber, line);
+			} else {
+				this.addLine(lineNumber, line, memo.shape, offset, raw);
+			}
+			return;
+		}
+		this.addRaw(lineNumber, raw, offset);
+		const line = stripLineEnd(raw);
+		const last = this.lastMemo;
+		const lineEnd = Math.min(lineStart + MAX_LAST_LINE_BYTES + 1, bytes.length);
+		let end = lineStart;
+		while (end < lineEnd && bytes[end] !== NEWLINE) end++;
+		if (end < lineEnd && last?.shownAsIs && line.length <= this.keepChars && isSameButDigits(last.text, line)) {
+			this.lastBytes.set(bytes.subarray(lineStart, end));
+			this.lastBytesLength = end - lineStart;
+			this.lastBytesMemo = last;
+		} else {
+			this.lastBytesMemo = undefined;
+		}
 	}
 
 	/**
@@ -161,6 +218,7 @@ export class SignalCollector {
 			};
 			this.shapes.set(shape.key, shape);
 		}
+		this.lastShape = shape;
 		shape.count++;
 		shape.lastLine = lineNumber;
 		const same = findSameText(shape, text);
@@ -194,6 +252,20 @@ export class SignalCollector {
 			latest.count = 1;
 			latest.source = kept;
 		}
+	}
+
+	/**
+	 * A line of a shape that is already shown as one line standing for the others (COLLAPSE_SHAPE_LINES
+	 * or more, see items()) only counts: the shape's count and last line, and the first line's count
+	 * when it has the first line's text. Those are all that line shows, so they stay exact; its other
+	 * kept lines are not compared with it (a flood of one shape costs a count per line, not a search).
+	 */
+	private countOnly(shape: Shape, lineNumber: number, text: string): void {
+		this.matches++;
+		shape.count++;
+		shape.lastLine = lineNumber;
+		const first = shape.items[0];
+		if (first !== undefined && first.text === text) first.count++;
 	}
 
 	/**
@@ -280,6 +352,7 @@ export class SignalCollector {
 	/** Keeps the MAX_SHAPES shapes that rank highest (errors, rare, spread over the output). */
 	private prune(): void {
 		this.pruned = true;
+		this.lastShape = undefined;
 		const ranked = rankCandidates(
 			[...this.shapes.values()].map((shape) => ({
 				shape,
@@ -316,6 +389,16 @@ function digitBlindHash(text: string): number | undefined {
 		hash = (Math.imul(hash, 31) + code) & 0x3fffffff; // a small integer: a cheap Map key
 	}
 	return hash;
+}
+
+/** isSameButDigits for bytes: `a[0, length)` and `b[from, from + length)`. */
+function isSameButDigitBytes(a: Uint8Array, b: Uint8Array, from: number, length: number): boolean {
+	for (let i = 0; i < length; i++) {
+		const x = a[i];
+		const y = b[from + i];
+		if (x !== y && !(x >= DIGIT_0 && x <= DIGIT_9 && y >= DIGIT_0 && y <= DIGIT_9)) return false;
+	}
+	return true;
 }
 
 /** Do `a` and `b` differ only in which digits they have where both have one? */

@@ -10,17 +10,22 @@
 // is never stopped: its cost is linear in the output, so the scan runs it to the end.
 
 import { isAscii } from "node:buffer";
-import {
-	countNewlines,
-	createKeywordLineFinder,
-	type KeywordLineFinder,
-	WASM_WINDOW_BYTES,
-} from "../prefilter/keyword-filter.js";
-import { findSignalRegexes } from "../regex/cache.js";
-import { findPatternKeywords } from "../regex/keywords.js";
-import { isByteSafePattern, PATTERN_WINDOW_CHARS } from "../regex/safety.js";
-import { ANSI_PATTERN, stripAnsi, stripLineEnd } from "../lines/render.js";
-import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "./pattern.js";
+import * as keywordFilterModule from "../prefilter/keyword-filter.js";
+import { type KeywordLineFinder } from "../prefilter/keyword-filter.js";
+import * as cacheModule from "../regex/cache.js";
+import * as keywordsModule from "../regex/keywords.js";
+import * as safetyModule from "../regex/safety.js";
+import * as renderModule from "../lines/render.js";
+import * as patternModule from "./pattern.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { countNewlines, createKeywordLineFinder, WASM_WINDOW_BYTES } = keywordFilterModule;
+const { findSignalRegexes } = cacheModule;
+const { findPatternKeywords } = keywordsModule;
+const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
+const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
+const { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } = patternModule;
 
 /**
  * Longest the search for signal lines may take in one scan with a configured signalPattern. One that
@@ -86,6 +91,13 @@ function hasUnicodeLineSeparator(raw: string, from: number): boolean {
 export class SignalFinder {
 	private readonly blockRegex: RegExp;
 	private readonly lineRegex: RegExp;
+	/**
+	 * The last candidate line tested (its line ending included) and the pattern's verdict on it: a
+	 * flood of one line is tested once, not once per line (a line that fails the default pattern
+	 * costs about a microsecond). A map of recent texts cost more than it saved on varied floods.
+	 */
+	private lastCandidate = "";
+	private lastVerdict = false;
 	private readonly windowRegex: RegExp;
 	/** The pattern matches alike in UTF-8 and its Latin-1 view (see isByteSafePattern). */
 	private readonly byteSafe: boolean;
@@ -189,12 +201,20 @@ export class SignalFinder {
 			for (let k = 0; k < found.length; k += 2) {
 				const lineStart = found[k];
 				const raw = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));
-				if (this.lineRegex.test(stripAnsi(stripLineEnd(raw)))) hit(windowLine + found[k + 1], lineStart, raw);
+				if (this.isSignalLine(raw)) hit(windowLine + found[k + 1], lineStart, raw);
 			}
 			at = to;
 			if (this.windowed && at < end && !this.charge(fromLine + lines)) return lines + countNewlines(bytes, at, end);
 		}
 		return lines;
+	}
+
+	/** The pattern's verdict on a candidate line (`raw`, its line ending included); a repeat of the last one is not tested again. */
+	private isSignalLine(raw: string): boolean {
+		if (raw === this.lastCandidate) return this.lastVerdict;
+		this.lastVerdict = this.lineRegex.test(stripAnsi(stripLineEnd(raw)));
+		this.lastCandidate = raw;
+		return this.lastVerdict;
 	}
 
 	/**

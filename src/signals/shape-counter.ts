@@ -7,8 +7,13 @@
 // read: the bound stage reads fixed 1 MiB chunks). Memory: at most MAX_HASHED_SHAPES shapes; past
 // that the output is not "of few shapes" and only the shapes already known go on being counted.
 
-import { getShapeHasher } from "../prefilter/keyword-filter.js";
-import {
+import * as keywordFilterModule from "../prefilter/keyword-filter.js";
+import * as shapeModule from "./shape.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and these are read on every line.
+const { getShapeHasher } = keywordFilterModule;
+const {
 	COMMON_SHAPE_LINES,
 	COMMON_SHAPE_SHARE,
 	hashShape,
@@ -18,7 +23,7 @@ import {
 	REPEAT_MAX_SPREAD,
 	REPEAT_MIN_LINES,
 	SHAPE_HASH_BLANK,
-} from "./shape.js";
+} = shapeModule;
 
 /**
  * Bytes of output whose every line is shaped (every real output of the recall sets, ≤ 1.7 MB, is

@@ -180,19 +180,73 @@ test("lines taken raw or shaped give exactly what the plain algorithm gives", ()
 				const expected = JSON.stringify(collectByModel(shapedLines, offsets, maxLineChars));
 				const byRaw = new SignalCollector(maxLineChars);
 				const byLine = new SignalCollector(maxLineChars);
+				// As a scan's block hands them over: each line's bytes in one buffer, a "\n" after each.
+				const byBytes = new SignalCollector(maxLineChars);
+				const block = Buffer.from(`${raws.join("\n")}\n`, "utf8");
+				let lineStart = 0;
 				raws.forEach((raw, index) => {
 					if (isGiantEnd(index)) byRaw.add(shapedLines[index], offsets[index]);
 					else byRaw.addRaw(index + 1, raw, offsets[index]);
 					byLine.add(shapedLines[index], offsets[index]);
+					if (isGiantEnd(index)) byBytes.add(shapedLines[index], offsets[index]);
+					else byBytes.addRawBytes(index + 1, raw, offsets[index], block, lineStart);
+					lineStart += Buffer.byteLength(raw, "utf8") + 1;
 				});
 				assert.equal(JSON.stringify(byRaw.items()), expected, "addRaw");
 				assert.equal(JSON.stringify(byLine.items()), expected, "add");
+				assert.equal(JSON.stringify(byBytes.items()), expected, "addRawBytes");
+				assert.equal(byBytes.matches, raws.length);
 			},
 		),
 		// A line longer than what the scan keeps of it (keepChars) is judged by its kept start: here a
 		// note, its failure word cut off.
 		{ numRuns: 500, examples: [[[`note ${"b".repeat(1100)} failed`], [0, 0], 8]] },
 	);
+});
+
+test("a flood of one shape taken as bytes only counts once shown as one line, and every count stays exact", () => {
+	const lines = Array.from({ length: 5000 }, (_, index) =>
+		index % 4 === 0 ? "ERROR: connection refused host-7:5432" : `ERROR: connection refused host-${index % 10}:5432`,
+	);
+	const block = Buffer.from(`${lines.join("\n")}\n`);
+	const byBytes = new SignalCollector(MAX_LINE_CHARS);
+	const byLine = new SignalCollector(MAX_LINE_CHARS);
+	let lineStart = 0;
+	lines.forEach((text, index) => {
+		byBytes.addRawBytes(index + 1, text, lineStart * 1, block, lineStart);
+		byLine.add(renderLine(index + 1, text, keepCharsFor(MAX_LINE_CHARS)), lineStart);
+		lineStart += text.length + 1;
+	});
+	const items = byBytes.items();
+	assert.deepEqual(items, byLine.items());
+	assert.equal(items.length, 1);
+	// host-7 is the first line's text: a quarter of the lines plus every tenth of the others.
+	const first = items[0]!;
+	assert.equal(first.text, "ERROR: connection refused host-7:5432");
+	assert.equal(first.count, lines.filter((line) => line === first.text).length);
+	assert.deepEqual(first.similar, { count: 5000 - first.count, lastLine: 5000 });
+	assert.equal(first.shapeCount, 5000);
+});
+
+test("lines taken as bytes are like the last one only when every byte but a digit is the same", () => {
+	// Same lengths, differing in their first or last byte, or in a digit against a letter.
+	const lines = [
+		...Array.from({ length: 10 }, (_, index) => `error: stage ${index} failed A`),
+		"error: stage 3 failed B",
+		"Error: stage 3 failed A",
+		"error: stage x failed A",
+	];
+	const block = Buffer.from(`${lines.join("\n")}\n`);
+	const byBytes = new SignalCollector(MAX_LINE_CHARS);
+	const byLine = new SignalCollector(MAX_LINE_CHARS);
+	let lineStart = 0;
+	lines.forEach((text, index) => {
+		byBytes.addRawBytes(index + 1, text, lineStart, block, lineStart);
+		byLine.add(renderLine(index + 1, text, keepCharsFor(MAX_LINE_CHARS)), lineStart);
+		lineStart += text.length + 1;
+	});
+	assert.deepEqual(byBytes.items(), byLine.items());
+	assert.equal(byBytes.items().length, 4);
 });
 
 test("a line taken raw is rendered, even after a line like it was added with its control characters", () => {
