@@ -322,6 +322,7 @@ class BoundRun {
 					}
 				},
 				newlinesSeen: () => scanner.newlines,
+				recordsSeen: () => scanner.recordsSeen,
 			});
 			await begun;
 		} catch (error) {
@@ -333,8 +334,10 @@ class BoundRun {
 			await writer?.abort();
 			return { kind: "mismatch", newlines: scanner.newlines };
 		}
-		// A stored copy with a left-out middle keeps lines: its gap is cut and counted at LFs.
-		const scanned = endScan(scanner, original.source, pumped.gap === undefined);
+		// A stored copy with a left-out middle is read as records only when its gap was placed among them.
+		const scanned = endScan(scanner, original.source, pumped.gap === undefined || pumped.recordGap !== undefined);
+		if (scanned.scan.separator === "cr" && pumped.recordGap !== undefined)
+			pumped = { ...pumped, gap: pumped.recordGap };
 		const extras = this.viewSure ? readComposeExtras(scanned, config) : undefined;
 		// Awaited by emit, which reports a failure; never left unhandled when something throws first.
 		extras?.catch(() => {});

@@ -36,7 +36,7 @@ export function describeEntry(
 		totalLines: scan.totalLines,
 		totalBytes: scan.totalBytes,
 		storedBytes: writer.bytesWritten,
-		storedLines: writer.linesWritten,
+		storedLines: scan.separator === "cr" ? storedRecords(scan, pumped) : writer.linesWritten,
 		truncated: pumped.gap !== undefined,
 		...(pumped.gap ? { gap: describeGap(pumped, scan, deps.config) } : {}),
 		source: original.kind,
@@ -44,6 +44,15 @@ export function describeEntry(
 		...(status ? { status } : {}),
 		...(scan.separator ? { separator: scan.separator } : {}),
 	};
+}
+
+/**
+ * The lines of a CR-separated output's stored copy as it is read (its records, recordsSource): all of
+ * them, or those before the gap, its marker line and those after. The writer counts LFs, not records.
+ */
+function storedRecords(scan: ScanResult, pumped: PumpResult): number {
+	const gap = pumped.gap;
+	return gap === undefined ? scan.totalLines : gap.markerLine + scan.totalLines - gap.firstTailLine + 1;
 }
 
 /** The gap for the metadata, with the signal lines the scan found in the left-out middle (bounded). */

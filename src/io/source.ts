@@ -252,6 +252,11 @@ export interface PumpSinks {
 	store(chunk: Buffer, last: boolean): void | Promise<void>;
 	/** Newlines the scan has seen so far: the true line numbers around a left-out middle. */
 	newlinesSeen(): number;
+	/**
+	 * CR-separated records the scan has seen so far, while it has seen no LF (then undefined): the
+	 * record numbers around a left-out middle of an output that turns out to have no LF at all.
+	 */
+	recordsSeen?(): number | undefined;
 }
 
 /** Where the stored copy left out the original's middle, to map its line numbers to the original's. */
@@ -271,6 +276,11 @@ export interface PumpResult {
 	storedBytes: number;
 	/** Set when the middle was left out of the stored copy. */
 	gap?: StoredGap;
+	/**
+	 * The same gap in CR-separated records (its marker line numbered so), set when the output has no LF
+	 * (recordsSeen): the stored copy read with each CR as an LF (recordsSource) has its records as lines.
+	 */
+	recordGap?: StoredGap;
 }
 
 /**
@@ -345,29 +355,50 @@ async function pumpWith(
 	const tailStart = await findCut(source, size - half, "forward");
 	let stored = await pumpRange(0, headEnd, true, false);
 	const headNewlines = sinks.newlinesSeen();
+	const headRecords = sinks.recordsSeen?.();
 	const headEndsInLine = stored > 0 && !(await isLineStart(source, headEnd));
 	await pumpRange(headEnd, tailStart, false, false);
+	const leftOutBytes = tailStart - headEnd;
 	const firstTailLine = sinks.newlinesSeen() + 1;
 	const markerLine = headNewlines + (headEndsInLine ? 2 : 1);
+	const gap = { markerLine, firstTailLine, leftOutBytes };
+	// No LF so far and none in the tail: the output is CR-separated records (or one line), and its
+	// marker line is numbered, and placed, among the records.
+	const recordsAfter = sinks.recordsSeen?.();
+	let recordGap: StoredGap | undefined;
+	let endsInside = headEndsInLine;
+	if (headRecords !== undefined && recordsAfter !== undefined && !(await hasNewline(source, tailStart, size))) {
+		endsInside = stored > 0 && !(await isLineStart(source, headEnd, true));
+		recordGap = { markerLine: headRecords + (endsInside ? 2 : 1), firstTailLine: recordsAfter + 1, leftOutBytes };
+	}
+	const shown = recordGap ?? gap;
 	const marker = Buffer.from(
 		formatGapMarker({
 			// The lines left out whole (a line cut by a cut is kept in part).
-			from: markerLine,
-			to: firstTailLine - 1,
-			bytes: tailStart - headEnd,
+			from: shown.markerLine,
+			to: shown.firstTailLine - 1,
+			bytes: leftOutBytes,
 			size,
 			maxEntryBytes,
-			newline: headEndsInLine,
+			newline: endsInside,
 		}),
 	);
 	await sinks.store(marker, tailStart >= size);
 	stored += marker.length;
 	stored += await pumpRange(tailStart, size, true, true);
-	return {
-		originalBytes: size,
-		storedBytes: stored,
-		gap: { markerLine, firstTailLine, leftOutBytes: tailStart - headEnd },
-	};
+	return { originalBytes: size, storedBytes: stored, gap, ...(recordGap ? { recordGap } : {}) };
+}
+
+/** True when source[from, to) holds an LF (read in chunks of READ_CHUNK_BYTES at most). */
+async function hasNewline(source: ByteSource, from: number, to: number): Promise<boolean> {
+	const buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(1, to - from)));
+	for (let at = from; at < to;) {
+		const read = await source.read(buffer.subarray(0, Math.min(buffer.length, to - at)), at);
+		if (read <= 0) return false;
+		if (buffer.subarray(0, read).includes(0x0a)) return true;
+		at += read;
+	}
+	return false;
 }
 
 /** The one line that stands for a left-out middle in a stored copy (after a "\n" when the head ends inside a line). */
@@ -383,12 +414,12 @@ function formatGapMarker(gap: {
 	return `${gap.newline ? "\n" : ""}${formatNote(`${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}`)}\n`;
 }
 
-/** True when a line starts at `position` (the byte before it is a newline, or it is the start). */
-async function isLineStart(source: ByteSource, position: number): Promise<boolean> {
+/** True when a line (a record, with `records`: after a CR too) starts at `position`: the byte before it ends one, or it is the start. */
+async function isLineStart(source: ByteSource, position: number, records = false): Promise<boolean> {
 	if (position <= 0) return true;
 	const one = Buffer.alloc(1);
 	await source.read(one, position - 1);
-	return one[0] === 0x0a;
+	return one[0] === 0x0a || (records && one[0] === 0x0d);
 }
 
 /** Bytes searched for a newline on the far side of a cut before cutting inside a line. */
@@ -408,12 +439,16 @@ async function findCut(source: ByteSource, position: number, direction: "back" |
 	const bytes = Buffer.alloc(length);
 	const view = bytes.subarray(0, await source.read(bytes, from));
 	const at = position - from;
+	// A line boundary (after an LF), else a record boundary (after a CR that no LF follows): a
+	// CR-separated output has no LF to cut at.
+	const after = (index: number) => from + index + 1;
+	const lf = direction === "back" ? view.subarray(0, at).lastIndexOf(0x0a) : view.indexOf(0x0a);
+	if (lf >= 0) return after(lf);
+	const isLoneCr = (index: number) => view[index] === 0x0d && view[index + 1] !== 0x0a;
 	if (direction === "back") {
-		const nl = view.subarray(0, at).lastIndexOf(0x0a);
-		if (nl >= 0) return from + nl + 1;
+		for (let index = at - 1; index >= 0; index--) if (isLoneCr(index)) return after(index);
 	} else {
-		const nl = view.indexOf(0x0a);
-		if (nl >= 0) return from + nl + 1;
+		for (let index = 0; index < view.length; index++) if (isLoneCr(index)) return after(index);
 	}
 	// No newline nearby: a character boundary (the byte at the cut is not a UTF-8 continuation byte).
 	let cut = at;

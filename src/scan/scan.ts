@@ -167,6 +167,11 @@ export class LineScanner {
 		return this.lineCount;
 	}
 
+	/** CR-separated records completed so far, while no LF was pushed (then undefined; see records()). */
+	get recordsSeen(): number | undefined {
+		return this.recordScanner?.newlines;
+	}
+
 	/**
 	 * Jumps over lines that are not pushed (the left-out middle of a stored copy, when its view is
 	 * built again): the next line pushed is `nextLine`, `bytes` are counted as output, and `signals`

@@ -155,7 +155,7 @@ export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 	if (typeof source !== "string" || !ENTRY_SOURCES.includes(source as EntrySource)) return undefined;
 	if (sourceNote !== undefined && typeof sourceNote !== "string") return undefined;
 	if (status !== undefined && typeof status !== "string") return undefined;
-	if (separator !== undefined && (separator !== "cr" || value.gap !== undefined)) return undefined;
+	if (separator !== undefined && separator !== "cr") return undefined;
 	const gap = value.gap === undefined ? undefined : parseGap(value.gap, storedLines, totalLines);
 	if (gap === null || (gap !== undefined) !== (truncated && value.storedBytes !== undefined)) return undefined;
 	const meta: EntryMeta = {

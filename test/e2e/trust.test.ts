@@ -328,6 +328,59 @@ test("beyond maxEntryBytes the view and every answer use the output's own line n
 	assert.match(info, /100000 lines/);
 });
 
+test("CR-separated records beyond maxEntryBytes: the view, the stored copy and every answer number records", async (t) => {
+	const agentDir = await createTempDir(t);
+	const index = writeConfiguredIndex(agentDir, JSON.stringify({ maxEntryBytes: 1024 * 1024 }));
+	const records = 100_000;
+	// Real bash: awk ends each record with a CR and writes no LF; errors in the head, the middle, the tail.
+	const command = `awk 'BEGIN { ORS = "\\r"; for (i = 1; i <= ${records}; i++) { if (i == 3000 || i == 50000 || i == 99000) print "error: disk quota exceeded at record " i; else printf "progress %06d of ${records} records copied ok%s", i, ORS } }'`;
+	let id = "";
+	const run = await runPi({
+		agentDir,
+		extensionPaths: [CAPTURE_PATH, index],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command })], { stopReason: "toolUse" }),
+			(context: Context) => {
+				id = ID_PATTERN.exec(toolTexts(context)[0])?.[1] as string;
+				return fauxAssistantMessage(
+					[
+						fauxToolCall("overflow_query", { id, search: "error:" }),
+						fauxToolCall("overflow_query", { id, lines: { start: 2999, end: 3001 } }),
+						fauxToolCall("overflow_query", { id, lines: { start: 50000, end: 50000 } }),
+						fauxToolCall("overflow_query", { id, lines: { start: 99999 } }),
+					],
+					{ stopReason: "toolUse" },
+				);
+			},
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const [bounded, search, head, middle, end] = run.toolResults.map(resultText);
+	assert.match(bounded, new RegExp(`bash output: ${records} lines`), bounded.slice(0, 2000));
+	for (const record of [3000, 50000, 99000])
+		assert.match(bounded, new RegExp(`\\n *${record}: error: disk quota exceeded at record ${record}\\n`), bounded);
+	assert.match(bounded, new RegExp(`\\n${records}: progress ${records} of ${records} records copied ok`));
+	const meta = JSON.parse(readFileSync(join(storeDir(agentDir), `${id}.json`), "utf8"));
+	assert.equal(meta.separator, "cr");
+	assert.equal(meta.totalLines, records);
+	assert.ok(meta.gap.markerLine > 3000 && meta.gap.firstTailLine <= 99000, JSON.stringify(meta.gap));
+	assert.match(search, /^ *3000: error: disk quota exceeded at record 3000$/m, search);
+	assert.match(search, /^ *99000: error: disk quota exceeded at record 99000$/m, search);
+	assert.match(search, /left out of the stored copy/);
+	assert.match(
+		head,
+		/^ *2999: progress 002999 of 100000 records copied ok\n *3000: error: disk quota exceeded at record 3000\n *3001: progress 003001/m,
+		head,
+	);
+	assert.match(middle, /left out of the stored copy/);
+	assert.match(
+		end,
+		/\n *99999: progress 099999 of 100000 records copied ok\n *100000: progress 100000 of 100000 records copied ok\n\[line 100000 is the last line\]$/,
+		end,
+	);
+});
+
 test("mostly non-UTF-8 output that Pi spilled is stored byte for byte", async (t) => {
 	const agentDir = await createTempDir(t);
 	const run = await runPi({

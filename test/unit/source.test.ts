@@ -240,6 +240,54 @@ describe("pumpCapped", () => {
 		}
 	});
 
+	test("cuts CR-separated records at CRs, and numbers the marker among the records when no LF follows", async () => {
+		const records = (from: number, count: number) =>
+			Array.from({ length: count }, (_, index) => `record ${from + index} copied\r`).join("");
+		for (const tail of ["", "last words\n"]) {
+			const original = Buffer.from(records(1, 20_000) + tail);
+			let newlines = 0;
+			let crs = 0;
+			let sawLf = false;
+			const stored: Buffer[] = [];
+			// Halves longer than the 64 KiB a cut searches: the LF at the very end is out of its reach.
+			const result = await pumpCapped(bufferSource(original), 300_000, {
+				scan(chunk) {
+					newlines += countNewlines(chunk);
+					sawLf ||= chunk.includes(0x0a);
+					for (const byte of chunk) if (byte === 0x0d) crs++;
+				},
+				store(chunk) {
+					stored.push(Buffer.from(chunk));
+				},
+				newlinesSeen: () => newlines,
+				recordsSeen: () => (sawLf ? undefined : crs),
+			});
+			const out = Buffer.concat(stored).toString("latin1");
+			const markerAt = out.indexOf("[pi-overflow: ");
+			// In LF lines (an LF in the tail) the head ends inside line 1: the marker gets a line of its own.
+			const head = out.slice(0, markerAt - (tail === "" ? 0 : 1));
+			assert.equal(out[markerAt - 1] === "\n", tail !== "");
+			assert.ok(head.endsWith("copied\r"), "the head ends with a whole record");
+			const headRecords = head.split("\r").length - 1;
+			const afterMarker = out.slice(out.indexOf("\n", markerAt) + 1);
+			assert.match(afterMarker, /^record \d+ copied\r/, "the tail starts with a whole record");
+			const firstTail = Number(/^record (\d+)/.exec(afterMarker)![1]);
+			const marker = out.slice(markerAt, out.indexOf("\n", markerAt));
+			if (tail === "") {
+				assert.deepEqual(result.recordGap, {
+					markerLine: headRecords + 1,
+					firstTailLine: firstTail,
+					leftOutBytes: original.length - head.length - afterMarker.length,
+				});
+				assert.equal(MARKER_LINE.exec(marker)?.[1], String(headRecords + 1), marker);
+				assert.equal(MARKER_LINE.exec(marker)?.[2], String(firstTail - 1), marker);
+			} else {
+				assert.equal(result.recordGap, undefined, "an LF in the tail: not records");
+				assert.equal(result.gap?.markerLine, 2, "numbered in LF lines: the head is part of line 1");
+			}
+		}
+	});
+
 	test("keeps the marker inside the cap when its numbers are long", async () => {
 		const original = Buffer.from("0123456789abcdef\n".repeat(800_000));
 		const cap = 1024 * 1024;
