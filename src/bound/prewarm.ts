@@ -13,6 +13,8 @@ import {
 import { scanBytes, scanText } from "../scan/scan.js";
 import { prepareDefaultSignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { buildViewFromText } from "../view/compose.js";
+import { readJsonFindings } from "../view/json-outline.js";
+import { bufferSource } from "../io/source.js";
 
 /**
  * Lines that take every path of a scan: ASCII, Latin-1 and CJK text (V8 compiles a regex for one-
@@ -59,6 +61,24 @@ function buildPrewarmText(): string {
 		}
 	}
 	return `${lines.join("\n")}\n`;
+}
+
+/** Runs of the JSON outline over the prewarm's JSON (a minified array of records, then a deep nest). */
+const PREWARM_JSON_STEPS = 2;
+
+/**
+ * JSON that takes the outline's paths: records with a problem member among them (minified, one line),
+ * and arrays nested past JSON_OUTLINE_LEVELS (the lexer's loops for levels it does not report).
+ */
+function buildPrewarmJson(): Buffer[] {
+	const records = Array.from({ length: 2000 }, (_, i) =>
+		JSON.stringify({ id: i, name: `item-${i}`, ok: i % 97 !== 5, tags: ["a", "b"], owner: { login: `u${i % 7}` } }),
+	);
+	const levels = 40_000;
+	return [
+		Buffer.from(`{"kind":"records","items":[${records.join(",")}],"summary":{"errors":1}}`),
+		Buffer.from(`${"[".repeat(levels)}"bottom"${"]".repeat(levels)}`),
+	];
 }
 
 /** Words the prewarm's signal lines are made of. */
@@ -121,6 +141,14 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 				id: "000000000000",
 				toolName: "bash",
 			});
+		}
+		// The JSON outline's lexer and reader, which a JSON result runs before its view.
+		const jsonTexts = buildPrewarmJson();
+		for (let run = 0; run < PREWARM_JSON_STEPS; run++) {
+			for (const json of jsonTexts) {
+				await yieldToOthers();
+				await readJsonFindings(bufferSource(json));
+			}
 		}
 	} catch {
 		// Only a head start: a result compiles what is missing itself.

@@ -241,10 +241,17 @@ export class JsonLexer extends JsonTokenScanner {
 	 */
 	private openUnreported(buffer: Buffer, start: number, end: number): number {
 		let index = start;
-		while (index < end && buffer[index] === 0x5b) {
-			this.push(KIND_ARRAY);
-			index++;
+		while (index < end && buffer[index] === 0x5b) index++;
+		const opened = index - start;
+		if (opened === 0) return index;
+		let kinds = this.kinds;
+		if (this.depth + opened > kinds.length) {
+			kinds = new Uint8Array(Math.max(kinds.length * 2, this.depth + opened));
+			kinds.set(this.kinds);
+			this.kinds = kinds;
 		}
+		kinds.fill(KIND_ARRAY, this.depth, this.depth + opened);
+		this.depth += opened;
 		return index;
 	}
 

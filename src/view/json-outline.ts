@@ -239,6 +239,61 @@ export class LineCursor {
 	}
 }
 
+/** Keys remembered by KeyCache, and the longest (in bytes, as written: escapes and all). */
+const KEY_CACHE_SLOTS = 512;
+const KEY_CACHE_MAX_BYTES = 48;
+
+/**
+ * Keys by their bytes: the objects of an array of records repeat one set of keys, and a key met again
+ * is compared byte by byte with the one its slot holds instead of being decoded (and judged) again.
+ * A slot holds the last key whose length and ends fall in it. The same bytes are the same key.
+ */
+class KeyCache {
+	/** Whether the rules know the last key decoded (isJsonRuleKey). */
+	rule = false;
+	private readonly bytes = Buffer.alloc(KEY_CACHE_SLOTS * KEY_CACHE_MAX_BYTES);
+	private readonly lengths = new Int32Array(KEY_CACHE_SLOTS).fill(-1);
+	private readonly texts: string[] = new Array<string>(KEY_CACHE_SLOTS).fill("");
+	private readonly rules = new Uint8Array(KEY_CACHE_SLOTS);
+
+	decode(token: JsonToken): string {
+		const { bytes, from, to } = token;
+		const length = to - from;
+		if (token.truncated || length > KEY_CACHE_MAX_BYTES) return this.decodeAfresh(token);
+		const slot =
+			length === 0
+				? 0
+				: (length * 31 + bytes[from]! * 7 + bytes[to - 1]! * 13 + bytes[from + (length >> 1)]!) & (KEY_CACHE_SLOTS - 1);
+		const base = slot * KEY_CACHE_MAX_BYTES;
+		if (this.lengths[slot] === length) {
+			const cached = this.bytes;
+			let same = true;
+			for (let i = 0; i < length; i++) {
+				if (cached[base + i] !== bytes[from + i]) {
+					same = false;
+					break;
+				}
+			}
+			if (same) {
+				this.rule = this.rules[slot] === 1;
+				return this.texts[slot]!;
+			}
+		}
+		const key = this.decodeAfresh(token);
+		bytes.copy(this.bytes, base, from, to);
+		this.lengths[slot] = length;
+		this.texts[slot] = key;
+		this.rules[slot] = this.rule ? 1 : 0;
+		return key;
+	}
+
+	private decodeAfresh(token: JsonToken): string {
+		const key = decodeStringToken(token);
+		this.rule = token.to - token.from <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key);
+		return key;
+	}
+}
+
 /** Bytes of a string value captured for the rules (a level, an outcome, an error message's start). */
 const CAPTURE_BYTES = 4096;
 
@@ -260,6 +315,7 @@ class OutlineReader implements JsonEventHandler {
 	base = 0;
 	/** The member being read has a key the rules know. */
 	private pendingRule = false;
+	private readonly keys = new KeyCache();
 
 	lexer = outlineLexer(this);
 
@@ -319,9 +375,9 @@ class OutlineReader implements JsonEventHandler {
 		const at = level - 1;
 		if (at < 0 || at >= this.frames.depth) return;
 		this.frames.setCount(at, this.frames.field(at, F_COUNT) + 1);
-		const key = decodeStringToken(token);
+		const key = this.keys.decode(token);
 		this.frames.setKey(at, key);
-		this.pendingRule = token.to - token.from <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key);
+		this.pendingRule = this.keys.rule;
 		// Values are captured only where the rules read them, and for the outline of the root's members.
 		this.lexer.detail = level === 1 || this.pendingRule;
 	}

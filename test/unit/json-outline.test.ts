@@ -173,6 +173,23 @@ describe("readJsonFindings", () => {
 		assert.match(view, /json: .*at least 1 object says it is a problem: \$\.check .*nested deeper than 10000 levels/);
 	});
 
+	test("keys met again are known by all their bytes: keys alike in length, ends and middle stay apart", async () => {
+		// "error" and "errar" (and an escaped "err\u006fr", which is "error") fall in one slot of the key cache.
+		const keys = ["error", "errar", "err\\u006fr", "erxor"];
+		const records = Array.from({ length: 400 }, (_, index) => `{"id": ${index}, "${keys[index % 4]}": "disk full"}`);
+		const text = `{"results": [\n${records.join(",\n")}\n]}`;
+		const findings = await readJsonFindings(dribbleSource(text, 8191));
+		assert.ok(findings);
+		const problems = JSON.parse(text).results.flatMap((record: Record<string, unknown>, index: number) =>
+			"error" in record ? [index] : [],
+		);
+		assert.equal(findings.problemCount, problems.length);
+		assert.deepEqual(
+			findings.problems.map((problem) => problem.path),
+			problems.slice(0, 20).map((index: number) => `$.results[${index}]`),
+		);
+	});
+
 	test("a lexer reports no event past maxEventLevel, and accepts and refuses exactly what it does with every event", () => {
 		const documents = [
 			`${"[".repeat(5000)}1${"]".repeat(5000)}`,
