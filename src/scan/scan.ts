@@ -96,6 +96,8 @@ export class LineScanner {
 	 * until the first LF: an output with no LF and at least one CR is CR-separated records (records()).
 	 */
 	private recordScanner: LineScanner | undefined;
+	/** A block's last signal lines (scanBlock). */
+	private readonly recentHits: RecentLines;
 	private sawCarriageReturn = false;
 
 	constructor(options: ScanOptions, readsRecords = true) {
@@ -104,6 +106,7 @@ export class LineScanner {
 		this.finder = new SignalFinder(options.signalRegex, options.now);
 		this.collector = new SignalCollector(options.maxLineChars);
 		this.keepChars = keepCharsFor(options.maxLineChars);
+		this.recentHits = new RecentLines(options.tailLines);
 	}
 
 	push(chunk: Uint8Array): void {
@@ -274,8 +277,9 @@ export class LineScanner {
 		const firstLine = this.lineCount + 1;
 		this.shapes.addBlock(bytes, start, end, firstLine, base + start);
 
-		// The block's signal lines in order: those that end up in the tail are marked too.
-		const hits: number[] = [];
+		// The block's last signal lines: those that end up in the tail are marked too.
+		const hits = this.recentHits;
+		hits.clear();
 		// Head: decode the block's first lines while the head is short.
 		let cursor = start;
 		let lineNumber = firstLine;
@@ -318,7 +322,7 @@ export class LineScanner {
 			}
 			const runFirstLine = firstLine + lines - want;
 			const signals: number[] = [];
-			for (let hit = hits.length - 1; hit >= 0 && hits[hit] >= runFirstLine; hit--) signals.push(hits[hit]);
+			hits.collectFrom(runFirstLine, signals);
 			const run: TailRun = {
 				firstLine: runFirstLine,
 				lines: want,
@@ -411,6 +415,37 @@ export class LineScanner {
 		if (isSignal) this.collector.add(line, offset);
 		this.pushTail({ rendered: [shown], lines: 1 });
 		this.lineCount++;
+	}
+}
+
+/**
+ * The last `capacity` line numbers pushed, in a ring: a block's signal lines that may end up in the
+ * tail (at most tailLines of them), without a list of every signal line of a flood.
+ */
+class RecentLines {
+	private readonly lines: Float64Array;
+	private pushed = 0;
+
+	constructor(capacity: number) {
+		this.lines = new Float64Array(Math.max(1, capacity));
+	}
+
+	clear(): void {
+		this.pushed = 0;
+	}
+
+	push(line: number): void {
+		this.lines[this.pushed++ % this.lines.length] = line;
+	}
+
+	/** The remembered lines at or after `first`, newest first, into `out`. */
+	collectFrom(first: number, out: number[]): void {
+		const capacity = this.lines.length;
+		for (let at = this.pushed - 1; at >= 0 && at >= this.pushed - capacity; at--) {
+			const line = this.lines[at % capacity];
+			if (line < first) return;
+			out.push(line);
+		}
 	}
 }
 
