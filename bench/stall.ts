@@ -4,6 +4,8 @@
 // one giant line, CR-only text, millions of signal lines, NUL bytes, invalid UTF-8. Each run is a
 // fresh process (its peak RSS is its own); inputs are generated once into a temp dir, streamed.
 // A measurement, not a test: the target is a stall added ≤ 100 ms and a total within 3× of Pi alone.
+// `--runs=N` (default 3) measures each row N times, Pi alone and with pi-overflow in turn, and prints
+// the medians and the range of the ratio: one run on a shared machine varies by a third.
 
 import { spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
@@ -146,6 +148,22 @@ async function measureHere(row: StallRow, withOverflow: boolean, inputPath: stri
 	}
 }
 
+function median(values: readonly number[]): number {
+	const sorted = [...values].sort((a, b) => a - b);
+	const middle = sorted.length >> 1;
+	return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Several runs of one row: the longest stall of any (the target is about the worst), the median total and RSS. */
+function summarise(runs: readonly Measurement[]): Measurement {
+	return {
+		stallMs: Math.max(...runs.map((run) => run.stallMs)),
+		totalMs: median(runs.map((run) => run.totalMs)),
+		peakRssMb: median(runs.map((run) => run.peakRssMb)),
+		viewChars: runs[0].viewChars,
+	};
+}
+
 /** One run in a fresh process. */
 function measureInChild(row: StallRow, withOverflow: boolean, inputPath: string): Measurement {
 	const child = spawnSync(
@@ -186,19 +204,28 @@ if (childLabel !== undefined) {
 	console.log(JSON.stringify(measured));
 } else {
 	const only = process.argv.slice(2).filter((arg) => !arg.startsWith("--"));
+	const runs = Math.max(1, Number(process.argv.find((arg) => arg.startsWith("--runs="))?.slice("--runs=".length) ?? 3));
 	const dir = mkdtempSync(join(tmpdir(), "stall-inputs-"));
 	const ms = (value: number) => `${Math.round(value)} ms`.padStart(9);
 	try {
 		console.log(
-			"row                  | stall with | stall alone |  added | total with | total alone | ratio | RSS with | RSS alone | view chars",
+			`row                  | stall with | stall alone |  added | total with | total alone | ratio | ratios (${runs} runs) | RSS with | RSS alone | view chars`,
 		);
 		for (const [index, row] of ROWS.entries()) {
 			if (only.length > 0 && !only.some((label) => row.label.includes(label))) continue;
 			const input = generateInput(row, dir, index);
-			const alone = measureInChild(row, false, input);
-			const overflow = measureInChild(row, true, input);
+			const alones: Measurement[] = [];
+			const overflows: Measurement[] = [];
+			for (let run = 0; run < runs; run++) {
+				alones.push(measureInChild(row, false, input));
+				overflows.push(measureInChild(row, true, input));
+			}
+			const alone = summarise(alones);
+			const overflow = summarise(overflows);
+			// Each run's with-pi-overflow total against the Pi-alone total measured just before it.
+			const ratios = overflows.map((measured, run) => measured.totalMs / Math.max(1, alones[run].totalMs));
 			rmSync(input, { force: true });
-			const ratio = overflow.totalMs / Math.max(1, alone.totalMs);
+			const ratio = median(ratios);
 			console.log(
 				[
 					row.label.padEnd(20),
@@ -210,6 +237,7 @@ if (childLabel !== undefined) {
 					` ${ms(overflow.totalMs)}`,
 					`  ${ms(alone.totalMs)}`,
 					` ${ratio.toFixed(1).padStart(4)}`,
+					` ${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}`.padEnd(17),
 					`${Math.round(overflow.peakRssMb)} MB`.padStart(9),
 					`${Math.round(alone.peakRssMb)} MB`.padStart(10),
 					String(overflow.viewChars).padStart(11),
