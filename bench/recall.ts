@@ -5,9 +5,10 @@
 // apart: test/fixtures/real/, the unseen corpus's tuning and held-out halves
 // (test/fixtures/unseen/split.json), the second, third and fourth tuning sets
 // (test/fixtures/unseen-tune2/, unseen-tune3/, unseen-tune4/) and the late unseen set made after
-// tuning ended (test/fixtures/unseen-late/). `--set real|tuning|tune2|tune3|tune4|heldout|late`
-// measures one set. Not a test.
-// The held-out half and the late set are reported as counts only (never line contents): do not
+// tuning ended (test/fixtures/unseen-late/), and the CI logs' tuning and held-out halves
+// (test/fixtures/ci/: multi-step jobs printed as hosted CI prints them).
+// `--set real|tuning|tune2|tune3|tune4|heldout|late|ci|ciheldout` measures one set. Not a test.
+// The held-out halves and the late set are reported as counts only (never line contents): do not
 // tune on them.
 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
@@ -26,6 +27,7 @@ import {
 } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
+import { loadCiFixtures } from "../test/fixtures/ci/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
@@ -72,6 +74,8 @@ const SET_SOURCES = {
 	tune4: { title: "tuning set 4", load: loadTune4Fixtures },
 	heldout: { title: "unseen held-out", load: () => loadUnseenFixtures("heldout") },
 	late: { title: "unseen late", load: loadLateFixtures },
+	ci: { title: "CI logs tuning", load: () => loadCiFixtures("tuning") },
+	ciheldout: { title: "CI logs held-out", load: () => loadCiFixtures("heldout") },
 } satisfies Record<string, { title: string; load: () => RealFixture[] }>;
 type SetName = keyof typeof SET_SOURCES;
 const SETS = Object.keys(SET_SOURCES) as SetName[];
@@ -328,7 +332,11 @@ function parseSets(argv: string[]): SetName[] {
 async function measureSet(name: SetName): Promise<MeasuredSet> {
 	const rows: Row[] = [];
 	for (const fixture of SET_SOURCES[name].load()) rows.push(await measure(fixture));
-	return { title: SET_SOURCES[name].title, rows, showContents: name !== "heldout" && name !== "late" };
+	return {
+		title: SET_SOURCES[name].title,
+		rows,
+		showContents: name !== "heldout" && name !== "late" && name !== "ciheldout",
+	};
 }
 
 const measured: MeasuredSet[] = [];

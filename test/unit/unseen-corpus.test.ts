@@ -13,6 +13,7 @@ import { describe, test } from "node:test";
 import { loadRealFixtures, type RealFixture } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures, loadUnseenSplit, UNSEEN_FIXTURES_DIR } from "../fixtures/unseen/fixtures.js";
 import { LATE_FIXTURES_DIR, loadLateFixtures } from "../fixtures/unseen-late/fixtures.js";
+import { CI_FIXTURES_DIR, loadCiFixtures } from "../fixtures/ci/fixtures.js";
 import { loadTune2Fixtures, TUNE2_FIXTURES_DIR } from "../fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures, TUNE3_FIXTURES_DIR } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures, TUNE4_FIXTURES_DIR } from "../fixtures/unseen-tune4/fixtures.js";
@@ -208,3 +209,43 @@ describeTuningSet(
 	[...loadTune2Fixtures(), ...loadTune3Fixtures()],
 	[TUNE2_FIXTURES_DIR, TUNE3_FIXTURES_DIR],
 );
+
+describe("the CI log set", () => {
+	const ci = loadCiFixtures();
+	const ciSplit = loadUnseenSplit(CI_FIXTURES_DIR);
+	/** A timestamped line as ci-runner.sh prints one: ISO 8601 UTC, seven fractional digits. */
+	const STAMPED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z /;
+
+	test("has at least 10 jobs of 10 toolchains, each with its generator and its half in split.json", () => {
+		assert.ok(ci.length >= 10, `${ci.length} jobs`);
+		assert.ok(new Set(ci.map((fixture) => fixture.toolchain)).size >= 10, "toolchains");
+		const declared = readGenerators(CI_FIXTURES_DIR);
+		assert.deepEqual(
+			[...declared.keys()].sort(),
+			ci.map((fixture) => fixture.name),
+		);
+		for (const fixture of ci) {
+			assert.equal(fixture.toolchain, declared.get(fixture.name), `${fixture.name}: toolchain`);
+			assert.equal(fixture.set, ciSplit.toolchains[fixture.toolchain], `${fixture.name}: its half is its toolchain's`);
+		}
+		const tuning = ci.filter((fixture) => fixture.set === "tuning").length;
+		assert.ok(tuning > 0 && ci.length - tuning > 0, `tuning ${tuning} of ${ci.length}`);
+	});
+
+	test("is printed as hosted CI prints a job: steps in groups, every line timestamped, a failing step closed", () => {
+		for (const fixture of ci) {
+			assert.ok(
+				fixture.lines.every((line) => STAMPED.test(line)),
+				`${fixture.name}: every line is timestamped`,
+			);
+			const steps = fixture.lines.filter((line) => line.includes(" ##[group]Run ")).length;
+			assert.ok(steps >= 2, `${fixture.name}: ${steps} steps`);
+			assert.match(fixture.lines.at(-1) ?? "", / ##\[error\]Process completed with exit code \d+\.$/, fixture.name);
+		}
+	});
+
+	for (const fixture of ci) {
+		test(`${fixture.name}: its decisive lines are the lines at their numbers, in order`, () =>
+			assertDecisiveLinesInPlace(fixture, 20_000));
+	}
+});
