@@ -17,6 +17,7 @@ import { buildEntryView, buildViewFromFile } from "../src/view/compose.js";
 import { loadRealFixtures, type RealFixture } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
+import { loadCiFixtures } from "../test/fixtures/ci/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
@@ -29,6 +30,8 @@ const SETS: Array<[string, () => RealFixture[]]> = [
 	["tune4", loadTune4Fixtures],
 	["heldout", () => loadUnseenFixtures("heldout")],
 	["late", loadLateFixtures],
+	["ci", () => loadCiFixtures("tuning")],
+	["ciheldout", () => loadCiFixtures("heldout")],
 ];
 const PATHS = ["file", "bound", "entry"] as const;
 const each = process.argv.includes("--each");

@@ -12,6 +12,7 @@ import { buildViewFromFile } from "../../src/view/compose.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../fixtures/unseen-late/fixtures.js";
+import { loadCiFixtures } from "../fixtures/ci/fixtures.js";
 import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
@@ -151,6 +152,8 @@ const SETS: Array<[string, () => RealFixture[]]> = [
 	["tune4", loadTune4Fixtures],
 	["heldout", () => loadUnseenFixtures("heldout")],
 	["late", loadLateFixtures],
+	["ci", () => loadCiFixtures("tuning")],
+	["ciheldout", () => loadCiFixtures("heldout")],
 ];
 
 test("every count a view states of a corpus output is true of the whole output", async () => {
@@ -188,7 +191,7 @@ test("every count a view states of a corpus output is true of the whole output",
 			}
 		}
 	}
-	assert.equal(outputs, 131, "every corpus output");
+	assert.equal(outputs, 141, "every corpus output");
 	assert.ok(notes > 100, `notes checked: ${notes}`);
 	assert.deepEqual(wrong, []);
 });
