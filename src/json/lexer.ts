@@ -67,11 +67,6 @@ export class JsonLexer extends JsonTokenScanner {
 		this.pauseRequested = true;
 	}
 
-	/** Containers open now (the level the next one would open at). */
-	get openContainers(): number {
-		return this.depth;
-	}
-
 	/** The last feed stopped because pause() was called. */
 	get paused(): boolean {
 		return this.pauseRequested;
