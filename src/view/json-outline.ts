@@ -127,6 +127,8 @@ class FrameStack {
 	private readonly numbers: Float64Array[] = [];
 	/** The member being read, for objects. */
 	private readonly keys: Array<Array<string | undefined>> = [];
+	/** 1 where the rules know that member's key (isJsonRuleKey), by level. */
+	private readonly rules: Uint8Array[] = [];
 	/** The open objects that have a problem member, by level (few). */
 	readonly problems = new Map<number, FrameProblem>();
 
@@ -136,6 +138,7 @@ class FrameStack {
 		if (block === this.numbers.length) {
 			this.numbers.push(new Float64Array(FRAME_BLOCK_LEVELS * FRAME_FIELDS));
 			this.keys.push(new Array<string | undefined>(FRAME_BLOCK_LEVELS).fill(undefined));
+			this.rules.push(new Uint8Array(FRAME_BLOCK_LEVELS));
 		}
 		const numbers = this.numbers[block]!;
 		const at = (level & FRAME_BLOCK_MASK) * FRAME_FIELDS;
@@ -146,6 +149,7 @@ class FrameStack {
 		numbers[at + F_LINE_START] = lineStart;
 		numbers[at + F_PROBLEMS_BEFORE] = problemsBefore;
 		this.keys[block]![level & FRAME_BLOCK_MASK] = undefined;
+		this.rules[block]![level & FRAME_BLOCK_MASK] = 0;
 	}
 
 	/** The open container at `level`'s field; NaN past the open ones. */
@@ -163,8 +167,15 @@ class FrameStack {
 		return this.keys[level >>> FRAME_BLOCK_SHIFT]![level & FRAME_BLOCK_MASK];
 	}
 
-	setKey(level: number, key: string): void {
+	/** The member being read at `level` is `key`; `rule`: the rules know it (isJsonRuleKey). */
+	setKey(level: number, key: string, rule: boolean): void {
 		this.keys[level >>> FRAME_BLOCK_SHIFT]![level & FRAME_BLOCK_MASK] = key;
+		this.rules[level >>> FRAME_BLOCK_SHIFT]![level & FRAME_BLOCK_MASK] = rule ? 1 : 0;
+	}
+
+	/** Whether the rules know the key of the member being read at `level`. */
+	isRuleKey(level: number): boolean {
+		return this.rules[level >>> FRAME_BLOCK_SHIFT]![level & FRAME_BLOCK_MASK] === 1;
 	}
 
 	/** The segment of the container at `level` in its parent: the parent's item or member being read. */
@@ -349,8 +360,7 @@ class OutlineReader implements JsonEventHandler {
 			// Only a member is judged or summarised: an item of an array is neither.
 			const at = level - 1;
 			if (this.frames.field(at, F_KIND) !== KIND_OBJECT) return;
-			const key = this.frames.key(at);
-			const rule = key !== undefined && key.length <= JSON_RULE_KEY_BYTES && isJsonRuleKey(key);
+			const rule = this.frames.isRuleKey(at);
 			if (!this.wantsMember(at, rule)) return;
 			this.judge(
 				at,
@@ -376,8 +386,8 @@ class OutlineReader implements JsonEventHandler {
 		if (at < 0 || at >= this.frames.depth) return;
 		this.frames.setCount(at, this.frames.field(at, F_COUNT) + 1);
 		const key = this.keys.decode(token);
-		this.frames.setKey(at, key);
 		this.pendingRule = this.keys.rule;
+		this.frames.setKey(at, key, this.pendingRule);
 		// Values are captured only where the rules read them, and for the outline of the root's members.
 		this.lexer.detail = level === 1 || this.pendingRule;
 	}
