@@ -435,11 +435,8 @@ function outlineLine(json: JsonExtras | undefined): string | undefined {
 		const first = json.problems[0].problem;
 		const where = keepStart(first.record ? `the record at line ${first.startLine}` : first.path, OUTLINE_PATH_CHARS);
 		const atLeast = json.deeperThan !== undefined ? "at least " : "";
-		const count =
-			json.problemCount === 1 && atLeast === ""
-				? "1 object says it is a problem"
-				: `${atLeast}${json.problemCount} ${json.problemCount === 1 ? "object says it is a problem" : "objects say they are problems, the first"}`;
-		parts.push(`${count}: ${where} (line ${first.startLine})`);
+		const says = json.problemCount === 1 ? "object says it is a problem" : "objects say they are problems, the first";
+		parts.push(`${atLeast}${json.problemCount} ${says}: ${where} (line ${first.startLine})`);
 	}
 	if (json.deeperThan !== undefined)
 		parts.push(`nested deeper than ${json.deeperThan} levels: what lies deeper was not read for problems`);
