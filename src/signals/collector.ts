@@ -138,23 +138,39 @@ export class SignalCollector {
 	 * text only when it is kept.
 	 */
 	addRaw(lineNumber: number, raw: string, offset: number): void {
+		this.addRawLine(lineNumber, raw, offset);
+	}
+
+	/** addRaw; returns the memo line this one is like and shown as it is (see addLike), if any. */
+	private addRawLine(lineNumber: number, raw: string, offset: number): MemoLine | undefined {
 		const line = stripLineEnd(raw);
 		const last = this.lastMemo;
 		// Like the last line but for its digits, and that one had no control characters: neither has
 		// this one, so it is shown as it is (one pass over it, where rendering and shaping take four).
 		if (last?.shownAsIs && line.length <= this.keepChars && isSameButDigits(last.text, line)) {
-			const shape = this.lastShape;
-			if (shape !== undefined && shape.count >= COLLAPSE_SHAPE_LINES && shape.key === last.shape) {
-				this.countOnly(shape, lineNumber, line);
-				return;
-			}
-			this.addLine(lineNumber, line, last.shape, offset, raw);
-			return;
+			this.addLike(last, lineNumber, line, offset, raw);
+			return last;
 		}
 		const rendered = renderTerminalLine(line);
 		// renderLine's text: the start of a line longer than keepChars.
 		const text = rendered.length <= this.keepChars ? rendered : keepStart(rendered, this.keepChars);
-		this.addLine(lineNumber, text, this.findShape(text), offset, raw);
+		const memo = this.findMemo(text);
+		this.addLine(lineNumber, text, memo?.shape ?? shapeOf(text), offset, raw);
+		// Shown as it is: the line rendered as itself, unclipped, like a memo line that does too.
+		return memo?.shownAsIs && text === line ? memo : undefined;
+	}
+
+	/**
+	 * A line (`line`, shown as it is) that differs from `memo`'s only in its digits: it has that shape.
+	 * A shape already shown as one line standing for the others only counts it (countOnly).
+	 */
+	private addLike(memo: MemoLine, lineNumber: number, line: string, offset: number, raw: string): void {
+		const shape = this.lastShape;
+		if (shape !== undefined && shape.count >= COLLAPSE_SHAPE_LINES && shape.key === memo.shape) {
+			this.countOnly(shape, lineNumber, line);
+		} else {
+			this.addLine(lineNumber, line, memo.shape, offset, raw);
+		}
 	}
 
 	/**
@@ -171,25 +187,15 @@ export class SignalCollector {
 			bytes[lineStart + length] === NEWLINE &&
 			isSameButDigitBytes(this.lastBytes, bytes, lineStart, length)
 		) {
-			const line = stripLineEnd(raw);
-			const shape = this.lastShape;
-			if (shape !== undefined && shape.count >= COLLAPSE_SHAPE_LINES && shape.key === memo.shape) {
-				this.countOnly(shape, lineNumber, line);
-			} else {
-				this.addLine(lineNumber, line, memo.shape, offset, raw);
-			}
+			this.addLike(memo, lineNumber, stripLineEnd(raw), offset, raw);
 			return;
 		}
-		this.addRaw(lineNumber, raw, offset);
-		const line = stripLineEnd(raw);
-		const last = this.lastMemo;
-		const lineEnd = Math.min(lineStart + MAX_LAST_LINE_BYTES + 1, bytes.length);
-		let end = lineStart;
-		while (end < lineEnd && bytes[end] !== NEWLINE) end++;
-		if (end < lineEnd && last?.shownAsIs && line.length <= this.keepChars && isSameButDigits(last.text, line)) {
+		const like = this.addRawLine(lineNumber, raw, offset);
+		const end = like === undefined ? -1 : bytes.indexOf(NEWLINE, lineStart);
+		if (end >= 0 && end - lineStart <= MAX_LAST_LINE_BYTES) {
 			this.lastBytes.set(bytes.subarray(lineStart, end));
 			this.lastBytesLength = end - lineStart;
-			this.lastBytesMemo = last;
+			this.lastBytesMemo = like;
 		} else {
 			this.lastBytesMemo = undefined;
 		}
@@ -303,10 +309,15 @@ export class SignalCollector {
 	 * always shaped afresh). A flood of numbered lines is shaped once per line length, not per line.
 	 */
 	private findShape(text: string): string {
+		return this.findMemo(text)?.shape ?? shapeOf(text);
+	}
+
+	/** The memo line `text` differs from only in its digits (made when new); undefined for a text not remembered. */
+	private findMemo(text: string): MemoLine | undefined {
 		const last = this.lastMemo;
-		if (last !== undefined && isSameButDigits(last.text, text)) return last.shape;
+		if (last !== undefined && isSameButDigits(last.text, text)) return last;
 		const hash = text.length <= MAX_MEMO_LINE_CHARS ? digitBlindHash(text) : undefined;
-		if (hash === undefined) return shapeOf(text);
+		if (hash === undefined) return undefined;
 		let seen = this.memo.get(hash);
 		if (seen === undefined || !isSameButDigits(seen.text, text)) {
 			if (this.memo.size >= MAX_MEMO_LINES) this.memo.clear();
@@ -315,7 +326,7 @@ export class SignalCollector {
 			this.memo.set(hash, seen);
 		}
 		this.lastMemo = seen;
-		return seen.shape;
+		return seen;
 	}
 
 	private toItem(
