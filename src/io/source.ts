@@ -356,19 +356,21 @@ async function pumpWith(
 	let stored = await pumpRange(0, headEnd, true, false);
 	const headNewlines = sinks.newlinesSeen();
 	const headRecords = sinks.recordsSeen?.();
-	const headEndsInLine = stored > 0 && !(await isLineStart(source, headEnd));
+	// The byte before the cut: it ends a line (an LF) or, among records, a record (a CR) too.
+	const beforeCut = stored > 0 ? await byteBefore(source, headEnd) : NEWLINE_BYTE;
+	const headEndsInLine = beforeCut !== NEWLINE_BYTE;
 	await pumpRange(headEnd, tailStart, false, false);
 	const leftOutBytes = tailStart - headEnd;
 	const firstTailLine = sinks.newlinesSeen() + 1;
 	const markerLine = headNewlines + (headEndsInLine ? 2 : 1);
 	const gap = { markerLine, firstTailLine, leftOutBytes };
-	// No LF so far and none in the tail: the output is CR-separated records (or one line), and its
-	// marker line is numbered, and placed, among the records.
+	// A CR so far, no LF so far and none in the tail: the output is CR-separated records, and its marker
+	// line is numbered, and placed, among the records. (Without a CR by now, the tail is not read again.)
 	const recordsAfter = sinks.recordsSeen?.();
 	let recordGap: StoredGap | undefined;
 	let endsInside = headEndsInLine;
-	if (headRecords !== undefined && recordsAfter !== undefined && !(await hasNewline(source, tailStart, size))) {
-		endsInside = stored > 0 && !(await isLineStart(source, headEnd, true));
+	if (headRecords !== undefined && recordsAfter && !(await hasNewline(source, tailStart, size))) {
+		endsInside = headEndsInLine && beforeCut !== CARRIAGE_RETURN_BYTE;
 		recordGap = { markerLine: headRecords + (endsInside ? 2 : 1), firstTailLine: recordsAfter + 1, leftOutBytes };
 	}
 	const shown = recordGap ?? gap;
@@ -414,12 +416,15 @@ function formatGapMarker(gap: {
 	return `${gap.newline ? "\n" : ""}${formatNote(`${lines} (${gap.bytes} bytes) left out of the stored copy; the output was ${gap.size} bytes, more than maxEntryBytes=${gap.maxEntryBytes}`)}\n`;
 }
 
-/** True when a line (a record, with `records`: after a CR too) starts at `position`: the byte before it ends one, or it is the start. */
-async function isLineStart(source: ByteSource, position: number, records = false): Promise<boolean> {
-	if (position <= 0) return true;
+const NEWLINE_BYTE = 0x0a;
+const CARRIAGE_RETURN_BYTE = 0x0d;
+
+/** The byte before `position` (an LF at the start: a line starts there). */
+async function byteBefore(source: ByteSource, position: number): Promise<number> {
+	if (position <= 0) return NEWLINE_BYTE;
 	const one = Buffer.alloc(1);
 	await source.read(one, position - 1);
-	return one[0] === 0x0a || (records && one[0] === 0x0d);
+	return one[0]!;
 }
 
 /** Bytes searched for a newline on the far side of a cut before cutting inside a line. */
@@ -444,7 +449,8 @@ async function findCut(source: ByteSource, position: number, direction: "back" |
 	const after = (index: number) => from + index + 1;
 	const lf = direction === "back" ? view.subarray(0, at).lastIndexOf(0x0a) : view.indexOf(0x0a);
 	if (lf >= 0) return after(lf);
-	const isLoneCr = (index: number) => view[index] === 0x0d && view[index + 1] !== 0x0a;
+	// Only where the byte after the CR is read too (the window's last byte may be a CRLF's CR).
+	const isLoneCr = (index: number) => view[index] === 0x0d && index + 1 < view.length && view[index + 1] !== 0x0a;
 	if (direction === "back") {
 		for (let index = at - 1; index >= 0; index--) if (isLoneCr(index)) return after(index);
 	} else {
