@@ -13,7 +13,7 @@ import {
 import { scanBytes, scanText } from "../scan/scan.js";
 import { prepareDefaultSignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
 import { buildViewFromText } from "../view/compose.js";
-import { readJsonFindings } from "../view/json-outline.js";
+import { JSON_OUTLINE_LEVELS, readJsonFindings } from "../view/json-outline.js";
 import { bufferSource } from "../io/source.js";
 
 /**
@@ -74,7 +74,7 @@ function buildPrewarmJson(): Buffer[] {
 	const records = Array.from({ length: 2000 }, (_, i) =>
 		JSON.stringify({ id: i, name: `item-${i}`, ok: i % 97 !== 5, tags: ["a", "b"], owner: { login: `u${i % 7}` } }),
 	);
-	const levels = 40_000;
+	const levels = 2 * JSON_OUTLINE_LEVELS;
 	return [
 		Buffer.from(`{"kind":"records","items":[${records.join(",")}],"summary":{"errors":1}}`),
 		Buffer.from(`${"[".repeat(levels)}"bottom"${"]".repeat(levels)}`),
