@@ -18,6 +18,7 @@ import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../sr
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
 import { type BenchRow, writePerformanceDoc, writeReadmeSummary } from "./performance-doc.js";
+import { median } from "./stats.js";
 
 const MIB = 1024 * 1024;
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -34,11 +35,6 @@ function grepSignalWords(path: string): [string, string[]] {
 }
 
 type Row = BenchRow;
-
-function median(values: number[]): number {
-	const sorted = [...values].sort((a, b) => a - b);
-	return sorted[Math.floor(sorted.length / 2)];
-}
 
 function timeCommand(command: string, args: string[]): number {
 	return timeCommandWithOutput(command, args).ms;

@@ -26,6 +26,7 @@ import {
 } from "../src/prefilter/keyword-filter.js";
 import { READ_CHUNK_BYTES } from "../src/io/source.js";
 import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
+import { median } from "./stats.js";
 
 const [name, rawArgs] = process.argv.slice(2);
 const args = JSON.parse(rawArgs ?? "{}") as Record<string, unknown>;
@@ -594,8 +595,6 @@ async function main(): Promise<Record<string, unknown>> {
 				(calls.readdir > scans ? passes : within).push(resultMs);
 			}
 			const ms = performance.now() - started;
-			const median = (values: number[]) =>
-				values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 			// Commits unlink only their temp names; every .json unlinked is an eviction.
 			const evicted = calls.jsonUnlinks - unlinksBefore;
 			// One pass where the stream crosses the quota, then one per tenth of the quota written.

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, INDEX_PATH, REPO_ROOT, resultText } from "../test/helpers/pi.js";
 import { openPiSession } from "../test/helpers/pi-session.js";
+import { median } from "./stats.js";
 
 const MB = 1_000_000;
 const JSON_TOOLS_PATH = join(REPO_ROOT, "test", "fixtures", "ext", "json-tools.ts");
@@ -146,12 +147,6 @@ async function measureHere(row: StallRow, withOverflow: boolean, inputPath: stri
 		pi.close();
 		rmSync(agentDir, { recursive: true, force: true });
 	}
-}
-
-function median(values: readonly number[]): number {
-	const sorted = [...values].sort((a, b) => a - b);
-	const middle = sorted.length >> 1;
-	return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** Several runs of one row: the longest stall of any (the target is about the worst), the median total and RSS. */
