@@ -6,10 +6,12 @@
 
 import * as shapeModule from "./shape.js";
 import { type ShapeKind } from "./shape.js";
+import * as stampModule from "../lines/stamp.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { BLOCK_RUN_LINES, shapeOf } = shapeModule;
+const { stampLength, unstamped } = stampModule;
 
 /** Most lines after a signal line shown with it (its block), and before it (leading context). */
 export const HUNK_AFTER_LINES = 16;
@@ -90,8 +92,9 @@ const NAMES_FILE = /(?:^|[\s'"`(=:])(?:[\w.-]*\/)*[\w-][\w.-]*\.[a-z][a-z\d]{0,5
  * script's `check: site/guide/page_143.html` above Tidy's findings for that page)?
  */
 function headsSection(line: string, filelessSignal: boolean): boolean {
-	if (SECTION_HEADER.test(line) || MIGRATION_STEP.test(line)) return true;
-	return filelessSignal && NAMES_FILE.test(line) && !FILELESS_LOCATION.test(line);
+	const text = unstamped(line);
+	if (SECTION_HEADER.test(text) || MIGRATION_STEP.test(text)) return true;
+	return filelessSignal && NAMES_FILE.test(text) && !FILELESS_LOCATION.test(text);
 }
 
 /**
@@ -118,7 +121,7 @@ export function opensBlock(line: string): boolean {
 
 /** Is `line`, inside a block a signal line opened, one that says what went wrong? */
 export function isBlockMessage(line: string): boolean {
-	return MESSAGE_KEY.test(line);
+	return MESSAGE_KEY.test(unstamped(line));
 }
 
 /**
@@ -137,8 +140,14 @@ const REPORT_MARGIN = /^==\d{1,10}== ?/;
 const TASK_COLUMN = /^ {1,9}\[[a-z][\w-]*\] /;
 const TASK_COLUMN_CHARS = 12;
 
-/** The width of a line's margin (REPORT_MARGIN, TASK_COLUMN), 0 when it has none. */
+/** The width of a line's margin (a timestamp, then REPORT_MARGIN or TASK_COLUMN), 0 when it has none. */
 function marginOf(text: string): number {
+	const stamp = stampLength(text);
+	return stamp === 0 ? toolMarginOf(text) : stamp + toolMarginOf(text.slice(stamp));
+}
+
+/** The width of a tool's margin (REPORT_MARGIN, TASK_COLUMN) at the start of `text`, 0 when it has none. */
+function toolMarginOf(text: string): number {
 	const first = text.charCodeAt(0);
 	if (first === 0x3d) return REPORT_MARGIN.exec(text)?.[0].length ?? 0;
 	if (first !== 0x20) return 0;
@@ -218,7 +227,7 @@ export function findLeadingContext(
 		const indent = indentOf(above[k]);
 		if (indent < 0) {
 			// gfortran: `file.f90:17:28:`, a blank line, the source snippet, then `Error: …`.
-			if (k > 0 && LOCATION_ALONE.test(above[k - 1])) context.push(k, k - 1);
+			if (k > 0 && LOCATION_ALONE.test(unstamped(above[k - 1]))) context.push(k, k - 1);
 			break;
 		}
 		const shape = shapeKindOf(k);
@@ -249,7 +258,7 @@ export function findLeadingContext(
 	const started = findStartedCall(signal, above);
 	if (started !== undefined && !context.includes(started)) context.push(started);
 	let header: number | undefined;
-	const fileless = FILELESS_LOCATION.test(signal);
+	const fileless = FILELESS_LOCATION.test(unstamped(signal));
 	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
 	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
 		if (headsSection(above[k], fileless)) {

@@ -16,6 +16,7 @@ import * as cacheModule from "../regex/cache.js";
 import * as keywordsModule from "../regex/keywords.js";
 import * as safetyModule from "../regex/safety.js";
 import * as renderModule from "../lines/render.js";
+import * as stampModule from "../lines/stamp.js";
 import * as patternModule from "./pattern.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
@@ -25,6 +26,7 @@ const { findSignalRegexes } = cacheModule;
 const { findPatternKeywords } = keywordsModule;
 const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
+const { stampLength } = stampModule;
 const { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } = patternModule;
 
 /**
@@ -172,7 +174,7 @@ export class SignalFinder {
 		const found =
 			this.windowed && text.length > SIGNAL_WINDOW_CHARS
 				? this.testInWindows(text, lineNumber)
-				: this.lineRegex.test(text);
+				: this.testDefault(text);
 		this.charge(done ? lineNumber + 1 : lineNumber);
 		return found;
 	}
@@ -209,10 +211,21 @@ export class SignalFinder {
 		return lines;
 	}
 
+	/**
+	 * The line regex on a line; for the default pattern also on its text after a timestamp (stamp.ts),
+	 * where a failure word "at the start of a line" stands in a timestamped log.
+	 */
+	private testDefault(text: string): boolean {
+		if (this.lineRegex.test(text)) return true;
+		if (this.windowed) return false;
+		const stamp = stampLength(text);
+		return stamp > 0 && this.lineRegex.test(text.slice(stamp));
+	}
+
 	/** The pattern's verdict on a candidate line (`raw`, its line ending included); a repeat of the last one is not tested again. */
 	private isSignalLine(raw: string): boolean {
 		if (raw === this.lastCandidate) return this.lastVerdict;
-		this.lastVerdict = this.lineRegex.test(stripAnsi(stripLineEnd(raw)));
+		this.lastVerdict = this.testDefault(stripAnsi(stripLineEnd(raw)));
 		this.lastCandidate = raw;
 		return this.lastVerdict;
 	}

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
+import { stampLength } from "../../src/lines/stamp.js";
 import { hashShape, shapeOf } from "../../src/signals/shape.js";
 import { buildViewFromFile } from "../../src/view/compose.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
@@ -36,8 +37,11 @@ class Truth {
 		return this.lines[lineNumber - 1];
 	}
 
+	/** The default pattern matches the line, or its text after a timestamp. */
 	isSignal(text: string): boolean {
-		return config.signalRegex.test(stripAnsi(text));
+		const shown = stripAnsi(text);
+		const stamp = stampLength(shown);
+		return config.signalRegex.test(shown) || (stamp > 0 && config.signalRegex.test(shown.slice(stamp)));
 	}
 
 	/** The signal lines of the output of this signal line's shape (the collector's shape key). */
