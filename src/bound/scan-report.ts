@@ -61,7 +61,8 @@ export function describeGap(pumped: PumpResult, scan: ScanResult, config: Overfl
 	const signals: GapSignal[] = [];
 	let chars = 0;
 	for (const line of scan.signals) {
-		if (line.lineNumber < gap.markerLine || line.lineNumber >= gap.firstTailLine) continue;
+		// Another instance of a shape one line stands for is not a line to count again on a new scan.
+		if (line.instance || line.lineNumber < gap.markerLine || line.lineNumber >= gap.firstTailLine) continue;
 		const text = keepStart(line.text, config.maxLineChars);
 		if (chars + text.length > MAX_GAP_SIGNAL_CHARS) break;
 		chars += text.length;

@@ -232,7 +232,8 @@ export class LineScanner {
 			headEnd,
 			tailStart,
 			signals: rankCandidates(items.filter((item) => !isShown(item.lineNumber))),
-			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber))),
+			// Shown there already: the other instances of a collapsed shape need no place of their own.
+			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber) && !item.instance)),
 			signalMatches: this.collector.matches,
 			shapes: this.shapes.result(),
 			...(signalSearchStopped ? { signalSearchStopped } : {}),

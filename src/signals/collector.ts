@@ -23,6 +23,14 @@ const { keepEnd, keepStart } = textModule;
 export const MAX_SHAPES = 1024;
 /** Distinct lines kept per shape, from its first; its latest line is kept too. */
 export const LINES_PER_SHAPE = 5;
+/**
+ * Lines of a collapsed shape kept as its instances, spread evenly over the shape's lines (every
+ * stride-th line, the stride doubling as they fill): with room, the view shows distinct instances
+ * rather than one line standing for them all.
+ */
+export const SPREAD_LINES_PER_SHAPE = 40;
+/** Spread instances kept over all shapes, at most (a flood of distinct shapes stops adding them). */
+export const MAX_SPREAD_LINES = 2048;
 /** Lines remembered by the shape memo (see findShape) before it starts again, and the longest it remembers. */
 export const MAX_MEMO_LINES = 1024;
 export const MAX_MEMO_LINE_CHARS = 256;
@@ -46,6 +54,11 @@ export interface SignalItem extends ScannedLine {
 	 * dropped before (a pruned shape, a latest line replaced) or not searched (the search stopped).
 	 */
 	atLeast?: boolean;
+	/**
+	 * Set on another line of a shape that one line stands for (`similar`): shown, after every other
+	 * candidate, only when there is room. Its `count` is 1: it states no count.
+	 */
+	instance?: true;
 }
 
 interface Shape {
@@ -62,6 +75,10 @@ interface Shape {
 	afterPrune: boolean;
 	/** A latest line was replaced: a later one with its text may have had earlier lines not counted with it. */
 	latestReplaced: boolean;
+	/** Lines sampled every `stride`-th line of the shape (SPREAD_LINES_PER_SHAPE at most), and the next count sampled. */
+	spread: SignalItem[];
+	stride: number;
+	nextSample: number;
 }
 
 /** A shape's latest line, overwritten by each later one: what its SignalItem is made from. */
@@ -89,6 +106,8 @@ export class SignalCollector {
 	matches = 0;
 	/** Shapes dropped so far: counts of shapes made after that may miss earlier lines. */
 	private pruned = false;
+	/** Spread instances held over all shapes (MAX_SPREAD_LINES at most). */
+	private spreadLines = 0;
 	/** What the scan keeps of a line (src/lines/render.ts keepCharsFor): the text a line is rendered, shaped and compared by. */
 	private readonly keepChars: number;
 	/** Recent lines by digitBlindHash: a line that differs from one of them only in its digits has its shape. */
@@ -113,18 +132,25 @@ export class SignalCollector {
 	 * What is held now: shapes (at most 2 × MAX_SHAPES), their lines (at most LINES_PER_SHAPE + 1
 	 * each, of at most maxLineChars characters), and the shape memo's lines (at most MAX_MEMO_LINES).
 	 */
-	get retained(): { shapes: number; lines: number; longestLineChars: number; memoLines: number } {
+	get retained(): { shapes: number; lines: number; spreadLines: number; longestLineChars: number; memoLines: number } {
 		let lines = 0;
 		let longestLineChars = 0;
 		for (const shape of this.shapes.values()) {
-			for (const item of shape.items) longestLineChars = Math.max(longestLineChars, item.text.length);
-			lines += shape.items.length;
+			for (const item of [...shape.items, ...shape.spread])
+				longestLineChars = Math.max(longestLineChars, item.text.length);
+			lines += shape.items.length + shape.spread.length;
 			if (shape.latest === undefined) continue;
 			const source = shape.latest.source;
 			longestLineChars = Math.max(longestLineChars, typeof source === "string" ? source.length : source.text.length);
 			lines++;
 		}
-		return { shapes: this.shapes.size, lines, longestLineChars, memoLines: this.memo.size };
+		return {
+			shapes: this.shapes.size,
+			lines,
+			spreadLines: this.spreadLines,
+			longestLineChars,
+			memoLines: this.memo.size,
+		};
 	}
 
 	/** A line that matched the signal pattern, in line order. */
@@ -167,7 +193,7 @@ export class SignalCollector {
 	private addLike(memo: MemoLine, lineNumber: number, line: string, offset: number, raw: string): void {
 		const shape = this.lastShape;
 		if (shape !== undefined && shape.count >= COLLAPSE_SHAPE_LINES && shape.key === memo.shape) {
-			this.countOnly(shape, lineNumber, line);
+			this.countOnly(shape, lineNumber, line, offset);
 		} else {
 			this.addLine(lineNumber, line, memo.shape, offset, raw);
 		}
@@ -221,12 +247,17 @@ export class SignalCollector {
 				latest: undefined,
 				afterPrune: this.pruned,
 				latestReplaced: false,
+				spread: [],
+				stride: 1,
+				// The first distinct lines are kept anyway (items): the spread starts after them.
+				nextSample: LINES_PER_SHAPE + 1,
 			};
 			this.shapes.set(shape.key, shape);
 		}
 		this.lastShape = shape;
 		shape.count++;
 		shape.lastLine = lineNumber;
+		if (shape.count === shape.nextSample) this.sample(shape, lineNumber, offset, source);
 		const same = findSameText(shape, text);
 		if (same !== undefined) {
 			same.count++;
@@ -266,12 +297,32 @@ export class SignalCollector {
 	 * when it has the first line's text. Those are all that line shows, so they stay exact; its other
 	 * kept lines are not compared with it (a flood of one shape costs a count per line, not a search).
 	 */
-	private countOnly(shape: Shape, lineNumber: number, text: string): void {
+	private countOnly(shape: Shape, lineNumber: number, text: string, offset: number): void {
 		this.matches++;
 		shape.count++;
 		shape.lastLine = lineNumber;
 		const first = shape.items[0];
 		if (first !== undefined && first.text === text) first.count++;
+		if (shape.count === shape.nextSample) this.sample(shape, lineNumber, offset, text);
+	}
+
+	/**
+	 * Keeps the shape's line counted now as one of its spread instances; when they are full, every
+	 * other one is dropped and the stride doubles (the kept ones stay evenly spread, the first kept).
+	 */
+	private sample(shape: Shape, lineNumber: number, offset: number, source: ScannedLine | string): void {
+		const spread = shape.spread;
+		if (spread.length >= SPREAD_LINES_PER_SHAPE) {
+			let kept = 0;
+			for (let i = 0; i < spread.length; i += 2) spread[kept++] = spread[i];
+			this.spreadLines -= spread.length - kept;
+			spread.length = kept;
+			shape.stride *= 2;
+		}
+		shape.nextSample = shape.count + shape.stride;
+		if (this.spreadLines >= MAX_SPREAD_LINES) return;
+		this.spreadLines++;
+		spread.push(this.toItem(lineNumber, offset, 1, source, shape.severity));
 	}
 
 	/**
@@ -296,6 +347,14 @@ export class SignalCollector {
 				const first = candidates[0];
 				const others = shape.count - first.count;
 				out.push(others > 0 ? { ...first, similar: { count: others, lastLine: shape.lastLine } } : first);
+				// The other distinct lines it stands for, spread over its lines (the kept first ones after
+				// them; not the latest, which a line only counted does not replace).
+				const texts = new Set([first.text]);
+				for (const item of [...shape.spread, ...shape.items.slice(1)]) {
+					if (texts.has(item.text)) continue;
+					texts.add(item.text);
+					out.push({ ...item, count: 1, shapeCount: shape.count, instance: true });
+				}
 			} else {
 				out.push(...candidates);
 			}
@@ -373,6 +432,8 @@ export class SignalCollector {
 			})),
 		);
 		this.shapes = new Map(ranked.slice(0, MAX_SHAPES).map(({ shape }) => [shape.key, shape]));
+		this.spreadLines = 0;
+		for (const shape of this.shapes.values()) this.spreadLines += shape.spread.length;
 	}
 }
 

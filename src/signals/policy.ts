@@ -50,15 +50,27 @@ export interface RankedCandidate {
 	severity: Severity;
 	/** Signal lines of this candidate's shape key (shapeOf) in the whole output. */
 	shapeCount: number;
+	/** Another line of a shape one line already stands for: ranked after every other candidate. */
+	instance?: true;
 }
 
 /**
  * The order in which candidates earn a place in the view: errors before warnings; within each,
  * rarer shapes (fewer signal lines of their shape key, shapeCount) before common ones; lines of
  * equally common shapes spread over the output (first and last first, then evenly in between), so
- * the view shows where failures start and end, not only the first ones.
+ * the view shows where failures start and end, not only the first ones. Other instances of a shape
+ * one line stands for come after all of those, ranked the same way among themselves.
  */
 export function rankCandidates<T extends RankedCandidate>(candidates: readonly T[]): T[] {
+	if (!candidates.some((candidate) => candidate.instance)) return rankGroups(candidates);
+	return [
+		...rankGroups(candidates.filter((candidate) => !candidate.instance)),
+		...rankGroups(candidates.filter((candidate) => candidate.instance)),
+	];
+}
+
+/** rankCandidates within one tier: by severity, then shape count, each group spread over the output. */
+function rankGroups<T extends RankedCandidate>(candidates: readonly T[]): T[] {
 	const groups = new Map<string, T[]>();
 	for (const candidate of candidates) {
 		const key = `${candidate.severity}:${candidate.shapeCount}`;

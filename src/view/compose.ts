@@ -91,7 +91,8 @@ export function readComposeExtras(
 	return readViewExtras(
 		source,
 		scan,
-		scan.signals.slice(0, options.maxSignalLines),
+		// Another instance of a collapsed shape is shown alone: its first line's block stands for its own.
+		scan.signals.slice(0, options.maxSignalLines).filter((item) => !item.instance),
 		keepCharsFor(options.maxLineChars),
 		countShape,
 	);

@@ -46,6 +46,8 @@ export interface ViewOptions extends ScanOptions, ViewContext {
 const TAIL_SHARE = 0.4;
 const SIGNAL_SHARE = 0.35;
 const HEAD_SHARE = 0.15;
+/** Most of the budget the other distinct lines of collapsed shapes may take, after everything else. */
+const INSTANCE_SHARE = 0.2;
 /** Most decisive lines repeated right under the header, and their length there. */
 const KEY_LINES = 3;
 const KEY_LINE_CHARS = 160;
@@ -252,7 +254,10 @@ function allotRoom(
 	);
 	room -= sizeOf(tailText.slice(tailText.length - tailCount));
 	const signalText = items.map((item) => format(item));
-	let signalCount = takeFromStart(signalText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
+	// Other instances of a collapsed shape (ranked last) wait until everything else has had its room.
+	const primary = items.findIndex((item) => item.instance);
+	const primaryText = primary < 0 ? signalText : signalText.slice(0, primary);
+	let signalCount = takeFromStart(primaryText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	room -= sizeOf(signalText.slice(0, signalCount));
 	const headRows = foldRuns(head, format);
 	const headTexts = headRows.map((row) => row.text);
@@ -261,7 +266,7 @@ function allotRoom(
 	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
 	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
 	tailCount = grownTail;
-	const grownSignals = takeFromStart(signalText, sizeOf(signalText.slice(0, signalCount)) + room);
+	const grownSignals = takeFromStart(primaryText, sizeOf(primaryText.slice(0, signalCount)) + room);
 	room -= sizeOf(signalText.slice(signalCount, grownSignals));
 	signalCount = grownSignals;
 
@@ -294,6 +299,13 @@ function allotRoom(
 	const shapeText = shapeLines.map((line) => format(line));
 	const shapeCount = takeFromStart(shapeText, room);
 	room -= sizeOf(shapeText.slice(0, shapeCount));
+	// With room left, the distinct lines a collapsed shape stands for, within INSTANCE_SHARE.
+	if (primary >= 0 && signalCount >= primary) {
+		const instanceRoom = Math.min(room, Math.floor(budget * INSTANCE_SHARE));
+		const grown = takeFromStart(signalText, sizeOf(signalText.slice(0, signalCount)) + instanceRoom);
+		room -= sizeOf(signalText.slice(signalCount, grown));
+		signalCount = grown;
+	}
 	// A rare line's block, each whole or not at all, in the order the lines were offered.
 	for (const line of shapeLines.slice(0, shapeCount)) {
 		const rows = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
@@ -302,7 +314,18 @@ function allotRoom(
 		context.set(line.lineNumber, rows);
 		room -= extra;
 	}
-	return { headRows, headCount, tailRows, tailText, tailCount, signalText, shownItems, context, shapeText, shapeCount };
+	return {
+		headRows,
+		headCount,
+		tailRows,
+		tailText,
+		tailCount,
+		signalText,
+		shownItems: items.slice(0, signalCount),
+		context,
+		shapeText,
+		shapeCount,
+	};
 }
 
 /** Builds the view from a finished scan and the lines read around its signal lines. */

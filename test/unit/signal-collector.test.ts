@@ -12,7 +12,9 @@ import {
 	LINES_PER_SHAPE,
 	MAX_MEMO_LINES,
 	MAX_SHAPES,
+	MAX_SPREAD_LINES,
 	SignalCollector,
+	SPREAD_LINES_PER_SHAPE,
 	type SignalItem,
 } from "../../src/signals/collector.js";
 import { classifySeverity, type Severity } from "../../src/signals/policy.js";
@@ -25,20 +27,41 @@ const MAX_LINE_CHARS = 200;
 function assertBounded(collector: SignalCollector, maxLineChars: number): void {
 	const held = collector.retained;
 	assert.ok(held.shapes <= 2 * MAX_SHAPES, `${held.shapes} shapes`);
-	assert.ok(held.lines <= (LINES_PER_SHAPE + 1) * held.shapes, `${held.lines} lines for ${held.shapes} shapes`);
+	assert.ok(held.spreadLines <= MAX_SPREAD_LINES, `${held.spreadLines} spread lines`);
+	assert.ok(
+		held.lines <=
+			(LINES_PER_SHAPE + 1) * held.shapes + Math.min(MAX_SPREAD_LINES, SPREAD_LINES_PER_SHAPE * held.shapes),
+		`${held.lines} lines for ${held.shapes} shapes`,
+	);
 	assert.ok(held.longestLineChars <= maxLineChars, `a line of ${held.longestLineChars} characters held`);
 	assert.ok(held.memoLines <= MAX_MEMO_LINES, `${held.memoLines} lines in the shape memo`);
 }
 
-test("1 000 000 distinct error lines of one shape: one shape, its first lines and its latest, exact counts", () => {
+test("1 000 000 distinct error lines of one shape: one shape, its first lines, its latest and a spread, exact counts", () => {
 	const collector = new SignalCollector(MAX_LINE_CHARS);
 	for (let n = 1; n <= 1_000_000; n++) collector.addRaw(n, `error: failure number ${n}`, (n - 1) * 30);
 	assertBounded(collector, MAX_LINE_CHARS);
-	assert.deepEqual(collector.retained, { shapes: 1, lines: LINES_PER_SHAPE + 1, longestLineChars: 29, memoLines: 7 });
+	const held = collector.retained;
+	assert.deepEqual(held, {
+		shapes: 1,
+		lines: LINES_PER_SHAPE + 1 + held.spreadLines,
+		spreadLines: held.spreadLines,
+		longestLineChars: 29,
+		memoLines: 7,
+	});
+	assert.ok(held.spreadLines > SPREAD_LINES_PER_SHAPE / 2 && held.spreadLines <= SPREAD_LINES_PER_SHAPE);
 	assert.equal(collector.matches, 1_000_000);
 	const items = collector.items();
-	assert.equal(items.length, 1, "a common shape is shown once");
-	assert.deepEqual(items[0], {
+	const [first, ...instances] = items;
+	assert.ok(
+		instances.every((item) => item.instance && item.count === 1 && item.shapeCount === 1_000_000),
+		"the others are instances that state no count",
+	);
+	// Evenly spread: from the first lines to the last stride's, each a distinct line.
+	const numbers = instances.map((item) => item.lineNumber);
+	assert.equal(new Set(items.map((item) => item.text)).size, items.length);
+	assert.ok(Math.max(...numbers) > 900_000 && numbers.some((n) => n > 300_000 && n < 700_000), numbers.join(" "));
+	assert.deepEqual(first, {
 		lineNumber: 1,
 		text: "error: failure number 1",
 		totalChars: 23,
@@ -114,14 +137,49 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 		severity: Severity;
 		items: SignalItem[];
 		latest?: SignalItem;
+		spread: SignalItem[];
+		stride: number;
+		nextSample: number;
 	}
 	const shapes = new Map<string, ModelShape>();
 	lines.forEach((line, index) => {
 		const key = shapeOf(line.text);
-		const shape = shapes.get(key) ?? { count: 0, lastLine: 0, severity: classifySeverity(line.text), items: [] };
+		const shape = shapes.get(key) ?? {
+			count: 0,
+			lastLine: 0,
+			severity: classifySeverity(line.text),
+			items: [],
+			spread: [],
+			stride: 1,
+			nextSample: LINES_PER_SHAPE + 1,
+		};
 		shapes.set(key, shape);
 		shape.count++;
 		shape.lastLine = line.lineNumber;
+		const clipped =
+			line.text.length <= maxLineChars
+				? line.text
+				: line.keptEnd
+					? keepEnd(line.text, maxLineChars)
+					: keepStart(line.text, maxLineChars);
+		const itemOf = (): SignalItem => ({
+			...line,
+			text: clipped,
+			partial: line.partial || clipped.length < line.text.length,
+			offset: offsets[index],
+			count: 1,
+			severity: shape.severity,
+			shapeCount: 1,
+		});
+		// Every stride-th line from the one after the first distinct lines; full, every other one goes.
+		if (shape.count === shape.nextSample) {
+			if (shape.spread.length >= SPREAD_LINES_PER_SHAPE) {
+				shape.spread = shape.spread.filter((_, k) => k % 2 === 0);
+				shape.stride *= 2;
+			}
+			shape.nextSample = shape.count + shape.stride;
+			shape.spread.push(itemOf());
+		}
 		const same =
 			shape.items.find((item) => item.text === line.text) ??
 			(shape.latest?.text === line.text ? shape.latest : undefined);
@@ -152,7 +210,16 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 		for (const item of candidates) item.shapeCount = shape.count;
 		if (shape.count < COLLAPSE_SHAPE_LINES) return candidates;
 		const others = shape.count - candidates[0].count;
-		return [others > 0 ? { ...candidates[0], similar: { count: others, lastLine: shape.lastLine } } : candidates[0]];
+		const first =
+			others > 0 ? { ...candidates[0], similar: { count: others, lastLine: shape.lastLine } } : candidates[0];
+		const texts = new Set([first.text]);
+		const instances: SignalItem[] = [];
+		for (const item of [...shape.spread, ...shape.items.slice(1)]) {
+			if (texts.has(item.text)) continue;
+			texts.add(item.text);
+			instances.push({ ...item, count: 1, shapeCount: shape.count, instance: true });
+		}
+		return [first, ...instances];
 	});
 }
 
@@ -219,7 +286,7 @@ test("a flood of one shape taken as bytes only counts once shown as one line, an
 	});
 	const items = byBytes.items();
 	assert.deepEqual(items, byLine.items());
-	assert.equal(items.length, 1);
+	assert.ok(items.slice(1).every((item) => item.instance && item.count === 1));
 	// host-7 is the first line's text: a quarter of the lines plus every tenth of the others.
 	const first = items[0]!;
 	assert.equal(first.text, "ERROR: connection refused host-7:5432");
@@ -246,7 +313,7 @@ test("lines taken as bytes are like the last one only when every byte but a digi
 		lineStart += text.length + 1;
 	});
 	assert.deepEqual(byBytes.items(), byLine.items());
-	assert.equal(byBytes.items().length, 4);
+	assert.equal(byBytes.items().filter((item) => !item.instance).length, 4);
 });
 
 test("a line taken raw is rendered, even after a line like it was added with its control characters", () => {

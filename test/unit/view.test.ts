@@ -302,7 +302,7 @@ describe("the view's shape", () => {
 		);
 	});
 
-	test("shows every line of a small group of similar signal lines, and collapses a larger one", async () => {
+	test("shows every line of a small group of similar signal lines, and with room the distinct lines of a larger one", async () => {
 		const lines = Array.from({ length: 3000 }, (_, i) => `Auto-merging src/file_${i}.go`);
 		const conflicts = [300, 900, 1400, 2000, 2500, 2700];
 		for (const at of conflicts) lines[at - 1] = `CONFLICT (content): Merge conflict in src/file_${at}.go`;
@@ -313,12 +313,31 @@ describe("the view's shape", () => {
 			conflicts,
 		);
 		lines[2800 - 1] = "CONFLICT (content): Merge conflict in src/file_2800.go";
-		const collapsed = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const collapsed = assertFaithfulView(view, lines, options);
 		assert.deepEqual(
 			collapsed.filter((line) => line.text.startsWith("CONFLICT")).map((line) => line.lineNumber),
-			[300],
-			"seven lines of one shape: the first stands for the others",
+			[...conflicts, 2800],
+			"seven lines of one shape: the first stands for the others, and with room the others are shown too",
 		);
+		assert.match(
+			view,
+			/ 300: CONFLICT \(content\): Merge conflict in src\/file_300\.go {2}\[×7 signal lines of this shape, the last at line 2800\]/,
+		);
+	});
+
+	test("collapses the lines of one shape that would not fit, and shows as many distinct ones as the room allows", async () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `Auto-merging src/file_${i}.go`);
+		for (let at = 100; at <= 2900; at += 2) lines[at - 1] = `CONFLICT (content): Merge conflict in src/file_${at}.go`;
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options).filter((line) => line.text.startsWith("CONFLICT"));
+		assert.ok(view.length <= options.thresholdChars);
+		assert.match(view, / 100: CONFLICT .*\[×1401 signal lines of this shape, the last at line 2900\]/);
+		// More than the first: distinct instances spread over the shape's lines, but far fewer than all.
+		assert.ok(shown.length > 10 && shown.length < 100, `${shown.length} shown`);
+		const middle = shown.filter((line) => line.lineNumber > 1000 && line.lineNumber < 2000);
+		assert.ok(middle.length > 0, "instances from the middle too");
 	});
 
 	test("shows every line of a short text once, without an omitted notice", async () => {
