@@ -16,12 +16,12 @@ export interface SignalPatternPart {
 /** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
 export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze([
 	{
-		source: String.raw`(?:error|exception|warning)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| no test specified)`,
-		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor npm's default `Error: no test specified` script",
+		source: String.raw`(?:error|exception|warning)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| *(?:true|yes|no|on|off|\d+)[ \t]*$| no test specified)`,
+		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
 	},
 	{
-		source: String.raw`^[ \t]*(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
-		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`; not `Errors: 0`. Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
+		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
+		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`, a numbered failure header (`  3) Error:`); not `Errors: 0`, nor a setting or a flag that starts with one (`fail-fast: true`, `errors = off`). Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
 	},
 	{
 		source: String.raw`(?<!\b0 )\b(?:failed|panicked|aborted|killed)\b(?! *[:=] *0\b)`,
@@ -40,8 +40,12 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, make `not remade because of errors`, maven `BUILD FAILURE`, gradle `What went wrong`",
 	},
 	{
-		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic)\b|"level": ?[56]0\b`,
-		why: 'log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `"level":"error"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `"level":50` error, `60` fatal)',
+		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg|warn|warning)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure|warn|warning)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic|warn|warning)\b|"level": ?[456]0\b`,
+		why: 'log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `"level":"error"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `"level":50` error, `60` fatal); the warning level too (`10:02:11 WARN pool exhausted`, `[WARNING]`, `"level":40`), as a weak signal ranked after every error',
+	},
+	{
+		source: String.raw`(?<!\bno |\bwithout )\b(?:error|failure|exception) (?:while|when|during|occurred|encountered|detected|reading|writing|opening|loading|parsing)\b`,
+		why: "a failure word in mid-line that a phrase makes a report of what went wrong: `I/O error while reading block 7 -- skipping`, `unexpected error occurred`, `exception during teardown`, `Error when loading config`; not `no error while …`",
 	},
 	{
 		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
@@ -184,6 +188,8 @@ export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freez
 	"enotempty",
 	"ebadengine",
 	"elifecycle",
+	'"level":4',
+	'"level": 4',
 	'"level":5',
 	'"level": 5',
 	'"level":6',

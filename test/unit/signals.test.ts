@@ -123,6 +123,14 @@ describe("the default signal pattern on real toolchain outputs", () => {
 
 describe("the vocabulary of failure", () => {
 	const failures = [
+		// A failure phrase in mid-line, a numbered failure header, the warning level of a log line.
+		"I/O error while reading block 7 -- skipping",
+		"unexpected error occurred in worker 3",
+		"  3) Error:",
+		"  12) Failure:",
+		"10:02:11 WARN pool exhausted, waiting",
+		"[WARNING] The requested profile was not found",
+		'{"level":40,"msg":"slow query"}',
 		"error[E0308]: mismatched types",
 		"src/app.ts(3,5): error TS2304: Cannot find name 'foo'.",
 		"main.c:(.text+0x1e): undefined reference to `config_load'",
@@ -269,6 +277,17 @@ describe("the vocabulary of failure", () => {
 		"retrying: attempt to reconnect 3 of 5",
 		"installed signal handlers for SIGINT and SIGTERM",
 		"signal strength 80%",
+		// Settings and flags that merely contain a failure word.
+		"werror: true",
+		"    werror          : True",
+		"fail-fast: true",
+		"fail_under = 80",
+		"errors = off",
+		"max_errors: 3",
+		"  on_error: 0",
+		"gcc -Werror -Wall -c src/a.c",
+		"pytest --maxfail=1 --fail-fast",
+		"no error while reading the index",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
