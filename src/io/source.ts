@@ -61,6 +61,16 @@ export interface ByteSource {
 	close(): Promise<void>;
 }
 
+/** The bytes of `source` in [from, to), clamped to the source (fewer when a read comes up short). */
+export async function readRange(source: ByteSource, from: number, to: number): Promise<Buffer> {
+	const start = Math.max(0, from);
+	const end = Math.min(source.size, to);
+	if (end <= start) return Buffer.alloc(0);
+	const buffer = Buffer.allocUnsafe(end - start);
+	const read = await source.read(buffer, start);
+	return buffer.subarray(0, read);
+}
+
 /** The same bytes with each CR read as an LF (crAsNewline): a CR-separated output's records as lines. */
 export function recordsSource<T extends ByteSource>(source: T): T {
 	return Object.assign(Object.create(source) as T, {

@@ -38,7 +38,8 @@ import {
 	type ShapeKind,
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
-import type { ByteSource } from "../io/source.js";
+import { type ByteSource, readRange } from "../io/source.js";
+import { readReport, type ReportLines } from "./report.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
@@ -110,6 +111,8 @@ export interface ViewExtras {
 	/** Lines between the head and the tail that name the subject of a signal line in the tail, in line order. */
 	tailSubjects?: ScannedLine[];
 	json?: JsonExtras;
+	/** The lines right above the tail a report the output ends with may start in (report.ts). */
+	report?: ReportLines;
 }
 
 /**
@@ -156,7 +159,11 @@ export async function readViewExtras(
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
-	const subjects = tailSubjects.length > 0 ? { tailSubjects } : {};
+	const report = await readReport(source, scan, keepChars);
+	const subjects = {
+		...(tailSubjects.length > 0 ? { tailSubjects } : {}),
+		...(report !== undefined ? { report } : {}),
+	};
 	if (findings === undefined) return { hunks, shapeLines, ...subjects };
 	const problems: ProblemLines[] = [];
 	for (const problem of findings.problems) {
@@ -272,15 +279,6 @@ async function readProblemLines(source: ByteSource, problem: JsonProblem, keepCh
 	const whole = bytes.length >= problem.end - problem.lineStart || raw.length === 1 ? raw.length : raw.length - 1;
 	const count = Math.min(problem.endLine - problem.startLine + 1, MAX_PROBLEM_LINES, whole);
 	return raw.slice(0, count).map((text, index) => renderLine(problem.startLine + index, text, keepChars));
-}
-
-async function readRange(source: ByteSource, from: number, to: number): Promise<Buffer> {
-	const start = Math.max(0, from);
-	const end = Math.min(source.size, to);
-	if (end <= start) return Buffer.alloc(0);
-	const buffer = Buffer.allocUnsafe(end - start);
-	const read = await source.read(buffer, start);
-	return buffer.subarray(0, read);
 }
 
 /**

@@ -12,6 +12,7 @@ import { type ScannedLine, renderTerminalLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
+import type { ReportLines } from "./report.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
@@ -107,6 +108,10 @@ function noteOf(line: ScannedLine): string {
 interface ViewParts {
 	head: ScannedLine[];
 	tail: ScannedLine[];
+	/** The lines above the tail a report the output ends with may start in (report.ts). */
+	report?: ReportLines;
+	/** Error signal lines in the middle (a report is about a failure: it holds one). */
+	errorLines: number[];
 	/** Is a line between the head and the tail? */
 	inMiddle: (lineNumber: number) => boolean;
 	/** Problem objects of a JSON output first (the structure says they matter), then the signal lines. */
@@ -130,11 +135,59 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 	return {
 		head,
 		tail,
+		...(extras.report !== undefined ? { report: extras.report } : {}),
+		errorLines: scan.signals
+			.filter((item) => item.severity === SEVERITY_ERROR && item.lineNumber < tailStart)
+			.map((item) => item.lineNumber),
 		inMiddle,
 		items,
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
 		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
+	};
+}
+
+/**
+ * What room is left after everything else shows of the report an output ends with (report.ts),
+ * joined to the tail shown whole: from the earliest line that opens a step and has an error signal
+ * line below it, when the report from there fits; when none does, the last such line and the lines
+ * after it (half the room) as the report's start, and the lines above the tail as the rest allows.
+ */
+interface ChosenReport {
+	/** Rows shown before the tail's. */
+	tailRows: Row[];
+	/** Rows shown as the report's start, above a cut. */
+	startRows: Row[];
+	/** Characters they take. */
+	size: number;
+}
+
+function chooseReport(
+	report: ReportLines,
+	errorLines: readonly number[],
+	room: number,
+	format: (line: ScannedLine) => string,
+): ChosenReport | undefined {
+	const openers = report.openers.filter((opener) => errorLines.some((line) => line >= report.lines[opener].lineNumber));
+	if (openers.length === 0) return undefined;
+	const rows = report.lines.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
+	const texts = rows.map((row) => row.text);
+	// Sizes from each line to the end of the report.
+	const fromHere = new Array<number>(texts.length + 1).fill(0);
+	for (let k = texts.length - 1; k >= 0; k--) fromHere[k] = fromHere[k + 1] + texts[k].length + 1;
+	for (const opener of openers) {
+		if (fromHere[opener] <= room) return { tailRows: rows.slice(opener), startRows: [], size: fromHere[opener] };
+	}
+	const opener = openers[openers.length - 1];
+	const count = takeFromStart(texts.slice(opener), Math.floor(room / 2));
+	if (count === 0) return undefined;
+	const startSize = sizeOf(texts.slice(opener, opener + count));
+	const rest = texts.slice(opener + count);
+	const fromEnd = takeFromEnd(rest, room - startSize);
+	return {
+		tailRows: rows.slice(rows.length - fromEnd),
+		startRows: rows.slice(opener, opener + count),
+		size: startSize + sizeOf(rest.slice(rest.length - fromEnd)),
 	};
 }
 
@@ -212,6 +265,8 @@ function frameView(
 
 /** What of each part fits: the rows shown and how many. */
 interface Allotment {
+	/** The report the output ends with, as far as room was left for it. */
+	report: ChosenReport | undefined;
 	headRows: HeadRow[];
 	headCount: number;
 	tailRows: HeadRow[];
@@ -314,7 +369,14 @@ function allotRoom(
 		context.set(line.lineNumber, rows);
 		room -= extra;
 	}
+	// What room is left goes to the report the output ends with, when the tail is shown whole.
+	const report =
+		parts.report !== undefined && tailCount === tailText.length
+			? chooseReport(parts.report, parts.errorLines, room, (line) => format(line))
+			: undefined;
+	if (report !== undefined) room -= report.size;
 	return {
+		report,
 		headRows,
 		headCount,
 		tailRows,
@@ -347,13 +409,18 @@ export function buildView(
 			(sum, line) => sum + (line === undefined ? 0 : line.length + 1),
 			0,
 		) +
-		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, tail.length)).length +
-		frame.tailNotice(tail.length).length +
-		// A "--" between two runs of middle lines that do not touch.
-		(items.length + shapeLines.length + parts.tailSubjects.length) * 5 +
+		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, scan.totalLines))
+			.length +
+		frame.tailNotice(scan.totalLines).length +
+		// A "--" between two runs of middle lines that do not touch (a report's start is one run).
+		(items.length + shapeLines.length + parts.tailSubjects.length + 1) * 5 +
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
-	const { shownItems, tailRows, tailCount } = shown;
+	const { shownItems } = shown;
+	// A report shown before the tail is part of it.
+	const tailRows = [...(shown.report?.tailRows ?? []), ...shown.tailRows];
+	const tailCount = shown.tailCount + (shown.report?.tailRows.length ?? 0);
+	const tailText = [...(shown.report?.tailRows ?? []).map((row) => row.text), ...shown.tailText];
 
 	// The middle: signal lines with their context, and shape lines, in line order, each line once.
 	// A line shown for itself wins over the same line as context.
@@ -361,14 +428,17 @@ export function buildView(
 	const putIfAbsent = (row: Row) => {
 		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
 	};
-	shownItems.forEach((item, index) =>
-		middle.set(item.lineNumber, { lineNumber: item.lineNumber, text: shown.signalText[index] }),
-	);
+	for (const row of shown.report?.startRows ?? []) middle.set(row.lineNumber, row);
+	shownItems.forEach((item, index) => putIfAbsent({ lineNumber: item.lineNumber, text: shown.signalText[index] }));
 	shapeLines
 		.slice(0, shown.shapeCount)
 		.forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
 	for (const rows of shown.context.values()) for (const row of rows) putIfAbsent(row);
-	const middleRows = [...middle.values()].sort((a, b) => a.lineNumber - b.lineNumber);
+	// A line the grown tail shows is not shown again above it.
+	const firstShownTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
+	const middleRows = [...middle.values()]
+		.filter((row) => row.lineNumber < firstShownTail)
+		.sort((a, b) => a.lineNumber - b.lineNumber);
 
 	const shownHead = shown.headRows.slice(0, shown.headCount);
 	const droppedHead = head.length - Math.min(head.length, linesOf(shownHead));
@@ -376,7 +446,7 @@ export function buildView(
 	const out: string[] = [frame.headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
 	out.push(...keyLines, ...shownHead.map((row) => row.text));
-	const firstTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
+	const firstTail = firstShownTail;
 	const lastHead =
 		shownHead.length > 0 ? (shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber) : 0;
 	const omitted = firstTail - lastHead - 1;
@@ -394,7 +464,7 @@ export function buildView(
 		previous = row.lineNumber;
 	}
 	if (middleRows.length > 0) out.push(frame.tailNotice(shownTailLines));
-	out.push(...shown.tailText.slice(shown.tailText.length - tailCount));
+	out.push(...tailText.slice(tailText.length - tailCount));
 	if (statusLine) out.push(statusLine);
 	out.push(footer);
 	const view = out.join("\n");

@@ -340,6 +340,54 @@ describe("the view's shape", () => {
 		assert.ok(middle.length > 0, "instances from the middle too");
 	});
 
+	test("keeps a failure report longer than the tail from its header, and its start and end when it is longer than the room", async () => {
+		const report = (blockLines: number) => {
+			const lines = Array.from({ length: 3000 }, (_, i) => `tests/test_mod${i % 50}.py::test_case_${i} PASSED`);
+			lines.push("=================================== FAILURES ===================================");
+			for (const name of ["test_refund", "test_tax", "test_total"]) {
+				lines.push(`_________________________________ ${name} _________________________________`);
+				const code = [
+					"total = 0",
+					"for item in cart.items:",
+					"    total += item.price",
+					"if item.refunded:",
+					"    total -= item.refund",
+					"return round(total, 2)",
+				];
+				for (let k = 0; k < blockLines; k++) lines.push(`    ${code[k % code.length]}`);
+				lines.push("E       assert 580 == 460", `tests/${name}.py:88: AssertionError`);
+			}
+			lines.push("=========================== short test summary info ============================");
+			for (const name of ["test_refund", "test_tax", "test_total"]) lines.push(`FAILED tests/${name}.py::${name}`);
+			lines.push("======================== 3 failed, 3000 passed in 9.1s =========================");
+			return lines;
+		};
+		const options = viewOptions();
+		const lines = report(50);
+		const shown = numbersOf(
+			assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+		);
+		// From the report's header to the last line, every line: the tail grew back to where the report starts.
+		const header = lines.indexOf(lines.find((line) => line.includes(" FAILURES "))!) + 1;
+		for (let n = header; n <= lines.length; n++) assert.ok(shown.includes(n), `line ${n} (${lines[n - 1]}) shown`);
+		assert.ok(!shown.includes(header - 1), "not the passing lines above it");
+
+		// Too long for the room: the report's header and first lines, then its end.
+		const long = report(400);
+		const longView = (await buildViewFromText(long.join("\n"), options)).text;
+		const longShown = numbersOf(assertFaithfulView(longView, long, options));
+		const longHeader = long.findIndex((line) => line.includes(" FAILURES ")) + 1;
+		assert.ok(longShown.includes(longHeader) && longShown.includes(longHeader + 1), "the report's start");
+		assert.ok(longShown.includes(long.length) && longShown.includes(long.length - 3), "its end");
+
+		// An output that does not end in failure keeps its plain tail.
+		const passing = lines.map((line) => line.replace(/^E {7}assert.*|^FAILED |AssertionError|3 failed, /, "ok "));
+		const plain = numbersOf(
+			assertFaithfulView((await buildViewFromText(passing.join("\n"), options)).text, passing, options),
+		);
+		assert.ok(!plain.includes(header + 20), "no report without a failure");
+	});
+
 	test("shows every line of a short text once, without an omitted notice", async () => {
 		const text = "a\nb\nc\n";
 		const view = (await buildViewFromText(text, viewOptions())).text;

@@ -1,0 +1,58 @@
+// The report an output ends with, read back from above its tail: a failing run usually ends with a
+// report longer than the tail (a test runner's failures, a compiler's error list, the failing step
+// of a CI job), and the view keeps it from its start when it fits, rather than its last lines only.
+// Only the lines right above the tail are read (REPORT_LOOKBACK_LINES, at most REPORT_READ_BYTES
+// from the end of the output), and only when the output ends in failure; where the report starts
+// is a line that opens a step (signals/blocks.ts opensStep). view.ts decides how much of it fits.
+
+import { readRange, type ByteSource } from "../io/source.js";
+import { renderLine, type ScannedLine } from "../lines/render.js";
+import type { ScanResult } from "../scan/scan.js";
+import { opensStep } from "../signals/blocks.js";
+import { SEVERITY_ERROR } from "../signals/policy.js";
+
+/** Lines above the tail looked at for where the report starts. */
+export const REPORT_LOOKBACK_LINES = 400;
+/** Bytes read from the end of the output for them, at most (giant lines leave fewer lines). */
+export const REPORT_READ_BYTES = 256 * 1024;
+
+/** The lines right above an output's tail, up to it, and which of them open a step. */
+export interface ReportLines {
+	/** In line order; the last one is the line right above the tail. */
+	lines: ScannedLine[];
+	/** Indexes into `lines` of the lines that open a step, ascending. */
+	openers: number[];
+}
+
+/**
+ * The lines above the tail that a report may start in, when the output ends in failure (an error
+ * signal line among them or in the tail) and at least one of them opens a step; else undefined.
+ * Read only from the bytes the scan saw (not a stored copy with its middle left out).
+ */
+export async function readReport(
+	source: ByteSource,
+	scan: ScanResult,
+	keepChars: number,
+): Promise<ReportLines | undefined> {
+	const { headEnd, tailStart, totalLines } = scan;
+	if (source.size !== scan.totalBytes || tailStart <= headEnd + 1 || tailStart > totalLines) return undefined;
+	const first = Math.max(headEnd + 1, tailStart - REPORT_LOOKBACK_LINES);
+	const endsInFailure = [...scan.signals, ...scan.shownSignals].some(
+		(item) => item.severity === SEVERITY_ERROR && item.lineNumber >= first,
+	);
+	if (!endsInFailure) return undefined;
+	const from = Math.max(0, source.size - REPORT_READ_BYTES);
+	const pieces = (await readRange(source, from, source.size)).toString("utf8").split("\n");
+	// A final newline ends the last line; a read that starts inside the output may start inside a line.
+	if (pieces.length > 0 && pieces[pieces.length - 1] === "") pieces.pop();
+	if (from > 0) pieces.shift();
+	const firstRead = totalLines - pieces.length + 1;
+	const lines: ScannedLine[] = [];
+	const openers: number[] = [];
+	for (let lineNumber = Math.max(first, firstRead); lineNumber < tailStart; lineNumber++) {
+		const line = renderLine(lineNumber, pieces[lineNumber - firstRead], keepChars);
+		if (opensStep(line.text)) openers.push(lines.length);
+		lines.push(line);
+	}
+	return openers.length > 0 ? { lines, openers } : undefined;
+}
