@@ -16,8 +16,8 @@ export interface SignalPatternPart {
 /** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
 export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze([
 	{
-		source: String.raw`(?:error|exception|warning)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| *(?:true|yes|no|on|off|\d+)[ \t]*$| no test specified)`,
-		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` (kept as a weak signal); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
+		source: String.raw`(?:error|exception|warning|warn)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| *(?:true|yes|no|on|off|\d+)[ \t]*$| no test specified)`,
+		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` and `WARN:` (kept as weak signals); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
 	},
 	{
 		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
@@ -40,8 +40,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, make `not remade because of errors`, maven `BUILD FAILURE`, gradle `What went wrong`",
 	},
 	{
-		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg|warn|warning)\b|\[(?:error|err|fatal|severe|critical|fail|failed|failure|warn|warning)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic|warn|warning)\b|"level": ?[456]0\b`,
-		why: 'log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `"level":"error"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `"level":50` error, `60` fatal); the warning level too (`10:02:11 WARN pool exhausted`, `[WARNING]`, `"level":40`), as a weak signal ranked after every error',
+		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg|warn|warning)\b|^[ \t]*warn(?:ing)?\b(?![-_=:]| *[:=])|\[(?:error|err|fatal|severe|critical|fail|failed|failure|warn|warning)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic|warn|warning)\b|"level": ?[456]0\b`,
+		why: 'log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `"level":"error"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `"level":50` error, `60` fatal); the warning level too (`10:02:11 WARN pool exhausted`, `WARN  cache miss ratio high` at a line\'s start, `[WARNING]`, `"level":40`), as a weak signal ranked after every error',
 	},
 	{
 		source: String.raw`(?<!\bno |\bwithout )\b(?:error|failure|exception) (?:while|when|during|occurred|encountered|detected|reading|writing|opening|loading|parsing)\b`,

@@ -132,6 +132,8 @@ export async function readViewExtras(
 	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
 	// Lines the signal pattern matched were ranked as signals already: not offered again as shapes.
 	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
+	// A line with a signal line's text is that signal line's repeat, counted with it (`[×3]`): not a rare line too.
+	const takenTexts = new Set<string>([...scan.signals, ...scan.shownSignals].map((item) => item.text));
 	const { headEnd, tailStart } = scan;
 	const inMiddle = (line: ShapeLine) =>
 		line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
@@ -153,6 +155,7 @@ export async function readViewExtras(
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
+		if (takenTexts.has(rendered.text)) return;
 		const after = takeBlock(rendered, below, below.length, keepChars, shapeKind);
 		const exact = scan.shapes.complete;
 		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after });

@@ -129,6 +129,8 @@ describe("the vocabulary of failure", () => {
 		"  3) Error:",
 		"  12) Failure:",
 		"10:02:11 WARN pool exhausted, waiting",
+		"WARN  cache miss ratio high",
+		"WARN: low memory",
 		"[WARNING] The requested profile was not found",
 		'{"level":40,"msg":"slow query"}',
 		"error[E0308]: mismatched types",
@@ -288,6 +290,8 @@ describe("the vocabulary of failure", () => {
 		"gcc -Werror -Wall -c src/a.c",
 		"pytest --maxfail=1 --fail-fast",
 		"no error while reading the index",
+		"warn-unused: true",
+		"warnings = 0",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));

@@ -388,6 +388,22 @@ describe("the view's shape", () => {
 		assert.ok(!plain.includes(header + 20), "no report without a failure");
 	});
 
+	test("shows identical signal lines once with their count, never again as rare lines", async () => {
+		for (const spread of [false, true]) {
+			const lines = Array.from({ length: 3000 }, (_, i) => `GET /api/items/${i} 200 ${i % 17}ms`);
+			for (const at of spread ? [1000, 1500, 2000] : [1000, 1001, 1002]) lines[at] = "WARN  cache miss ratio high";
+			const options = viewOptions();
+			const view = (await buildViewFromText(lines.join("\n"), options)).text;
+			const shown = assertFaithfulView(view, lines, options).filter((line) => line.text.startsWith("WARN"));
+			assert.deepEqual(
+				shown.map((line) => line.lineNumber),
+				[1001],
+			);
+			assert.match(view, / 1001: WARN {2}cache miss ratio high {2}\[×3\]/);
+			assert.doesNotMatch(view, /appears once/);
+		}
+	});
+
 	test("shows every line of a short text once, without an omitted notice", async () => {
 		const text = "a\nb\nc\n";
 		const view = (await buildViewFromText(text, viewOptions())).text;
