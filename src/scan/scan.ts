@@ -16,6 +16,8 @@ import * as finderModule from "../signals/finder.js";
 import { SignalFinder } from "../signals/finder.js";
 import * as policyModule from "../signals/policy.js";
 import { ShapeCounter, type ShapeStats } from "../signals/shape-counter.js";
+import * as stepsModule from "../signals/steps.js";
+import { StepLog, type StepMarker, type StepMarks } from "../signals/steps.js";
 import { GiantLineSearch } from "./giant.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
@@ -25,6 +27,8 @@ const { crAsNewline } = recordsModule;
 const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripLineEnd } = renderModule;
 const { SIGNAL_WINDOW_CHARS } = finderModule;
 const { rankCandidates } = policyModule;
+const { stepMarkOf } = stepsModule;
+const { stripAnsi } = renderModule;
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 
@@ -69,6 +73,8 @@ export interface ScanResult {
 	signalSearchStopped?: { atLine: number; afterMs: number };
 	/** "cr" when the output has no LF and at least one CR: its lines are the CR-separated records. */
 	separator?: "cr";
+	/** The step markers of a CI job's log (signals/steps.ts), found with the default pattern's prefilter. */
+	steps: StepMarks;
 }
 
 export class LineScanner {
@@ -99,6 +105,7 @@ export class LineScanner {
 	/** A block's last signal lines (scanBlock). */
 	private readonly recentHits: RecentLines;
 	private sawCarriageReturn = false;
+	private readonly steps = new StepLog();
 
 	constructor(options: ScanOptions, readsRecords = true) {
 		if (readsRecords) this.recordScanner = new LineScanner(options, false);
@@ -107,6 +114,19 @@ export class LineScanner {
 		this.collector = new SignalCollector(options.maxLineChars);
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		this.recentHits = new RecentLines(options.tailLines);
+		if (!this.finder.windowed) this.finder.onStep = (lineNumber, raw, marker) => this.addStep(lineNumber, raw, marker);
+	}
+
+	/** A step marker's line (raw, its line ending included or not). */
+	private addStep(lineNumber: number, raw: string, marker: StepMarker): void {
+		this.steps.add(lineNumber, stripAnsi(stripLineEnd(raw)), marker);
+	}
+
+	/** A line decoded on its own (a head line, a line that arrived in pieces): is it a step marker? */
+	private checkStep(lineNumber: number, raw: string): void {
+		if (this.finder.windowed) return;
+		const marker = stepMarkOf(raw);
+		if (marker !== undefined) this.addStep(lineNumber, raw, marker);
 	}
 
 	push(chunk: Uint8Array): void {
@@ -236,6 +256,7 @@ export class LineScanner {
 			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber) && !item.instance)),
 			signalMatches: this.collector.matches,
 			shapes: this.shapes.result(),
+			steps: this.steps.result(),
 			...(signalSearchStopped ? { signalSearchStopped } : {}),
 		};
 	}
@@ -289,6 +310,7 @@ export class LineScanner {
 			const raw = bytes.toString("utf8", cursor, newline);
 			const line = renderLine(lineNumber, raw, this.keepChars);
 			const isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
+			this.checkStep(lineNumber, raw);
 			this.head.push(isSignal ? markSignal(line) : line);
 			if (isSignal) {
 				hits.push(lineNumber);
@@ -402,6 +424,7 @@ export class LineScanner {
 			const raw = pending.whole();
 			line = renderLine(lineNumber, raw, this.keepChars);
 			isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
+			this.checkStep(lineNumber, raw);
 		} else {
 			[line, isSignal] = renderGiantLine(
 				lineNumber,

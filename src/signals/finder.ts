@@ -18,6 +18,8 @@ import * as safetyModule from "../regex/safety.js";
 import * as renderModule from "../lines/render.js";
 import * as stampModule from "../lines/stamp.js";
 import * as patternModule from "./pattern.js";
+import * as stepsModule from "./steps.js";
+import { type StepMarker } from "./steps.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
@@ -27,6 +29,7 @@ const { findPatternKeywords } = keywordsModule;
 const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
 const { stampLength } = stampModule;
+const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
 const { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } = patternModule;
 
 /**
@@ -51,7 +54,8 @@ const NEWLINE = 0x0a;
 let defaultFinder: KeywordLineFinder | undefined;
 /** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on first use. */
 export function prepareDefaultSignalFinder(): KeywordLineFinder {
-	defaultFinder ??= createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, { shared: true });
+	// The step markers' keywords too: a CI log's steps are found in the same pass (steps.ts).
+	defaultFinder ??= createKeywordLineFinder([...DEFAULT_SIGNAL_PREFILTER_KEYWORDS, ...STEP_KEYWORDS], { shared: true });
 	return defaultFinder;
 }
 
@@ -77,6 +81,8 @@ export function preparePatternSignalFinder(source: string): KeywordLineFinder | 
 
 /** A signal line found in a block: its number, where it starts in the block's buffer, its raw text (line ending included when there is one). */
 export type SignalHit = (lineNumber: number, lineStart: number, raw: string) => void;
+/** A step marker found in a block (steps.ts): its line's number, raw text and marker. */
+export type StepHit = (lineNumber: number, raw: string, marker: StepMarker) => void;
 
 /** Newlines in text from `from` on (a string's indexOf costs less per call than a Buffer's). */
 function countNewlinesIn(text: string, from: number): number {
@@ -119,6 +125,11 @@ export class SignalFinder {
 	private spentMs = 0;
 	/** When time was last charged (or the clock started). */
 	private clock = 0;
+	/**
+	 * Told of the step markers among the candidate lines of a block (the default pattern's prefilter
+	 * holds their keywords; a configured pattern's does not, and finds none).
+	 */
+	onStep: StepHit | undefined;
 	/** Set once a configured pattern's budget is spent: the first line not (fully) searched, and the time spent. */
 	stopped: { atLine: number; afterMs: number } | undefined;
 
@@ -204,6 +215,10 @@ export class SignalFinder {
 				const lineStart = found[k];
 				const raw = bytes.toString("utf8", lineStart, bytes.indexOf(NEWLINE, lineStart));
 				if (this.isSignalLine(raw)) hit(windowLine + found[k + 1], lineStart, raw);
+				if (this.onStep !== undefined) {
+					const marker = stepMarkOf(raw);
+					if (marker !== undefined) this.onStep(windowLine + found[k + 1], raw, marker);
+				}
 			}
 			at = to;
 			if (this.windowed && at < end && !this.charge(fromLine + lines)) return lines + countNewlines(bytes, at, end);

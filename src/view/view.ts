@@ -13,6 +13,7 @@ import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
+import type { StepMark } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
@@ -59,6 +60,11 @@ const CONTEXT_STEPS = [2, 4, 8, 12, 24];
 const JSON_PROBLEMS_SHOWN = 5;
 const OUTLINE_CHARS = 260;
 const OUTLINE_PATH_CHARS = 100;
+/** The steps line's length, at most (each step's title and failure clipped to STEP_TITLE_CHARS). */
+const STEPS_LINE_CHARS = 900;
+const STEP_TITLE_CHARS = 70;
+/** Failed steps named whatever the room, at most (the first ones). */
+const MAX_FAILED_STEPS_NAMED = 6;
 /** The tail's last lines never fold: what a run printed last is shown as it was. */
 const TAIL_UNFOLDED_LINES = 20;
 /** Longest tool name, store error and notes repeated in the header, in characters. */
@@ -112,6 +118,8 @@ interface ViewParts {
 	report?: ReportLines;
 	/** Error signal lines in the middle (a report is about a failure: it holds one). */
 	errorLines: number[];
+	/** Signal lines in the middle (they never fold into a run). */
+	signalLines: Set<number>;
 	/** Is a line between the head and the tail? */
 	inMiddle: (lineNumber: number) => boolean;
 	/** Problem objects of a JSON output first (the structure says they matter), then the signal lines. */
@@ -128,9 +136,27 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
 	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
+	const signals = scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber));
+	// Each failed step's first error (usually the cause) and its last come first: the errors of a
+	// step that passed, or was allowed to fail, do not crowd them out.
+	const firsts = new Set<SignalItem>();
+	for (const step of sectionsOf(scan).filter((section) => section.failed !== undefined)) {
+		const errors = signals.filter(
+			(item) =>
+				!item.instance &&
+				item.severity === SEVERITY_ERROR &&
+				item.lineNumber >= step.start &&
+				item.lineNumber <= step.end,
+		);
+		if (errors.length === 0) continue;
+		const byLine = [...errors].sort((a, b) => a.lineNumber - b.lineNumber);
+		firsts.add(byLine[0]);
+		firsts.add(byLine[byLine.length - 1]);
+	}
 	const items = [
 		...problemHunks.map((hunk) => hunk.item),
-		...scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber)),
+		...firsts,
+		...signals.filter((item) => !firsts.has(item)),
 	].slice(0, options.maxSignalLines);
 	return {
 		head,
@@ -139,6 +165,7 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 		errorLines: scan.signals
 			.filter((item) => item.severity === SEVERITY_ERROR && item.lineNumber < tailStart)
 			.map((item) => item.lineNumber),
+		signalLines: new Set(scan.signals.map((item) => item.lineNumber)),
 		inMiddle,
 		items,
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
@@ -154,10 +181,10 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
  * after it (half the room) as the report's start, and the lines above the tail as the rest allows.
  */
 interface ChosenReport {
-	/** Rows shown before the tail's. */
-	tailRows: Row[];
+	/** Rows shown before the tail's (runs of one shape folded, as the tail's are). */
+	tailRows: HeadRow[];
 	/** Rows shown as the report's start, above a cut. */
-	startRows: Row[];
+	startRows: HeadRow[];
 	/** Characters they take. */
 	size: number;
 }
@@ -165,14 +192,23 @@ interface ChosenReport {
 function chooseReport(
 	report: ReportLines,
 	errorLines: readonly number[],
+	signalLines: ReadonlySet<number>,
 	room: number,
 	format: (line: ScannedLine) => string,
 ): ChosenReport | undefined {
-	const openers = report.openers.filter((opener) => errorLines.some((line) => line >= report.lines[opener].lineNumber));
+	// Signal lines never fold into a run.
+	const rows = foldRuns(
+		report.lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line)),
+		format,
+	);
+	const rowOf = new Map(rows.map((row, index) => [row.lineNumber, index]));
+	const openers = report.openers
+		.map((opener) => report.lines[opener].lineNumber)
+		.filter((line) => rowOf.has(line) && errorLines.some((error) => error >= line))
+		.map((line) => rowOf.get(line) as number);
 	if (openers.length === 0) return undefined;
-	const rows = report.lines.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
 	const texts = rows.map((row) => row.text);
-	// Sizes from each line to the end of the report.
+	// Sizes from each row to the end of the report.
 	const fromHere = new Array<number>(texts.length + 1).fill(0);
 	for (let k = texts.length - 1; k >= 0; k--) fromHere[k] = fromHere[k + 1] + texts[k].length + 1;
 	for (const opener of openers) {
@@ -237,6 +273,8 @@ function frameView(
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
 	const outline = outlineLine(extras.json);
 	if (outline !== undefined) keyLines.push(outline);
+	const steps = stepsLine(scan);
+	if (steps !== undefined) keyLines.push(steps);
 	const found =
 		scan.signalMatches > 0
 			? scan.signalSearchStopped
@@ -372,7 +410,7 @@ function allotRoom(
 	// What room is left goes to the report the output ends with, when the tail is shown whole.
 	const report =
 		parts.report !== undefined && tailCount === tailText.length
-			? chooseReport(parts.report, parts.errorLines, room, (line) => format(line))
+			? chooseReport(parts.report, parts.errorLines, parts.signalLines, room, (line) => format(line))
 			: undefined;
 	if (report !== undefined) room -= report.size;
 	return {
@@ -424,7 +462,7 @@ export function buildView(
 
 	// The middle: signal lines with their context, and shape lines, in line order, each line once.
 	// A line shown for itself wins over the same line as context.
-	const middle = new Map<number, Row>();
+	const middle = new Map<number, HeadRow>();
 	const putIfAbsent = (row: Row) => {
 		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
 	};
@@ -461,7 +499,7 @@ export function buildView(
 	for (const row of middleRows) {
 		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
 		out.push(row.text);
-		previous = row.lineNumber;
+		previous = row.lastLine ?? row.lineNumber;
 	}
 	if (middleRows.length > 0) out.push(frame.tailNotice(shownTailLines));
 	out.push(...tailText.slice(tailText.length - tailCount));
@@ -489,6 +527,74 @@ export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSi
 		.sort((a, b) => b.severity - a.severity || rank(a) - rank(b))
 		.slice(0, KEY_LINES)
 		.sort((a, b) => a.lineNumber - b.lineNumber);
+}
+
+/** A step of a CI job's log (signals/steps.ts): its lines, title, and the marker that says it failed. */
+interface Section {
+	start: number;
+	end: number;
+	title: string;
+	failed?: StepMark;
+}
+
+/** The steps the scan's step markers delimit: each opening marker to the line before the next one. */
+function sectionsOf(scan: ScanResult): Section[] {
+	const marks = scan.steps.marks;
+	const sections: Section[] = [];
+	for (const mark of marks) {
+		if (mark.kind === "open") {
+			const last = sections[sections.length - 1];
+			if (last !== undefined) last.end = mark.lineNumber - 1;
+			sections.push({ start: mark.lineNumber, end: scan.totalLines, title: mark.title });
+		} else if (sections.length > 0) {
+			sections[sections.length - 1].failed ??= mark;
+		}
+	}
+	return sections;
+}
+
+/**
+ * The line under the header that outlines a CI job's steps when it has several: each step's line
+ * range and title, and where a failed one says it failed (`  steps: 3 — 1-5 Run gcc --version;
+ * 6-439 Run make -k all: failed at line 439, Process completed with exit code 2.`). Failed steps,
+ * the first and the last are named first; the others as room allows, then counted.
+ */
+function stepsLine(scan: ScanResult): string | undefined {
+	const sections = sectionsOf(scan);
+	if (sections.length < 2) return undefined;
+	const describe = (section: Section) =>
+		`${section.start}-${section.end} ${keepStart(section.title, STEP_TITLE_CHARS)}` +
+		(section.failed
+			? `: failed at line ${section.failed.lineNumber}, ${keepStart(section.failed.title, STEP_TITLE_CHARS)}`
+			: "");
+	const named = new Set<Section>([sections[0], sections[sections.length - 1]]);
+	for (const section of sections.filter((step) => step.failed).slice(0, MAX_FAILED_STEPS_NAMED)) named.add(section);
+	let room = STEPS_LINE_CHARS - [...named].reduce((sum, section) => sum + describe(section).length + 2, 0);
+	for (const section of sections) {
+		if (named.has(section)) continue;
+		const size = describe(section).length + 2;
+		if (size > room) continue;
+		named.add(section);
+		room -= size;
+	}
+	const parts: string[] = [];
+	let elided = 0;
+	for (const section of sections) {
+		if (!named.has(section)) {
+			elided++;
+			continue;
+		}
+		if (elided > 0) parts.push(`… ${plural(elided, "step")} …`);
+		elided = 0;
+		parts.push(describe(section));
+	}
+	if (elided > 0) parts.push(`… ${plural(elided, "step")} …`);
+	const count = scan.steps.dropped > 0 ? `the last ${sections.length} of more` : `${sections.length}`;
+	const failed = sections.filter((section) => section.failed).length;
+	return keepStart(
+		`  steps: ${count}${failed > 0 ? `, ${failed} failed` : ""} — ${parts.join("; ")}`,
+		STEPS_LINE_CHARS,
+	);
 }
 
 /** Problem objects as hunks: the object's first line stands as a signal line, the rest as its block. */

@@ -104,6 +104,7 @@ describe("lines", () => {
 			shownSignals: [],
 			signalMatches: 0,
 			shapes: { shapedLines: 0, complete: true, rare: [], repeated: [] },
+			steps: { marks: [], dropped: 0 },
 		});
 		assert.deepEqual(new LineScanner(scanOptions()).end(), scan);
 	});

@@ -1,0 +1,93 @@
+// The steps of a CI job's log, as data: the markers CI services print where a step starts and where
+// one failed, each with the output it exists for. The scan records them (with the keyword prefilter,
+// so a log without them costs nothing); the view outlines the steps and gives each failing step's
+// first and last error a place first. Read after a line's timestamp (lines/stamp.ts). Pure.
+
+import * as stampModule from "../lines/stamp.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy, and stepMarkOf runs on candidate lines.
+const { stampLength } = stampModule;
+
+/** A marker of a step, with the output it exists for. */
+export interface StepMarker {
+	/** What the line starts with (after its timestamp). */
+	prefix: string;
+	kind: "open" | "failed";
+	why: string;
+}
+
+/** The step markers, in the order they are tried. */
+export const STEP_MARKERS: readonly StepMarker[] = Object.freeze([
+	{ prefix: "##[group]", kind: "open", why: "GitHub Actions' raw logs: `##[group]Run npm test` opens each step" },
+	{
+		prefix: "::group::",
+		kind: "open",
+		why: "GitHub Actions' workflow command, as a script prints it: `::group::Build`",
+	},
+	{ prefix: "##[section]", kind: "open", why: "Azure Pipelines: `##[section]Starting: Build`" },
+	{ prefix: "travis_fold:start:", kind: "open", why: "Travis CI: `travis_fold:start:install`" },
+	{ prefix: "section_start:", kind: "open", why: "GitLab CI: `section_start:1700000000:build_script`" },
+	{
+		prefix: "##[error]",
+		kind: "failed",
+		why: "GitHub Actions and Azure Pipelines: `##[error]Process completed with exit code 1.` closes a failed step",
+	},
+]);
+
+/** Literal keywords of the markers (lower case), added to the default prefilter's. */
+export const STEP_KEYWORDS: readonly string[] = Object.freeze(
+	STEP_MARKERS.map((marker) => marker.prefix.toLowerCase()),
+);
+
+/** First characters of the markers: a line starting with none of them is no marker. */
+const FIRST_CHARS = new Set(STEP_MARKERS.map((marker) => marker.prefix.charCodeAt(0)));
+
+/** A step marker a line (its text, with a timestamp or not) starts with. */
+export function stepMarkOf(line: string): StepMarker | undefined {
+	const start = stampLength(line);
+	if (!FIRST_CHARS.has(line.charCodeAt(start))) return undefined;
+	for (const marker of STEP_MARKERS) if (line.startsWith(marker.prefix, start)) return marker;
+	return undefined;
+}
+
+/** A step marker the scan met. */
+export interface StepMark {
+	lineNumber: number;
+	kind: StepMarker["kind"];
+	/** The line after its timestamp and marker, clipped to STEP_TITLE_CHARS. */
+	title: string;
+}
+
+/** Longest title kept of a marker line. */
+export const STEP_TITLE_CHARS = 120;
+/** Marks kept, at most: the latest ones (a job's failing steps are near its end). */
+export const MAX_STEP_MARKS = 512;
+
+/** The marks of one scan, in line order, in bounded memory: the latest MAX_STEP_MARKS, and how many went before them. */
+export class StepLog {
+	private marks: StepMark[] = [];
+	/** Marks dropped from the start. */
+	dropped = 0;
+
+	add(lineNumber: number, line: string, marker: StepMarker): void {
+		const from = stampLength(line) + marker.prefix.length;
+		const title = line.slice(from, from + STEP_TITLE_CHARS).trimEnd();
+		this.marks.push({ lineNumber, kind: marker.kind, title });
+		if (this.marks.length >= 2 * MAX_STEP_MARKS) {
+			this.dropped += this.marks.length - MAX_STEP_MARKS;
+			this.marks = this.marks.slice(this.marks.length - MAX_STEP_MARKS);
+		}
+	}
+
+	result(): StepMarks {
+		const kept = this.marks.slice(Math.max(0, this.marks.length - MAX_STEP_MARKS));
+		return { marks: kept, dropped: this.dropped + this.marks.length - kept.length };
+	}
+}
+
+export interface StepMarks {
+	marks: StepMark[];
+	/** Marks before these that were not kept. */
+	dropped: number;
+}
