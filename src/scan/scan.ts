@@ -106,6 +106,8 @@ export class LineScanner {
 	private readonly recentHits: RecentLines;
 	private sawCarriageReturn = false;
 	private readonly steps = new StepLog();
+	/** Where the buffer of the block being searched starts in what was pushed (for the offsets of step markers). */
+	private blockBase = 0;
 
 	constructor(options: ScanOptions, readsRecords = true) {
 		if (readsRecords) this.recordScanner = new LineScanner(options, false);
@@ -114,19 +116,21 @@ export class LineScanner {
 		this.collector = new SignalCollector(options.maxLineChars);
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		this.recentHits = new RecentLines(options.tailLines);
-		if (!this.finder.windowed) this.finder.onStep = (lineNumber, raw, marker) => this.addStep(lineNumber, raw, marker);
+		if (!this.finder.windowed)
+			this.finder.onStep = (lineNumber, lineStart, raw, marker) =>
+				this.addStep(lineNumber, this.blockBase + lineStart, raw, marker);
 	}
 
 	/** A step marker's line (raw, its line ending included or not). */
-	private addStep(lineNumber: number, raw: string, marker: StepMarker): void {
-		this.steps.add(lineNumber, stripAnsi(stripLineEnd(raw)), marker);
+	private addStep(lineNumber: number, offset: number, raw: string, marker: StepMarker): void {
+		this.steps.add(lineNumber, offset, stripAnsi(stripLineEnd(raw)), marker);
 	}
 
 	/** A line decoded on its own (a head line, a line that arrived in pieces): is it a step marker? */
-	private checkStep(lineNumber: number, raw: string): void {
+	private checkStep(lineNumber: number, offset: number, raw: string): void {
 		if (this.finder.windowed) return;
 		const marker = stepMarkOf(raw);
-		if (marker !== undefined) this.addStep(lineNumber, raw, marker);
+		if (marker !== undefined) this.addStep(lineNumber, offset, raw, marker);
 	}
 
 	push(chunk: Uint8Array): void {
@@ -310,7 +314,7 @@ export class LineScanner {
 			const raw = bytes.toString("utf8", cursor, newline);
 			const line = renderLine(lineNumber, raw, this.keepChars);
 			const isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
-			this.checkStep(lineNumber, raw);
+			this.checkStep(lineNumber, base + cursor, raw);
 			this.head.push(isSignal ? markSignal(line) : line);
 			if (isSignal) {
 				hits.push(lineNumber);
@@ -323,6 +327,7 @@ export class LineScanner {
 		let lines = lineNumber - firstLine;
 		if (cursor < end) {
 			if (this.searching) {
+				this.blockBase = base;
 				lines += this.finder.findInBlock(bytes, start, cursor - start, end, lineNumber, (hitLine, lineStart, raw) => {
 					hits.push(hitLine);
 					this.collector.addRawBytes(hitLine, raw, base + lineStart, bytes, lineStart);
@@ -424,7 +429,7 @@ export class LineScanner {
 			const raw = pending.whole();
 			line = renderLine(lineNumber, raw, this.keepChars);
 			isSignal = this.searching && this.finder.testLine(stripLineEnd(raw), lineNumber);
-			this.checkStep(lineNumber, raw);
+			this.checkStep(lineNumber, offset, raw);
 		} else {
 			[line, isSignal] = renderGiantLine(
 				lineNumber,

@@ -81,8 +81,8 @@ export function preparePatternSignalFinder(source: string): KeywordLineFinder | 
 
 /** A signal line found in a block: its number, where it starts in the block's buffer, its raw text (line ending included when there is one). */
 export type SignalHit = (lineNumber: number, lineStart: number, raw: string) => void;
-/** A step marker found in a block (steps.ts): its line's number, raw text and marker. */
-export type StepHit = (lineNumber: number, raw: string, marker: StepMarker) => void;
+/** A step marker found in a block (steps.ts): its line's number, where it starts in the block's buffer, raw text and marker. */
+export type StepHit = (lineNumber: number, lineStart: number, raw: string, marker: StepMarker) => void;
 
 /** Newlines in text from `from` on (a string's indexOf costs less per call than a Buffer's). */
 function countNewlinesIn(text: string, from: number): number {
@@ -217,7 +217,7 @@ export class SignalFinder {
 				if (this.isSignalLine(raw)) hit(windowLine + found[k + 1], lineStart, raw);
 				if (this.onStep !== undefined) {
 					const marker = stepMarkOf(raw);
-					if (marker !== undefined) this.onStep(windowLine + found[k + 1], raw, marker);
+					if (marker !== undefined) this.onStep(windowLine + found[k + 1], lineStart, raw, marker);
 				}
 			}
 			at = to;

@@ -54,6 +54,8 @@ export function stepMarkOf(line: string): StepMarker | undefined {
 /** A step marker the scan met. */
 export interface StepMark {
 	lineNumber: number;
+	/** Byte offset of the line's start in what the scan was pushed (-1 when not known). */
+	offset: number;
 	kind: StepMarker["kind"];
 	/** The line after its timestamp and marker, clipped to STEP_TITLE_CHARS. */
 	title: string;
@@ -70,10 +72,10 @@ export class StepLog {
 	/** Marks dropped from the start. */
 	dropped = 0;
 
-	add(lineNumber: number, line: string, marker: StepMarker): void {
+	add(lineNumber: number, offset: number, line: string, marker: StepMarker): void {
 		const from = stampLength(line) + marker.prefix.length;
 		const title = line.slice(from, from + STEP_TITLE_CHARS).trimEnd();
-		this.marks.push({ lineNumber, kind: marker.kind, title });
+		this.marks.push({ lineNumber, offset, kind: marker.kind, title });
 		if (this.marks.length >= 2 * MAX_STEP_MARKS) {
 			this.dropped += this.marks.length - MAX_STEP_MARKS;
 			this.marks = this.marks.slice(this.marks.length - MAX_STEP_MARKS);

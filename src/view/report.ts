@@ -3,7 +3,8 @@
 // of a CI job), and the view keeps it from its start when it fits, rather than its last lines only.
 // Only the lines right above the tail are read (REPORT_LOOKBACK_LINES, at most REPORT_READ_BYTES
 // from the end of the output), and only when the output ends in failure; where the report starts
-// is a line that opens a step (signals/blocks.ts opensStep). view.ts decides how much of it fits.
+// is a line that opens a step (signals/blocks.ts opensStep), or, in a CI job's log, the line that
+// opened its last failed step, however far up. view.ts decides how much of it fits.
 
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
@@ -22,7 +23,16 @@ export interface ReportLines {
 	lines: ScannedLine[];
 	/** Indexes into `lines` of the lines that open a step, ascending. */
 	openers: number[];
+	/**
+	 * The first lines of a CI job's last failed step (signals/steps.ts), when it opens above `lines`:
+	 * where the report starts (the command the step ran) when it is too long to reach.
+	 */
+	stepStart?: ScannedLine[];
 }
+
+/** Lines of a failed step's start read, at most. */
+export const STEP_START_LINES = 6;
+const STEP_START_BYTES = 8 * 1024;
 
 /**
  * The lines above the tail that a report may start in, when the output ends in failure (an error
@@ -49,10 +59,36 @@ export async function readReport(
 	const firstRead = totalLines - pieces.length + 1;
 	const lines: ScannedLine[] = [];
 	const openers: number[] = [];
-	for (let lineNumber = Math.max(first, firstRead); lineNumber < tailStart; lineNumber++) {
+	const firstLine = Math.max(first, firstRead);
+	for (let lineNumber = firstLine; lineNumber < tailStart; lineNumber++) {
 		const line = renderLine(lineNumber, pieces[lineNumber - firstRead], keepChars);
 		if (opensStep(line.text)) openers.push(lines.length);
 		lines.push(line);
 	}
-	return openers.length > 0 ? { lines, openers } : undefined;
+	const stepStart = await readFailedStepStart(source, scan, firstLine, keepChars);
+	if (openers.length === 0 && stepStart === undefined) return undefined;
+	return { lines, openers, ...(stepStart !== undefined ? { stepStart } : {}) };
+}
+
+/** The first lines of the last failed step of a CI job's log, when it opens after the head and before `before`. */
+async function readFailedStepStart(
+	source: ByteSource,
+	scan: ScanResult,
+	before: number,
+	keepChars: number,
+): Promise<ScannedLine[] | undefined> {
+	const marks = scan.steps.marks;
+	let failed = marks.length - 1;
+	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
+	let opener = failed - 1;
+	while (opener >= 0 && marks[opener].kind !== "open") opener--;
+	if (opener < 0) return undefined;
+	const { lineNumber, offset } = marks[opener];
+	if (offset < 0 || lineNumber <= scan.headEnd || lineNumber >= before) return undefined;
+	const bytes = await readRange(source, offset, offset + STEP_START_BYTES);
+	const pieces = bytes.toString("utf8").split("\n");
+	// Whole lines only (the read may end inside one), and none at or past `before`.
+	const whole = offset + bytes.length >= source.size ? pieces.length : pieces.length - 1;
+	const count = Math.min(whole, STEP_START_LINES, before - lineNumber);
+	return pieces.slice(0, count).map((raw, index) => renderLine(lineNumber + index, raw, keepChars));
 }

@@ -206,7 +206,6 @@ function chooseReport(
 		.map((opener) => report.lines[opener].lineNumber)
 		.filter((line) => rowOf.has(line) && errorLines.some((error) => error >= line))
 		.map((line) => rowOf.get(line) as number);
-	if (openers.length === 0) return undefined;
 	const texts = rows.map((row) => row.text);
 	// Sizes from each row to the end of the report.
 	const fromHere = new Array<number>(texts.length + 1).fill(0);
@@ -214,16 +213,35 @@ function chooseReport(
 	for (const opener of openers) {
 		if (fromHere[opener] <= room) return { tailRows: rows.slice(opener), startRows: [], size: fromHere[opener] };
 	}
-	const opener = openers[openers.length - 1];
-	const count = takeFromStart(texts.slice(opener), Math.floor(room / 2));
-	if (count === 0) return undefined;
-	const startSize = sizeOf(texts.slice(opener, opener + count));
-	const rest = texts.slice(opener + count);
-	const fromEnd = takeFromEnd(rest, room - startSize);
+	// Too long to show whole: its start (a failed step's, however far up, or the last opener's), then
+	// its end, as room allows.
+	let startRows: HeadRow[];
+	let rest: HeadRow[];
+	if (report.stepStart !== undefined) {
+		const start = report.stepStart.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
+		startRows = start.slice(
+			0,
+			takeFromStart(
+				start.map((row) => row.text),
+				Math.floor(room / 2),
+			),
+		);
+		rest = rows;
+	} else if (openers.length > 0) {
+		const opener = openers[openers.length - 1];
+		startRows = rows.slice(opener, opener + takeFromStart(texts.slice(opener), Math.floor(room / 2)));
+		rest = rows.slice(opener + startRows.length);
+	} else {
+		return undefined;
+	}
+	if (startRows.length === 0) return undefined;
+	const startSize = sizeOf(startRows.map((row) => row.text));
+	const restTexts = rest.map((row) => row.text);
+	const fromEnd = takeFromEnd(restTexts, room - startSize);
 	return {
-		tailRows: rows.slice(rows.length - fromEnd),
-		startRows: rows.slice(opener, opener + count),
-		size: startSize + sizeOf(rest.slice(rest.length - fromEnd)),
+		tailRows: rest.slice(rest.length - fromEnd),
+		startRows,
+		size: startSize + sizeOf(restTexts.slice(restTexts.length - fromEnd)),
 	};
 }
 

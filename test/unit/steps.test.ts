@@ -35,11 +35,16 @@ test("knows the markers of the CI services, after a timestamp or not, and nothin
 
 test("keeps the latest marks of a job with very many steps, and counts the others", () => {
 	const log = new StepLog();
-	for (let n = 1; n <= 5000; n++) log.add(n, `##[group]Run step ${n}`, stepMarkOf("##[group]x")!);
+	for (let n = 1; n <= 5000; n++) log.add(n, n * 30, `##[group]Run step ${n}`, stepMarkOf("##[group]x")!);
 	const { marks, dropped } = log.result();
 	assert.equal(marks.length, MAX_STEP_MARKS);
 	assert.equal(dropped, 5000 - MAX_STEP_MARKS);
-	assert.deepEqual(marks[marks.length - 1], { lineNumber: 5000, kind: "open", title: "Run step 5000" });
+	assert.deepEqual(marks[marks.length - 1], {
+		lineNumber: 5000,
+		offset: 150_000,
+		kind: "open",
+		title: "Run step 5000",
+	});
 });
 
 test("the scan finds every marker, in the head, in blocks and in lines that arrive in pieces", () => {
@@ -61,13 +66,18 @@ test("the scan finds every marker, in the head, in blocks and in lines that arri
 		whole.steps.marks.map((mark) => [mark.lineNumber, mark.kind, mark.title]),
 		expected,
 	);
+	// Each mark's offset is where its line starts.
+	const bytes = Buffer.from(text);
+	for (const mark of whole.steps.marks) {
+		const line = bytes.toString("utf8", mark.offset, bytes.indexOf(0x0a, mark.offset));
+		assert.equal(line, lines[mark.lineNumber - 1]);
+	}
 	// Pushed a few bytes at a time: every line arrives in pieces.
 	const scanner = new LineScanner({ ...config, headLines: 10 });
-	const bytes = Buffer.from(text);
 	for (let i = 0; i < bytes.length; i += 7) scanner.push(bytes.subarray(i, i + 7));
 	assert.deepEqual(
-		scanner.end().steps.marks.map((mark) => [mark.lineNumber, mark.kind, mark.title]),
-		expected,
+		scanner.end().steps.marks.map((mark) => [mark.lineNumber, mark.offset, mark.kind, mark.title]),
+		whole.steps.marks.map((mark) => [mark.lineNumber, mark.offset, mark.kind, mark.title]),
 	);
 });
 
@@ -99,5 +109,30 @@ test("the view outlines the steps and shows a failed step's first error before a
 	);
 	const cause = lines.findIndex((line) => line.includes("ECONNREFUSED")) + 1;
 	assert.match(view, new RegExp(`\\n\\s*${cause}: \\S+ Error: connect ECONNREFUSED`));
+	assert.ok(view.length <= options.thresholdChars);
+});
+
+test("the view shows where a long failed step starts, the command it ran, however far above the tail", async () => {
+	const lines = job([
+		{ run: "npm ci", lines: Array.from({ length: 300 }, (_, i) => `added package ${i}`) },
+		{
+			run: "npm test -- --reporter=spec",
+			lines: [
+				...Array.from({ length: 3000 }, (_, i) => `  ✓ case ${word(i)} passes`),
+				"  1) Error: connect ECONNREFUSED 127.0.0.1:5432",
+				...Array.from({ length: 30 }, (_, i) => `      at ${word(i)} (node:net:${i})`),
+			],
+			exit: 1,
+		},
+	]);
+	const options = { ...config, toolName: "bash", id: "0123456789ab" };
+	const view = (await buildViewFromText(`${lines.join("\n")}\n`, options)).text;
+	const opener = lines.findIndex((line) => line.includes("Run npm test")) + 1;
+	assert.ok(opener > 300);
+	assert.match(
+		view,
+		new RegExp(`\\n\\s*${opener}: \\S+ ##\\[group\\]Run npm test -- --reporter=spec\\n\\s*${opener + 1}: `),
+	);
+	assert.match(view, new RegExp(`\\n\\s*${lines.length}: \\S+ ##\\[error\\]Process completed with exit code 1\\.`));
 	assert.ok(view.length <= options.thresholdChars);
 });
