@@ -155,6 +155,26 @@ const JSON_BAD_OUTCOME =
 	/^(?:err(?:or|ored)?|fatal|crit(?:ical)?|emerg(?:ency)?|alert|panic|fail(?:ed|ure)?|broken|invalid)$/i;
 /** Members whose `false` is a verdict against the object: `"valid": false`, `"ok": false`. */
 const JSON_VERDICT_MEMBERS = new Set(["valid", "ok", "success", "succeeded", "passed", "pass"]);
+/**
+ * Members that name what kind of problem an object is (a linter's rule, a scanner's check, an error
+ * code): among a thousand findings of a few kinds, one of a kind of its own is shown first.
+ */
+const JSON_IDENTITY_MEMBERS = new Set([
+	"code",
+	"rule",
+	"ruleid",
+	"rule_id",
+	"check",
+	"check_id",
+	"checkid",
+	"test_id",
+	"testid",
+	"symbol",
+	"message_id",
+	"messageid",
+	"category",
+	"type",
+]);
 /** pino's and bunyan's numeric levels: 50 is error, 60 fatal. */
 const JSON_ERROR_LEVEL = 50;
 /** Longest member name the rules know (longer keys are not decoded). */
@@ -169,11 +189,25 @@ export type JsonMemberValue =
 	| { kind: "container"; empty: boolean };
 
 /** Every member name the rules know, for the one lookup of isJsonRuleKey (it runs on every key of a document). */
-const JSON_RULE_MEMBERS = new Set([...JSON_PROBLEM_MEMBERS, ...JSON_SEVERITY_MEMBERS, ...JSON_VERDICT_MEMBERS]);
+const JSON_RULE_MEMBERS = new Set([
+	...JSON_PROBLEM_MEMBERS,
+	...JSON_SEVERITY_MEMBERS,
+	...JSON_VERDICT_MEMBERS,
+	...JSON_IDENTITY_MEMBERS,
+]);
 
 /** Whether the rules judge a member by this name (judgeJsonMember is false for any other). */
 export function isJsonRuleKey(key: string): boolean {
 	return JSON_RULE_MEMBERS.has(key.toLowerCase());
+}
+
+/** What kind of problem the member `key: value` says its object is (`test_id: B602`), if it names one. */
+export function jsonIdentityOf(key: string, value: JsonMemberValue): string | undefined {
+	if (!JSON_IDENTITY_MEMBERS.has(key.toLowerCase())) return undefined;
+	if (value.kind === "string" && value.value.trim() !== "" && value.value !== "?")
+		return `${key} ${JSON.stringify(value.value.slice(0, 60))}`;
+	if (value.kind === "number" && !Number.isNaN(value.value)) return `${key} ${value.value}`;
+	return undefined;
 }
 
 /**

@@ -19,7 +19,7 @@ import { TimeSlice, type TimeSliceOptions } from "../io/time-slice.js";
 const { decodeNumberToken, decodeStringToken, JsonLexer, KIND_ARRAY, KIND_OBJECT } = json;
 const { SCALAR_FALSE, SCALAR_NULL, SCALAR_NUMBER, SCALAR_STRING, SCALAR_TRUE } = json;
 const { formatPathPrefix } = jsonPath;
-const { isJsonRuleKey, JSON_RULE_KEY_BYTES, judgeJsonMember } = policy;
+const { isJsonRuleKey, JSON_RULE_KEY_BYTES, jsonIdentityOf, judgeJsonMember } = policy;
 
 /** Largest output whose structure is read (larger ones get no outline: the pass would cost too much). */
 export const JSON_OUTLINE_MAX_BYTES = 8 * 1024 * 1024;
@@ -39,6 +39,8 @@ const OUTLINE_TURN_BYTES = 128 * 1024;
 export const JSON_OUTLINE_LEVELS = 10_000;
 /** Problems kept with their places (more are counted). */
 export const MAX_JSON_PROBLEMS = 20;
+/** Kinds of problems counted (jsonIdentityOf), at most. */
+const MAX_JSON_KINDS = 4096;
 /** An object with a problem member that spans more lines than this is shown by that member instead. */
 const MAX_PROBLEM_OBJECT_LINES = 200;
 /** Top-level members named in the outline, and the outline's length. */
@@ -64,12 +66,19 @@ export interface JsonProblem {
 	member: { startLine: number; endLine: number; lineStart: number };
 	/** Set for a record of a JSON-lines output (its line is its place; jsonPath cannot name it). */
 	record?: true;
+	/** What kind of problem it is, when a member names it (`test_id "B602"`: policy.ts jsonIdentityOf). */
+	identity?: string;
+	/** Problems of that kind in the whole document (set when every kind could be counted). */
+	identityCount?: number;
 }
 
 export interface JsonFindings {
 	/** `{summary: {4 keys}, results: [1500 items]}`, or `JSON lines: 5000 records`; absent when the document did not end. */
 	outline?: string;
-	/** The first MAX_JSON_PROBLEMS problems, in the order their objects end. */
+	/**
+	 * At most MAX_JSON_PROBLEMS problems: the first ones, and past them the first of each kind not yet
+	 * kept (in place of a kept one of a common kind); the rarest kinds first, then in the order their objects end.
+	 */
 	problems: JsonProblem[];
 	/** All problems found (in the levels read). */
 	problemCount: number;
@@ -93,6 +102,8 @@ interface FrameProblem {
 
 /** A container that has just closed: where it started, what it held, what it says. */
 interface Frame extends Partial<FrameProblem> {
+	/** What kind of problem a member of it names (jsonIdentityOf). */
+	identity?: string;
 	kind: ContainerKind;
 	/** Items (arrays) or members (objects). */
 	count: number;
@@ -131,6 +142,8 @@ class FrameStack {
 	private readonly rules: Uint8Array[] = [];
 	/** The open objects that have a problem member, by level (few). */
 	readonly problems = new Map<number, FrameProblem>();
+	/** The open objects with a member naming a kind of problem (jsonIdentityOf), by level. */
+	readonly identities = new Map<number, string>();
 
 	push(kind: ContainerKind, start: number, startLine: number, lineStart: number, problemsBefore: number): void {
 		const level = this.depth++;
@@ -189,6 +202,8 @@ class FrameStack {
 		const level = this.depth - 1;
 		const problem = this.problems.size > 0 ? this.problems.get(level) : undefined;
 		if (problem !== undefined) this.problems.delete(level);
+		const identity = this.identities.size > 0 ? this.identities.get(level) : undefined;
+		if (identity !== undefined) this.identities.delete(level);
 		const frame: Frame = {
 			kind: this.field(level, F_KIND) as ContainerKind,
 			count: this.field(level, F_COUNT),
@@ -198,6 +213,7 @@ class FrameStack {
 			problemsBefore: this.field(level, F_PROBLEMS_BEFORE),
 			reason: problem?.reason,
 			member: problem?.member,
+			identity,
 		};
 		this.depth = level;
 		return frame;
@@ -206,6 +222,7 @@ class FrameStack {
 	clear(): void {
 		this.depth = 0;
 		this.problems.clear();
+		this.identities.clear();
 	}
 }
 
@@ -444,7 +461,12 @@ class OutlineReader implements JsonEventHandler {
 		if (frames.field(at, F_KIND) !== KIND_OBJECT || key === undefined) return;
 		if (at === 0 && this.records === 0 && this.members.length < OUTLINE_MEMBERS)
 			this.members.push(`${JSON.stringify(key)}: ${summary}`);
-		if (!rule || frames.problems.has(at) || !judgeJsonMember(key, value)) return;
+		if (!rule) return;
+		if (!frames.identities.has(at)) {
+			const identity = jsonIdentityOf(key, value);
+			if (identity !== undefined) frames.identities.set(at, identity);
+		}
+		if (frames.problems.has(at) || !judgeJsonMember(key, value)) return;
 		frames.problems.set(at, {
 			reason: `${JSON.stringify(key)}: ${summary}`,
 			member: { segment: key, start, startLine, lineStart, end, endLine, summary },
@@ -462,12 +484,53 @@ class OutlineReader implements JsonEventHandler {
 			this.recordMember(frame, level);
 			return;
 		}
-		// Past the kept problems only the count grows: a path costs a walk over every open level.
-		if (this.problems.length >= MAX_JSON_PROBLEMS) {
-			this.problemCount++;
+		// Past the kept problems only the count grows, unless it is of a kind not kept yet: a path costs
+		// a walk over every open level.
+		if (!this.keeps(frame.identity)) {
+			this.count(frame.identity);
 			return;
 		}
-		this.record({ path: this.pathOf(level), ...this.placeOf(frame, end, endLine) });
+		this.record({ path: this.pathOf(level), ...this.placeOf(frame, end, endLine) }, frame.identity);
+	}
+
+	/** Problems of each kind so far (at most MAX_JSON_KINDS kinds; past them kindsComplete is false). */
+	private readonly kinds = new Map<string, number>();
+	kindsComplete = true;
+
+	/** One more problem, of `identity`'s kind. */
+	private count(identity: string | undefined): void {
+		this.problemCount++;
+		if (identity === undefined) return;
+		const count = this.kinds.get(identity);
+		if (count !== undefined) this.kinds.set(identity, count + 1);
+		else if (this.kinds.size < MAX_JSON_KINDS) this.kinds.set(identity, 1);
+		else this.kindsComplete = false;
+	}
+
+	/**
+	 * Is a problem of `identity`'s kind kept: while there is room, or when no problem of its kind is
+	 * (then in place of the last kept problem of the most common kind, when that kind has more than one).
+	 */
+	private keeps(identity: string | undefined): boolean {
+		if (this.problems.length < MAX_JSON_PROBLEMS) return true;
+		return identity !== undefined && !this.kinds.has(identity) && this.evictCommon();
+	}
+
+	/** Drops the last kept problem of the most common kind, when it has more than one; whether one was dropped. */
+	private evictCommon(): boolean {
+		let victim = -1;
+		let most = 1;
+		for (let index = 0; index < this.problems.length; index++) {
+			const identity = this.problems[index].identity;
+			const count = identity === undefined ? 0 : (this.kinds.get(identity) ?? 0);
+			if (count >= most && count > 1) {
+				most = count;
+				victim = index;
+			}
+		}
+		if (victim < 0) return false;
+		this.problems.splice(victim, 1);
+		return true;
 	}
 
 	/** A problem object's place, and its problem member's. */
@@ -495,9 +558,11 @@ class OutlineReader implements JsonEventHandler {
 		if (pending === undefined) return;
 		const { frame, end, endLine } = pending;
 		if (anotherFollows || this.jsonLines) {
-			this.record({ path: "$", ...this.placeOf(frame, end, endLine), record: true });
+			if (this.keeps(frame.identity))
+				this.record({ path: "$", ...this.placeOf(frame, end, endLine), record: true }, frame.identity);
+			else this.count(frame.identity);
 		} else if (endLine === frame.startLine || frame.member === undefined) {
-			this.record({ path: "$", ...this.placeOf(frame, end, endLine) });
+			this.record({ path: "$", ...this.placeOf(frame, end, endLine) }, frame.identity);
 		} else {
 			this.recordMember(frame, 0);
 		}
@@ -506,18 +571,35 @@ class OutlineReader implements JsonEventHandler {
 	private recordMember(frame: Frame, level: number): void {
 		const member = frame.member;
 		if (member === undefined) return;
-		if (this.problems.length >= MAX_JSON_PROBLEMS) {
-			this.problemCount++;
+		if (!this.keeps(frame.identity)) {
+			this.count(frame.identity);
 			return;
 		}
 		const path = `${this.pathOf(level)}${formatPathPrefix([member.segment]).slice(1)}`;
 		const place = { startLine: member.startLine, endLine: member.endLine, lineStart: member.lineStart };
-		this.record({ path, reason: frame.reason ?? "", ...place, start: member.start, end: member.end, member: place });
+		this.record(
+			{ path, reason: frame.reason ?? "", ...place, start: member.start, end: member.end, member: place },
+			frame.identity,
+		);
 	}
 
-	private record(problem: JsonProblem): void {
-		this.problemCount++;
-		if (this.problems.length < MAX_JSON_PROBLEMS) this.problems.push(problem);
+	private record(problem: JsonProblem, identity: string | undefined): void {
+		this.count(identity);
+		if (this.problems.length < MAX_JSON_PROBLEMS)
+			this.problems.push(identity === undefined ? problem : { ...problem, identity });
+	}
+
+	/** The kept problems, the rarest kinds first (a kind's count, when every kind was counted), then in order. */
+	sortedProblems(): JsonProblem[] {
+		if (!this.kindsComplete) return this.problems;
+		const withCounts = this.problems.map((problem) =>
+			problem.identity === undefined ? problem : { ...problem, identityCount: this.kinds.get(problem.identity) ?? 0 },
+		);
+		const rank = (problem: JsonProblem) => problem.identityCount ?? Number.POSITIVE_INFINITY;
+		return withCounts
+			.map((problem, index) => ({ problem, index }))
+			.sort((a, b) => rank(a.problem) - rank(b.problem) || a.index - b.index)
+			.map(({ problem }) => problem);
 	}
 
 	/** The jsonPath of the container at `level` that just closed (its parents are still open). */
@@ -650,9 +732,8 @@ function finish(reader: OutlineReader, complete: boolean): JsonFindings | undefi
 	else if (complete && reader.records === 1) outline = reader.rootSummary;
 	if (outline === undefined && reader.problemCount === 0) return undefined;
 	// Records of JSON lines are known as such only once a second one starts.
-	const problems = reader.jsonLines
-		? reader.problems.map((problem) => ({ ...problem, record: true as const }))
-		: reader.problems;
+	const sorted = reader.sortedProblems();
+	const problems = reader.jsonLines ? sorted.map((problem) => ({ ...problem, record: true as const })) : sorted;
 	return {
 		...(outline !== undefined ? { outline } : {}),
 		problems,

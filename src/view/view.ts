@@ -13,6 +13,7 @@ import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
+import type { JsonProblem } from "./json-outline.js";
 import type { StepMark } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
@@ -60,6 +61,8 @@ const CONTEXT_STEPS = [2, 4, 8, 12, 24];
 const JSON_PROBLEMS_SHOWN = 5;
 const OUTLINE_CHARS = 260;
 const OUTLINE_PATH_CHARS = 100;
+/** Kinds of JSON problems the outline line names, at most (the rarest). */
+const OUTLINE_KINDS = 3;
 /** The steps line's length, at most (each step's title and failure clipped to STEP_TITLE_CHARS). */
 const STEPS_LINE_CHARS = 900;
 const STEP_TITLE_CHARS = 70;
@@ -633,11 +636,18 @@ function problemHunksOf(json: JsonExtras | undefined): Hunk[] {
 				count: 1,
 				severity: SEVERITY_ERROR,
 				shapeCount: 1,
-				json: `${where}: ${problem.reason}`,
+				json: `${where}: ${problem.reason}${kindNote(problem)}`,
 			};
 			// The member that makes it a problem comes first when room is short (as a block's message lines do).
 			return { item, before: [], after: lines.slice(1), messages: memberLines };
 		});
+}
+
+/** What kind of problem it is and how many of its kind the document holds (true of the whole document). */
+function kindNote(problem: JsonProblem): string {
+	if (problem.identity === undefined || problem.identityCount === undefined) return "";
+	const count = problem.identityCount === 1 ? "the only one of its kind" : `${problem.identityCount} of its kind`;
+	return `; ${problem.identity}, ${count}`;
 }
 
 /**
@@ -650,10 +660,29 @@ function outlineLine(json: JsonExtras | undefined): string | undefined {
 	if (json.outline !== undefined) parts.push(keepStart(json.outline, OUTLINE_CHARS));
 	if (json.problemCount > 0) {
 		const first = json.problems[0].problem;
-		const where = keepStart(first.record ? `the record at line ${first.startLine}` : first.path, OUTLINE_PATH_CHARS);
+		const where = (problem: JsonProblem) =>
+			keepStart(problem.record ? `the record at line ${problem.startLine}` : problem.path, OUTLINE_PATH_CHARS);
 		const atLeast = json.deeperThan !== undefined ? "at least " : "";
-		const says = json.problemCount === 1 ? "object says it is a problem" : "objects say they are problems, the first";
-		parts.push(`${atLeast}${json.problemCount} ${says}: ${where} (line ${first.startLine})`);
+		// Problems that name their kind: the rarest kinds first, each with how many the document holds.
+		const kinds: string[] = [];
+		const named = new Set<string>();
+		for (const { problem } of json.problems) {
+			if (problem.identity === undefined || problem.identityCount === undefined || named.has(problem.identity))
+				continue;
+			named.add(problem.identity);
+			kinds.push(
+				`${problem.identity} ×${atLeast}${problem.identityCount}: ${where(problem)} (line ${problem.startLine})`,
+			);
+			if (kinds.length === OUTLINE_KINDS) break;
+		}
+		if (json.problemCount > 1 && kinds.length > 0)
+			parts.push(
+				`${atLeast}${json.problemCount} objects say they are problems; by kind, the rarest first: ${kinds.join(", ")}`,
+			);
+		else {
+			const says = json.problemCount === 1 ? "object says it is a problem" : "objects say they are problems, the first";
+			parts.push(`${atLeast}${json.problemCount} ${says}: ${where(first)} (line ${first.startLine})`);
+		}
 	}
 	if (json.deeperThan !== undefined)
 		parts.push(`nested deeper than ${json.deeperThan} levels: what lies deeper was not read for problems`);

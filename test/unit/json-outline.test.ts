@@ -337,3 +337,35 @@ describe("LineCursor", () => {
 		}
 	});
 });
+
+describe("problems of a kind of their own", () => {
+	/** A scanner's report on one line: 1 200 findings of one check, one of a check of its own at index 777. */
+	function report(): string {
+		const results: object[] = [];
+		for (let i = 0; i < 1200; i++)
+			results.push({ filename: `src/m${i}.py`, test_id: "B101", errors: [`assert used ${i}`] });
+		results.splice(777, 0, { filename: "src/deploy.py", test_id: "B602", errors: ["shell=True with untrusted input"] });
+		for (let i = 0; i < 40; i++) results.push({ filename: `src/n${i}.py`, test_id: "B311", errors: [`random ${i}`] });
+		return JSON.stringify({ metrics: { total: results.length }, results });
+	}
+
+	test("are kept past the first problems, the rarest kinds first, with true counts", async () => {
+		const text = report();
+		const findings = (await readJsonFindings(bufferSource(Buffer.from(text))))!;
+		assert.equal(findings.problemCount, 1241);
+		const [first, second, third] = findings.problems;
+		assert.deepEqual([first.path, first.identity, first.identityCount], ["$.results[777]", 'test_id "B602"', 1]);
+		assert.deepEqual([second.identity, second.identityCount], ['test_id "B311"', 40]);
+		assert.deepEqual([third.identity, third.identityCount], ['test_id "B101"', 1200]);
+		assert.deepEqual(select(text, first.path), JSON.parse(text).results[777]);
+	});
+
+	test("are named with their jsonPath under the header of a one-line document's view", async () => {
+		const view = (await buildViewFromText(report(), { ...createDefaultConfig(), toolName: "bash", id: "0123456789ab" }))
+			.text;
+		assert.match(
+			view,
+			/\n {2}json: .*1241 objects say they are problems; by kind, the rarest first: test_id "B602" ×1: \$\.results\[777\] \(line 1\), test_id "B311" ×40: \$\.results\[1201\] \(line 1\), test_id "B101" ×1200: \$\.results\[0\] \(line 1\)\n/,
+		);
+	});
+});
