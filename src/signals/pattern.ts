@@ -5,12 +5,20 @@
 // named `error_handling`, `0 errors`, `Failures: 0` are noise), linear (no nested or unbounded
 // ambiguous quantifiers, nothing that can match across a newline), shorter than the config cap.
 
+import { findPatternKeywords } from "../regex/keywords.js";
+
 /** One alternative of the default pattern, with the outputs it exists for. */
 export interface SignalPatternPart {
 	/** A regex source, compiled case-insensitive as part of one alternation. */
 	source: string;
 	/** What it recognises, with the real lines that motivated it. */
 	why: string;
+	/**
+	 * Its prefilter keywords, only where they cannot be derived from `source` (regex/keywords.ts takes
+	 * ASCII literals of three characters or more): non-ASCII symbols as their UTF-8 bytes in a Latin-1
+	 * string, and short literals. Each must be in every match of the alternatives it stands for.
+	 */
+	keywords?: readonly string[];
 }
 
 /** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
@@ -30,6 +38,26 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	{
 		source: String.raw`\.\.\. (?:fail|error)\b|(?:error|exception)$|<<< (?:failure|error)!|\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
 		why: "test runners: unittest `... FAIL`/`... ERROR`, pytest `file.py:17: AssertionError` and `E   assert …`, surefire `<<< FAILURE!`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
+		keywords: [
+			"... fail",
+			"... error",
+			"error",
+			"exception",
+			"<<< failure!",
+			"<<< error!",
+			"not ok",
+			"_test.go:",
+			".go:",
+			// `E  ` (pytest's assertion lines), and ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF).
+			"e  ",
+			"\xe2\x9c\x95",
+			"\xe2\x9c\x96",
+			"\xe2\x9c\x97",
+			"\xe2\x9c\x98",
+			"\xe2\x9d\x8c",
+			"\xc3\x97",
+			"\xe2\x97\x8f",
+		],
 	},
 	{
 		source: String.raw`^[ \t]*(?:expected|received|actual)\b[^:\n]{0,40}:`,
@@ -96,118 +124,24 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 /** Default for `signalPattern` (compiled case-insensitive): every part of SIGNAL_PATTERN_PARTS. */
 export const DEFAULT_SIGNAL_PATTERN = SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|");
 
+/** Each part's keywords: derived from its source (regex/keywords.ts), or its own `keywords` where they cannot be. */
+export function partKeywords(part: SignalPatternPart): readonly string[] {
+	const derived = findPatternKeywords(part.source);
+	if (derived !== undefined) return derived;
+	if (part.keywords === undefined) throw new Error(`no prefilter keywords for the signal pattern part ${part.source}`);
+	return part.keywords;
+}
+
 /**
  * Literal keywords of which every line matching DEFAULT_SIGNAL_PATTERN contains at least one
  * (case-insensitive), written for text decoded as Latin-1 — one character per byte, so the
- * non-ASCII symbols appear as their UTF-8 bytes. A cheap first pass (src/prefilter/keyword-automaton.ts) finds candidate lines
- * with them; each candidate is then tested with the full pattern. "\x1b" makes every line with an ANSI
- * escape a candidate, since the full pattern is tested with escapes removed. The test
- * "the prefilter keeps every line the default pattern matches" guards the superset property.
+ * non-ASCII symbols appear as their UTF-8 bytes: each part's keywords (partKeywords), derived from
+ * the pattern, never kept in step by hand. A cheap first pass (src/prefilter/keyword-automaton.ts)
+ * finds candidate lines with them; each candidate is then tested with the full pattern. "\x1b"
+ * makes every line with an ANSI escape a candidate, since the full pattern is tested with escapes
+ * removed. The test "the prefilter keeps every line the default pattern matches" guards the
+ * superset property.
  */
 export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freeze([
-	"err",
-	"fail",
-	"fatal",
-	"warn",
-	"exception",
-	"crit",
-	"severe",
-	"emerg",
-	"panic",
-	"aborted",
-	"killed",
-	"not ok",
-	"e  ",
-	".go:",
-	"expected",
-	"received",
-	"actual",
-	"what went wrong",
-	"traceback",
-	"caused by:",
-	"uncaught",
-	"unhandled",
-	"terminate",
-	"called \x60",
-	"segmentation fault",
-	"core dumped",
-	"illegal instruction",
-	"stack smashing",
-	"double free",
-	"sigsegv",
-	"sigabrt",
-	"sigbus",
-	"sigill",
-	"sigfpe",
-	"sigkill",
-	"out of memory",
-	"oom-kill",
-	"overflowed its stack",
-	"#0 ",
-	"invalid ",
-	"mismatched free",
-	"uninitialised value",
-	"conditional jump",
-	"definitely lost",
-	"sanitizer",
-	"data race",
-	"previous read",
-	"previous write",
-	"undefined ",
-	"multiple definition",
-	"cannot find",
-	"unresolved external",
-	"exit",
-	": ***",
-	"compilation terminated",
-	"could not compile",
-	"not found",
-	"conflict",
-	"denied",
-	"no such file",
-	"connection refused",
-	"timed out",
-	"deadline exceeded",
-	"non-zero",
-	"eresolve",
-	"enoent",
-	"eacces",
-	"eperm",
-	"econnrefused",
-	"econnreset",
-	"etimedout",
-	"eaddrinuse",
-	"enotfound",
-	"etarget",
-	"e404",
-	"eintegrity",
-	"enospc",
-	"eisdir",
-	"enotdir",
-	"eexist",
-	"enotempty",
-	"ebadengine",
-	"elifecycle",
-	'"level":4',
-	'"level": 4',
-	'"level":5',
-	'"level": 5',
-	'"level":6',
-	'"level": 6',
-	"fehler",
-	"(0x",
-	"({0x",
-	"(...)",
-	"attempt to ",
-	"signal",
-	"received sig",
-	"\x1b",
-	// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF) as their UTF-8 bytes.
-	"\xe2\x9c\x95",
-	"\xe2\x9c\x96",
-	"\xe2\x9c\x97",
-	"\xe2\x9c\x98",
-	"\xe2\x9d\x8c",
-	"\xc3\x97",
-	"\xe2\x97\x8f",
+	...new Set([...SIGNAL_PATTERN_PARTS.flatMap((part) => partKeywords(part)), "\x1b"]),
 ]);

@@ -156,7 +156,7 @@ test("a line longer than a window goes to the automaton alone, and its neighbour
 	const long = `${"x".repeat(WASM_WINDOW_BYTES + 100)} Segmentation FAULT\n`;
 	const plain = `${"y".repeat(WASM_WINDOW_BYTES * 2)}\n`;
 	const bytes = Buffer.from(
-		`ok\nerror: one\n${long}${plain}warning: two\n${"z".repeat(WASM_WINDOW_BYTES - 5)}\nlast err\n`,
+		`ok\nerror: one\n${long}${plain}warning: two\n${"z".repeat(WASM_WINDOW_BYTES - 5)}\nlast error\n`,
 	);
 	const found = byFinder(finder, bytes, 0, bytes.length);
 	assert.deepEqual(found, byAutomaton(automaton, bytes, 0, bytes.length));
