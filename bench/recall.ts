@@ -14,7 +14,7 @@
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
-import { SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
+import { countPatternEntries, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
 import { buildViewFromFile } from "../src/view/compose.js";
 import {
 	type DecisiveLine,
@@ -365,3 +365,7 @@ const summaryHeader = [
 	"pi-cut mean chars",
 ];
 for (const line of formatTable(summaryHeader, measured.map(summarise))) console.log(line);
+const entries = countPatternEntries();
+console.log(
+	`default signal pattern: ${entries.principle + entries.tool} alternatives, ${entries.principle} principles, ${entries.tool} naming one tool's output (SIGNAL_PATTERN_PARTS' \`tool\`)`,
+);

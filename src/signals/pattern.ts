@@ -15,10 +15,17 @@ export interface SignalPatternPart {
 	why: string;
 	/**
 	 * Its prefilter keywords, only where they cannot be derived from `source` (regex/keywords.ts takes
-	 * ASCII literals of three characters or more): non-ASCII symbols as their UTF-8 bytes in a Latin-1
-	 * string, and short literals. Each must be in every match of the alternatives it stands for.
+	 * ASCII literals of three characters or more: non-ASCII symbols are given as their UTF-8 bytes in
+	 * a Latin-1 string, and short literals), or where the derived ones would be words routine output
+	 * is full of (a log's `level=`, a JSON record's `"status"`: every record a candidate). One of them
+	 * must be in every match of the part.
 	 */
 	keywords?: readonly string[];
+	/**
+	 * Which of its top-level alternatives name one tool's output (per-tool knowledge, as data), by
+	 * index, or "all"; the others are principles that hold for output in general.
+	 */
+	tool?: "all" | readonly number[];
 }
 
 /** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
@@ -29,6 +36,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
+		tool: [2],
 		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`, a numbered failure header (`  3) Error:`); not `Errors: 0`, nor a setting or a flag that starts with one (`fail-fast: true`, `errors = off`). Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
 	},
 	{
@@ -36,15 +44,10 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "`1 failed`, `BUILD FAILED`, `assertion … failed`, `test x ... FAILED`, rust `panicked at`, `Aborted (core dumped)`, bash `Killed`; not `0 failed`, `failed: 0`",
 	},
 	{
-		source: String.raw`\.\.\. (?:fail|error)\b|(?:error|exception)$|<<< (?:failure|error)!|\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
-		why: "test runners: unittest `... FAIL`/`... ERROR`, pytest `file.py:17: AssertionError` and `E   assert …`, surefire `<<< FAILURE!`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
+		source: String.raw`\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
+		tool: "all",
+		why: "test runners: pytest's `E   assert …`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
 		keywords: [
-			"... fail",
-			"... error",
-			"error",
-			"exception",
-			"<<< failure!",
-			"<<< error!",
 			"not ok",
 			"_test.go:",
 			".go:",
@@ -64,44 +67,74 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "assertion details at the start of a line: jest `Expected: …`/`Received: …`, node `Expected values to be strictly equal:`, TAP `expected:`/`actual:`",
 	},
 	{
-		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]|\bbecause of errors\b|\berrors occurred\b|\bbuild failure\b|\bwhat went wrong\b`,
-		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, make `not remade because of errors`, maven `BUILD FAILURE`, gradle `What went wrong`",
+		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]|\bwhat went wrong\b`,
+		tool: [2, 4, 5],
+		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, gradle `What went wrong`",
 	},
 	{
 		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg|warn|warning)\b|^[ \t]*warn(?:ing)?\b(?![-_=:]| *[:=])|\[(?:error|err|fatal|severe|critical|fail|failed|failure|warn|warning)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic|warn|warning)\b|"level": ?[456]0\b`,
 		why: 'log levels: `09:28:58 ERROR etl: …`, java.util.logging `19:31:59 SEVERE …`, maven `[ERROR]`, `level=error`, `"level":"error"`, and the numeric levels of JSON-lines loggers (bunyan, pino: `"level":50` error, `60` fatal); the warning level too (`10:02:11 WARN pool exhausted`, `WARN  cache miss ratio high` at a line\'s start, `[WARNING]`, `"level":40`), as a weak signal ranked after every error',
+		// The level words, not `level=`: a logfmt log has it on every line.
+		keywords: [
+			"err",
+			"fatal",
+			"severe",
+			"crit",
+			"emerg",
+			"panic",
+			"warn",
+			"fail",
+			'"level":4',
+			'"level": 4',
+			'"level":5',
+			'"level": 5',
+			'"level":6',
+			'"level": 6',
+		],
 	},
 	{
-		source: String.raw`(?<!\bno |\bwithout )\b(?:error|failure|exception) (?:while|when|during|occurred|encountered|detected|reading|writing|opening|loading|parsing)\b`,
-		why: "a failure word in mid-line that a phrase makes a report of what went wrong: `I/O error while reading block 7 -- skipping`, `unexpected error occurred`, `exception during teardown`, `Error when loading config`; not `no error while …`",
+		source: String.raw`(?<!\bno |\bwithout )\b(?:error|failure|exception)s? (?:while|when|during|occurred|encountered|detected|reading|writing|opening|loading|parsing)\b|\bbecause of (?:an? )?(?:errors?|failures?)\b`,
+		why: "a failure word in mid-line that a phrase makes a report of what went wrong: `I/O error while reading block 7 -- skipping`, `unexpected error occurred`, `exception during teardown`, `Error when loading config`, sphinx's `2 errors occurred`, make's `Target 'all' not remade because of errors.`; not `no error while …`",
+	},
+	{
+		source: String.raw`(?<!\b0 |\bno |\bwithout )(?:error|exception|\bfail|\bfailed|\bfailure)[!\x2E]{0,3}[ \t]*$`,
+		why: "a verdict: a failure word that ends its line, whatever tool wrote it: unittest's `test_x (t.T.test_x) ... FAIL` and `... ERROR`, pytest's `tests/t.py:17: AssertionError` (an exception's name ends the line), surefire's `<<< FAILURE!`, maven's `BUILD FAILURE`; not `0 failed`, `no error`",
 	},
 	{
 		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
+		tool: [0, 1, 2, 3, 5, 6, 7, 8],
 		why: 'exceptions and panics: python `Traceback`, java `Exception in thread "main"` and `Caused by:`, node uncaught errors and unhandled rejections, C++ `terminate called after throwing`, go `panic:` (not rust\'s `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`',
 	},
 	{
 		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|overflowed its stack|^#0 `,
+		tool: [10, 11],
 		why: "crashes and signals: bash `Segmentation fault (core dumped)`, gdb `Program terminated with signal SIGSEGV` and frame `#0`, glibc `double free or corruption`, OOM kills, rust stack overflow",
 	},
 	{
 		source: String.raw`invalid (?:read|write) of size|invalid free\(\)|mismatched free|uninitialised value|conditional jump or move depends|definitely lost: [1-9]|are definitely lost|(?:address|leak|thread|memory|undefinedbehavior)sanitizer\b|\bdata race\b|\bconflicts with a previous (?:read|write)\b|^[ \t]*previous (?:read|write) (?:at|of)\b`,
+		tool: "all",
 		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`), the sanitizers, and race detectors: helgrind `Possible data race during read of size 8 …` and `This conflicts with a previous write …`, Go's and ThreadSanitizer's `WARNING: DATA RACE` and `Previous write at … by goroutine 7:`; not `definitely lost: 0 bytes`",
 	},
 	{
 		source: String.raw`undefined (?:reference|symbol)|multiple definition of|cannot find -l|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error|could not compile`,
+		tool: "all",
 		why: "linkers and builds: `undefined reference to`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`, cargo `could not compile`",
 	},
 	{
 		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		tool: [1, 2, 6],
 		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
-		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\be(?:resolve|noent|acces|perm|connrefused|connreset|timedout|addrinuse|notfound|target|404|integrity|nospc|isdir|notdir|exist|notempty|badengine|lifecycle)\b`,
+		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\b(?:eresolve|enoent|eacces|eperm|econnrefused|econnreset|etimedout|eaddrinuse|enotfound|etarget|e404|eintegrity|enospc|eisdir|enotdir|eexist|enotempty|ebadengine|elifecycle)\b`,
+		tool: [0, 1, 2],
 		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",
 	},
 	{
 		source: String.raw`"(?:error|errors|exception|failure|failures|fatal)" *:(?! *(?:null|false|0)\b| *""| *\[ *\]| *\{ *\})|"(?:action|status|state|result|outcome|conclusion)" *: *"(?:fail|failed|failure|error|errored|fatal)"`,
 		why: 'JSON documents: an `"error": {…}` or `"errors": ["…"]` member with a value; not `"error": null`, `"errors": []`, and never a string value such as eslint\'s `"no-undef": "error"`. And a JSON-lines event whose outcome member says it failed: `go test -json`\'s `{"Action":"fail","Package":…,"Test":"TestTotal037"}`, a CI step\'s `"conclusion": "failure"` (the outcome members of the JSON rules in src/signals/policy.ts)',
+		// The failure words, not the member names: a JSON-lines log has `"status"` in every record.
+		keywords: ["error", "exception", "fail", "fatal"],
 	},
 	{
 		source: String.raw`(?:^|: )(?:schwerwiegender )?fehler: |(?:^|: )erreur(?: fatale)? ?: `,
@@ -109,10 +142,12 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`^(?:created by )?[a-z\d-]+\.[\w\.-]*\/[\w\.\/-]*(?:\(\*?\w+\)\.\w+)?\((?:0x|\{0x|\.\.\.\))`,
+		tool: "all",
 		why: "Go stack dumps (a panic, a test binary's `panic: test timed out after 20s`, a fatal deadlock): the frames of the program's own packages, whose import path starts with a domain (`example.com/bank/ledger.(*Book).Transfer(0x0?, …)`, `example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)`); the standard library's frames (`sync.(*Mutex).Lock(…)`, `testing.tRunner(…)`, `runtime.gopark(…)`) have no domain and stay out",
 	},
 	{
 		source: String.raw`\battempt to (?:call|index|compare|concatenate|perform arithmetic on)\b`,
+		tool: "all",
 		why: "Lua's runtime errors, which carry no failure word: busted's `spec/journal_spec.lua:6: attempt to call field 'open_journal' (a nil value)` from a `before_each` hook, `attempt to index a nil value (local 'cfg')`, `attempt to compare number with nil`, `attempt to perform arithmetic on a nil value`",
 	},
 	{
@@ -124,12 +159,42 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 /** Default for `signalPattern` (compiled case-insensitive): every part of SIGNAL_PATTERN_PARTS. */
 export const DEFAULT_SIGNAL_PATTERN = SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|");
 
-/** Each part's keywords: derived from its source (regex/keywords.ts), or its own `keywords` where they cannot be. */
+/** Top-level alternatives of the default pattern that are principles, and those that name one tool's output. */
+export function countPatternEntries(): { principle: number; tool: number } {
+	let principle = 0;
+	let tool = 0;
+	for (const part of SIGNAL_PATTERN_PARTS) {
+		const count = countAlternatives(part.source);
+		const tools = part.tool === "all" ? count : (part.tool?.length ?? 0);
+		tool += tools;
+		principle += count - tools;
+	}
+	return { principle, tool };
+}
+
+/** Top-level alternatives of a regex source (a `|` outside groups, classes and escapes). */
+export function countAlternatives(source: string): number {
+	let depth = 0;
+	let inClass = false;
+	let count = 1;
+	for (let i = 0; i < source.length; i++) {
+		const char = source[i];
+		if (char === "\\") i++;
+		else if (inClass) inClass = char !== "]";
+		else if (char === "[") inClass = true;
+		else if (char === "(") depth++;
+		else if (char === ")") depth--;
+		else if (char === "|" && depth === 0) count++;
+	}
+	return count;
+}
+
+/** Each part's keywords: its own `keywords` where it names them, else derived from its source (regex/keywords.ts). */
 export function partKeywords(part: SignalPatternPart): readonly string[] {
+	if (part.keywords !== undefined) return part.keywords;
 	const derived = findPatternKeywords(part.source);
-	if (derived !== undefined) return derived;
-	if (part.keywords === undefined) throw new Error(`no prefilter keywords for the signal pattern part ${part.source}`);
-	return part.keywords;
+	if (derived === undefined) throw new Error(`no prefilter keywords for the signal pattern part ${part.source}`);
+	return derived;
 }
 
 /**

@@ -5,7 +5,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MAX_SIGNAL_PATTERN_CHARS } from "../../src/config/config.js";
-import { DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS } from "../../src/signals/pattern.js";
+import {
+	countAlternatives,
+	countPatternEntries,
+	DEFAULT_SIGNAL_PATTERN,
+	SIGNAL_PATTERN_PARTS,
+} from "../../src/signals/pattern.js";
 import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { buildPathologicalLines } from "../fixtures/signal-lines.js";
 
@@ -125,6 +130,12 @@ describe("the vocabulary of failure", () => {
 	const failures = [
 		// A failure phrase in mid-line, a numbered failure header, the warning level of a log line.
 		"I/O error while reading block 7 -- skipping",
+		// A verdict: a failure word that ends its line, whatever tool wrote it.
+		"testRefund(com.shop.CartTest)  Time elapsed: 0.01 s  <<< FAILURE!",
+		"[INFO] BUILD FAILURE",
+		"make: Target 'all' not remade because of errors.",
+		"2 errors occurred",
+		"deploy step 3 failed.",
 		"unexpected error occurred in worker 3",
 		"  3) Error:",
 		"  12) Failure:",
@@ -291,6 +302,8 @@ describe("the vocabulary of failure", () => {
 		"pytest --maxfail=1 --fail-fast",
 		"no error while reading the index",
 		"warn-unused: true",
+		"Tests: 10 passed, 0 failed",
+		"Completed with no error",
 		"warnings = 0",
 	];
 	for (const line of noise) {
@@ -299,6 +312,22 @@ describe("the vocabulary of failure", () => {
 });
 
 describe("the pattern itself", () => {
+	test("names, for each part, which of its alternatives are per-tool knowledge, by valid indexes", () => {
+		for (const part of SIGNAL_PATTERN_PARTS) {
+			const count = countAlternatives(part.source);
+			if (part.tool === undefined || part.tool === "all") continue;
+			assert.ok(part.tool.length > 0 && part.tool.length < count, part.source);
+			for (const index of part.tool) assert.ok(Number.isInteger(index) && index >= 0 && index < count, part.source);
+			assert.equal(new Set(part.tool).size, part.tool.length);
+		}
+		const { principle, tool } = countPatternEntries();
+		assert.equal(
+			principle + tool,
+			SIGNAL_PATTERN_PARTS.reduce((sum, part) => sum + countAlternatives(part.source), 0),
+		);
+		assert.equal(countAlternatives(String.raw`a|(b|c)|[|]|\|d`), 4);
+	});
+
 	test("is the alternation of its documented parts and fits the config's cap", () => {
 		assert.equal(DEFAULT_SIGNAL_PATTERN, SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|"));
 		assert.ok(DEFAULT_SIGNAL_PATTERN.length <= MAX_SIGNAL_PATTERN_CHARS, `${DEFAULT_SIGNAL_PATTERN.length} chars`);
