@@ -1,23 +1,39 @@
 // The timestamp a logger or a CI service prints before every line of a log (hosted CI's raw logs:
-// `2026-12-02T10:18:20.9133560Z `; loggers: `2024-05-01 12:00:00,123 `, `[10:18:20] `). What a line
-// says starts after it: a failure word "at the line's start", a line's indentation, a section's
-// opener are read there. Pure; a stamp is recognised in one linear match at the line's start.
+// `2026-12-02T10:18:20.9133560Z `; loggers: `2024-05-01 12:00:00,123 `, `[10:18:20] `), and the
+// tab-separated columns a CI client puts before it (`gh run view --log`: `build\tRun npm test\t`
+// then the timestamp). What a line says starts after them: a failure word "at the line's start",
+// a line's indentation, a section's opener are read there. Pure; one linear match at the start.
 
 /** A date and time, or a time, optionally bracketed, then one space or tab (the indentation after it is the line's own). */
 const STAMP = /^\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t]/;
+/** At most this many tab-separated columns, each at most COLUMN_CHARS long, before a timestamp. */
+const MAX_COLUMNS = 3;
+const COLUMN_CHARS = 120;
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 const OPEN_BRACKET = 0x5b;
+const TAB = 0x09;
 
-/** Characters of the timestamp `text` starts with, and the one space after it (0 when none). */
+/** Characters of the columns and timestamp `text` starts with, and the one space after it (0 when none). */
 export function stampLength(text: string): number {
-	const first = text.charCodeAt(0);
-	if (first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
-	const match = STAMP.exec(text);
-	return match === null ? 0 : match[0].length;
+	let from = 0;
+	for (let column = 0; column <= MAX_COLUMNS; column++) {
+		const first = text.charCodeAt(from);
+		if (first === OPEN_BRACKET || (first >= DIGIT_0 && first <= DIGIT_9)) {
+			const match = STAMP.exec(from === 0 ? text : text.slice(from, from + 64));
+			if (match !== null) return from + match[0].length;
+		}
+		if (column === MAX_COLUMNS) break;
+		// The next column, when a tab ends this one soon enough.
+		const tab = text.indexOf("\t", from);
+		if (tab < 0 || tab - from > COLUMN_CHARS) break;
+		from = tab + 1;
+		if (text.charCodeAt(from) === TAB) break;
+	}
+	return 0;
 }
 
-/** `text` after its timestamp (itself when it has none). */
+/** `text` after its columns and timestamp (itself when it has none). */
 export function unstamped(text: string): string {
 	const length = stampLength(text);
 	return length === 0 ? text : text.slice(length);

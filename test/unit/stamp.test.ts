@@ -20,7 +20,13 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		assert.equal(stampLength(stamp + text), stamp.length, stamp);
 		assert.equal(unstamped(stamp + text), text);
 	}
+	// `gh run view --log`: the job and the step in columns before the timestamp.
+	const columns = "build\tRun npm test\t2026-12-02T10:18:20.9133560Z ";
+	assert.equal(stampLength(`${columns}FAIL src/a.test.js`), columns.length);
+	assert.equal(unstamped(`${columns}  left: 1`), "  left: 1");
 	for (const text of [
+		"name\tsize\tdate",
+		"a\tb\tc\td\t10:18:20 too many columns",
 		"2 |     let x = 3;",
 		"[ RUN      ] Suite.Case",
 		"12:30 is lunch",
