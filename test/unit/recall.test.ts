@@ -1,6 +1,7 @@
 // Recall of the bounded view on real toolchain outputs: at the default settings, the view of every
-// fixture in test/fixtures/real/ and in the four tuning sets (the unseen corpus's tuning half,
-// test/fixtures/unseen-tune2/, unseen-tune3/, unseen-tune4/) shows every decisive line in full at
+// fixture in test/fixtures/real/, in the four tuning sets (the unseen corpus's tuning half,
+// test/fixtures/unseen-tune2/, unseen-tune3/, unseen-tune4/) and in the CI logs' tuning half
+// (test/fixtures/ci/) shows every decisive line in full at
 // its true line number (but the few listed in TUNE3_KNOWN_MISSES and TUNE4_KNOWN_MISSES, which it
 // must not show), and stays within thresholdChars. The held-out half and the late set are never tested here: they are
 // measured as counts only. `npm run recall` prints the same measurement as a table next to
@@ -15,6 +16,7 @@ import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures, TUNE3_KNOWN_MISSES } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures, TUNE4_KNOWN_MISSES } from "../fixtures/unseen-tune4/fixtures.js";
+import { loadCiFixtures } from "../fixtures/ci/fixtures.js";
 
 const FIXTURES = [
 	...loadRealFixtures(),
@@ -22,13 +24,14 @@ const FIXTURES = [
 	...loadTune2Fixtures(),
 	...loadTune3Fixtures(),
 	...loadTune4Fixtures(),
+	...loadCiFixtures("tuning"),
 ];
 /** Known misses of the sets that list them, by fixture name (fixture names are unique across sets). */
 const KNOWN_MISSES: Readonly<Record<string, readonly number[]>> = { ...TUNE3_KNOWN_MISSES, ...TUNE4_KNOWN_MISSES };
 
 describe("the view of real toolchain outputs at the default settings", () => {
-	test("covers real/ and the four tuning sets", () =>
-		assert.ok(FIXTURES.length >= 21 + 15 + 19 + 12 + 12, `${FIXTURES.length} outputs`));
+	test("covers real/, the four tuning sets and the CI logs' tuning half", () =>
+		assert.ok(FIXTURES.length >= 21 + 15 + 19 + 12 + 12 + 5, `${FIXTURES.length} outputs`));
 	for (const fixture of FIXTURES) {
 		test(`${fixture.name}: shows its ${fixture.decisive.length} decisive lines at their line numbers, within ${DEFAULT_CONFIG.thresholdChars} chars`, async () => {
 			const view = await buildViewFromFile(fixture.path, {
