@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import { createDefaultConfig } from "../../src/config/config.js";
 import { scanText } from "../../src/scan/scan.js";
 import { markTemplateFamilies } from "../../src/signals/shape.js";
@@ -402,6 +403,48 @@ describe("the view's shape", () => {
 			assert.match(view, / 1001: WARN {2}cache miss ratio high {2}\[×3\]/);
 			assert.doesNotMatch(view, /appears once/);
 		}
+	});
+
+	test("CI-like logs of any shape (steps, failed steps, reports, floods, timestamps): the view is faithful and fits", async () => {
+		const piece = fc.oneof(
+			fc.constantFrom(
+				"##[group]Run npm test",
+				"##[endgroup]",
+				"##[error]Process completed with exit code 1.",
+				"=================================== FAILURES ===================================",
+				"_____ test_refund _____",
+				"failures:",
+				"E       assert 580 == 460",
+				"error: could not compile `ledger`",
+				"WARN  cache miss",
+				"werror: true",
+				"ok 17 - case",
+				"",
+				"    at Object.<anonymous> (src/a.js:3:9)",
+			),
+			fc.nat({ max: 10_000 }).map((n) => `compiled module ${n}`),
+			fc.nat({ max: 10_000 }).map((n) => `src/m${n % 97}.c:${n}:3: error: ‘X${n}’ undeclared`),
+		);
+		const block = fc.tuple(piece, fc.integer({ min: 1, max: 400 }));
+		await fc.assert(
+			fc.asyncProperty(
+				fc.array(block, { minLength: 1, maxLength: 30 }),
+				fc.boolean(),
+				fc.integer({ min: 2000, max: 24000 }),
+				async (blocks, stamped, thresholdChars) => {
+					const lines: string[] = [];
+					for (const [text, repeat] of blocks)
+						for (let k = 0; k < repeat; k++)
+							lines.push(stamped ? `2026-12-02T10:18:20.${String(k).padStart(7, "0")}Z ${text}` : text);
+					// A last line of its own: a text of one empty line is no line at all.
+					lines.push("Cleaning up orphan processes");
+					const options = viewOptions({ thresholdChars });
+					const view = (await buildViewFromText(lines.join("\n"), options)).text;
+					assertFaithfulView(view, lines, options);
+				},
+			),
+			{ numRuns: 60 },
+		);
 	});
 
 	test("shows every line of a short text once, without an omitted notice", async () => {
