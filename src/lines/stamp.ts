@@ -13,10 +13,12 @@ const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 const OPEN_BRACKET = 0x5b;
 const TAB = 0x09;
+const BYTE_ORDER_MARK = 0xfeff;
 
 /** Characters of the columns and timestamp `text` starts with, and the one space after it (0 when none). */
 export function stampLength(text: string): number {
-	let from = 0;
+	// A file's byte-order mark (hosted CI's raw logs start with one) comes before its first line's stamp.
+	let from = text.charCodeAt(0) === BYTE_ORDER_MARK ? 1 : 0;
 	for (let column = 0; column <= MAX_COLUMNS; column++) {
 		const first = text.charCodeAt(from);
 		if (first === OPEN_BRACKET || (first >= DIGIT_0 && first <= DIGIT_9)) {

@@ -20,6 +20,8 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		assert.equal(stampLength(stamp + text), stamp.length, stamp);
 		assert.equal(unstamped(stamp + text), text);
 	}
+	// A raw log's first line, after the file's byte-order mark.
+	assert.equal(unstamped("\ufeff2026-12-02T10:18:20.9133560Z ##[group]Run npm ci"), "##[group]Run npm ci");
 	// `gh run view --log`: the job and the step in columns before the timestamp.
 	const columns = "build\tRun npm test\t2026-12-02T10:18:20.9133560Z ";
 	assert.equal(stampLength(`${columns}FAIL src/a.test.js`), columns.length);
