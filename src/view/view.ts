@@ -416,7 +416,11 @@ function allotRoom(
 	// With room left, the distinct lines a collapsed shape stands for, within INSTANCE_SHARE.
 	if (primary >= 0 && signalCount >= primary) {
 		const instanceRoom = Math.min(room, Math.floor(budget * INSTANCE_SHARE));
-		const grown = takeFromStart(signalText, sizeOf(signalText.slice(0, signalCount)) + instanceRoom);
+		// Distinct failures: the instances of errors' shapes (ranked before warnings' ones).
+		let errorsEnd = primary;
+		while (errorsEnd < items.length && items[errorsEnd].severity === SEVERITY_ERROR) errorsEnd++;
+		const errorText = signalText.slice(0, errorsEnd);
+		const grown = takeFromStart(errorText, sizeOf(errorText.slice(0, signalCount)) + instanceRoom);
 		room -= sizeOf(signalText.slice(signalCount, grown));
 		signalCount = grown;
 	}

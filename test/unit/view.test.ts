@@ -327,6 +327,20 @@ describe("the view's shape", () => {
 		);
 	});
 
+	test("shows the distinct lines of a failure's shape, not of a warning's", async () => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `compiled module ${i}`);
+		for (let at = 100; at < 1500; at += 20) lines[at] = `src/m${at}.c:3:1: warning: unused variable 'v${at}'`;
+		for (let at = 1510; at < 2900; at += 20) lines[at] = `src/m${at}.c:3:1: error: 'X${at}' undeclared`;
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const warnings = shown.filter((line) => line.text.includes("warning:"));
+		const errors = shown.filter((line) => line.text.includes("error:"));
+		assert.equal(warnings.length, 1, "the warnings' shape stands as one line with its count");
+		assert.match(view, /warning: unused variable 'v100' {2}\[×70 signal lines of this shape/);
+		assert.ok(errors.length > 5, `${errors.length} distinct errors shown`);
+	});
+
 	test("collapses the lines of one shape that would not fit, and shows as many distinct ones as the room allows", async () => {
 		const lines = Array.from({ length: 3000 }, (_, i) => `Auto-merging src/file_${i}.go`);
 		for (let at = 100; at <= 2900; at += 2) lines[at - 1] = `CONFLICT (content): Merge conflict in src/file_${at}.go`;
