@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SIGNAL_SCAN_BUDGET_MS } from "../src/scan/scan.js";
-import { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
+import { DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } from "../src/signals/pattern.js";
 import { buildPathologicalLines } from "../test/fixtures/signal-lines.js";
 import { writeLog } from "./generate.js";
 import { type BenchRow, writePerformanceDoc, writeReadmeSummary } from "./performance-doc.js";
@@ -438,7 +438,7 @@ async function main(): Promise<void> {
 			if (size >= 100 * MIB) {
 				// The scan alone: lines holding a prefilter keyword (signal candidates) and the line count.
 				const keywordsFile = join(dir, "keywords.txt");
-				writeFileSync(keywordsFile, Buffer.from(`${DEFAULT_SIGNAL_PREFILTER_KEYWORDS.join("\n")}\n`, "latin1"));
+				writeFileSync(keywordsFile, Buffer.from(`${defaultSignalPrefilterKeywords().join("\n")}\n`, "latin1"));
 				const grepFixed = timeCommandWithOutput("grep", ["-c", "-i", "-F", "-f", keywordsFile, spill]);
 				const scan = runScenario("scan", { spill });
 				const scanJs = runScenario("scan", { spill, engine: "js" });

@@ -25,7 +25,7 @@ import {
 	keywordFilterStats,
 } from "../src/prefilter/keyword-filter.js";
 import { READ_CHUNK_BYTES } from "../src/io/source.js";
-import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../src/signals/pattern.js";
+import { defaultSignalPrefilterKeywords } from "../src/signals/pattern.js";
 import { median } from "./stats.js";
 
 const [name, rawArgs] = process.argv.slice(2);
@@ -248,13 +248,13 @@ async function main(): Promise<Record<string, unknown>> {
 			const setupStarted = performance.now();
 			let finder: KeywordLineFinder;
 			if (args.engine === "js") {
-				const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+				const automaton = buildKeywordAutomaton(defaultSignalPrefilterKeywords());
 				finder = {
 					engine: "js",
 					findLines: (bytes, from, to, found) => findKeywordLines(automaton, bytes, from, to, found),
 				};
 			} else {
-				finder = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+				finder = createKeywordLineFinder(defaultSignalPrefilterKeywords());
 			}
 			const setupMs = performance.now() - setupStarted;
 			const started = performance.now();

@@ -12,6 +12,7 @@ import {
 } from "../prefilter/keyword-filter.js";
 import { scanBytes, scanText } from "../scan/scan.js";
 import { prepareDefaultSignalFinder, SIGNAL_WINDOW_CHARS } from "../signals/finder.js";
+import { defaultSignalPrefilterKeywords } from "../signals/pattern.js";
 import { buildViewFromText } from "../view/compose.js";
 import { JSON_OUTLINE_LEVELS, readJsonFindings } from "../view/json-outline.js";
 import { bufferSource } from "../io/source.js";
@@ -110,6 +111,9 @@ export async function prewarmSignalSearch(signalRegex: RegExp): Promise<void> {
 	const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
 	try {
 		await compileDefaultModule();
+		await yieldToOthers();
+		// The default pattern's prefilter keywords, derived from its parts, in a step of their own.
+		defaultSignalPrefilterKeywords();
 		await yieldToOthers();
 		prepareDefaultSignalFinder();
 		countNewlines(Buffer.from("\n"), 0, 1);

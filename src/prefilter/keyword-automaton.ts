@@ -1,6 +1,6 @@
 // An Aho–Corasick automaton over bytes for a fixed set of keywords, as a dense transition table:
 // one array read per input byte, whatever the number of keywords. It finds candidate lines for the
-// default signal pattern (DEFAULT_SIGNAL_PREFILTER_KEYWORDS) several times faster than a regex
+// default signal pattern (defaultSignalPrefilterKeywords()) several times faster than a regex
 // alternation of the same keywords in V8. Pure; ASCII letters match in either case.
 
 export interface KeywordAutomaton {

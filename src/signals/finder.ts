@@ -30,7 +30,7 @@ const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
 const { stampLength } = stampModule;
 const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
-const { DEFAULT_SIGNAL_PATTERN, DEFAULT_SIGNAL_PREFILTER_KEYWORDS } = patternModule;
+const { DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
 
 /**
  * Longest the search for signal lines may take in one scan with a configured signalPattern. One that
@@ -55,7 +55,7 @@ let defaultFinder: KeywordLineFinder | undefined;
 /** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on first use. */
 export function prepareDefaultSignalFinder(): KeywordLineFinder {
 	// The step markers' keywords too: a CI log's steps are found in the same pass (steps.ts).
-	defaultFinder ??= createKeywordLineFinder([...DEFAULT_SIGNAL_PREFILTER_KEYWORDS, ...STEP_KEYWORDS], { shared: true });
+	defaultFinder ??= createKeywordLineFinder([...defaultSignalPrefilterKeywords(), ...STEP_KEYWORDS], { shared: true });
 	return defaultFinder;
 }
 

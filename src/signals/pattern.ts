@@ -207,6 +207,12 @@ export function partKeywords(part: SignalPatternPart): readonly string[] {
  * removed. The test "the prefilter keeps every line the default pattern matches" guards the
  * superset property.
  */
-export const DEFAULT_SIGNAL_PREFILTER_KEYWORDS: readonly string[] = Object.freeze([
-	...new Set([...SIGNAL_PATTERN_PARTS.flatMap((part) => partKeywords(part)), "\x1b"]),
-]);
+export function defaultSignalPrefilterKeywords(): readonly string[] {
+	// Derived on first use (the prefilter's, or the prewarm's), not when the module loads: parsing
+	// every part costs about 20 ms, which Pi's start-up need not pay.
+	defaultKeywords ??= Object.freeze([
+		...new Set([...SIGNAL_PATTERN_PARTS.flatMap((part) => partKeywords(part)), "\x1b"]),
+	]);
+	return defaultKeywords;
+}
+let defaultKeywords: readonly string[] | undefined;

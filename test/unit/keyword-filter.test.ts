@@ -26,12 +26,12 @@ import {
 	WASM_WINDOW_BYTES,
 } from "../../src/prefilter/keyword-filter.js";
 import { prepareDefaultSignalFinder } from "../../src/signals/finder.js";
-import { DEFAULT_SIGNAL_PREFILTER_KEYWORDS } from "../../src/signals/pattern.js";
+import { defaultSignalPrefilterKeywords } from "../../src/signals/pattern.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "../fixtures/real/fixtures.js";
 import { compileKeywordFilter, KEYWORD_FILTER_RELAXED_WASM, KEYWORD_FILTER_WASM } from "../helpers/wasm.js";
 
-const automaton = buildKeywordAutomaton(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
-const finder = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS);
+const automaton = buildKeywordAutomaton(defaultSignalPrefilterKeywords());
+const finder = createKeywordLineFinder(defaultSignalPrefilterKeywords());
 
 interface Found {
 	lines: number;
@@ -127,7 +127,7 @@ test("the prefilter finds exactly the automaton's lines in every real fixture, a
 		const bytes = readFileSync(join(REAL_FIXTURES_DIR, `${fixture.name}.log`));
 		for (const size of [1, 100, 4096, 65_536, WASM_WINDOW_BYTES + 1, 1024 * 1024, bytes.length]) {
 			assertSameOnRanges(
-				DEFAULT_SIGNAL_PREFILTER_KEYWORDS,
+				defaultSignalPrefilterKeywords(),
 				finder,
 				automaton,
 				bytes,
@@ -139,7 +139,7 @@ test("the prefilter finds exactly the automaton's lines in every real fixture, a
 		for (let shift = 1; shift < 17; shift += 5) {
 			const shifted = Buffer.concat([Buffer.alloc(shift, 0x0a), bytes]).subarray(shift - 1);
 			assertSameOnRanges(
-				DEFAULT_SIGNAL_PREFILTER_KEYWORDS,
+				defaultSignalPrefilterKeywords(),
 				finder,
 				automaton,
 				shifted,
@@ -168,7 +168,7 @@ test("a line longer than a window goes to the automaton alone, and its neighbour
 });
 
 test("keywords right at block edges, window edges and range ends are found, in any case", () => {
-	const keywords = DEFAULT_SIGNAL_PREFILTER_KEYWORDS;
+	const keywords = defaultSignalPrefilterKeywords();
 	for (const [index, keyword] of keywords.entries()) {
 		const word = latin1(inRandomCase(keyword, index * 7919));
 		for (let at = 0; at < 34; at++) {
@@ -246,7 +246,7 @@ function textFrom(parts: string[], pad: number): Buffer {
 test("the prefilter finds exactly the automaton's lines in fuzzed texts of the default keywords", () => {
 	fc.assert(
 		fc.property(
-			fc.array(pieces(DEFAULT_SIGNAL_PREFILTER_KEYWORDS), { maxLength: 60 }),
+			fc.array(pieces(defaultSignalPrefilterKeywords()), { maxLength: 60 }),
 			fc.nat({ max: 31 }),
 			(parts, pad) => {
 				const bytes = textFrom(parts, pad);
@@ -269,7 +269,7 @@ test("lines dense with keywords, of every length around the 16-byte blocks, give
 	const filler = fc.constantFrom<string>(".", " ", "x", "ab", "\t", "9", "é", "\r");
 	const line = fc.tuple(
 		fc.array(filler, { maxLength: 40 }),
-		fc.array(fc.tuple(fc.constantFrom(...DEFAULT_SIGNAL_PREFILTER_KEYWORDS), fc.nat(), fc.nat({ max: 40 })), {
+		fc.array(fc.tuple(fc.constantFrom(...defaultSignalPrefilterKeywords()), fc.nat(), fc.nat({ max: 40 })), {
 			maxLength: 3,
 		}),
 	);
@@ -340,7 +340,7 @@ test("a shared read buffer is scanned where it lies: the automaton's lines and c
 			const digest = createHash("sha1").update(buffer).digest("hex");
 			for (const size of [100, 4096, WASM_WINDOW_BYTES + 1, bytes.length]) {
 				assertSameOnRanges(
-					DEFAULT_SIGNAL_PREFILTER_KEYWORDS,
+					defaultSignalPrefilterKeywords(),
 					shared,
 					automaton,
 					view,
@@ -435,12 +435,12 @@ test("custom keyword sets, byte strings of any kind, give the automaton's lines 
 });
 
 test("without a loadable WebAssembly module the finder is the automaton, with the same results", () => {
-	const broken = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
+	const broken = createKeywordLineFinder(defaultSignalPrefilterKeywords(), {
 		loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 9, 9]),
 	});
 	assert.equal(broken.engine, "js");
 	assert.match(broken.fallbackReason ?? "", /does not validate/);
-	const missing = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
+	const missing = createKeywordLineFinder(defaultSignalPrefilterKeywords(), {
 		loadWasm: () => {
 			throw Object.assign(new Error("ENOENT: no such file"), { code: "ENOENT" });
 		},
@@ -448,7 +448,7 @@ test("without a loadable WebAssembly module the finder is the automaton, with th
 	assert.equal(missing.engine, "js");
 	assert.match(missing.fallbackReason ?? "", /could not be loaded: ENOENT/);
 	// A valid module without the expected exports cannot be set up.
-	const empty = createKeywordLineFinder(DEFAULT_SIGNAL_PREFILTER_KEYWORDS, {
+	const empty = createKeywordLineFinder(defaultSignalPrefilterKeywords(), {
 		loadWasm: () => new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]),
 	});
 	assert.equal(empty.engine, "js");
