@@ -7,11 +7,13 @@
 import * as shapeModule from "./shape.js";
 import { type ShapeKind } from "./shape.js";
 import * as stampModule from "../lines/stamp.js";
+import * as stepsModule from "./steps.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { BLOCK_RUN_LINES, shapeOf } = shapeModule;
 const { stampLength, unstamped } = stampModule;
+const { stepMarkOf } = stepsModule;
 
 /** Most lines after a signal line shown with it (its block), and before it (leading context). */
 export const HUNK_AFTER_LINES = 16;
@@ -203,21 +205,20 @@ export function continuesPastBlank(signalIndent: number, afterBlank: string, sha
  * A line that opens a step of an output, the principle first: a title set off by a run of rule
  * characters (`===== FAILURES =====`, `_____ test_refund _____`, `----- Captured stdout -----`,
  * `### Build`), or the header of a list of failures (`failures:`, `Failed tests:`, `The following
- * tests FAILED:`). Then, as data, the step markers of CI services and build tools, each with the
- * output it exists for: GitHub Actions' `##[group]Run npm test` and `::group::`, Travis CI's
- * `travis_fold:start:`, GitLab's `section_start:`, Gradle's `> Task :compileJava`, Maven's
+ * tests FAILED:`). Then, as data, the step markers of CI services (steps.ts STEP_MARKERS) and of
+ * build tools, each with the output it exists for: Gradle's `> Task :compileJava`, Maven's
  * `[INFO] --- surefire:3.2.2:test (default-test) @ shop ---`, docker build's `Step 3/7 :` and
  * BuildKit's `#8 [3/7] RUN make`. Read after a line's timestamp.
  */
 const RULED_TITLE = /^[ \t]*(?:={3,}|_{3,}|\*{3,}|#{2,}|~{3,}|-{3,}) ?[^\s=_*#~-]/;
 const FAILURE_LIST_HEADER = /^[ \t]*(?:[\w-]+ ){0,5}(?:fail(?:ed|ures?|ing)?|errors?|errored)(?: [\w-]+){0,4}:[ \t]*$/i;
-const STEP_MARKER =
-	/^(?:##\[group\]|::group::|travis_fold:start:|section_start:\d+:|> Task :|\[INFO\] --- |Step \d+\/\d+ : |#\d+ \[)/;
+const BUILD_STEP = /^(?:> Task :|\[INFO\] --- |Step \d+\/\d+ : |#\d+ \[)/;
 
 /** Does `line` open a step of the output (a section a report or a failing step starts with)? */
 export function opensStep(line: string): boolean {
+	if (stepMarkOf(line)?.kind === "open") return true;
 	const text = unstamped(line);
-	return STEP_MARKER.test(text) || RULED_TITLE.test(text) || FAILURE_LIST_HEADER.test(text) || isSectionHeader(text);
+	return BUILD_STEP.test(text) || RULED_TITLE.test(text) || FAILURE_LIST_HEADER.test(text) || isSectionHeader(text);
 }
 
 /** Is `line` a section header (a test's name, a build step, a migration step) that a signal below it belongs to? */
