@@ -24,11 +24,10 @@ import { GiantLineSearch } from "./giant.js";
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { countNewlines } = keywordFilterModule;
 const { crAsNewline } = recordsModule;
-const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripLineEnd } = renderModule;
+const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripAnsi, stripLineEnd } = renderModule;
 const { SIGNAL_WINDOW_CHARS } = finderModule;
 const { rankCandidates } = policyModule;
 const { stepMarkOf } = stepsModule;
-const { stripAnsi } = renderModule;
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 

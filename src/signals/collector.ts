@@ -130,7 +130,8 @@ export class SignalCollector {
 
 	/**
 	 * What is held now: shapes (at most 2 × MAX_SHAPES), their lines (at most LINES_PER_SHAPE + 1
-	 * each, of at most maxLineChars characters), and the shape memo's lines (at most MAX_MEMO_LINES).
+	 * each, and their spread: at most SPREAD_LINES_PER_SHAPE each and MAX_SPREAD_LINES in all, all of
+	 * at most maxLineChars characters), and the shape memo's lines (at most MAX_MEMO_LINES).
 	 */
 	get retained(): { shapes: number; lines: number; spreadLines: number; longestLineChars: number; memoLines: number } {
 		let lines = 0;

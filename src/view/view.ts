@@ -119,10 +119,8 @@ interface ViewParts {
 	tail: ScannedLine[];
 	/** The lines above the tail a report the output ends with may start in (report.ts). */
 	report?: ReportLines;
-	/** Error signal lines in the middle (a report is about a failure: it holds one). */
-	errorLines: number[];
-	/** Signal lines in the middle (they never fold into a run). */
-	signalLines: Set<number>;
+	/** The scan's signal lines outside the head and tail (a report holds an error among them; they never fold). */
+	signals: readonly SignalItem[];
 	/** Is a line between the head and the tail? */
 	inMiddle: (lineNumber: number) => boolean;
 	/** Problem objects of a JSON output first (the structure says they matter), then the signal lines. */
@@ -133,7 +131,12 @@ interface ViewParts {
 	tailSubjects: ScannedLine[];
 }
 
-function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras): ViewParts {
+function selectParts(
+	scan: ScanResult,
+	options: ViewOptions,
+	extras: ViewExtras,
+	sections: readonly Section[],
+): ViewParts {
 	const { headEnd, tailStart, tail } = scan;
 	const head = scan.head.filter((line) => line.lineNumber <= headEnd);
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
@@ -143,7 +146,7 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 	// Each failed step's first error (usually the cause) and its last come first: the errors of a
 	// step that passed, or was allowed to fail, do not crowd them out.
 	const firsts = new Set<SignalItem>();
-	for (const step of sectionsOf(scan).filter((section) => section.failed !== undefined)) {
+	for (const step of sections.filter((section) => section.failed !== undefined)) {
 		const errors = signals.filter(
 			(item) =>
 				!item.instance &&
@@ -165,10 +168,7 @@ function selectParts(scan: ScanResult, options: ViewOptions, extras: ViewExtras)
 		head,
 		tail,
 		...(extras.report !== undefined ? { report: extras.report } : {}),
-		errorLines: scan.signals
-			.filter((item) => item.severity === SEVERITY_ERROR && item.lineNumber < tailStart)
-			.map((item) => item.lineNumber),
-		signalLines: new Set(scan.signals.map((item) => item.lineNumber)),
+		signals: scan.signals,
 		inMiddle,
 		items,
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
@@ -194,12 +194,15 @@ interface ChosenReport {
 
 function chooseReport(
 	report: ReportLines,
-	errorLines: readonly number[],
-	signalLines: ReadonlySet<number>,
+	signals: readonly SignalItem[],
 	room: number,
 	format: (line: ScannedLine) => string,
 ): ChosenReport | undefined {
+	// A report is about a failure: an error signal line lies below where it starts.
+	let lastError = 0;
+	for (const item of signals) if (item.severity === SEVERITY_ERROR) lastError = Math.max(lastError, item.lineNumber);
 	// Signal lines never fold into a run.
+	const signalLines = new Set(signals.map((item) => item.lineNumber));
 	const rows = foldRuns(
 		report.lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line)),
 		format,
@@ -207,7 +210,7 @@ function chooseReport(
 	const rowOf = new Map(rows.map((row, index) => [row.lineNumber, index]));
 	const openers = report.openers
 		.map((opener) => report.lines[opener].lineNumber)
-		.filter((line) => rowOf.has(line) && errorLines.some((error) => error >= line))
+		.filter((line) => rowOf.has(line) && lastError >= line)
 		.map((line) => rowOf.get(line) as number);
 	const texts = rows.map((row) => row.text);
 	// Sizes from each row to the end of the report.
@@ -266,6 +269,7 @@ function frameView(
 	extras: ViewExtras,
 	signalCount: number,
 	width: number,
+	sections: readonly Section[],
 ): ViewFrame {
 	const { thresholdChars } = options;
 	const source = options.id
@@ -294,7 +298,7 @@ function frameView(
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
 	const outline = outlineLine(extras.json);
 	if (outline !== undefined) keyLines.push(outline);
-	const steps = stepsLine(scan);
+	const steps = stepsLine(scan, sections);
 	if (steps !== undefined) keyLines.push(steps);
 	const found =
 		scan.signalMatches > 0
@@ -435,7 +439,7 @@ function allotRoom(
 	// What room is left goes to the report the output ends with, when the tail is shown whole.
 	const report =
 		parts.report !== undefined && tailCount === tailText.length
-			? chooseReport(parts.report, parts.errorLines, parts.signalLines, room, (line) => format(line))
+			? chooseReport(parts.report, parts.signals, room, (line) => format(line))
 			: undefined;
 	if (report !== undefined) room -= report.size;
 	return {
@@ -463,9 +467,10 @@ export function buildView(
 	const width = lineNumberWidth(scan.totalLines);
 	const format = (line: ScannedLine, separator: LineSeparator = ":") =>
 		formatLine(line, width, maxLineChars, separator);
-	const parts = selectParts(scan, options, extras);
+	const sections = sectionsOf(scan);
+	const parts = selectParts(scan, options, extras, sections);
 	const { head, tail, items, shapeLines, inMiddle } = parts;
-	const frame = frameView(scan, options, extras, items.length, width);
+	const frame = frameView(scan, options, extras, items.length, width, sections);
 	const { noteLine, statusLine, footer, keyLines } = frame;
 	const fixed =
 		[frame.headerFor(items.length), noteLine, statusLine, footer, ...keyLines].reduce(
@@ -509,10 +514,9 @@ export function buildView(
 	const out: string[] = [frame.headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
 	out.push(...keyLines, ...shownHead.map((row) => row.text));
-	const firstTail = firstShownTail;
 	const lastHead =
 		shownHead.length > 0 ? (shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber) : 0;
-	const omitted = firstTail - lastHead - 1;
+	const omitted = firstShownTail - lastHead - 1;
 	if (omitted > 0)
 		out.push(
 			frame.gapNotice(
@@ -584,8 +588,7 @@ function sectionsOf(scan: ScanResult): Section[] {
  * 6-439 Run make -k all: failed at line 439, Process completed with exit code 2.`). Failed steps,
  * the first and the last are named first; the others as room allows, then counted.
  */
-function stepsLine(scan: ScanResult): string | undefined {
-	const sections = sectionsOf(scan);
+function stepsLine(scan: ScanResult, sections: readonly Section[]): string | undefined {
 	if (sections.length < 2) return undefined;
 	const describe = (section: Section) =>
 		`${section.start}-${section.end} ${keepStart(section.title, STEP_TITLE_CHARS)}` +
