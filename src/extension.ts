@@ -7,7 +7,7 @@
 // process, at session start.
 
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { boundToolResult } from "./bound/bound.js";
+import { type BoundDependencies, boundToolResult } from "./bound/bound.js";
 import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./bound/budget.js";
 import {
 	type ConfigResult,
@@ -25,6 +25,9 @@ import {
 	readToolResultView,
 } from "./context/masking.js";
 import { OwnViews, readSessionLineage } from "./context/own-views.js";
+import { findSuccessors } from "./context/superseded.js";
+import { findEarlierCall, readEarlierRun } from "./bound/previous-run.js";
+import { CallIdentities, type RunIdentity } from "./reruns/run-key.js";
 import { prewarmSignalSearch } from "./bound/prewarm.js";
 import { disposeSearchWorkers } from "./query/engine/search.js";
 import { findStash, measureTextParts } from "./intake/stash.js";
@@ -149,6 +152,8 @@ interface OverflowRuntime {
 	turnBudget?: SharedBudget;
 	/** Characters last sent to the model: the tokens in use when Pi does not know them. */
 	sentChars: number;
+	/** Tool calls as runs of a command (re-runs are compared and superseded). */
+	identities: CallIdentities;
 }
 
 export function createOverflowExtension(options: OverflowExtensionOptions): (pi: ExtensionAPI) => void {
@@ -181,6 +186,7 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 			startupWarned: false,
 			toolStarts: new Map(),
 			sentChars: 0,
+			identities: new CallIdentities(),
 		};
 		onSessionStart(pi, runtime);
 		onToolResults(pi, runtime);
@@ -287,6 +293,7 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 				toolStartedAt,
 				budgetChars: capViewBudget(share, config),
 				onSpillUsed: recordSpillUse(spillUse),
+				...runOf(runtime, event, ctx),
 			});
 			turn?.settle(event.toolCallId, measureTextParts(patch?.content ?? event.content));
 			if (!patch) return undefined;
@@ -315,6 +322,38 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 		}
 		return undefined;
 	});
+}
+
+/**
+ * The call as a run of its command, for the bound stage: its identity and a reader of the last run
+ * of the same command in the session's branch (read only when a view is made). None when
+ * compareReruns is off, the tool is exempt, or its arguments make no key.
+ */
+function runOf(
+	runtime: OverflowRuntime,
+	event: { toolCallId: string; toolName: string; input: unknown },
+	ctx: ExtensionContext,
+): Pick<BoundDependencies, "run" | "onRerun"> {
+	const { config, store, telemetry } = runtime;
+	if (!config.compareReruns || config.exemptTools.includes(event.toolName)) return {};
+	// Hashed only when a view is made: a result left as it is costs nothing.
+	const identify = () => runtime.identities.of(event.toolName, event.input);
+	const readEarlier = async (identity: RunIdentity) => {
+		if (typeof ctx.sessionManager.getBranch !== "function") return undefined;
+		const call = findEarlierCall(
+			ctx.sessionManager.getBranch(),
+			event.toolCallId,
+			event.toolName,
+			identity,
+			runtime.identities,
+		);
+		if (call === undefined) return undefined;
+		return readEarlierRun(call, identity, { store, config, sessionIds: () => readLineage(runtime, ctx) });
+	};
+	return {
+		run: { identify, readEarlier },
+		onRerun: (comparison) => telemetry.noteRerun(event.toolName, comparison),
+	};
 }
 
 /** overflow_query on an id: counted for the tool whose result it was. */
@@ -365,7 +404,14 @@ function onContext(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 				messages.push(await userBash.transform(message, deps));
 			// Only pi-overflow's own views are masked, never a result on the word of its details.
 			await runtime.ownViews.check(messages, () => readLineage(runtime, ctx));
-			const result = maskOldViews(messages, runtime.masking, config, (message) =>
+			const maskingOptions = config.compareReruns
+				? {
+						...config,
+						findSuccessors: (list: readonly ContextMessage[], views: readonly number[]) =>
+							findSuccessors(list, views, runtime.identities),
+					}
+				: config;
+			const result = maskOldViews(messages, runtime.masking, maskingOptions, (message) =>
 				message.role === "toolResult"
 					? runtime.ownViews.isOwn(message)
 						? readToolResultView(message)

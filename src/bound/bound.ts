@@ -39,6 +39,11 @@ import {
 import type { ViewExtras } from "../view/hunks.js";
 import type { ViewOptions } from "../view/view.js";
 import { findKeyLines } from "../view/view.js";
+import { type Comparison, compareRuns, formatRerunLines, type RunSide } from "../reruns/compare.js";
+import type { RunIdentity } from "../reruns/run-key.js";
+import { recordRun, summarizeScan } from "../reruns/summary.js";
+import type { RunRecord } from "../store/index.js";
+import type { ScanResult } from "../scan/scan.js";
 import { cutKeptWholeLine, describeEntry, describeWhatTheCutLost } from "./scan-report.js";
 
 export type { ContentPart, ToolResultInput, ToolResultPatch } from "../intake/tool-result.js";
@@ -78,6 +83,17 @@ export interface BoundDependencies {
 	scanClock?: () => number;
 	/** Told the spill file the stored copy was read from (also one only the stashed original named). */
 	onSpillUsed?: (path: string) => void;
+	/**
+	 * The call as a run of its command (reruns/): its identity, stored with the entry, and the last run
+	 * of the same command, which a view compares itself with. Absent: no run record (compareReruns off).
+	 */
+	run?: {
+		/** The call's identity as a run; undefined when its arguments make none. Asked only when an entry is stored. */
+		identify: () => RunIdentity | undefined;
+		readEarlier: (identity: RunIdentity) => Promise<RunSide | undefined>;
+	};
+	/** Told when a view compared its result with the last run of the same command. */
+	onRerun?: (comparison: Comparison) => void;
 }
 
 /** Characters of each decisive line carried in details.overflow.top. */
@@ -194,6 +210,8 @@ interface Copied {
 	committed: Promise<string | undefined>;
 	/** The view's reads, started before the commit when the view is sure. */
 	extras?: Promise<ViewExtras>;
+	/** The run record stored with the entry, and the comparison its view shows. */
+	run?: { record: RunRecord; comparison?: Comparison };
 }
 
 /** The copy step's other outcome: the original lacks the lines it must have (nothing was kept). */
@@ -338,6 +356,7 @@ class BoundRun {
 		const scanned = endScan(scanner, original.source, pumped.gap === undefined || pumped.recordGap !== undefined);
 		if (scanned.scan.separator === "cr" && pumped.recordGap !== undefined)
 			pumped = { ...pumped, gap: pumped.recordGap };
+		const run = await this.describeRun(scanned.scan);
 		const extras = this.viewSure ? readComposeExtras(scanned, config) : undefined;
 		// Awaited by emit, which reports a failure; never left unhandled when something throws first.
 		extras?.catch(() => {});
@@ -353,6 +372,7 @@ class BoundRun {
 							pumped,
 							writer: committing,
 							status: this.status,
+							run: run?.record,
 						}),
 					);
 				} catch (error) {
@@ -368,6 +388,27 @@ class BoundRun {
 			committed,
 			...(before !== undefined ? { storeError: before } : {}),
 			...(extras ? { extras } : {}),
+			...(run ? { run } : {}),
+		};
+	}
+
+	/**
+	 * The run record of this call (reruns/summary.ts) and, when the same command ran before, its
+	 * comparison with that run. Never rejects: an earlier run that cannot be read is not compared.
+	 */
+	private async describeRun(scan: ScanResult): Promise<Copied["run"]> {
+		const run = this.deps.run;
+		const identity = run?.identify();
+		if (run === undefined || identity === undefined) return undefined;
+		const summary = summarizeScan(scan);
+		const earlier = await run.readEarlier(identity).catch(() => undefined);
+		if (earlier === undefined) return { record: recordRun(identity, summary) };
+		const comparison = compareRuns(earlier.signals, summary.signals);
+		const later: RunSide = { ...summary, totalLines: scan.totalLines, ...(this.status ? { status: this.status } : {}) };
+		const lines = formatRerunLines(comparison, earlier, later);
+		return {
+			record: recordRun(identity, summary, { ...(earlier.id ? { id: earlier.id } : {}), lines }),
+			comparison,
 		};
 	}
 
@@ -432,8 +473,11 @@ class BoundRun {
 			gap: copy.pumped.gap,
 			sourceNote: original.note,
 			status: this.status,
+			// What a re-run's view says of the last run is shown only with an id (an entry that can be compared again).
+			...(id !== undefined && copy.run ? { run: copy.run.record } : {}),
 		};
 		const view = await compose(copy.scanned, this.viewOptions(meta, storeError), copy.extras);
+		if (id !== undefined && copy.run?.comparison) this.deps.onRerun?.(copy.run.comparison);
 		return { content: replaceText(event.content, view), details };
 	}
 

@@ -9,7 +9,7 @@ import { renderTerminalLine, type ScannedLine, stripLineEnd } from "../lines/ren
 import type { ScanResult } from "../scan/scan.js";
 import type { PumpResult } from "../io/source.js";
 import type { ResolvedOriginal } from "../intake/original.js";
-import type { EntryGap, EntryMeta, EntryWriter, GapSignal } from "../store/index.js";
+import type { EntryGap, EntryMeta, EntryWriter, GapSignal, RunRecord } from "../store/index.js";
 import type { ToolResultInput } from "../intake/tool-result.js";
 import { keepStart } from "../lines/text.js";
 import { lineNumberWidth } from "../lines/numbered.js";
@@ -24,9 +24,9 @@ export function describeEntry(
 	event: Pick<ToolResultInput, "toolCallId" | "toolName">,
 	deps: { sessionId: string; now?: () => number; config: OverflowConfig },
 	original: Pick<ResolvedOriginal, "kind" | "note">,
-	copy: { scan: ScanResult; pumped: PumpResult; writer: EntryWriter; status: string | undefined },
+	copy: { scan: ScanResult; pumped: PumpResult; writer: EntryWriter; status: string | undefined; run?: RunRecord },
 ): EntryMeta {
-	const { scan, pumped, writer, status } = copy;
+	const { scan, pumped, writer, status, run } = copy;
 	return {
 		id,
 		sessionId: deps.sessionId,
@@ -43,6 +43,7 @@ export function describeEntry(
 		...(original.note ? { sourceNote: original.note } : {}),
 		...(status ? { status } : {}),
 		...(scan.separator ? { separator: scan.separator } : {}),
+		...(run ? { run } : {}),
 	};
 }
 

@@ -41,6 +41,8 @@ export const DEFAULT_CONTEXT_SHARE = 0.2;
 export const DEFAULT_MIN_VIEW_CHARS = 2_000;
 /** Default for `releaseSpillFiles`: Pi's world-readable spill file is removed once its output is stored. */
 export const DEFAULT_RELEASE_SPILL_FILES = true;
+/** Default for `compareReruns`: a re-run's view says what changed, and the earlier run's view is masked as superseded. */
+export const DEFAULT_COMPARE_RERUNS = true;
 /** Default for `exemptTools`: tools whose results are never touched. */
 export const DEFAULT_EXEMPT_TOOLS: readonly string[] = Object.freeze([
 	"read",
@@ -91,6 +93,8 @@ export interface OverflowConfig {
 	minViewChars: number;
 	/** Once an output is stored, Pi's world-readable `<tmpdir>/pi-bash-<hex>.log` of it is removed (a `!`/`!!` command's made private). Default true. */
 	releaseSpillFiles: boolean;
+	/** Re-runs (the same tool and arguments) are compared with the last run, whose view is then masked as superseded. Default true. */
+	compareReruns: boolean;
 }
 
 /** A field as a config file writes it (signalRegex is derived from signalPattern). */
@@ -280,6 +284,12 @@ export const CONFIG_FIELDS: readonly ConfigField[] = Object.freeze([
 		kind: "boolean",
 		default: DEFAULT_RELEASE_SPILL_FILES,
 		doc: "once an output is stored, Pi's world-readable `pi-bash-<hex>.log` of it is removed and the result points to the private copy (the file of a `!`/`!!` command is made private where it is, as soon as it ends); false leaves Pi's files alone",
+	},
+	{
+		name: "compareReruns",
+		kind: "boolean",
+		default: DEFAULT_COMPARE_RERUNS,
+		doc: "a call with the same tool and arguments as an earlier one in the session is a re-run: its view says which signal lines are new, gone and still there, and the earlier run's view is masked as superseded once the re-run was sent; false turns both off",
 	},
 ] satisfies ConfigField[]);
 

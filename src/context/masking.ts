@@ -45,6 +45,8 @@ export interface StubInput {
 	totalBytes: number;
 	/** The decisive lines, in the order shown (at most MAX_STUB_LINES are used). */
 	lines: readonly StubLine[];
+	/** Set when the view was masked because a later run of the same command was sent: that run's id, when it has one. */
+	supersededBy?: { id?: string };
 }
 
 /** A view in the messages that can be masked. */
@@ -62,6 +64,11 @@ export interface MaskingOptions {
 	maskBatchChars: number;
 	/** Lines matching it are decisive when a view carries no `top`. */
 	signalRegex: RegExp;
+	/**
+	 * For each message that a later run of the same command follows (context/superseded.ts), that
+	 * run's index: once the later run has been sent, the view is due whatever maskAfterChars says.
+	 */
+	findSuccessors?: (messages: readonly ContextMessage[], views: readonly number[]) => ReadonlyMap<number, number>;
 }
 
 export interface MaskingResult {
@@ -75,6 +82,8 @@ export interface MaskingResult {
 /** The ids masked so far, when the last step was and the call each message was first sent in; one per session. */
 export class MaskingState {
 	readonly masked = new Set<string>();
+	/** Masked views that a later run superseded: the later run's id ("" when it has none). Never changes once set. */
+	readonly supersededBy = new Map<string, string>();
 	private calls = 0;
 	private lastStep = Number.NEGATIVE_INFINITY;
 	private readonly firstSent = new Map<string, number>();
@@ -112,7 +121,10 @@ export class MaskingState {
  */
 export function buildMaskStub(input: StubInput): string {
 	const tool = toOneLine(input.toolName, MAX_TOOL_NAME_CHARS);
-	const header = `${formatIdTag(input.id)} ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — an older view, masked here to save context; the full output is stored`;
+	const why = input.supersededBy
+		? `superseded by a later run of the same command (${input.supersededBy.id !== undefined ? `id=${input.supersededBy.id}` : "shown whole below"}), masked here`
+		: "an older view, masked here to save context";
+	const header = `${formatIdTag(input.id)} ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — ${why}; the full output is stored`;
 	const footer = formatMaskedFooter(input.id);
 	const width = lineNumberWidth(input.totalLines);
 	const lines = input.lines.slice(0, MAX_STUB_LINES).map((line) => formatStubLine(line, width));
@@ -217,12 +229,19 @@ export function maskOldViews(
 ): MaskingResult {
 	const stepAllowed = state.nextCall();
 	const sentIn = messages.map((message) => state.noteSent(message));
-	if (options.maskAfterChars <= 0) return { messages: [...messages], masked: 0, stepped: false };
+	if (options.maskAfterChars <= 0 && options.findSuccessors === undefined)
+		return { messages: [...messages], masked: 0, stepped: false };
 	const views: Array<{ index: number; view: MaskableView }> = [];
 	messages.forEach((message, index) => {
 		const view = findView(message);
 		if (view !== undefined) views.push({ index, view });
 	});
+	// Only views not masked yet can be superseded (a masked one keeps its stub).
+	const open = views.filter(({ view }) => !state.masked.has(view.id)).map(({ index }) => index);
+	const successors =
+		options.findSuccessors !== undefined && open.length > 0
+			? options.findSuccessors(messages, open)
+			: new Map<number, number>();
 	// Tool output after a view, as the session keeps it (so it never shrinks as views are masked),
 	// counting only messages first sent in a later call than the view.
 	const newerThan = (index: number): number => {
@@ -231,20 +250,42 @@ export function maskOldViews(
 			if (sentIn[later] > sentIn[index]) chars += measureToolOutput(messages[later]);
 		return chars;
 	};
+	// A later run of the same command that the model has been sent (in an earlier call than this one).
+	const supersededAt = (index: number): number | undefined => {
+		const next = successors.get(index);
+		return next !== undefined && sentIn[next] < state.currentCall ? next : undefined;
+	};
 	const due = views.filter(
 		({ index, view }) =>
-			!state.masked.has(view.id) && sentIn[index] < state.currentCall && newerThan(index) >= options.maskAfterChars,
+			!state.masked.has(view.id) &&
+			sentIn[index] < state.currentCall &&
+			(supersededAt(index) !== undefined || (options.maskAfterChars > 0 && newerThan(index) >= options.maskAfterChars)),
 	);
 	const dueChars = due.reduce((sum, { view }) => sum + view.text.length, 0);
-	const stepped = stepAllowed && due.length > 0 && dueChars >= options.maskBatchChars;
-	if (stepped) state.recordStep(due.map(({ view }) => view.id));
+	// A superseded view is worth a step on its own: the model would otherwise read a stale run as current.
+	const stepped =
+		stepAllowed &&
+		due.length > 0 &&
+		(dueChars >= options.maskBatchChars || due.some(({ index }) => supersededAt(index) !== undefined));
+	if (stepped) {
+		for (const { index, view } of due) {
+			const next = supersededAt(index);
+			if (next !== undefined) state.supersededBy.set(view.id, findView(messages[next])?.id ?? "");
+		}
+		state.recordStep(due.map(({ view }) => view.id));
+	}
 
 	const out = [...messages];
 	let masked = 0;
 	for (const { index, view } of views) {
 		if (!state.masked.has(view.id)) continue;
 		const lines = view.top ?? findDecisiveLines(view.text, options.signalRegex);
-		out[index] = replaceViewText(messages[index], buildMaskStub({ ...view, lines }));
+		const by = state.supersededBy.get(view.id);
+		const supersededBy = by === undefined ? undefined : by === "" ? {} : { id: by };
+		out[index] = replaceViewText(
+			messages[index],
+			buildMaskStub({ ...view, lines, ...(supersededBy ? { supersededBy } : {}) }),
+		);
 		masked++;
 	}
 	return { messages: out, masked, stepped };

@@ -23,6 +23,8 @@ export interface QueryParams {
 	search?: string;
 	lines?: { start: number; end?: number };
 	jsonPath?: string;
+	/** The id of an earlier run of the same command: the full comparison with it. */
+	since?: string;
 }
 
 export interface QueryDependencies {
@@ -37,7 +39,7 @@ export interface QueryDependencies {
 }
 
 export interface QuerySummary {
-	selector: "info" | "search" | "lines" | "jsonPath";
+	selector: "info" | "search" | "lines" | "jsonPath" | "since";
 	/** Something asked for was left out (lines cut, hits not shown, a value cut, a search stopped). */
 	truncated: boolean;
 	/** search: hit lines counted (in the whole file unless timedOut). */

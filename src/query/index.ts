@@ -21,11 +21,12 @@ import {
 import { answerJsonPath } from "./json.js";
 import { answerLines } from "./lines.js";
 import { answerSearch } from "./search.js";
+import { answerSince } from "./since.js";
 
 export { QueryError } from "./answer.js";
 export type { QueryAnswer, QueryDependencies, QueryParams, QuerySummary } from "./answer.js";
 
-const SELECTORS = ["search", "lines", "jsonPath"] as const;
+const SELECTORS = ["search", "lines", "jsonPath", "since"] as const;
 
 /** Loads an entry's metadata, or fails with an error naming the id and what to do. */
 export async function loadEntry(store: OverflowStore, config: OverflowConfig, id: unknown): Promise<EntryMeta> {
@@ -62,7 +63,7 @@ export async function runQuery(
 	const given = SELECTORS.filter((name) => params[name] !== undefined);
 	if (given.length > 1) {
 		throw new QueryError(
-			`overflow_query: give at most one of search, lines, jsonPath (got ${given.join(" and ")}); ask one question per call.`,
+			`overflow_query: give at most one of search, lines, jsonPath, since (got ${given.join(" and ")}); ask one question per call.`,
 		);
 	}
 	const meta = await loadEntry(deps.store, deps.config, params.id);
@@ -70,6 +71,8 @@ export async function runQuery(
 	if (params.search !== undefined) answer = await answerSearch(meta, params.search, deps, signal);
 	else if (params.lines !== undefined) answer = await answerLines(meta, params.lines, deps);
 	else if (params.jsonPath !== undefined) answer = await answerJsonPath(meta, params.jsonPath, deps, signal);
+	else if (params.since !== undefined)
+		answer = answerSince(meta, await loadEntry(deps.store, deps.config, params.since), deps);
 	else answer = await answerInfo(meta, deps);
 	// Every builder fits its answer; this is the guarantee's last line of defence.
 	if (answer.text.length > deps.config.thresholdChars) {

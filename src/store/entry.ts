@@ -39,6 +39,34 @@ export interface EntryMeta {
 	 * as in every entry stored before this field. storedLines still counts the stored copy's LFs.
 	 */
 	separator?: "cr";
+	/** What a later run of the same command is compared with (reruns/): absent on entries stored before. */
+	run?: RunRecord;
+}
+
+/** One line of a run's record: its number in the output, its text as the view shows it, how many lines had it. */
+export interface RunLine {
+	line: number;
+	text: string;
+	count: number;
+	/**
+	 * Set when the line's shape had more lines than its run kept (the signal collector keeps a sample
+	 * of a common shape): the shape's lines in all. Such a line is compared by its shape's count only.
+	 */
+	shapeCount?: number;
+}
+
+/** A stored run of a command, as re-runs compare it (reruns/summary.ts makes it; bounded there). */
+export interface RunRecord {
+	/** Equal for runs of the same tool with the same arguments (reruns/run-key.ts). */
+	key: string;
+	/** What was run, for the user: the bash command or the tool's arguments, clipped. */
+	label: string;
+	/** The signal lines found, in line order. */
+	signals: RunLine[];
+	/** The run's last verdict line (a summary or the last line), when it has one. */
+	verdict?: RunLine;
+	/** Set when this run was compared with an earlier one: that run's id (absent when it was not stored) and what its view said. */
+	rerunOf?: { id?: string; lines: string[] };
 }
 
 /** A left-out middle (see StoredGap in source.ts), with the signal lines the scan found in it. */
@@ -175,6 +203,9 @@ export function parseEntryMeta(value: unknown): EntryMeta | undefined {
 	if (sourceNote !== undefined) meta.sourceNote = sourceNote;
 	if (status !== undefined) meta.status = status;
 	if (separator !== undefined) meta.separator = separator;
+	// A malformed record costs only the comparison, never the entry.
+	const run = value.run === undefined ? undefined : parseRunRecord(value.run);
+	if (run !== undefined) meta.run = run;
 	return meta;
 }
 
@@ -202,6 +233,45 @@ function parseGap(value: unknown, storedLines: number, totalLines: number): Entr
 		clean.push({ line: signal.line, text: signal.text, count: signal.count });
 	}
 	return { markerLine, firstTailLine, leftOutBytes, signals: clean };
+}
+
+/** Lines a run record holds at most (summary.ts keeps fewer). */
+const MAX_RUN_LINES = 2048;
+
+/** A run record as summary.ts writes it, or undefined. */
+function parseRunRecord(value: unknown): RunRecord | undefined {
+	if (!isRecord(value) || typeof value.key !== "string" || typeof value.label !== "string") return undefined;
+	if (!Array.isArray(value.signals) || value.signals.length > MAX_RUN_LINES) return undefined;
+	const signals: RunLine[] = [];
+	for (const item of value.signals) {
+		const line = parseRunLine(item);
+		if (line === undefined) return undefined;
+		signals.push(line);
+	}
+	const verdict = value.verdict === undefined ? undefined : parseRunLine(value.verdict);
+	if (value.verdict !== undefined && verdict === undefined) return undefined;
+	const record: RunRecord = { key: value.key, label: value.label, signals };
+	if (verdict !== undefined) record.verdict = verdict;
+	const rerunOf = value.rerunOf;
+	if (rerunOf !== undefined) {
+		if (!isRecord(rerunOf) || !Array.isArray(rerunOf.lines) || !rerunOf.lines.every((line) => typeof line === "string"))
+			return undefined;
+		if (rerunOf.id !== undefined && !isEntryId(rerunOf.id)) return undefined;
+		record.rerunOf = { ...(rerunOf.id !== undefined ? { id: rerunOf.id } : {}), lines: [...rerunOf.lines] as string[] };
+	}
+	return record;
+}
+
+function parseRunLine(value: unknown): RunLine | undefined {
+	if (!isRecord(value) || !isCount(value.line) || typeof value.text !== "string" || !isCount(value.count))
+		return undefined;
+	if (value.shapeCount !== undefined && !isCount(value.shapeCount)) return undefined;
+	return {
+		line: value.line,
+		text: value.text,
+		count: value.count,
+		...(value.shapeCount !== undefined ? { shapeCount: value.shapeCount } : {}),
+	};
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

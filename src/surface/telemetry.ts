@@ -37,6 +37,10 @@ export interface ToolCounts {
 	queried: number;
 	/** The same call again in the turn right after one of its results was bounded. */
 	reruns: number;
+	/** Views that compared their result with the last run of the same command (compareReruns). */
+	compared: number;
+	/** …of which showed signal lines gone since that run (something fixed). */
+	fixed: number;
 }
 
 export interface TelemetryCounts {
@@ -88,6 +92,12 @@ export class RecallTelemetry {
 		if (tool !== undefined) this.bump(tool, "queried");
 	}
 
+	/** A view compared its result with the last run of the same command; `gone` lines of that run are no longer there. */
+	noteRerun(toolName: string, comparison: { gone: readonly unknown[] }): void {
+		this.bump(toolName, "compared");
+		if (comparison.gone.length > 0) this.bump(toolName, "fixed");
+	}
+
 	/** The tool name this process recorded for an id. */
 	findTool(id: string): string | undefined {
 		return this.toolOfId.get(id);
@@ -111,7 +121,7 @@ export class RecallTelemetry {
 		const counts = this.load();
 		const tool =
 			counts.tools[toolName] !== undefined || Object.keys(counts.tools).length < MAX_TOOLS ? toolName : "other";
-		counts.tools[tool] ??= { bounded: 0, queried: 0, reruns: 0 };
+		counts.tools[tool] ??= { bounded: 0, queried: 0, reruns: 0, compared: 0, fixed: 0 };
 		counts.tools[tool][field] += 1;
 		this.save(counts);
 	}
@@ -171,9 +181,17 @@ function parseCounts(value: unknown): TelemetryCounts | undefined {
 	if (typeof since !== "string" || typeof tools !== "object" || tools === null) return undefined;
 	const parsed: Record<string, ToolCounts> = {};
 	for (const [name, counts] of Object.entries(tools as Record<string, unknown>).slice(0, MAX_TOOLS)) {
-		const { bounded, queried, reruns } = (counts ?? {}) as Record<string, unknown>;
-		if ([bounded, queried, reruns].every((count) => Number.isSafeInteger(count) && (count as number) >= 0)) {
-			parsed[name] = { bounded: bounded as number, queried: queried as number, reruns: reruns as number };
+		const { bounded, queried, reruns, compared = 0, fixed = 0 } = (counts ?? {}) as Record<string, unknown>;
+		// Counts files from before re-runs were compared have no `compared` and `fixed`: 0.
+		const all = [bounded, queried, reruns, compared, fixed];
+		if (all.every((count) => Number.isSafeInteger(count) && (count as number) >= 0)) {
+			parsed[name] = {
+				bounded: bounded as number,
+				queried: queried as number,
+				reruns: reruns as number,
+				compared: compared as number,
+				fixed: fixed as number,
+			};
 		}
 	}
 	return { since, tools: parsed };

@@ -48,6 +48,13 @@ export const QueryParameters = Type.Object(
 				description: 'Path into the stored text parsed as JSON, e.g. items[0].name or $.data["key.with.dots"].',
 			}),
 		),
+		since: Type.Optional(
+			Type.String({
+				pattern: "^[0-9a-f]{12}$",
+				description:
+					"The id of an earlier run of the same command: every signal line new in this run, gone since that one, and still there, with line numbers on both sides.",
+			}),
+		),
 	},
 	{ additionalProperties: false },
 );
@@ -61,6 +68,7 @@ export function describeQueryTool(config: OverflowConfig): string {
 		`- search: case-insensitive JavaScript regex over each line, e.g. {"id":"3f2a9c1b7d4e","search":"error|failed"} → hit lines "N: text" with ${config.contextLines} context lines "N- text" around each (at most ${config.maxResults} hits shown) and the total hit count. A search stops after ${seconds} s (searchTimeoutMs) and returns the hits found so far.`,
 		'- lines: a 1-based inclusive range, e.g. {"id":"3f2a9c1b7d4e","lines":{"start":1200,"end":1300}}; a long range returns what fits and says where to continue.',
 		'- jsonPath: when the output is JSON, a dot/bracket path, e.g. {"id":"3f2a9c1b7d4e","jsonPath":"items[7].name"} → that value as pretty JSON.',
+		'- since: the id of an earlier run of the same command, e.g. {"id":"3f2a9c1b7d4e","since":"9d0e1f2a3b4c"} → every signal line that is new, gone (fixed) or still there, with line numbers on both sides. A re-run\'s view names its last run\'s id.',
 		`With only the id: the entry's metadata and its first-screen view. Every answer is at most ${config.thresholdChars} characters.`,
 	].join("\n");
 }
@@ -82,6 +90,7 @@ function describeSelector(args: Partial<QueryParams> | undefined): string {
 		return end === undefined ? `lines ${start}…` : `lines ${start}–${end}`;
 	}
 	if (typeof args.jsonPath === "string") return `jsonPath ${toOneLine(args.jsonPath, 60)}`;
+	if (typeof args.since === "string") return `since ${toOneLine(args.since, 20)}`;
 	return "overview";
 }
 
@@ -102,6 +111,11 @@ export function describeAnswer(summary: QuerySummary | undefined, firstLine?: st
 				: `no lines${cut}`;
 		case "jsonPath":
 			return `${summary.path ?? "$"}: ${summary.valueType ?? "value"}${cut}`;
+		case "since": {
+			// The answer's first line says what changed ("… 1 new, 2 gone, 3 still there …").
+			const counts = /: (\d+ new, \d+ gone, \d+ still there)/.exec(firstLine ?? "")?.[1];
+			return `${counts ?? "compared"}${cut}`;
+		}
 		default: {
 			// The entry's own header ("bash output stored …: 150000 lines, …") says more than "overview".
 			const header = firstLine?.replace(/^\[pi-overflow id=[0-9a-f]{12}\] /, "").trim();

@@ -21,7 +21,7 @@ import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
 import { LineScanner, type ScanOptions, type ScanResult } from "../scan/scan.js";
 import { describeCapNote } from "../store/gap.js";
-import type { EntryGap, EntryMeta } from "../store/index.js";
+import type { EntryGap, EntryMeta, RunRecord } from "../store/index.js";
 import { readViewExtras, type ViewExtras } from "./hunks.js";
 import { buildView, type ViewContext, type ViewOptions } from "./view.js";
 
@@ -41,6 +41,8 @@ export interface ScannedSource {
 export interface ViewMeta
 	extends Partial<Pick<EntryMeta, "id">>, Pick<EntryMeta, "toolName" | "sourceNote" | "status"> {
 	gap?: Pick<EntryGap, "markerLine" | "firstTailLine">;
+	/** A re-run's record: what its view says of the last run of its command. */
+	run?: Pick<RunRecord, "rerunOf">;
 }
 
 export interface ViewResult {
@@ -59,6 +61,7 @@ export function viewContextOf(meta: ViewMeta, config: Pick<OverflowConfig, "maxE
 		...(meta.sourceNote ? { sourceNote: keepStart(meta.sourceNote, MAX_NOTE_CHARS) } : {}),
 		// Pi's verdict on a failed command is not part of the output, so the view carries it on its own line.
 		...(meta.status ? { statusLine: `[${meta.toolName}: ${meta.status}]` } : {}),
+		...(meta.run?.rerunOf ? { rerunLines: meta.run.rerunOf.lines } : {}),
 	};
 }
 

@@ -38,6 +38,8 @@ export interface ViewContext {
 	sourceNote?: string;
 	/** A line above the footer, e.g. Pi's verdict on a failed command: `[bash: Command exited with code 2]`. */
 	statusLine?: string;
+	/** A re-run's comparison with the last run of its command (reruns/compare.ts, bounded there): right under the header. */
+	rerunLines?: readonly string[];
 }
 
 export interface ViewOptions extends ScanOptions, ViewContext {
@@ -255,6 +257,7 @@ function chooseReport(
 interface ViewFrame {
 	headerFor: (signalCount: number) => string;
 	noteLine?: string;
+	rerunLines: readonly string[];
 	statusLine?: string;
 	footer: string;
 	keyLines: string[];
@@ -287,10 +290,16 @@ function frameView(
 	};
 	const noteLine = options.sourceNote ? formatNote(toOneLine(options.sourceNote, MAX_NOTE_CHARS)) : undefined;
 	const statusLine = options.statusLine ? toOneLine(options.statusLine, MAX_NOTE_CHARS) : undefined;
+	const rerunLines = options.rerunLines ?? [];
 	// The most decisive lines, anywhere (head and tail included), right under the header, within
 	// KEY_SHARE of the room the essentials leave.
 	const essentials =
-		headerFor(signalCount).length + footer.length + (noteLine?.length ?? 0) + (statusLine?.length ?? 0) + 200;
+		headerFor(signalCount).length +
+		footer.length +
+		(noteLine?.length ?? 0) +
+		(statusLine?.length ?? 0) +
+		sizeOf(rerunLines) +
+		200;
 	const keyRoom = Math.floor(Math.max(0, thresholdChars - essentials) * KEY_SHARE);
 	const keyCandidates = findKeyLines(scan, options).map(
 		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
@@ -309,6 +318,7 @@ function frameView(
 	return {
 		headerFor,
 		noteLine,
+		rerunLines,
 		statusLine,
 		footer,
 		keyLines,
@@ -471,9 +481,9 @@ export function buildView(
 	const parts = selectParts(scan, options, extras, sections);
 	const { head, tail, items, shapeLines, inMiddle } = parts;
 	const frame = frameView(scan, options, extras, items.length, width, sections);
-	const { noteLine, statusLine, footer, keyLines } = frame;
+	const { noteLine, rerunLines, statusLine, footer, keyLines } = frame;
 	const fixed =
-		[frame.headerFor(items.length), noteLine, statusLine, footer, ...keyLines].reduce(
+		[frame.headerFor(items.length), noteLine, ...rerunLines, statusLine, footer, ...keyLines].reduce(
 			(sum, line) => sum + (line === undefined ? 0 : line.length + 1),
 			0,
 		) +
@@ -513,7 +523,7 @@ export function buildView(
 	const shownTailLines = linesOf(tailRows.slice(tailRows.length - tailCount));
 	const out: string[] = [frame.headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
-	out.push(...keyLines, ...shownHead.map((row) => row.text));
+	out.push(...rerunLines, ...keyLines, ...shownHead.map((row) => row.text));
 	const lastHead =
 		shownHead.length > 0 ? (shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber) : 0;
 	const omitted = firstShownTail - lastHead - 1;

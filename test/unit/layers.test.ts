@@ -19,6 +19,7 @@ export const STAGE_ORDER = [
 	"bound",
 	"intake",
 	"query",
+	"reruns",
 	"view",
 	"scan",
 	"config",

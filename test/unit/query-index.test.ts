@@ -27,7 +27,7 @@ describe("ids, selectors and bounds", () => {
 		const deps = await createDeps(t);
 		const meta = await storeEntry(deps.store, SEQ_TEXT);
 		const message = await queryError(deps, { id: meta.id, search: "1", lines: { start: 1 } });
-		assert.match(message, /give at most one of search, lines, jsonPath \(got search and lines\)/);
+		assert.match(message, /give at most one of search, lines, jsonPath, since \(got search and lines\)/);
 	});
 
 	test("treats an entry whose text vanished as expired", async (t) => {

@@ -1,0 +1,73 @@
+// Which tool calls are runs of the same command: the same tool with the same arguments. For bash,
+// the command text with its surrounding white space trimmed (its timeout is not part of what runs);
+// for any other tool, its arguments as canonical JSON (keys sorted at every level). The key is a
+// hash, so a stored entry names the command without a second copy of long arguments; the label is
+// what the user and the model are shown. Pure.
+
+import { createHash } from "node:crypto";
+import { toOneLine } from "../lines/text.js";
+
+/** Longest label kept, in characters. */
+export const RUN_LABEL_CHARS = 200;
+/** Arguments longer than this (as JSON) make no key: a call that large is not a command one re-runs. */
+const MAX_ARGUMENT_CHARS = 1_000_000;
+
+/** A tool call's identity as a run: its key and what it ran. */
+export interface RunIdentity {
+	key: string;
+	label: string;
+}
+
+/** The run identity of a call of `toolName` with `input`, or undefined when its arguments cannot be read. */
+export function runIdentityOf(toolName: string, input: unknown): RunIdentity | undefined {
+	const text = describeArguments(toolName, input);
+	if (text === undefined || text.length > MAX_ARGUMENT_CHARS) return undefined;
+	const key = createHash("sha256").update(`${toolName}\0${text}`, "utf8").digest("hex").slice(0, 32);
+	return { key, label: toOneLine(toolName === "bash" ? text : `${toolName} ${text}`, RUN_LABEL_CHARS) };
+}
+
+/** What identifies the call's arguments: bash's trimmed command, any other tool's canonical JSON. */
+function describeArguments(toolName: string, input: unknown): string | undefined {
+	if (toolName === "bash") {
+		const command = (input as { command?: unknown } | undefined)?.command;
+		return typeof command === "string" && command.trim() !== "" ? command.trim() : undefined;
+	}
+	try {
+		return canonicalJson(input ?? {}, 0);
+	} catch {
+		return undefined;
+	}
+}
+
+/** JSON with object keys sorted at every level; throws on what JSON cannot say or nesting past 64 levels. */
+function canonicalJson(value: unknown, depth: number): string {
+	if (depth > 64) throw new Error("too deep");
+	if (value === null || typeof value === "number" || typeof value === "boolean" || typeof value === "string")
+		return JSON.stringify(value);
+	if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null, depth + 1)).join(",")}]`;
+	if (typeof value === "object") {
+		const entries = Object.keys(value as object)
+			.filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+			.sort()
+			.map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key], depth + 1)}`);
+		return `{${entries.join(",")}}`;
+	}
+	throw new Error(`cannot key a ${typeof value}`);
+}
+
+/**
+ * Run identities of tool calls, remembered by their arguments object (the session keeps one object
+ * per call), so the calls of a long session are hashed once and a reused call id is never confused.
+ */
+export class CallIdentities {
+	private readonly known = new WeakMap<object, { toolName: string; identity: RunIdentity | undefined }>();
+
+	of(toolName: string, input: unknown): RunIdentity | undefined {
+		if (typeof input !== "object" || input === null) return runIdentityOf(toolName, input);
+		const seen = this.known.get(input);
+		if (seen !== undefined && seen.toolName === toolName) return seen.identity;
+		const identity = runIdentityOf(toolName, input);
+		this.known.set(input, { toolName, identity });
+		return identity;
+	}
+}

@@ -1,0 +1,154 @@
+// Re-runs end to end, through the real Pi runtime and the real bash tool: a scripted session runs a
+// real failing test suite (node's own runner, five failing tests among hundreds) six times, fixing
+// one test between runs with a one-line edit. Each re-run's view names the fixed test as gone and the
+// others as still there; the stale views are stubs in what the model is sent, each saying which run
+// superseded it; every id answers, and `since` gives the full comparison.
+
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { type Context, fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
+import { CAPTURE_PATH, INDEX_PATH } from "../helpers/pi.js";
+import { messageText, openPiSession } from "../helpers/pi-session.js";
+import { createTempDir } from "../helpers/tmp.js";
+
+const FAILING = ["alpha", "beta", "gamma", "delta", "epsilon"] as const;
+const PASSING_TESTS = 400;
+const RUN = "node --test";
+
+/** A project whose suite has PASSING_TESTS passing tests and one failing test per name in FAILING. */
+function writeProject(dir: string): void {
+	mkdirSync(dir, { recursive: true });
+	writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
+	const expectations = FAILING.map((name, index) => `const ${name} = ${index * 2 + 3};`);
+	const tests = FAILING.map(
+		(name, index) => `test("${name} adds", () => assert.equal(${index} + ${index + 2}, ${name}));`,
+	);
+	writeFileSync(
+		join(dir, "suite.test.mjs"),
+		[
+			'import { test } from "node:test";',
+			'import assert from "node:assert/strict";',
+			...expectations,
+			`for (let i = 0; i < ${PASSING_TESTS}; i++) test(\`passes \${i}\`, () => {});`,
+			...tests,
+			"",
+		].join("\n"),
+	);
+}
+
+/** The one-line fix of a failing test: its expectation becomes right (the file keeps its lines). */
+function fixCommand(index: number): string {
+	const name = FAILING[index];
+	return `sed -i 's/^const ${name} = .*;$/const ${name} = ${index + index + 2};/' suite.test.mjs`;
+}
+
+const toolUse = (...calls: ReturnType<typeof fauxToolCall>[]) => fauxAssistantMessage(calls, { stopReason: "toolUse" });
+
+function toolResults(context: Context): ToolResultMessage[] {
+	return context.messages.filter((message): message is ToolResultMessage => message.role === "toolResult");
+}
+
+function viewId(text: string): string | undefined {
+	return /^\[pi-overflow id=([0-9a-f]{12})\]/.exec(text)?.[1];
+}
+
+test("six runs of a failing suite: each re-run says what is gone, stale views are superseded stubs, every id answers", async (t) => {
+	const agentDir = await createTempDir(t);
+	const project = join(agentDir, "project");
+	writeProject(project);
+	// The suite's own runner must not think it runs inside this test file's runner.
+	const testContext = process.env.NODE_TEST_CONTEXT;
+	delete process.env.NODE_TEST_CONTEXT;
+	t.after(() => {
+		if (testContext !== undefined) process.env.NODE_TEST_CONTEXT = testContext;
+	});
+	const pi = await openPiSession({ agentDir, cwd: project, extensionPaths: [CAPTURE_PATH, INDEX_PATH] });
+	try {
+		// Run, fix, run again … six runs, five fixes; then the model reads every id and one comparison.
+		const steps: Parameters<typeof pi.respond> = [];
+		for (let run = 0; run < 6; run++) {
+			steps.push(toolUse(fauxToolCall("bash", { command: RUN })));
+			if (run < 5) steps.push(toolUse(fauxToolCall("bash", { command: fixCommand(run) })));
+		}
+		let finalContext: Context | undefined;
+		let ids: string[] = [];
+		steps.push((context) => {
+			ids = toolResults(context)
+				.map((message) => viewId(messageText(message)))
+				.filter((id): id is string => id !== undefined);
+			return toolUse(...ids.map((id) => fauxToolCall("overflow_query", { id, search: "not ok" })));
+		});
+		steps.push((context) => {
+			finalContext = context;
+			return toolUse(fauxToolCall("overflow_query", { id: ids[ids.length - 1], since: ids[0] }));
+		});
+		steps.push(fauxAssistantMessage("done"));
+		pi.respond(...steps);
+		await pi.session.prompt("make the suite pass");
+		assert.deepEqual(pi.extensionErrors, []);
+
+		const runs = pi.session.messages.filter(
+			(message): message is ToolResultMessage =>
+				message.role === "toolResult" && message.toolName === "bash" && messageText(message).includes(" bash output: "),
+		);
+		assert.equal(runs.length, 6, "six bounded runs");
+		const runIds = runs.map((message) => viewId(messageText(message)) ?? "");
+		assert.ok(runIds.every((id) => id !== ""));
+		assert.equal(
+			runs[0].content.length > 0 && !messageText(runs[0]).includes("re-run"),
+			true,
+			"the first run is no re-run",
+		);
+		for (let run = 1; run < 6; run++) {
+			const text = messageText(runs[run]);
+			const note = text.split("\n").findIndex((line) => line.startsWith("[pi-overflow: re-run"));
+			assert.ok(note >= 0 && text.indexOf("[pi-overflow: re-run") < 2000, `run ${run + 1} says what changed up front`);
+			const stillFailing = 5 - run;
+			assert.match(
+				text,
+				new RegExp(`\\(id=${runIds[run - 1]}\\): 0 new, \\d+ gone, \\d+ still there`),
+				`run ${run + 1}`,
+			);
+			const gone = text.split("\n").filter((line) => line.startsWith("  gone "));
+			assert.ok(gone.length > 0, `run ${run + 1} names what is gone`);
+			assert.ok(
+				gone.some((line) => line.includes(`${FAILING[run - 1]} adds`)),
+				`run ${run + 1} names the fixed test: ${gone.join(" | ")}`,
+			);
+			for (const name of FAILING.slice(run))
+				assert.ok(!gone.some((line) => line.includes(`${name} adds`)), `${name} is not gone`);
+			if (stillFailing > 0) assert.match(text, /still there/);
+		}
+
+		// What the model was last sent: the five earlier runs are stubs superseded by the next run; the last is whole.
+		assert.ok(finalContext);
+		const sentRuns = toolResults(finalContext).filter(
+			(message) => message.toolName === "bash" && runIds.includes(viewId(messageText(message)) ?? "-"),
+		);
+		assert.equal(sentRuns.length, 6);
+		for (let run = 0; run < 5; run++) {
+			const text = messageText(sentRuns[run]);
+			assert.match(
+				text,
+				new RegExp(`superseded by a later run of the same command \\(id=${runIds[run + 1]}\\)`),
+				`run ${run + 1} is a stub`,
+			);
+			assert.ok(text.length <= 1000);
+		}
+		assert.ok(messageText(sentRuns[5]).includes("[pi-overflow: re-run"), "the last run is shown whole");
+
+		// Every id answers; since gives the whole comparison of the first and the last run.
+		const answers = pi.session.messages.filter(
+			(message): message is ToolResultMessage => message.role === "toolResult" && message.toolName === "overflow_query",
+		);
+		assert.equal(answers.length, 7);
+		for (const answer of answers) assert.equal(answer.isError, false, messageText(answer));
+		const since = messageText(answers[6]);
+		assert.match(since, new RegExp(`compared with the earlier run id=${runIds[0]}: 0 new, \\d+ gone`));
+		for (const name of FAILING) assert.ok(since.includes(`${name} adds`), `the comparison names ${name}`);
+	} finally {
+		pi.close();
+	}
+});
