@@ -57,6 +57,8 @@ export interface StoreFs {
 	/** Fails with EEXIST when `to` exists: how commit places a file without ever replacing one. */
 	link(from: string, to: string): Promise<void>;
 	unlink(path: string): Promise<void>;
+	/** Removes an empty directory (ENOTEMPTY otherwise), like fs.promises.rmdir. */
+	rmdir(path: string): Promise<void>;
 	/** Names with their types, like fs.promises.readdir(path, { withFileTypes: true }). */
 	readdir(path: string): Promise<StoreDirent[]>;
 	/**
@@ -161,6 +163,7 @@ export const NODE_STORE_FS: StoreFs = {
 	rename: (from, to) => callFs<void>((done) => nodeFs.rename(from, to, (error) => done(error, undefined))),
 	link: (from, to) => callFs<void>((done) => nodeFs.link(from, to, (error) => done(error, undefined))),
 	unlink: (path) => callFs<void>((done) => nodeFs.unlink(path, (error) => done(error, undefined))),
+	rmdir: (path) => callFs<void>((done) => nodeFs.rmdir(path, (error) => done(error, undefined))),
 	readdir: (path) => callFs<StoreDirent[]>((done) => nodeFs.readdir(path, { withFileTypes: true }, done)),
 	readSmallTextFiles: (paths, maxBytes) => readSmallTextFilesInSlices(paths, maxBytes),
 	constants: nodeFs.constants,

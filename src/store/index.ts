@@ -322,6 +322,32 @@ export class OverflowStore {
 		return { removed, errors: log.errors };
 	}
 
+	/**
+	 * Removes every entry and half entry, then the store directory itself once it is empty (the
+	 * user's purge all: nothing of the store stays behind). A file the store did not write, or a temp
+	 * file another Pi process is still writing, keeps the directory: it is named in `kept`. Never throws.
+	 */
+	async removeAll(): Promise<{ removed: number; kept?: string; errors: string[] }> {
+		const log = { errors: [] as string[] };
+		let removed = 0;
+		const refused = await this.refusal();
+		if (refused !== undefined) return { removed, kept: this.root, errors: [`${refused}; nothing removed`] };
+		try {
+			const dirents = await this.dir.list("purging", log);
+			if (dirents === undefined) return { removed, kept: this.root, errors: log.errors };
+			const { halves } = classifyStoreNames(dirents, this.prefix);
+			for (const [id, has] of halves)
+				if ((await this.dir.removeEntry(this.dir.pathsOf(id), log)) && isComplete(has)) removed++;
+			await this.fs.rmdir(this.root);
+			return { removed, errors: log.errors };
+		} catch (error) {
+			const code = readErrorCode(error);
+			if (code === "ENOENT") return { removed, errors: log.errors };
+			if (code !== "ENOTEMPTY" && code !== "EEXIST") log.errors.push(describeError(error));
+			return { removed, kept: this.root, errors: log.errors };
+		}
+	}
+
 	private keepWithinQuota(meta: EntryMeta, bytes: number): Promise<CommitResult> {
 		return this.quota?.keepWithinQuota(meta, bytes) ?? Promise.resolve({ removedForQuota: 0, errors: [] });
 	}

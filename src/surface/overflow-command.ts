@@ -1,23 +1,27 @@
-// `/overflow`, the user's window on the store: list this session's stored results, show one, purge
-// one, this session's or all, and the store's stats with the recall telemetry. Invariants: it never
-// throws into Pi and works without a UI (print mode writes to stdout; RPC mode has a UI); `purge all`
-// asks first where there is a UI; it reads only metadata and session entries, except `show` of an
-// id from another session, which rebuilds the stored output's view (overflow_query with no selector).
-// `show` of this session's result prints exactly the text the model was sent, as the session keeps it.
+// `/overflow`, the user's window on the store: one table of subcommands (list, show, purge, stats,
+// help), each a function from the call to one answer written for the user. Invariants: it never throws
+// into Pi and works without a UI (print mode writes to stdout); subcommands and ids are read in any
+// case; `show` and `purge` agree on which ids are stored; `purge all` asks first where there is a UI,
+// defaulting to No, and leaves nothing of the store or its counts behind; `show` of this session's
+// result prints exactly the text the model was sent, then where the full output is.
 
+import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { OverflowConfig } from "../config/config.js";
 import { QueryError, runQuery } from "../query/index.js";
-import type { KnownEntry, OverflowStore } from "../store/index.js";
+import { type EntryMeta, isEntryId, type KnownEntry, type OverflowStore } from "../store/index.js";
 import type { RecallTelemetry, TelemetryCounts } from "./telemetry.js";
-import { describeError, keepStart, plural } from "../lines/text.js";
+import { describeError, keepStart, plural, shortenText } from "../lines/text.js";
 import { USER_BASH_ENTRY_TYPE, USER_BASH_TOOL_NAME } from "../context/user-bash.js";
 import { formatNumberedLine } from "../lines/numbered.js";
 import { joinTextParts } from "../intake/stash.js";
 
-const SUBCOMMANDS = ["show", "purge", "stats"] as const;
-/** Widest line the listing writes (Pi's TUI at 80 columns, less its padding). */
-const LIST_WIDTH = 76;
+/** Columns assumed when the terminal's width is unknown (RPC mode, a pipe). */
+const DEFAULT_COLUMNS = 80;
+/** Narrowest width the listing clips to, whatever the terminal says. */
+const MIN_COLUMNS = 40;
+/** Columns Pi's TUI pads a notice with (one on each side). */
+const NOTICE_PADDING = 2;
 /** Rows listed at most; the rest are counted. */
 const MAX_LISTED = 50;
 const MINUTE_MS = 60_000;
@@ -41,7 +45,75 @@ export interface OverflowCommandDeps {
 	now?: () => number;
 	/** True when a stored result's view is masked now in what the model is sent (masking.ts). */
 	isMasked?: (id: string) => boolean;
+	/** The terminal's width in columns, when known; default DEFAULT_COLUMNS. */
+	columns?: () => number | undefined;
+	/** Ids this process purged (filled by purge): the listing and show say "purged" of them, not "expired". */
+	purged?: Set<string>;
 }
+
+/** What `/overflow …` answers: the text, and "warning" when the user's command was wrong. */
+export interface CommandAnswer {
+	text: string;
+	level: "info" | "warning";
+}
+
+/** One call of a subcommand: its arguments (lower-cased) and what it reads. */
+interface CommandCall {
+	args: readonly string[];
+	ctx: ExtensionCommandContext;
+	deps: OverflowCommandDeps;
+	now: number;
+	/** This session's stored results as the session remembers them, newest first. */
+	rows: readonly SessionEntryRow[];
+	purged: Set<string>;
+}
+
+interface Subcommand {
+	/** What the user types after `/overflow` ("" for the listing). */
+	name: string;
+	/** Lines of `/overflow help`: how it is typed and what it does, one line each. */
+	help: ReadonlyArray<readonly [usage: string, summary: string]>;
+	/** The words its argument completes to besides this session's ids; undefined when it takes none. */
+	keywords?: readonly string[];
+	run(call: CommandCall): Promise<CommandAnswer | string>;
+}
+
+const SUBCOMMANDS: readonly Subcommand[] = [
+	{
+		name: "",
+		help: [["/overflow", "this session's stored results, newest first"]],
+		run: (call) => runList(call),
+	},
+	{
+		name: "show",
+		help: [["/overflow show <id>", "what the model was sent, and the full output's path"]],
+		keywords: [],
+		run: (call) => runShow(call),
+	},
+	{
+		name: "purge",
+		help: [
+			["/overflow purge <id>", "delete one stored result"],
+			["/overflow purge session", "delete this session's stored results"],
+			["/overflow purge all", "delete all results and the stats (asks first)"],
+		],
+		keywords: ["session", "all"],
+		run: (call) => runPurge(call),
+	},
+	{
+		name: "stats",
+		help: [["/overflow stats", "store size; per tool: bounded, queried, re-run"]],
+		run: (call) => runStats(call),
+	},
+	{
+		name: "help",
+		help: [["/overflow help", "this list"]],
+		run: async () => formatHelp(),
+	},
+];
+
+/** Subcommands as they complete, in the order of the table. */
+const NAMED_SUBCOMMANDS = SUBCOMMANDS.filter((sub) => sub.name !== "");
 
 /** This session's stored results, newest first, from its entries (tool results and `!command` records). */
 export function listSessionRows(entries: readonly unknown[]): SessionEntryRow[] {
@@ -99,24 +171,59 @@ function readRow(
 	};
 }
 
-/** The listing: a header, then per result one line of facts and, indented, its decisive line. */
-export function formatSessionList(
-	rows: readonly SessionEntryRow[],
-	existing: ReadonlySet<string>,
-	now: number,
-): string {
-	if (rows.length === 0)
-		return "pi-overflow: nothing stored in this session yet (results that fit are left as they are).";
-	const lines = [`pi-overflow: ${plural(rows.length, "stored result")} this session, newest first (show <id>):`];
-	for (const row of rows.slice(0, MAX_LISTED)) {
-		const gone = existing.has(row.id) ? "" : "  (purged or expired)";
-		lines.push(
-			`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}${gone}`,
-		);
-		if (row.top !== undefined) lines.push(`  ${keepStart(row.top.replace(/\s+/g, " "), LIST_WIDTH - 3)}`);
+/** What the listing shows: the stored rows, and what is known of the session's results that are gone. */
+export interface SessionListing {
+	/** This session's results still stored, newest first (at most MAX_LISTED). */
+	stored: readonly SessionEntryRow[];
+	/** Results of this session no longer stored: purged by the user, and the rest (expired or evicted). */
+	gone: { purged: number; other: number };
+	/** Rows not looked at (beyond MAX_LISTED stored ones). */
+	older: number;
+	/** `<root>/<id>.txt`: where each full output is. */
+	pathPattern: string;
+	/** Characters a line may take (the terminal's width less the notice's padding). */
+	width: number;
+}
+
+/** The listing: a header, per result one line of facts and, indented, its decisive line; then what is gone, and where the files are. */
+export function formatSessionList(listing: SessionListing, now: number): string {
+	const { stored, gone, older, width } = listing;
+	const goneCount = gone.purged + gone.other;
+	if (stored.length === 0) {
+		const none = "pi-overflow: nothing stored in this session";
+		if (goneCount === 0) return `${none} yet (results that fit are left as they are).`;
+		return `${none} now: ${describeGone(gone)}.`;
 	}
-	if (rows.length > MAX_LISTED) lines.push(`… and ${rows.length - MAX_LISTED} older`);
+	const lines = [
+		`pi-overflow: ${plural(stored.length + older, "stored result")} this session, newest first (show <id>):`,
+	];
+	for (const row of stored) {
+		lines.push(
+			shortenText(
+				`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}`,
+				width,
+			),
+		);
+		if (row.top !== undefined) lines.push(`  ${shortenText(row.top.replace(/\s+/g, " "), width - 2)}`);
+	}
+	if (older > 0) lines.push(`… and ${older} older`);
+	if (goneCount > 0) lines.push(`${capitalize(describeGone(gone))}.`);
+	lines.push(`Full outputs: ${listing.pathPattern}`);
 	return lines.join("\n");
+}
+
+/** "2 earlier results are no longer stored (1 purged, 1 expired)". */
+function describeGone(gone: SessionListing["gone"]): string {
+	const count = gone.purged + gone.other;
+	const reasons = [
+		...(gone.purged > 0 ? [`${gone.purged} purged`] : []),
+		...(gone.other > 0 ? [`${gone.other} expired or evicted`] : []),
+	];
+	return `${count === 1 ? "1 earlier result is" : `${count} earlier results are`} no longer stored (${reasons.join(", ")})`;
+}
+
+function capitalize(text: string): string {
+	return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Store size against the quota, entries, sessions, the oldest entry, and the telemetry per tool. */
@@ -146,6 +253,16 @@ export function formatStats(
 	return lines.join("\n");
 }
 
+/** `/overflow help`: every subcommand, one line each. */
+export function formatHelp(): string {
+	const rows = SUBCOMMANDS.flatMap((sub) => sub.help);
+	const width = Math.max(...rows.map(([usage]) => usage.length));
+	return [
+		"pi-overflow: /overflow subcommands (in any case; <id> as /overflow lists it):",
+		...rows.map(([usage, summary]) => `  ${usage.padEnd(width)}  ${summary}`),
+	].join("\n");
+}
+
 function countEntries(count: number): string {
 	return count === 1 ? "1 entry" : `${count} entries`;
 }
@@ -170,24 +287,24 @@ export function formatAge(ms: number): string {
 	return `${Math.floor(minutes / (24 * 60))}d ago`;
 }
 
-/** Argument completions for a prefix: the subcommands, then ids (and session/all for purge). */
+/** Argument completions for a prefix (any case): the subcommands, then ids (and session/all for purge). */
 export function completeArguments(
 	prefix: string,
 	ids: readonly string[],
 ): Array<{ value: string; label: string; description?: string }> | null {
-	const [sub, rest = ""] = prefix.trimStart().split(/\s+/, 2);
-	const hasSpace = /\s/.test(prefix.trimStart());
-	if (!hasSpace) {
-		const items = SUBCOMMANDS.filter((name) => name.startsWith(sub ?? "")).map((name) => ({
-			value: name === "stats" ? name : `${name} `,
+	const [typed = "", rest = ""] = prefix.trimStart().split(/\s+/, 2);
+	const sub = typed.toLowerCase();
+	if (!/\s/.test(prefix.trimStart())) {
+		const items = NAMED_SUBCOMMANDS.filter(({ name }) => name.startsWith(sub)).map(({ name, keywords }) => ({
+			value: keywords === undefined ? name : `${name} `,
 			label: name,
 		}));
 		return items.length > 0 ? items : null;
 	}
-	if (sub !== "show" && sub !== "purge") return null;
-	const choices = sub === "purge" ? ["session", "all", ...ids] : [...ids];
-	const items = choices
-		.filter((choice) => choice.startsWith(rest))
+	const keywords = NAMED_SUBCOMMANDS.find(({ name }) => name === sub)?.keywords;
+	if (keywords === undefined) return null;
+	const items = [...keywords, ...ids]
+		.filter((choice) => choice.startsWith(rest.toLowerCase()))
 		.map((choice) => ({ value: `${sub} ${choice}`, label: choice }));
 	return items.length > 0 ? items : null;
 }
@@ -197,12 +314,14 @@ export function registerOverflowCommand(
 	deps: OverflowCommandDeps,
 	sessionIds: () => readonly string[],
 ): void {
+	const withState = { ...deps, purged: deps.purged ?? new Set<string>() };
 	pi.registerCommand("overflow", {
-		description: "pi-overflow: list this session's stored results; show <id>, purge <id>|session|all, stats",
+		description: "pi-overflow: this session's stored results; show <id>, purge <id>|session|all, stats, help",
 		getArgumentCompletions: (prefix) => completeArguments(prefix, sessionIds()),
 		handler: async (args, ctx) => {
 			try {
-				say(ctx, await runOverflowCommand(args, ctx, deps));
+				const answer = await runOverflowCommand(args, ctx, withState);
+				say(ctx, answer.text, answer.level);
 			} catch (error) {
 				say(ctx, `pi-overflow: /overflow failed: ${describeError(error)}`, "error");
 			}
@@ -215,48 +334,115 @@ export async function runOverflowCommand(
 	args: string,
 	ctx: ExtensionCommandContext,
 	deps: OverflowCommandDeps,
-): Promise<string> {
-	const [sub = "", target = "", ...extra] = args
+): Promise<CommandAnswer> {
+	const [typed = "", ...rest] = args
 		.trim()
 		.split(/\s+/)
 		.filter((word) => word !== "");
-	const now = (deps.now ?? Date.now)();
-	const rows = listSessionRows(ctx.sessionManager.getEntries());
-	if (sub === "" || sub === "list") {
-		const existing = new Set<string>();
-		for (const row of rows.slice(0, MAX_LISTED))
-			if ((await deps.store.readMeta(row.id)) !== undefined) existing.add(row.id);
-		return formatSessionList(rows, existing, now) + (await describeRefusal(deps));
+	const name = typed.toLowerCase();
+	const sub = SUBCOMMANDS.find((candidate) => candidate.name === (name === "list" ? "" : name));
+	if (sub === undefined)
+		return mistake(`/overflow has no subcommand ${JSON.stringify(keepStart(typed, 40))}; /overflow help lists them.`);
+	const call: CommandCall = {
+		args: rest.map((word) => word.toLowerCase()),
+		ctx,
+		deps,
+		now: (deps.now ?? Date.now)(),
+		rows: listSessionRows(ctx.sessionManager.getEntries()),
+		purged: deps.purged ?? new Set(),
+	};
+	if (sub.keywords === undefined && call.args.length > 0)
+		return mistake(
+			`${usageOf(sub.name)} takes nothing after it; got ${JSON.stringify(keepStart(rest.join(" "), 40))}.`,
+		);
+	const answer = await sub.run(call);
+	return typeof answer === "string" ? { text: answer, level: "info" } : answer;
+}
+
+function mistake(text: string): CommandAnswer {
+	return { text: `pi-overflow: ${text}`, level: "warning" };
+}
+
+function usageOf(name: string): string {
+	return name === "" ? "/overflow" : `/overflow ${name}`;
+}
+
+/** The listing: this session's rows still stored (each checked in the store), what is gone, and where the files are. */
+async function runList(call: CommandCall): Promise<string> {
+	const { deps, rows, purged } = call;
+	const stored: SessionEntryRow[] = [];
+	const gone = { purged: 0, other: 0 };
+	let looked = 0;
+	for (const row of rows) {
+		if (stored.length === MAX_LISTED) break;
+		looked++;
+		if ((await deps.store.readMeta(row.id)) !== undefined) stored.push(row);
+		else if (purged.has(row.id)) gone.purged++;
+		else gone.other++;
 	}
-	if (sub === "show" && extra.length === 0 && target !== "") return await show(target, ctx, deps);
-	if (sub === "purge" && extra.length === 0 && target !== "") return await purge(target, ctx, deps, rows);
-	if (sub === "stats" && target === "") {
-		const { entries } = await deps.store.listEntries();
-		return formatStats(entries, deps.config, deps.telemetry.read(), now) + (await describeRefusal(deps));
-	}
-	return `pi-overflow: unknown /overflow ${keepStart(args.trim(), 40)}; use /overflow, /overflow show <id>, /overflow purge <id>|session|all, /overflow stats`;
+	const listing: SessionListing = {
+		stored,
+		gone,
+		older: rows.length - looked,
+		pathPattern: `${deps.store.root}/<id>.txt`,
+		width: readWidth(deps),
+	};
+	return formatSessionList(listing, call.now) + (await describeRefusal(deps));
+}
+
+/** Characters a notice's line may take: the terminal's columns less Pi's padding. */
+function readWidth(deps: OverflowCommandDeps): number {
+	const columns = deps.columns?.();
+	const usable = typeof columns === "number" && Number.isFinite(columns) ? Math.floor(columns) : DEFAULT_COLUMNS;
+	return Math.max(MIN_COLUMNS, usable) - NOTICE_PADDING;
 }
 
 /**
  * `show <id>`: the text the model was sent for a stored result of this session, as the session keeps
  * it (a view, or the tool's own cut text with the recovery marker), said so when masked since; for
- * another session's id, the stored output's view. A purged or unreadable entry says why.
+ * another session's id, the stored output's view; then the stored file's path. An id that is not
+ * stored says why, in the words `purge` uses.
  */
-async function show(id: string, ctx: ExtensionCommandContext, deps: OverflowCommandDeps): Promise<string> {
+async function runShow(call: CommandCall): Promise<CommandAnswer | string> {
+	const { args, ctx, deps } = call;
+	if (args.length === 0)
+		return mistake("/overflow show needs the id of a stored result: /overflow show <id> (/overflow lists them).");
+	if (args.length > 1) return mistake(`/overflow show takes one id; got ${JSON.stringify(args.join(" "))}.`);
+	const id = args[0]!;
+	if (!isEntryId(id)) return notAnId(id);
+	const meta = await deps.store.readMeta(id);
+	if (meta === undefined) return mistake(`${describeMissing(id, call)}.${await describeRefusal(deps)}`);
 	const sent = findSentText(ctx.sessionManager.getEntries(), id);
-	if (sent !== undefined && (await deps.store.readMeta(id)) !== undefined) {
-		if (deps.isMasked?.(id) !== true) return sent;
-		return `${sent}\npi-overflow: the model was sent the text above; it now gets a short stub of it instead (masked as an older view).`;
+	const where = describeStoredFile(meta, deps.store.textPath(id));
+	if (sent !== undefined) {
+		if (deps.isMasked?.(id) !== true) return `${sent}\n${where}`;
+		return `${sent}\npi-overflow: the model was sent the text above; it now gets a short stub of it instead (masked as an older view).\n${where}`;
 	}
 	try {
 		const view = (await runQuery({ id }, { config: deps.config, store: deps.store })).text;
-		return sent === undefined
-			? `pi-overflow: id=${id} is not a result of this session; its stored output:\n${view}`
-			: view;
+		return `pi-overflow: id=${id} is not a result of this session; its stored output:\n${view}\n${where}`;
 	} catch (error) {
-		if (error instanceof QueryError) return error.message.replace(/^overflow_query: /, "pi-overflow: ");
+		if (error instanceof QueryError) return mistake(error.message.replace(/^overflow_query: /, ""));
 		throw error;
 	}
+}
+
+/** `pi-overflow: full output, 150000 lines, 917 KiB: <path>` (for an editor or `less`). */
+function describeStoredFile(meta: EntryMeta, path: string): string {
+	const cut = meta.truncated ? ", its middle left out (maxEntryBytes)" : "";
+	return `pi-overflow: full output, ${plural(meta.totalLines, "line")}, ${formatBytes(meta.totalBytes)}${cut}: ${path}`;
+}
+
+/** Why `id` is not in the store: purged here, gone from this session (purged or expired), or never this store's. */
+function describeMissing(id: string, call: CommandCall): string {
+	if (call.purged.has(id)) return `id=${id} is no longer stored: it was purged`;
+	if (call.rows.some((row) => row.id === id))
+		return `id=${id} is no longer stored: it was purged or expired (entries are kept ${call.deps.config.retentionDays} days)`;
+	return `no stored result has id=${id} (/overflow lists this session's)`;
+}
+
+function notAnId(word: string): CommandAnswer {
+	return mistake(`${JSON.stringify(keepStart(word, 40))} is not an id: an id is 12 characters 0-9 and a-f.`);
 }
 
 /** The text the model was sent for stored result `id`: a tool result's text parts, or a `!command` record's output. */
@@ -283,42 +469,92 @@ async function describeRefusal(deps: OverflowCommandDeps): Promise<string> {
 	return refused === undefined ? "" : `\npi-overflow: ${refused}; not read.`;
 }
 
-async function purge(
-	target: string,
-	ctx: ExtensionCommandContext,
-	deps: OverflowCommandDeps,
-	rows: readonly SessionEntryRow[],
-): Promise<string> {
-	let ids: string[];
-	let what: string;
-	if (target === "all" || target === "session") {
-		const { entries, errors } = await deps.store.listEntries();
-		if (errors.length > 0 && entries.length === 0) return `pi-overflow: cannot list the store: ${errors[0]}`;
-		const sessionId = ctx.sessionManager.getSessionId();
-		const chosen = target === "all" ? entries : entries.filter((entry) => entry.sessionId === sessionId);
-		ids = chosen.map((entry) => entry.id);
-		// This session's results are known by the session even when another process stored them.
-		if (target === "session") for (const row of rows) if (!ids.includes(row.id)) ids.push(row.id);
-		what = target === "all" ? "every stored result" : "this session's stored results";
-		if (target === "all" && ctx.hasUI && ids.length > 0) {
-			const ok = await ctx.ui.confirm(
-				"Purge pi-overflow's store?",
-				`Delete ${plural(ids.length, "stored result")} of every session from ${deps.store.root}? overflow_query can no longer read them.`,
-			);
-			if (!ok) return "pi-overflow: nothing purged.";
-		}
-	} else if (/^[0-9a-f]{12}$/.test(target)) {
-		ids = [target];
-		what = `id=${target}`;
-	} else {
-		return `pi-overflow: purge takes an id (12 hex characters), "session" or "all", got ${JSON.stringify(keepStart(target, 40))}`;
-	}
-	const { removed, errors } = await deps.store.removeEntries(ids);
-	const problems = errors.length > 0 ? `; ${plural(errors.length, "problem")}: ${errors[0]}` : "";
-	return `pi-overflow: purged ${what}: ${countEntries(removed)} removed${problems}.`;
+async function runStats(call: CommandCall): Promise<string> {
+	const { deps } = call;
+	const { entries } = await deps.store.listEntries();
+	return formatStats(entries, deps.config, deps.telemetry.read(), call.now) + (await describeRefusal(deps));
 }
 
-function say(ctx: ExtensionCommandContext, text: string, type: "info" | "error" = "info"): void {
+/** `purge <id>`, `purge session`, `purge all`. */
+async function runPurge(call: CommandCall): Promise<CommandAnswer | string> {
+	const { args } = call;
+	if (args.length === 0)
+		return mistake(
+			'/overflow purge needs what to delete: an id, "session" (this session\'s results) or "all" (every session\'s).',
+		);
+	if (args.length > 1)
+		return mistake(`/overflow purge takes one id, "session" or "all"; got ${JSON.stringify(args.join(" "))}.`);
+	const target = args[0]!;
+	if (target === "all") return purgeAll(call);
+	if (target === "session") return purgeSession(call);
+	if (!isEntryId(target)) return notAnId(target);
+	return purgeOne(target, call);
+}
+
+async function purgeOne(id: string, call: CommandCall): Promise<CommandAnswer | string> {
+	const { deps } = call;
+	// The same test as show: an id show calls unknown is not "purged".
+	if ((await deps.store.readMeta(id)) === undefined)
+		return mistake(`nothing purged: ${describeMissing(id, call)}.${await describeRefusal(deps)}`);
+	const { removed, errors } = await deps.store.removeEntries([id]);
+	if (removed > 0) call.purged.add(id);
+	return `pi-overflow: purged id=${id}: ${countEntries(removed)} removed${describeProblems(errors)}.`;
+}
+
+async function purgeSession(call: CommandCall): Promise<string> {
+	const { ctx, deps, rows } = call;
+	const { entries, errors: listErrors } = await deps.store.listEntries();
+	if (listErrors.length > 0 && entries.length === 0) return `pi-overflow: cannot list the store: ${listErrors[0]}`;
+	const sessionId = ctx.sessionManager.getSessionId();
+	const ids = entries.filter((entry) => entry.sessionId === sessionId).map((entry) => entry.id);
+	// This session's results are known by the session even when another process stored them.
+	for (const row of rows) if (!ids.includes(row.id)) ids.push(row.id);
+	const { removed, errors } = await deps.store.removeEntries(ids);
+	for (const id of ids) if ((await deps.store.readMeta(id)) === undefined) call.purged.add(id);
+	if (removed === 0 && errors.length === 0) return "pi-overflow: nothing purged: this session has no stored results.";
+	return `pi-overflow: purged this session's stored results: ${countEntries(removed)} removed${describeProblems(errors)}.`;
+}
+
+/** Every entry of every session, the store directory and the stats' counts: nothing of pi-overflow's data is left. */
+async function purgeAll(call: CommandCall): Promise<CommandAnswer | string> {
+	const { ctx, deps, rows } = call;
+	const { entries } = await deps.store.listEntries();
+	if (ctx.hasUI) {
+		const sessions = new Set(entries.map((entry) => entry.sessionId ?? "")).size;
+		const keep = "No, keep them";
+		const choice = await ctx.ui.select(
+			`Delete pi-overflow's ${plural(entries.length, "stored result")} of ${plural(sessions, "session")} in ${deps.store.root}, and the counts /overflow stats shows? overflow_query can no longer read them.`,
+			[keep, "Yes, delete them"],
+		);
+		if (choice === undefined || choice === keep) return "pi-overflow: nothing purged.";
+	}
+	const { removed, kept, errors } = await deps.store.removeAll();
+	const statsProblem = deps.telemetry.clear();
+	for (const row of rows) call.purged.add(row.id);
+	for (const entry of entries) call.purged.add(entry.id);
+	const problems = statsProblem === undefined ? errors : [...errors, statsProblem];
+	const left =
+		kept === undefined ? "" : `; ${kept} is kept: it holds files pi-overflow did not write or is still writing`;
+	return `pi-overflow: purged every stored result: ${countEntries(removed)} removed, and the stats' counts${left}${describeProblems(problems)}.`;
+}
+
+function describeProblems(errors: readonly string[]): string {
+	return errors.length > 0 ? `; ${plural(errors.length, "problem")}: ${errors[0]}` : "";
+}
+
+function say(ctx: ExtensionCommandContext, text: string, type: "info" | "warning" | "error" = "info"): void {
 	if (ctx.hasUI) ctx.ui.notify(text, type);
-	else process.stdout.write(`${text}\n`);
+	else writeOut(`${text}\n`);
+}
+
+/**
+ * Writes to stdout at once: print mode exits right after the command, and a write to a pipe that
+ * is still queued then is lost (`pi -p "/overflow stats" | less`).
+ */
+function writeOut(text: string): void {
+	try {
+		writeSync(process.stdout.fd, text);
+	} catch {
+		process.stdout.write(text); // a non-blocking stdout that is full: queued instead
+	}
 }

@@ -115,6 +115,29 @@ export class RecallTelemetry {
 		return { since: counts.since, tools: structuredClone(counts.tools) };
 	}
 
+	/**
+	 * Forgets every count and removes the counts file (the user's purge all); counting starts again
+	 * at the next bounded result. Returns why the file could not be removed, or undefined.
+	 */
+	clear(): string | undefined {
+		this.counts = undefined;
+		this.boundedThisTurn = new Map();
+		this.boundedLastTurn = new Map();
+		this.toolOfId.clear();
+		try {
+			unlinkSync(this.path);
+			return undefined;
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code;
+			return code === "ENOENT" ? undefined : `cannot remove ${this.path}: ${code ?? String(error)}`;
+		}
+	}
+
+	/** The counts file's path (`my-pi/pi-overflow-stats.json`). */
+	get filePath(): string {
+		return this.path;
+	}
+
 	private bump(toolName: string, field: keyof ToolCounts): void {
 		// Read again first: another Pi process may have counted since.
 		this.counts = undefined;

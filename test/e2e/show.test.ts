@@ -3,6 +3,8 @@
 // marker, not a view of the stored original the model never saw; the user's `!command` likewise.
 
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
@@ -37,6 +39,17 @@ async function runCommand(pi: PiSession, said: string[], args: string): Promise<
 	return out[0]!;
 }
 
+/** What show prints after the text: the stored file's path, for an editor or `less`. */
+function withPath(shown: string, agentDir: string, id: string): string {
+	const lines = shown.split("\n");
+	const last = lines.pop()!;
+	const path = join(agentDir, "my-pi", "pi-overflow", `${id}.txt`);
+	assert.match(last, /^pi-overflow: full output, \d+ lines, [\d.]+ (KiB|MiB): /);
+	assert.ok(last.endsWith(`: ${path}`), last);
+	assert.ok(existsSync(path), `${path} exists`);
+	return lines.join("\n");
+}
+
 function idIn(text: string): string {
 	const id = /\[pi-overflow id=([0-9a-f]{12})/.exec(text)?.[1];
 	assert.ok(id, `an id in ${text.slice(0, 200)}`);
@@ -64,7 +77,7 @@ test("/overflow show prints the text the model got for a result Pi had cut (its 
 	assert.ok(contextText(pi.contexts.at(-1)!).includes(sent), "the model was sent the session's text");
 
 	const shown = await runCommand(pi, said, `show ${idIn(sent)}`);
-	assert.equal(shown, sent);
+	assert.equal(withPath(shown, agentDir, idIn(sent)), sent);
 });
 
 test("/overflow show prints the text the model got for a `!` command's output", async (t) => {
@@ -80,7 +93,7 @@ test("/overflow show prints the text the model got for a `!` command's output", 
 	const id = idIn(context);
 	assert.match(context, /\n300000\n/, "Pi's tail reached the model");
 
-	const shown = await runCommand(pi, said, `show ${id}`);
+	const shown = withPath(await runCommand(pi, said, `show ${id}`), agentDir, id);
 	assert.match(shown, /^29\d{4}\n29\d{4}\n/, `Pi's tail, not a head/signal/tail view: ${shown.slice(0, 200)}`);
 	assert.ok(context.includes(shown), `what the model got: ${shown.slice(-300)}`);
 });
@@ -111,9 +124,9 @@ test("/overflow show prints a view masked since as it was first sent, and says i
 		"it was sent whole first",
 	);
 
-	const shownOldest = await runCommand(pi, said, `show ${idIn(oldest)}`);
+	const shownOldest = withPath(await runCommand(pi, said, `show ${idIn(oldest)}`), agentDir, idIn(oldest));
 	assert.ok(shownOldest.startsWith(`${oldest}\n`), shownOldest.slice(0, 200));
 	assert.match(shownOldest.slice(oldest.length + 1), /^pi-overflow: .*masked/);
 	assert.equal(shownOldest.split("\n").length, oldest.split("\n").length + 1, "one line more");
-	assert.equal(await runCommand(pi, said, `show ${idIn(newest)}`), newest);
+	assert.equal(withPath(await runCommand(pi, said, `show ${idIn(newest)}`), agentDir, idIn(newest)), newest);
 });

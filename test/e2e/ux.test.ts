@@ -3,12 +3,22 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	cpSync,
+	existsSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { MISORDERED_CAPTURE_WARNING, MISSING_CAPTURE_WARNING } from "../../src/surface/load-check.js";
+import { assertChildOk, runChild } from "../helpers/child.js";
 import { openPiSession, type PiSession } from "../helpers/pi-session.js";
 import {
 	CAPTURE_PATH,
@@ -27,19 +37,20 @@ import { createTempDir } from "../helpers/tmp.js";
 
 type Said = Array<{ message: string; type?: string }>;
 
-/** A UI that records what extensions say and answers confirm() as told. */
-function recordingUi(said: Said, confirmAnswer: () => boolean = () => true): ExtensionUIContext {
+/** A UI that records what extensions say and answers select() with the option `choose` picks (its index). */
+function recordingUi(said: Said, choose: (options: string[]) => number = () => 0): ExtensionUIContext {
 	const ignore = () => undefined;
 	return new Proxy({} as ExtensionUIContext, {
 		get(_target, name) {
 			if (name === "notify") return (message: string, type?: string) => said.push({ message, type });
-			if (name === "confirm")
-				return async (title: string, message: string) => {
-					said.push({ message: `${title} ${message}`, type: "confirm" });
-					return confirmAnswer();
+			if (name === "select")
+				return async (title: string, options: string[]) => {
+					said.push({ message: `${title} [${options.join(" | ")}]`, type: "confirm" });
+					return options[choose(options)];
 				};
 			if (name === "theme") return undefined;
-			if (name === "select" || name === "input" || name === "editor" || name === "custom") return async () => undefined;
+			if (name === "confirm" || name === "input" || name === "editor" || name === "custom")
+				return async () => undefined;
 			if (name === "onTerminalInput") return () => ignore;
 			if (name === "getEditorText") return () => "";
 			if (name === "getToolsExpanded") return () => false;
@@ -111,11 +122,18 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 		/\n {2}5000: src\/net\/socket\.c:88:12: error: struct sock has no member/,
 		"the decisive line under its result",
 	);
-	for (const line of lines) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
+	for (const line of lines.slice(0, -1)) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
+	assert.equal(lines.at(-1), `Full outputs: ${storeDir(agentDir)}/<id>.txt`);
 
 	const shown = await runCommand(pi, said, `show ${logA}`);
 	assert.match(shown, new RegExp(`\\[pi-overflow id=${logA}\\] big_log output`));
 	assert.match(shown, /5000: src\/net\/socket\.c:88:12: error/);
+	assert.match(
+		shown.split("\n").at(-1)!,
+		new RegExp(`^pi-overflow: full output, 9000 lines, [\\d.]+ KiB: ${join(storeDir(agentDir), `${logA}.txt`)}$`),
+	);
+	// Any case: the subcommand and the id as a user may type or copy them.
+	assert.equal(await runCommand(pi, said, `SHOW ${logA!.toUpperCase()}`), shown);
 
 	const stats = await runCommand(pi, said, "stats");
 	assert.match(
@@ -130,10 +148,51 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 	assert.equal(purged, `pi-overflow: purged id=${logA}: 1 entry removed.`);
 	assert.equal(existsSync(join(storeDir(agentDir), `${logA}.txt`)), false);
 	assert.equal(existsSync(join(storeDir(agentDir), `${logA}.json`)), false);
-	assert.match(await runCommand(pi, said, ""), new RegExp(`${logA}  big_log .*\\(purged or expired\\)`));
-	assert.match(await runCommand(pi, said, `show ${logA}`), /^pi-overflow: no stored output with id=/);
-	assert.match(await runCommand(pi, said, "purge nonsense"), /purge takes an id/);
-	assert.match(await runCommand(pi, said, "frobnicate"), /unknown \/overflow frobnicate/);
+	// The purged result is no row of the listing; a line counts it.
+	const after = await runCommand(pi, said, "");
+	assert.ok(!after.includes(logA!), after);
+	assert.match(after, /\n1 earlier result is no longer stored \(1 purged\)\.\n/);
+	// show and purge agree on an id that is not stored, purged here or never stored.
+	assert.equal(
+		await runCommand(pi, said, `show ${logA}`),
+		`pi-overflow: id=${logA} is no longer stored: it was purged.`,
+	);
+	assert.equal(
+		await runCommand(pi, said, `purge ${logA}`),
+		`pi-overflow: nothing purged: id=${logA} is no longer stored: it was purged.`,
+	);
+	const unknown = "no stored result has id=0123456789ab (/overflow lists this session's).";
+	assert.equal(await runCommand(pi, said, "show 0123456789AB"), `pi-overflow: ${unknown}`);
+	assert.equal(await runCommand(pi, said, "purge 0123456789ab"), `pi-overflow: nothing purged: ${unknown}`);
+	assert.match(
+		await runCommand(pi, said, "purge nonsense"),
+		/^pi-overflow: "nonsense" is not an id: an id is 12 characters/,
+	);
+	assert.match(await runCommand(pi, said, "show"), /^pi-overflow: \/overflow show needs the id of a stored result/);
+	assert.match(
+		await runCommand(pi, said, "purge"),
+		/^pi-overflow: \/overflow purge needs what to delete: an id, "session"/,
+	);
+	assert.match(await runCommand(pi, said, "stats now"), /^pi-overflow: \/overflow stats takes nothing after it/);
+	assert.match(
+		await runCommand(pi, said, "frobnicate"),
+		/^pi-overflow: \/overflow has no subcommand "frobnicate"; \/overflow help lists them\.$/,
+	);
+	for (const mistake of said.slice(-9)) assert.equal(mistake.type, "warning", mistake.message);
+	const help = (await runCommand(pi, said, "Help")).split("\n");
+	assert.deepEqual(
+		help.slice(1).map((line) => /^ {2}(\/overflow(?: \S+)*?) {2,}\S/.exec(line)?.[1]),
+		[
+			"/overflow",
+			"/overflow show <id>",
+			"/overflow purge <id>",
+			"/overflow purge session",
+			"/overflow purge all",
+			"/overflow stats",
+			"/overflow help",
+		],
+	);
+	for (const line of help) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
 
 	// The counts are kept beside the store, privately, and hold no command or output.
 	const statsPath = join(agentDir, "my-pi", "pi-overflow-stats.json");
@@ -142,7 +201,7 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 	assert.deepEqual(pi.extensionErrors, []);
 });
 
-test("/overflow purge all asks first in the TUI: declined keeps every entry, confirmed removes every session's", async (t) => {
+test("/overflow purge all asks first in the TUI, No first: declined keeps every entry, confirmed removes every session's and the counts", async (t) => {
 	const agentDir = await createTempDir(t);
 	const said: Said = [];
 	let answer = false;
@@ -150,7 +209,7 @@ test("/overflow purge all asks first in the TUI: declined keeps every entry, con
 	const pi = await openPiSession({
 		agentDir,
 		extensionPaths: [CAPTURE_PATH, TEST_TOOLS_PATH, INDEX_PATH],
-		uiContext: recordingUi(said, () => answer),
+		uiContext: recordingUi(said, (options) => (answer ? options.findIndex((option) => option.startsWith("Yes")) : 0)),
 	});
 	t.after(() => pi.close());
 	pi.respond(
@@ -184,34 +243,35 @@ test("/overflow purge all asks first in the TUI: declined keeps every entry, con
 		"pi-overflow: purged this session's stored results: 1 entry removed.",
 	);
 	assert.equal(await runCommand(pi, said, "purge all"), "pi-overflow: nothing purged.");
-	assert.match(said.at(-2)!.message, /Delete 1 stored result of every session/);
+	assert.match(
+		said.at(-2)!.message,
+		/^Delete pi-overflow's 1 stored result of 1 session in .*\[No, keep them \| Yes, delete them\]$/,
+	);
 	assert.ok(existsSync(`${other}.txt`));
 	answer = true;
-	assert.equal(await runCommand(pi, said, "purge all"), "pi-overflow: purged every stored result: 1 entry removed.");
+	assert.equal(
+		await runCommand(pi, said, "purge all"),
+		"pi-overflow: purged every stored result: 1 entry removed, and the stats' counts.",
+	);
 	assert.equal(existsSync(`${other}.txt`), false);
+	// Nothing of pi-overflow's data is left: no store directory, no counts file.
+	assert.deepEqual(readdirSync(join(agentDir, "my-pi")), []);
 });
 
-test("/overflow without a UI (print mode) writes its answer to stdout and never throws", async (t) => {
+test("/overflow without a UI (pi -p, stdout a pipe) writes every answer to stdout before Pi exits", async (t) => {
 	const agentDir = await createTempDir(t);
-	const pi = await openPiSession({ agentDir, extensionPaths: [CAPTURE_PATH, INDEX_PATH] });
-	t.after(() => pi.close());
-	const written: string[] = [];
-	const write = process.stdout.write.bind(process.stdout);
-	process.stdout.write = ((chunk: string | Uint8Array) => {
-		written.push(String(chunk));
-		return true;
-	}) as typeof process.stdout.write;
-	try {
-		await pi.session.prompt("/overflow");
-		await pi.session.prompt("/overflow stats");
-		await pi.session.prompt("/overflow purge all");
-	} finally {
-		process.stdout.write = write;
-	}
-	assert.match(written.join(""), /nothing stored in this session yet/);
-	assert.match(written.join(""), /pi-overflow store: 0 B of 512 MiB/);
-	assert.match(written.join(""), /purged every stored result: 0 entries removed/);
-	assert.deepEqual(pi.extensionErrors, []);
+	const pi = join(REPO_ROOT, "node_modules", ".bin", "pi");
+	const commands = ["/overflow", "/overflow stats", "/overflow show", "/overflow purge all"];
+	const run = runChild(pi, ["-p", "--no-session", "-e", CAPTURE_PATH, "-e", INDEX_PATH, ...commands], {
+		cwd: agentDir,
+		env: { ...process.env, PI_CODING_AGENT_DIR: agentDir, NODE_OPTIONS: "" },
+	});
+	assertChildOk(run, "pi -p");
+	const out = run.stdout;
+	assert.match(out, /^pi-overflow: nothing stored in this session yet/);
+	assert.match(out, /\npi-overflow store: 0 B of 512 MiB/);
+	assert.match(out, /\npi-overflow: \/overflow show needs the id of a stored result/);
+	assert.match(out, /\npi-overflow: purged every stored result: 0 entries removed, and the stats' counts\.\n$/);
 });
 
 test("the argument completions offer the subcommands, then this session's ids (and session/all for purge)", async (t) => {
@@ -228,8 +288,9 @@ test("the argument completions offer the subcommands, then this session's ids (a
 	assert.ok(command?.getArgumentCompletions);
 	const values = async (prefix: string) =>
 		((await command.getArgumentCompletions!(prefix)) ?? []).map((item) => item.value);
-	assert.deepEqual(await values(""), ["show ", "purge ", "stats"]);
+	assert.deepEqual(await values(""), ["show ", "purge ", "stats", "help"]);
 	assert.deepEqual(await values("sh"), ["show "]);
+	assert.deepEqual(await values("SH"), ["show "]);
 	assert.deepEqual(await values("show "), [`show ${id}`]);
 	assert.deepEqual(await values(`purge ${id.slice(0, 3)}`), [`purge ${id}`]);
 	assert.deepEqual(await values("purge "), ["purge session", "purge all", `purge ${id}`]);
