@@ -240,6 +240,47 @@ function measureLongSession(): Row {
 	};
 }
 
+/**
+ * The re-run row: a scripted session fixing a real failing suite (bench/reruns-session.ts), six runs
+ * of the same command, with compareReruns on and off, each in a fresh process; characters of tool
+ * output sent to the provider over the session, and the share of calls that rewrote earlier context.
+ * The same session with a read of the test file before each fix is measured too and reported beside it.
+ */
+function measureReruns(): Row {
+	const run = (config: Record<string, unknown>) => {
+		const results: ScenarioResult[] = [];
+		for (let i = 0; i < RUNS; i++) {
+			const child = spawnSync(
+				process.execPath,
+				["--import", "tsx", join(ROOT, "bench", "reruns-session.ts"), JSON.stringify(config)],
+				{ cwd: ROOT, encoding: "utf8", maxBuffer: 16 * MIB },
+			);
+			const parsed = JSON.parse(child.stdout.trim().split("\n").at(-1) || "{}") as ScenarioResult & { error?: string };
+			if (parsed.error || child.status !== 0) throw new Error(`re-run session failed: ${parsed.error ?? child.stderr}`);
+			results.push(parsed);
+		}
+		return [...results].sort((a, b) => a.ms - b.ms)[Math.floor(results.length / 2)];
+	};
+	const on = run({});
+	const off = run({ compareReruns: false });
+	const readsOn = run({ reads: true });
+	const readsOff = run({ reads: true, compareReruns: false });
+	const fewer = (a: ScenarioResult, b: ScenarioResult) => 1 - Number(a.toolChars) / Number(b.toolChars);
+	const share = (a: ScenarioResult) => Number(a.rewrites) / Number(a.calls);
+	const thousands = (n: unknown) => Number(n).toLocaleString("en-US").replace(/,/g, " ");
+	const percent = (x: number) => `${Math.round(x * 1000) / 10} %`;
+	return {
+		name: "re-runs: a real failing suite run 6 times, one test fixed between runs (run, fix, run …), every id read back",
+		ours_ms: round(on.ms),
+		baseline: "same session, compareReruns false",
+		baseline_ms: round(off.ms),
+		ratio: round(off.ms / on.ms),
+		target: "≥ 50 % fewer characters of tool output sent, ≤ 1 in 4 calls rewrite earlier context",
+		met: fewer(on, off) >= 0.5 && share(on) <= 0.25 && on.answered === on.ids,
+		note: `tool output sent over ${on.calls} provider calls: ${thousands(on.toolChars)} against ${thousands(off.toolChars)} characters (${percent(fewer(on, off))} fewer); ${on.rewrites} of ${on.calls} calls rewrote earlier context (${percent(share(on))}; off: ${off.rewrites}); ${on.answered} of ${on.ids} ids answered; with a read of the test file before each fix: ${thousands(readsOn.toolChars)} against ${thousands(readsOff.toolChars)} (${percent(fewer(readsOn, readsOff))} fewer), ${readsOn.rewrites} of ${readsOn.calls} calls rewrote; peak RSS of the whole Pi process ${on.rssPeakMiB} MiB`,
+	};
+}
+
 interface StorePhases {
 	writeMs: number;
 	writes: number;
@@ -418,6 +459,10 @@ async function main(): Promise<void> {
 	if (process.argv.includes("--only=quota")) {
 		// A quick look at the quota rows alone; bench/results/latest.json is left as it is.
 		console.log(formatTable(measureQuotaAtCommit()));
+		return;
+	}
+	if (process.argv.includes("--only=reruns")) {
+		console.log(formatTable([measureReruns()]));
 		return;
 	}
 	if (process.argv.includes("--only=session")) {
@@ -657,6 +702,7 @@ async function main(): Promise<void> {
 		if (!ONLY_SPEED) {
 			rows.push(...measureQuotaAtCommit());
 			rows.push(measureLongSession());
+			rows.push(measureReruns());
 
 			const housekeep = runScenario("housekeep", { entries: 10_000 });
 			rows.push({

@@ -127,7 +127,11 @@ export function buildMaskStub(input: StubInput): string {
 	const header = `${formatIdTag(input.id)} ${tool} output: ${plural(input.totalLines, "line")}, ${input.totalBytes} bytes — ${why}; the full output is stored`;
 	const footer = formatMaskedFooter(input.id);
 	const width = lineNumberWidth(input.totalLines);
-	const lines = input.lines.slice(0, MAX_STUB_LINES).map((line) => formatStubLine(line, width));
+	// A superseded run's decisive lines are stale: shown again, they would look current beside the
+	// later run's view (which says what is gone and what is still there).
+	const lines = input.supersededBy
+		? []
+		: input.lines.slice(0, MAX_STUB_LINES).map((line) => formatStubLine(line, width));
 	let room = MAX_STUB_CHARS - header.length - footer.length - 2;
 	const shown: string[] = [];
 	for (const line of lines) {

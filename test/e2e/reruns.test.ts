@@ -5,44 +5,13 @@
 // superseded it; every id answers, and `since` gives the full comparison.
 
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall, type ToolResultMessage } from "@mariozechner/pi-ai";
 import { CAPTURE_PATH, INDEX_PATH } from "../helpers/pi.js";
 import { messageText, openPiSession } from "../helpers/pi-session.js";
+import { FAILING, fixCommand, RUN_SUITE, withoutTestContext, writeFailingProject } from "../helpers/rerun-project.js";
 import { createTempDir } from "../helpers/tmp.js";
-
-const FAILING = ["alpha", "beta", "gamma", "delta", "epsilon"] as const;
-const PASSING_TESTS = 400;
-const RUN = "node --test";
-
-/** A project whose suite has PASSING_TESTS passing tests and one failing test per name in FAILING. */
-function writeProject(dir: string): void {
-	mkdirSync(dir, { recursive: true });
-	writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-	const expectations = FAILING.map((name, index) => `const ${name} = ${index * 2 + 3};`);
-	const tests = FAILING.map(
-		(name, index) => `test("${name} adds", () => assert.equal(${index} + ${index + 2}, ${name}));`,
-	);
-	writeFileSync(
-		join(dir, "suite.test.mjs"),
-		[
-			'import { test } from "node:test";',
-			'import assert from "node:assert/strict";',
-			...expectations,
-			`for (let i = 0; i < ${PASSING_TESTS}; i++) test(\`passes \${i}\`, () => {});`,
-			...tests,
-			"",
-		].join("\n"),
-	);
-}
-
-/** The one-line fix of a failing test: its expectation becomes right (the file keeps its lines). */
-function fixCommand(index: number): string {
-	const name = FAILING[index];
-	return `sed -i 's/^const ${name} = .*;$/const ${name} = ${index + index + 2};/' suite.test.mjs`;
-}
 
 const toolUse = (...calls: ReturnType<typeof fauxToolCall>[]) => fauxAssistantMessage(calls, { stopReason: "toolUse" });
 
@@ -57,19 +26,13 @@ function viewId(text: string): string | undefined {
 test("six runs of a failing suite: each re-run says what is gone, stale views are superseded stubs, every id answers", async (t) => {
 	const agentDir = await createTempDir(t);
 	const project = join(agentDir, "project");
-	writeProject(project);
-	// The suite's own runner must not think it runs inside this test file's runner.
-	const testContext = process.env.NODE_TEST_CONTEXT;
-	delete process.env.NODE_TEST_CONTEXT;
-	t.after(() => {
-		if (testContext !== undefined) process.env.NODE_TEST_CONTEXT = testContext;
-	});
+	writeFailingProject(project);
 	const pi = await openPiSession({ agentDir, cwd: project, extensionPaths: [CAPTURE_PATH, INDEX_PATH] });
 	try {
 		// Run, fix, run again … six runs, five fixes; then the model reads every id and one comparison.
 		const steps: Parameters<typeof pi.respond> = [];
 		for (let run = 0; run < 6; run++) {
-			steps.push(toolUse(fauxToolCall("bash", { command: RUN })));
+			steps.push(toolUse(fauxToolCall("bash", { command: RUN_SUITE })));
 			if (run < 5) steps.push(toolUse(fauxToolCall("bash", { command: fixCommand(run) })));
 		}
 		let finalContext: Context | undefined;
@@ -86,7 +49,7 @@ test("six runs of a failing suite: each re-run says what is gone, stale views ar
 		});
 		steps.push(fauxAssistantMessage("done"));
 		pi.respond(...steps);
-		await pi.session.prompt("make the suite pass");
+		await withoutTestContext(() => pi.session.prompt("make the suite pass"));
 		assert.deepEqual(pi.extensionErrors, []);
 
 		const runs = pi.session.messages.filter(

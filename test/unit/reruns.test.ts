@@ -353,6 +353,8 @@ describe("superseded views in what the model is sent", () => {
 			stub,
 			/^\[pi-overflow id=aaaaaaaaaaaa\] bash output: 9 lines, 99 bytes — superseded by a later run of the same command \(id=bbbbbbbbbbbb\), masked here/,
 		);
+		assert.doesNotMatch(stub, /FAILED a/, "a superseded run's stale lines are not shown again");
+		assert.equal(stub.split("\n").length, 2, "its header and how to read it back");
 		assert.equal(result.messages[3], second[3], "the re-run stays whole");
 		// A third run (left whole: it fit) supersedes the second; the first one's stub stays as it was.
 		const third = [...second, run3.assistant, run3.result()];
