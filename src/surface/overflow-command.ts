@@ -36,6 +36,8 @@ export interface SessionEntryRow {
 	at: number;
 	/** The most decisive line, numbered, when the result had one. */
 	top?: string;
+	/** The command it was a run of (its stored run record), and what its view said of the last run. */
+	run?: { key: string; label: string; change?: string };
 }
 
 export interface OverflowCommandDeps {
@@ -102,7 +104,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
 	},
 	{
 		name: "stats",
-		help: [["/overflow stats", "store size; per tool: bounded, queried, re-run"]],
+		help: [["/overflow stats", "store size; per tool: bounded, queried, re-runs"]],
 		run: (call) => runStats(call),
 	},
 	{
@@ -197,19 +199,66 @@ export function formatSessionList(listing: SessionListing, now: number): string 
 	const lines = [
 		`pi-overflow: ${plural(stored.length + older, "stored result")} this session, newest first (show <id>):`,
 	];
+	const fact = (row: SessionEntryRow) =>
+		`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}`;
+	const decisive = (row: SessionEntryRow, indent: string) => {
+		if (row.top !== undefined)
+			lines.push(`${indent}${shortenText(row.top.replace(/\s+/g, " "), width - indent.length)}`);
+	};
+	// Runs of one command are listed together, under the newest (where it stands), each with what changed.
+	const runs = groupRuns(stored);
+	const listed = new Set<string>();
 	for (const row of stored) {
-		lines.push(
-			shortenText(
-				`${row.id}  ${row.toolName}  ${plural(row.totalLines, "line")}  ${formatBytes(row.totalBytes)}  ${formatAge(now - row.at)}`,
-				width,
-			),
-		);
-		if (row.top !== undefined) lines.push(`  ${shortenText(row.top.replace(/\s+/g, " "), width - 2)}`);
+		if (listed.has(row.id)) continue;
+		const group = row.run === undefined ? [row] : (runs.get(row.run.key) ?? [row]);
+		for (const member of group) listed.add(member.id);
+		if (group.length === 1) {
+			lines.push(shortenText(fact(row), width));
+			decisive(row, "  ");
+			continue;
+		}
+		lines.push(shortenText(`${group.length} runs of ${row.run?.label ?? row.toolName}, newest first:`, width));
+		for (const member of group) {
+			const change = member.run?.change === undefined ? "" : `  ${member.run.change}`;
+			lines.push(`  ${shortenText(`${fact(member)}${change}`, width - 2)}`);
+		}
+		decisive(row, "    ");
 	}
 	if (older > 0) lines.push(`… and ${older} older`);
 	if (goneCount > 0) lines.push(`${capitalize(describeGone(gone))}.`);
 	lines.push(`Full outputs: ${listing.pathPattern}`);
 	return lines.join("\n");
+}
+
+/** Characters of a tool's name in the stats' table. */
+const STATS_TOOL_CHARS = 18;
+
+/** The rows of each command run more than once, newest first, by run key. */
+function groupRuns(rows: readonly SessionEntryRow[]): Map<string, SessionEntryRow[]> {
+	const groups = new Map<string, SessionEntryRow[]>();
+	for (const row of rows) {
+		if (row.run === undefined) continue;
+		const group = groups.get(row.run.key);
+		if (group === undefined) groups.set(row.run.key, [row]);
+		else group.push(row);
+	}
+	return groups;
+}
+
+/**
+ * What a re-run's view said of the last run, in a few words for a listing line: its non-zero counts
+ * ("3 gone, 6 still there") or "nothing changed".
+ */
+export function describeRunChange(rerunLines: readonly string[] | undefined): string | undefined {
+	const first = rerunLines?.[0];
+	if (first === undefined) return undefined;
+	if (first.includes("nothing changed")) return "nothing changed";
+	const counts = /: (\d+) new, (\d+) gone, (\d+) still there/.exec(first);
+	if (counts === null) return undefined;
+	const parts = [`${counts[1]} new`, `${counts[2]} gone`, `${counts[3]} still there`].filter(
+		(part) => !part.startsWith("0 "),
+	);
+	return parts.length > 0 ? parts.join(", ") : "nothing changed";
 }
 
 /** "2 earlier results are no longer stored (1 purged, 1 expired)". */
@@ -240,14 +289,24 @@ export function formatStats(
 	const lines = [
 		`pi-overflow store: ${formatBytes(bytes)} of ${formatBytes(config.maxStoreBytes)} (${share}%): ${countEntries(entries.length)}, ${plural(sessions, "session")}`,
 		`${entries.length > 0 ? `oldest stored ${formatAge(now - oldest)}; ` : ""}entries are kept ${config.retentionDays} days.`,
-		`Per tool since ${counts.since.slice(0, 10)}: results bounded, queried by the model, and`,
-		"re-run right after a bounded result (a sign the view missed something):",
+		`Per tool since ${counts.since.slice(0, 10)}: results bounded; queried by the model;`,
+		"re-run right after a bounded result (a sign the view missed something);",
+		"compared: re-runs of one command compared with the run before;",
+		"fixed: of those, how many showed signal lines gone (something fixed):",
 	];
 	const tools = Object.entries(counts.tools).sort((a, b) => b[1].bounded - a[1].bounded);
 	if (tools.length === 0) lines.push("  nothing bounded yet");
+	else lines.push(`  ${"tool".padEnd(STATS_TOOL_CHARS)}  bounded  queried  re-run  compared  fixed`);
 	for (const [tool, count] of tools) {
+		const cells = [
+			[count.bounded, 9],
+			[count.queried, 9],
+			[count.reruns, 8],
+			[count.compared, 10],
+			[count.fixed, 7],
+		] as const;
 		lines.push(
-			`  ${keepStart(tool, 24).padEnd(24)} ${String(count.bounded).padStart(6)} bounded ${String(count.queried).padStart(6)} queried ${String(count.reruns).padStart(5)} re-run`,
+			`  ${keepStart(tool, STATS_TOOL_CHARS).padEnd(STATS_TOOL_CHARS)}${cells.map(([n, w]) => String(n).padStart(w)).join("")}`,
 		);
 	}
 	return lines.join("\n");
@@ -376,7 +435,8 @@ async function runList(call: CommandCall): Promise<string> {
 	for (const row of rows) {
 		if (stored.length === MAX_LISTED) break;
 		looked++;
-		if ((await deps.store.readMeta(row.id)) !== undefined) stored.push(row);
+		const meta = await deps.store.readMeta(row.id);
+		if (meta !== undefined) stored.push(withRun(row, meta));
 		else if (purged.has(row.id)) gone.purged++;
 		else gone.other++;
 	}
@@ -388,6 +448,13 @@ async function runList(call: CommandCall): Promise<string> {
 		width: readWidth(deps),
 	};
 	return formatSessionList(listing, call.now) + (await describeRefusal(deps));
+}
+
+/** The row with the command it was a run of, from its stored run record. */
+function withRun(row: SessionEntryRow, meta: EntryMeta): SessionEntryRow {
+	if (meta.run === undefined) return row;
+	const change = describeRunChange(meta.run.rerunOf?.lines);
+	return { ...row, run: { key: meta.run.key, label: meta.run.label, ...(change !== undefined ? { change } : {}) } };
 }
 
 /** Characters a notice's line may take: the terminal's columns less Pi's padding. */

@@ -11,6 +11,7 @@ import { type Context, fauxAssistantMessage, fauxToolCall, type ToolResultMessag
 import { CAPTURE_PATH, INDEX_PATH } from "../helpers/pi.js";
 import { messageText, openPiSession } from "../helpers/pi-session.js";
 import { FAILING, fixCommand, RUN_SUITE, withoutTestContext, writeFailingProject } from "../helpers/rerun-project.js";
+import { recordingUi, type Said } from "../helpers/recording-ui.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 const toolUse = (...calls: ReturnType<typeof fauxToolCall>[]) => fauxAssistantMessage(calls, { stopReason: "toolUse" });
@@ -27,7 +28,13 @@ test("six runs of a failing suite: each re-run says what is gone, stale views ar
 	const agentDir = await createTempDir(t);
 	const project = join(agentDir, "project");
 	writeFailingProject(project);
-	const pi = await openPiSession({ agentDir, cwd: project, extensionPaths: [CAPTURE_PATH, INDEX_PATH] });
+	const said: Said = [];
+	const pi = await openPiSession({
+		agentDir,
+		cwd: project,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		uiContext: recordingUi(said),
+	});
 	try {
 		// Run, fix, run again … six runs, five fixes; then the model reads every id and one comparison.
 		const steps: Parameters<typeof pi.respond> = [];
@@ -111,6 +118,21 @@ test("six runs of a failing suite: each re-run says what is gone, stale views ar
 		const since = messageText(answers[6]);
 		assert.match(since, new RegExp(`compared with the earlier run id=${runIds[0]}: 0 new, \\d+ gone`));
 		for (const name of FAILING) assert.ok(since.includes(`${name} adds`), `the comparison names ${name}`);
+
+		// The user's side: the listing shows the six runs together, newest first, each with what changed;
+		// stats count five re-runs compared, five that showed something fixed.
+		await pi.session.prompt("/overflow");
+		const listing = said.at(-1)?.message ?? "";
+		assert.match(listing, /^6 runs of node --test, newest first:$/m);
+		const runLines = listing.split("\n").filter((line) => /^ {2}[0-9a-f]{12} {2}bash /.test(line));
+		assert.deepEqual(
+			runLines.map((line) => line.slice(2, 14)),
+			[...runIds].reverse(),
+		);
+		assert.match(runLines[0], /just now {2}\d+ gone$/, "the last run: the rest gone, nothing still there");
+		for (const line of runLines.slice(1, 5)) assert.match(line, / {2}\d+ gone, \d+ still there$/);
+		await pi.session.prompt("/overflow stats");
+		assert.match(said.at(-1)?.message ?? "", /^ {2}bash +\d+ +\d+ +\d+ +5 +5$/m);
 	} finally {
 		pi.close();
 	}

@@ -16,7 +16,7 @@ import {
 import { join } from "node:path";
 import { test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { MISORDERED_CAPTURE_WARNING, MISSING_CAPTURE_WARNING } from "../../src/surface/load-check.js";
 import { assertChildOk, runChild } from "../helpers/child.js";
 import { openPiSession, type PiSession } from "../helpers/pi-session.js";
@@ -28,6 +28,7 @@ import {
 	TEST_TOOLS_PATH,
 	writeConfiguredIndex,
 } from "../helpers/pi.js";
+import { recordingUi, type Said } from "../helpers/recording-ui.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 // End-to-end, the user's side (issue 12) through the real Pi runtime: the /overflow command (list,
@@ -35,30 +36,7 @@ import { createTempDir } from "../helpers/tmp.js";
 // stored, the per-user config layered over the bundle's, the capture.ts warnings at session start,
 // and a missing runtime dependency that says what to run.
 
-type Said = Array<{ message: string; type?: string }>;
-
 /** A UI that records what extensions say and answers select() with the option `choose` picks (its index). */
-function recordingUi(said: Said, choose: (options: string[]) => number = () => 0): ExtensionUIContext {
-	const ignore = () => undefined;
-	return new Proxy({} as ExtensionUIContext, {
-		get(_target, name) {
-			if (name === "notify") return (message: string, type?: string) => said.push({ message, type });
-			if (name === "select")
-				return async (title: string, options: string[]) => {
-					said.push({ message: `${title} [${options.join(" | ")}]`, type: "confirm" });
-					return options[choose(options)];
-				};
-			if (name === "theme") return undefined;
-			if (name === "confirm" || name === "input" || name === "editor" || name === "custom")
-				return async () => undefined;
-			if (name === "onTerminalInput") return () => ignore;
-			if (name === "getEditorText") return () => "";
-			if (name === "getToolsExpanded") return () => false;
-			return ignore;
-		},
-	});
-}
-
 function storeDir(agentDir: string): string {
 	return join(agentDir, "my-pi", "pi-overflow");
 }
@@ -117,9 +95,12 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 	assert.match(lines[0]!, /^pi-overflow: 3 stored results this session, newest first/);
 	assert.ok(lines[1]!.startsWith(`${seq}  bash  300000 lines  `), lines[1]);
 	assert.ok(list.indexOf(logB!) < list.indexOf(logA!), "newest first");
+	// The two runs of one big_log call are listed together, under the newest, with its decisive line.
+	assert.match(list, /\n2 runs of big_log \{/);
+	assert.match(list, new RegExp(`\n {2}${logB}  big_log  9000 lines  .*  nothing changed\n {2}${logA}  big_log `));
 	assert.match(
 		list,
-		/\n {2}5000: src\/net\/socket\.c:88:12: error: struct sock has no member/,
+		/\n {4}5000: src\/net\/socket\.c:88:12: error: struct sock has no member/,
 		"the decisive line under its result",
 	);
 	for (const line of lines.slice(0, -1)) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
@@ -140,8 +121,10 @@ test("/overflow lists this session's results newest first, shows one, purges it,
 		stats,
 		/^pi-overflow store: [\d.]+ (KiB|MiB) of 512 MiB \(\d+%\): 3 entries, 1 session\noldest stored just now; entries are kept 7 days\.\n/,
 	);
-	assert.match(stats, /\n {2}big_log +2 bounded +1 queried +1 re-run/);
-	assert.match(stats, /\n {2}bash +1 bounded +0 queried +0 re-run/);
+	assert.match(stats, /\n {2}tool +bounded +queried +re-run +compared +fixed\n/);
+	// The second big_log call is a re-run: right after its bounded result, and compared with it (nothing fixed).
+	assert.match(stats, /\n {2}big_log +2 +1 +1 +1 +0\n/);
+	assert.match(stats, /\n {2}bash +1 +0 +0 +0 +0(\n|$)/);
 	for (const line of stats.split("\n")) assert.ok(line.length <= 78, `fits 80 columns: ${line}`);
 
 	const purged = await runCommand(pi, said, `purge ${logA}`);

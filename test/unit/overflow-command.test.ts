@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
 	completeArguments,
+	describeRunChange,
 	formatHelp,
 	formatSessionList,
 	type SessionEntryRow,
@@ -84,4 +85,39 @@ test("completions read the typed subcommand and id in any case", () => {
 	assert.deepEqual(values("show 9FE"), ["show 9fee71138293"]);
 	assert.equal(values("stats "), null);
 	assert.equal(values("x"), null);
+});
+
+test("runs of one command are listed together under the newest, each with what changed since the run before", () => {
+	const run = (id: string, minutes: number, change?: string): SessionEntryRow => ({
+		...ROW,
+		id,
+		totalLines: 2000 + minutes,
+		at: NOW - minutes * 60_000,
+		run: { key: "k", label: "node --test", ...(change ? { change } : {}) },
+	});
+	const other = { ...ROW, id: "0123456789ab", at: NOW - 90_000, run: { key: "other", label: "make" } };
+	const stored = [
+		run("aaaaaaaaaaaa", 0, "1 gone, 2 still there"),
+		other,
+		run("bbbbbbbbbbbb", 2, "nothing changed"),
+		run("cccccccccccc", 3),
+	];
+	const lines = formatSessionList(listing(stored, 100), NOW).split("\n");
+	assert.deepEqual(lines.slice(1, 8), [
+		"3 runs of node --test, newest first:",
+		"  aaaaaaaaaaaa  bash  2000 lines  917 KiB  just now  1 gone, 2 still there",
+		"  bbbbbbbbbbbb  bash  2002 lines  917 KiB  2m ago  nothing changed",
+		"  cccccccccccc  bash  2003 lines  917 KiB  3m ago",
+		`    ${DECISIVE}`,
+		"0123456789ab  bash  150000 lines  917 KiB  1m ago",
+		`  ${DECISIVE}`,
+	]);
+	assert.equal(
+		describeRunChange([
+			"[pi-overflow: re-run: since the last run of this command (id=x): 1 new, 0 gone, 4 still there; exit code 1 again]",
+		]),
+		"1 new, 4 still there",
+	);
+	assert.equal(describeRunChange(["[pi-overflow: re-run: nothing changed since the last run …]"]), "nothing changed");
+	assert.equal(describeRunChange(undefined), undefined);
 });
