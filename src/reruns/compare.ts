@@ -47,55 +47,70 @@ const VIEW_LINES_EACH = 5;
 /** Characters of each line a view shows. */
 const VIEW_LINE_CHARS = 160;
 
-/** Compares the signal lines of an earlier run with a later one's. */
+/** Compares the signal lines of an earlier run with a later one's. Each line is signed once. */
 export function compareRuns(before: readonly RunLine[], after: readonly RunLine[]): Comparison {
+	const signatures = new Map<RunLine, string>();
+	for (const line of [...before, ...after]) signatures.set(line, signatureOf(line.text));
+	const exact = (line: RunLine) => signatures.get(line) as string;
+	const loose = (line: RunLine) => looseSignatureOf(exact(line));
 	const unchanged: Comparison["unchanged"] = [];
 	let leftBefore = [...before];
 	let leftAfter = [...after];
-	for (const key of [signatureOf, (text: string) => looseSignatureOf(signatureOf(text))]) {
+	for (const key of [exact, loose]) {
 		const waiting = new Map<string, RunLine[]>();
 		for (const line of leftBefore) {
-			const k = key(line.text);
+			const k = key(line);
 			const list = waiting.get(k);
 			if (list === undefined) waiting.set(k, [line]);
 			else list.push(line);
 		}
 		const unmatched: RunLine[] = [];
 		for (const line of leftAfter) {
-			const match = waiting.get(key(line.text))?.shift();
+			const match = waiting.get(key(line))?.shift();
 			if (match === undefined) unmatched.push(line);
 			else unchanged.push({ before: match, after: line });
 		}
 		leftBefore = [...waiting.values()].flat().sort(byLine);
 		leftAfter = unmatched;
 	}
-	// Left-over lines of a shape sampled on either side are compared by the shape's count.
-	const sampledShapes = new Map<string, ShapeChange>();
-	for (const line of [...before, ...after])
-		if (line.shapeCount !== undefined)
-			sampledShapes.set(shapeOf(signatureOf(line.text)), { text: line.text, before: 0, after: 0 });
-	const shapeOfLine = (line: RunLine) => shapeOf(signatureOf(line.text));
-	for (const line of before) {
-		const change = sampledShapes.get(shapeOfLine(line));
-		if (change !== undefined) change.before = Math.max(change.before, line.shapeCount ?? 0);
-	}
-	for (const line of after) {
-		const change = sampledShapes.get(shapeOfLine(line));
-		if (change !== undefined) {
-			change.after = Math.max(change.after, line.shapeCount ?? 0);
-			change.text = line.text;
-		}
-	}
-	const isSampledOnBoth = (line: RunLine) => {
-		const change = sampledShapes.get(shapeOfLine(line));
+	const shapes = compareSampledShapes(before, after, exact);
+	// Left-over lines of a shape sampled on both sides are compared by the shape's count.
+	const sampledOnBoth = (line: RunLine) => {
+		const change = shapes.size > 0 ? shapes.get(shapeOf(exact(line))) : undefined;
 		return change !== undefined && change.before > 0 && change.after > 0;
 	};
 	return {
-		added: leftAfter.filter((line) => !isSampledOnBoth(line)).sort(byLine),
-		gone: leftBefore.filter((line) => !isSampledOnBoth(line)),
+		added: leftAfter.filter((line) => !sampledOnBoth(line)).sort(byLine),
+		gone: leftBefore.filter((line) => !sampledOnBoth(line)),
 		unchanged: unchanged.sort((a, b) => a.after.line - b.after.line),
-		shapes: [...sampledShapes.values()].filter((change) => change.before > 0 && change.after > 0),
+		shapes: [...shapes.values()].filter((change) => change.before > 0 && change.after > 0),
 	};
+}
+
+/** The shapes either run kept only a sample of, with their counts on both sides (none: no shape is signed). */
+function compareSampledShapes(
+	before: readonly RunLine[],
+	after: readonly RunLine[],
+	signature: (line: RunLine) => string,
+): Map<string, ShapeChange> {
+	const shapes = new Map<string, ShapeChange>();
+	if (![...before, ...after].some((line) => line.shapeCount !== undefined)) return shapes;
+	const shapeOfLine = new Map<RunLine, string>();
+	for (const line of [...before, ...after]) shapeOfLine.set(line, shapeOf(signature(line)));
+	for (const line of [...before, ...after])
+		if (line.shapeCount !== undefined)
+			shapes.set(shapeOfLine.get(line) as string, { text: line.text, before: 0, after: 0 });
+	for (const line of before) {
+		const change = shapes.get(shapeOfLine.get(line) as string);
+		if (change !== undefined) change.before = Math.max(change.before, line.shapeCount ?? 0);
+	}
+	for (const line of after) {
+		const change = shapes.get(shapeOfLine.get(line) as string);
+		if (change === undefined) continue;
+		change.after = Math.max(change.after, line.shapeCount ?? 0);
+		change.text = line.text;
+	}
+	return shapes;
 }
 
 /** True when the comparison found nothing new and nothing gone (counts of common shapes aside). */

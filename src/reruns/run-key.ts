@@ -23,7 +23,9 @@ export function runIdentityOf(toolName: string, input: unknown): RunIdentity | u
 	const text = describeArguments(toolName, input);
 	if (text === undefined || text.length > MAX_ARGUMENT_CHARS) return undefined;
 	const key = createHash("sha256").update(`${toolName}\0${text}`, "utf8").digest("hex").slice(0, 32);
-	return { key, label: toOneLine(toolName === "bash" ? text : `${toolName} ${text}`, RUN_LABEL_CHARS) };
+	// The label is made of the start only: a long argument costs its hash, not a pass of toOneLine.
+	const start = text.slice(0, RUN_LABEL_CHARS * 4);
+	return { key, label: toOneLine(toolName === "bash" ? start : `${toolName} ${start}`, RUN_LABEL_CHARS) };
 }
 
 /** What identifies the call's arguments: bash's trimmed command, any other tool's canonical JSON. */

@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import { createDefaultConfig } from "../../src/config/config.js";
 import { type ContextMessage, maskOldViews, MaskingState, readToolResultView } from "../../src/context/masking.js";
 import { findSuccessors } from "../../src/context/superseded.js";
+import { findEarlierCall, readEarlierRun } from "../../src/bound/previous-run.js";
 import { runQuery } from "../../src/query/index.js";
 import {
 	compareRuns,
@@ -446,3 +447,95 @@ async function writeRun(store: OverflowStore, id: string, key: string, texts: st
 		run: { key, label: key, signals: texts.map((item, index) => line(index + 1, item)) },
 	});
 }
+
+describe("the last run of the same command, in the session's branch", () => {
+	const identities = new CallIdentities();
+	const identity = runIdentityOf("bash", { command: "make" });
+	assert.ok(identity);
+	const assistant = (id: string, command: string) => ({
+		type: "message",
+		message: { role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command } }] },
+	});
+	const result = (id: string, text: string, extra: Record<string, unknown> = {}) => ({
+		type: "message",
+		message: {
+			role: "toolResult",
+			toolCallId: id,
+			toolName: "bash",
+			content: [{ type: "text", text }],
+			isError: false,
+			...extra,
+		},
+	});
+
+	test("the latest earlier call of the same command whose result the branch holds; never the call itself", () => {
+		const branch = [
+			assistant("a", "make"),
+			result("a", "first"),
+			assistant("b", " make "),
+			result("b", "second"),
+			assistant("c", "make -j4"),
+			result("c", "other"),
+			assistant("d", "make"),
+		];
+		assert.equal(findEarlierCall(branch, "d", "bash", identity, identities)?.toolCallId, "b");
+		assert.equal(findEarlierCall(branch.slice(0, 2), "a", "bash", identity, identities), undefined);
+	});
+
+	test("a result that fit is read from its text, Pi's status line aside; a view that could not be stored is not", async (t) => {
+		const store = new OverflowStore({ root: await createTempDir(t) });
+		const deps = { store, config: CONFIG, sessionIds: async () => new Set(["s"]) };
+		const text = "cc -c a.c\na.c:3:1: error: expected ';'\nmake: *** [all] Error 2\n\nCommand exited with code 2";
+		const small = await readEarlierRun(
+			{ toolCallId: "a", content: [{ type: "text", text }], details: undefined, isError: true },
+			identity,
+			deps,
+		);
+		assert.ok(small);
+		assert.equal(small.id, undefined);
+		assert.equal(small.status, "Command exited with code 2");
+		assert.deepEqual(
+			small.signals.map((line) => line.text),
+			["a.c:3:1: error: expected ';'", "make: *** [all] Error 2"],
+		);
+		const unstored = await readEarlierRun(
+			{
+				toolCallId: "a",
+				content: [{ type: "text", text }],
+				details: { overflow: { totalLines: 3, totalBytes: 9, storeError: "EACCES" } },
+				isError: true,
+			},
+			identity,
+			deps,
+		);
+		assert.equal(unstored, undefined);
+	});
+
+	test("a stored run is read from its entry only when it was made for that call, of that command, in this session's lineage", async (t) => {
+		const store = new OverflowStore({ root: await createTempDir(t) });
+		await writeRun(store, "aaaaaaaaaaaa", identity.key, ["a.c:3:1: error: expected ';'"]);
+		const call = (toolCallId: string) => ({
+			toolCallId,
+			content: [{ type: "text", text: "[pi-overflow id=aaaaaaaaaaaa] view" }],
+			details: { overflow: { id: "aaaaaaaaaaaa", totalLines: 1, totalBytes: 9 } },
+			isError: false,
+		});
+		const deps = (session: string) => ({ store, config: CONFIG, sessionIds: async () => new Set([session]) });
+		const stored = await readEarlierRun(call("call-aaaaaaaaaaaa"), identity, deps("s"));
+		assert.equal(stored?.id, "aaaaaaaaaaaa");
+		assert.equal(stored?.signals.length, 1);
+		assert.equal(await readEarlierRun(call("another call"), identity, deps("s")), undefined, "another call's entry");
+		assert.equal(
+			await readEarlierRun(call("call-aaaaaaaaaaaa"), identity, deps("other")),
+			undefined,
+			"another session's",
+		);
+		const otherCommand = runIdentityOf("bash", { command: "make test" });
+		assert.ok(otherCommand);
+		assert.equal(
+			await readEarlierRun(call("call-aaaaaaaaaaaa"), otherCommand, deps("s")),
+			undefined,
+			"another command",
+		);
+	});
+});
