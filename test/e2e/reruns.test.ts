@@ -137,3 +137,48 @@ test("six runs of a failing suite: each re-run says what is gone, stale views ar
 		pi.close();
 	}
 });
+
+test("a re-run is compared with a last run that fit and was left whole, from the text the session kept", async (t) => {
+	const agentDir = await createTempDir(t);
+	const project = join(agentDir, "project");
+	writeFailingProject(project);
+	const pi = await openPiSession({ agentDir, cwd: project, extensionPaths: [CAPTURE_PATH, INDEX_PATH] });
+	try {
+		const show = "cat build.log; test ! -s errors.txt";
+		const small =
+			"printf 'compiling a.c\\nsrc/a.c:3:1: error: expected semicolon\\n' > build.log; printf x > errors.txt";
+		const large =
+			"seq 1 20000 | sed 's/^/  CC module_/' > build.log; echo 'src/b.c:9:2: error: unknown type name pid_t' >> build.log";
+		pi.respond(
+			toolUse(fauxToolCall("bash", { command: small })),
+			toolUse(fauxToolCall("bash", { command: show })),
+			toolUse(fauxToolCall("bash", { command: large })),
+			toolUse(fauxToolCall("bash", { command: show })),
+			fauxAssistantMessage("done"),
+		);
+		await pi.session.prompt("build");
+		assert.deepEqual(pi.extensionErrors, []);
+		const shows = pi.session.messages.filter(
+			(message): message is ToolResultMessage =>
+				message.role === "toolResult" &&
+				messageText(message).includes("compiling a.c") === false &&
+				message.toolName === "bash",
+		);
+		const first = pi.session.messages.find(
+			(message): message is ToolResultMessage =>
+				message.role === "toolResult" && messageText(message).includes("compiling a.c"),
+		);
+		assert.ok(first && !messageText(first).startsWith("[pi-overflow"), "the first run fit and was left whole");
+		const rerun = shows.find((message) => messageText(message).startsWith("[pi-overflow id="));
+		assert.ok(rerun, "the re-run was bounded");
+		const text = messageText(rerun);
+		assert.match(
+			text,
+			/\n\[pi-overflow: re-run: since the last run of this command \(its output fit and was shown whole\): 1 new, 1 gone, 0 still there; exit code 1 again\]\n/,
+		);
+		assert.match(text, /\n {2}new +20001: src\/b\.c:9:2: error: unknown type name pid_t\n/);
+		assert.match(text, /\n {2}gone +2: src\/a\.c:3:1: error: expected semicolon\n/);
+	} finally {
+		pi.close();
+	}
+});
