@@ -9,6 +9,7 @@
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type BoundDependencies, boundToolResult } from "./bound/bound.js";
 import { capViewBudget, computeTurnBudget, SharedBudget, type WindowUsage } from "./bound/budget.js";
+import { describeFullOutput } from "./bound/full-output.js";
 import {
 	type ConfigResult,
 	createDefaultConfig,
@@ -199,8 +200,12 @@ export function createOverflowExtension(options: OverflowExtensionOptions): (pi:
 		});
 		registerQueryTool(pi, { config, store });
 		const isMasked = (id: string) => runtime.masking.masked.has(id);
-		registerOverflowCommand(pi, { config, store, telemetry: runtime.telemetry, now: options.now, isMasked }, () =>
-			listSessionRows(runtime.sessionEntries?.() ?? []).map((row) => row.id),
+		// The listing clips its lines to the terminal Pi draws on (undefined over RPC or a pipe).
+		const columns = () => (process.stdout.isTTY ? process.stdout.columns : undefined);
+		registerOverflowCommand(
+			pi,
+			{ config, store, telemetry: runtime.telemetry, now: options.now, isMasked, columns },
+			() => listSessionRows(runtime.sessionEntries?.() ?? []).map((row) => row.id),
 		);
 	};
 }
@@ -301,11 +306,18 @@ function onToolResults(pi: ExtensionAPI, runtime: OverflowRuntime): void {
 			if (boundedId !== undefined) runtime.ownViews.noteBounded(boundedId, event.toolCallId);
 			telemetry.noteBounded(event.toolName, event.input, boundedId);
 			const usedSpill = spillUse.path;
+			const budget = capViewBudget(share, config);
 			const released =
 				config.releaseSpillFiles && usedSpill !== undefined
-					? (await releaseSpillFile(patch, usedSpill, store, capViewBudget(share, config))).patch
-					: patch;
-			return { content: released.content, details: released.details };
+					? await releaseSpillFile(patch, usedSpill, store, budget)
+					: { patch, release: "none" as const };
+			// Pi's row names the whole output and tells of the view, not of Pi's own cut.
+			const shown = describeFullOutput(released.patch, {
+				textPath: (id) => store.textPath(id),
+				keptSpillPath: released.release === "made-private" ? usedSpill : undefined,
+				budgetChars: budget,
+			});
+			return { content: shown.content, details: shown.details };
 		} catch {
 			return undefined; // boundToolResult does not throw; this guards the wiring itself
 		}

@@ -23,7 +23,7 @@ import {
 	type ToolResultPatch,
 } from "../intake/tool-result.js";
 import { bufferSource, type PumpResult, pumpCapped } from "../io/source.js";
-import { formatNotice, formatRecoveryMarker } from "../lines/protocol.js";
+import { formatFullOutputNote, formatNotice, formatRecoveryMarker } from "../lines/protocol.js";
 import { describeError, keepStart } from "../lines/text.js";
 import { LineScanner, type ScanOptions } from "../scan/scan.js";
 import type { EntryWriter, OverflowStore } from "../store/index.js";
@@ -100,6 +100,12 @@ export interface BoundDependencies {
 const TOP_LINE_CHARS = 200;
 /** Room the lines a cut lost leave for a spill path in the text to become the private copy's path. */
 const SPILL_PATH_SLACK_CHARS = 512;
+
+/**
+ * Tools whose row in Pi's TUI shows `details.fullOutputPath` ("Full output: …": Pi's bash renderer);
+ * every other tool's row shows only its text, so its bounded text ends with the path.
+ */
+const ROWS_SHOWING_FULL_OUTPUT_PATH: ReadonlySet<string> = new Set(["bash"]);
 
 /** What the bound stage does with a result: leave it as it is, append the recovery marker, or replace it by a view. */
 export type BoundDecision = "leave" | "mark" | "bound";
@@ -453,6 +459,11 @@ class BoundRun {
 			...(top.length > 0 ? { top } : {}),
 		};
 		const details = mergeDetails(event.details, overflow);
+		// Where the full output is, for a row that shows only the text: the view or the marker ends with it.
+		const pathNote =
+			id !== undefined && !ROWS_SHOWING_FULL_OUTPUT_PATH.has(event.toolName)
+				? formatFullOutputNote(this.deps.store.textPath(id))
+				: undefined;
 		const marker = id
 			? formatRecoveryMarker(id, scan.totalLines, scan.totalBytes)
 			: formatNotice(
@@ -461,11 +472,15 @@ class BoundRun {
 		const longer = original.kind !== "current";
 		// Judged only when the text fits: a longer one is bounded anyway.
 		const keptWholeLine = longer && current.length <= this.budgetChars ? cutKeptWholeLine(scan, current) : undefined;
-		if (this.decide(longer, marker.length, keptWholeLine) === "mark") {
+		// The marker and the path note must fit with the text.
+		const markerChars = marker.length + (pathNote === undefined ? 0 : pathNote.length + 1);
+		if (this.decide(longer, markerChars, keptWholeLine) === "mark") {
 			// Room is left for the text's spill path to be replaced by the (longer) private one (spill-release.ts).
-			const room = this.budgetChars - current.length - 1 - marker.length - SPILL_PATH_SLACK_CHARS;
+			const room = this.budgetChars - current.length - 1 - markerChars - SPILL_PATH_SLACK_CHARS;
 			const lost = describeWhatTheCutLost(scan, current, config, room);
-			return { content: appendToLastText(event.content, [marker, ...lost].join("\n")), details };
+			// The path right under the marker: the text's last line stays the output's last line.
+			const added = [marker, ...(pathNote === undefined ? [] : [pathNote]), ...lost];
+			return { content: appendToLastText(event.content, added.join("\n")), details };
 		}
 		const meta: ViewMeta = {
 			id,
@@ -476,7 +491,9 @@ class BoundRun {
 			// What a re-run's view says of the last run is shown only with an id (an entry that can be compared again).
 			...(id !== undefined && copy.run ? { run: copy.run.record } : {}),
 		};
-		const view = await compose(copy.scanned, this.viewOptions(meta, storeError), copy.extras);
+		const reserved = pathNote === undefined ? 0 : pathNote.length + 1;
+		const composed = await compose(copy.scanned, this.viewOptions(meta, storeError, reserved), copy.extras);
+		const view = pathNote === undefined ? composed : `${composed}\n${pathNote}`;
 		if (id !== undefined && copy.run?.comparison) this.deps.onRerun?.(copy.run.comparison);
 		return { content: replaceText(event.content, view), details };
 	}
@@ -513,11 +530,11 @@ class BoundRun {
 		return this.deps.scanClock ? { ...this.config, now: this.deps.scanClock } : this.config;
 	}
 
-	/** The view's options: the result's budget, and what the entry's metadata says (viewContextOf). */
-	private viewOptions(meta: ViewMeta, storeError: string | undefined): ViewOptions {
+	/** The view's options: the result's budget less `reserved` characters, and what the entry's metadata says (viewContextOf). */
+	private viewOptions(meta: ViewMeta, storeError: string | undefined, reserved = 0): ViewOptions {
 		return {
 			...this.config,
-			thresholdChars: this.budgetChars,
+			thresholdChars: Math.max(1, this.budgetChars - reserved),
 			...viewContextOf(meta, this.config),
 			...(storeError !== undefined ? { storeError } : {}),
 		};

@@ -36,6 +36,11 @@ export function formatRecoveryMarker(id: string, totalLines: number, totalBytes:
 	return `[${TAG} id=${id} lines=${totalLines} bytes=${totalBytes}] full output stored; ${QUERY_TOOL_NAME} can search or read it`;
 }
 
+/** Under a bounded result whose row shows only its text (every tool's but bash's): where the full output is. */
+export function formatFullOutputNote(path: string): string {
+	return formatNote(`full output: ${path}`);
+}
+
 /** The view's last line: how to read the stored output. */
 export function formatQueryFooter(id: string): string {
 	return `[use ${QUERY_TOOL_NAME} with id=${id}: search (regex), lines {start,end}, jsonPath]`;

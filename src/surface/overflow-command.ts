@@ -585,6 +585,8 @@ async function purgeSession(call: CommandCall): Promise<string> {
 /** Every entry of every session, the store directory and the stats' counts: nothing of pi-overflow's data is left. */
 async function purgeAll(call: CommandCall): Promise<CommandAnswer | string> {
 	const { ctx, deps, rows } = call;
+	const refused = await deps.store.refusal();
+	if (refused !== undefined) return `pi-overflow: ${refused}; nothing purged.`;
 	const { entries } = await deps.store.listEntries();
 	if (ctx.hasUI) {
 		const sessions = new Set(entries.map((entry) => entry.sessionId ?? "")).size;

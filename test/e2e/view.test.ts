@@ -263,7 +263,9 @@ test("a result an earlier layer cut to 12 000 characters: under the marker, the 
 	const text = resultText(run.toolResults[0]);
 	assert.ok(text.length <= THRESHOLD);
 	const below = text.slice(text.search(/\n\[pi-overflow id=[0-9a-f]{12} lines=50000 /) + 1).split("\n");
-	assert.equal(below[1], "[what the cut left out, with the output's line numbers:]");
+	// big_log's row shows only its text: where the full output is, right under the marker.
+	assert.match(below[1]!, /^\[pi-overflow: full output: \/.*\/my-pi\/pi-overflow\/[0-9a-f]{12}\.txt\]$/);
+	assert.equal(below[2], "[what the cut left out, with the output's line numbers:]");
 	assert.ok(
 		below.some((line) => /^ *40000: ERROR hidden by the cutter$/.test(line)),
 		below.join("\n"),
