@@ -2,8 +2,8 @@
 // sections Install, Update and Uninstall is run as written (bash -e), in a throwaway home and agent
 // directory, against a fresh clone. Only what would reach the network is pointed elsewhere: the
 // repository's address at a local copy (git's url.<base>.insteadOf) and npm at its cache (offline).
-// Pi's own install line needs the registry: it is checked to name the package whose `pi` these
-// tests run, not run.
+// Pi's own install line is run on its own, against the npm registry (the one npm is configured
+// with), into a throwaway prefix; the `pi` it installs must run.
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -187,4 +187,26 @@ test("the README's install, update and uninstall commands, run as written agains
 	assert.deepEqual(readdirSync(join(agentDir, "my-pi")), ["pi-overflow.json"]);
 	run(blocks.removeCheckout, home);
 	assert.equal(existsSync(checkout), false);
+});
+
+test("the README's line that installs Pi, run as written (into a throwaway prefix, from the registry), gives a `pi` that runs", async (t) => {
+	const blocks = readBlocks();
+	const prefix = await createTempDir(t);
+	// npm_config_prefix points `-g` at the throwaway directory; the registry is the one npm is configured with.
+	const child = runChild("bash", ["-e", "-c", blocks.installPi], {
+		cwd: prefix,
+		env: {
+			...process.env,
+			npm_config_prefix: prefix,
+			npm_config_audit: "false",
+			npm_config_fund: "false",
+			npm_config_update_notifier: "false",
+			NODE_OPTIONS: "",
+		},
+	});
+	assertChildOk(child, `${blocks.installPi} (needs the npm registry)`);
+	// Pi prints its version on stderr.
+	const pi = runChild(join(prefix, "bin", "pi"), ["--version"], { env: { ...process.env, NODE_OPTIONS: "" } });
+	assertChildOk(pi, "pi --version");
+	assert.match(`${pi.stdout}${pi.stderr}`.trim(), /^\d+\.\d+\.\d+$/m, `pi --version: ${pi.stdout}${pi.stderr}`);
 });
