@@ -352,11 +352,13 @@ function runOf(
 	const identify = () => runtime.identities.of(event.toolName, event.input);
 	const readEarlier = async (identity: RunIdentity) => {
 		if (typeof ctx.sessionManager.getBranch !== "function") return undefined;
+		const runText = runtime.identities.textOf(event.toolName, event.input);
+		if (runText === undefined) return undefined;
 		const call = findEarlierCall(
 			ctx.sessionManager.getBranch(),
 			event.toolCallId,
 			event.toolName,
-			identity,
+			runText,
 			runtime.identities,
 		);
 		if (call === undefined) return undefined;

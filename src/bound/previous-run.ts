@@ -29,13 +29,13 @@ export interface EarlierCall {
 
 /**
  * The latest call before `toolCallId` in `branch` (Pi's session entries, root first) with the same
- * tool and run key, whose result the branch holds.
+ * tool and run text (reruns/run-key.ts runTextOf), whose result the branch holds.
  */
 export function findEarlierCall(
 	branch: readonly unknown[],
 	toolCallId: string,
 	toolName: string,
-	identity: RunIdentity,
+	runText: string,
 	identities: CallIdentities,
 ): EarlierCall | undefined {
 	const results = new Map<string, EarlierCall>();
@@ -67,7 +67,7 @@ export function findEarlierCall(
 			if (call?.type !== "toolCall" || typeof call.id !== "string" || call.name !== toolName) continue;
 			const result = results.get(call.id);
 			if (result === undefined) continue;
-			if (identities.of(toolName, call.arguments)?.key === identity.key) return result;
+			if (identities.textOf(toolName, call.arguments) === runText) return result;
 		}
 	}
 	return undefined;

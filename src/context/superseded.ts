@@ -31,8 +31,8 @@ export function findSuccessors(
 			}>) {
 				if (part?.type !== "toolCall" || typeof part.id !== "string" || typeof part.name !== "string") continue;
 				if (!tools.has(part.name)) continue;
-				const identity = identities.of(part.name, part.arguments);
-				if (identity !== undefined) keyOfCall.set(part.id, `${part.name}\0${identity.key}`);
+				const text = identities.textOf(part.name, part.arguments);
+				if (text !== undefined) keyOfCall.set(part.id, text);
 			}
 			return;
 		}

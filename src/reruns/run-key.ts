@@ -20,12 +20,23 @@ export interface RunIdentity {
 
 /** The run identity of a call of `toolName` with `input`, or undefined when its arguments cannot be read. */
 export function runIdentityOf(toolName: string, input: unknown): RunIdentity | undefined {
-	const text = describeArguments(toolName, input);
-	if (text === undefined || text.length > MAX_ARGUMENT_CHARS) return undefined;
-	const key = createHash("sha256").update(`${toolName}\0${text}`, "utf8").digest("hex").slice(0, 32);
+	const run = runTextOf(toolName, input);
+	if (run === undefined) return undefined;
+	const text = run.slice(toolName.length + 1);
+	const key = createHash("sha256").update(run, "utf8").digest("hex").slice(0, 32);
 	// The label is made of the start only: a long argument costs its hash, not a pass of toOneLine.
 	const start = text.slice(0, RUN_LABEL_CHARS * 4);
 	return { key, label: toOneLine(toolName === "bash" ? start : `${toolName} ${start}`, RUN_LABEL_CHARS) };
+}
+
+/**
+ * What makes two calls runs of the same command, as text: the tool's name, a NUL, then bash's trimmed
+ * command or any other tool's canonical JSON arguments (what runIdentityOf hashes). Undefined when the
+ * arguments cannot be read. Equal texts, equal run keys.
+ */
+export function runTextOf(toolName: string, input: unknown): string | undefined {
+	const text = describeArguments(toolName, input);
+	return text === undefined || text.length > MAX_ARGUMENT_CHARS ? undefined : `${toolName}\0${text}`;
 }
 
 /** What identifies the call's arguments: bash's trimmed command, any other tool's canonical JSON. */
@@ -58,18 +69,26 @@ function canonicalJson(value: unknown, depth: number): string {
 }
 
 /**
- * Run identities of tool calls, remembered by their arguments object (the session keeps one object
- * per call), so the calls of a long session are hashed once and a reused call id is never confused.
+ * Tool calls as runs, remembered by their arguments object (the session keeps one object per call),
+ * so the calls of a long session are described once and a reused call id is never confused. Calls
+ * are compared by their run text (no hash: a session's calls cost a string each); the identity,
+ * with its hash, is made only for a call that is stored.
  */
 export class CallIdentities {
-	private readonly known = new WeakMap<object, { toolName: string; identity: RunIdentity | undefined }>();
+	private readonly known = new WeakMap<object, { toolName: string; text: string | undefined }>();
 
-	of(toolName: string, input: unknown): RunIdentity | undefined {
-		if (typeof input !== "object" || input === null) return runIdentityOf(toolName, input);
+	/** The call's run text (runTextOf), remembered. */
+	textOf(toolName: string, input: unknown): string | undefined {
+		if (typeof input !== "object" || input === null) return runTextOf(toolName, input);
 		const seen = this.known.get(input);
-		if (seen !== undefined && seen.toolName === toolName) return seen.identity;
-		const identity = runIdentityOf(toolName, input);
-		this.known.set(input, { toolName, identity });
-		return identity;
+		if (seen !== undefined && seen.toolName === toolName) return seen.text;
+		const text = runTextOf(toolName, input);
+		this.known.set(input, { toolName, text });
+		return text;
+	}
+
+	/** The call's run identity (hashed now). */
+	of(toolName: string, input: unknown): RunIdentity | undefined {
+		return runIdentityOf(toolName, input);
 	}
 }

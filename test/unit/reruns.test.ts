@@ -112,9 +112,12 @@ describe("runIdentityOf", () => {
 		assert.equal(runIdentityOf("t", cyclic), undefined, "arguments JSON cannot say make no key");
 	});
 
-	test("CallIdentities remembers a call by its arguments object, never by a reused id", () => {
+	test("CallIdentities remembers a call's run text by its arguments object, never by a reused id", () => {
 		const identities = new CallIdentities();
-		const input = { command: "make" };
+		const input = { command: " make " };
+		assert.equal(identities.textOf("bash", input), "bash\0make");
+		assert.equal(identities.textOf("bash", input), "bash\0make", "remembered");
+		assert.equal(identities.textOf("grep", input), `grep\0{"command":" make "}`, "another tool: its own text");
 		assert.equal(identities.of("bash", input)?.key, runIdentityOf("bash", { command: "make" })?.key);
 		assert.equal(
 			identities.of("bash", { command: "make -j4" })?.key,
@@ -478,8 +481,8 @@ describe("the last run of the same command, in the session's branch", () => {
 			result("c", "other"),
 			assistant("d", "make"),
 		];
-		assert.equal(findEarlierCall(branch, "d", "bash", identity, identities)?.toolCallId, "b");
-		assert.equal(findEarlierCall(branch.slice(0, 2), "a", "bash", identity, identities), undefined);
+		assert.equal(findEarlierCall(branch, "d", "bash", "bash\0make", identities)?.toolCallId, "b");
+		assert.equal(findEarlierCall(branch.slice(0, 2), "a", "bash", "bash\0make", identities), undefined);
 	});
 
 	test("a result that fit is read from its text, Pi's status line aside; a view that could not be stored is not", async (t) => {
