@@ -362,10 +362,11 @@ class BoundRun {
 		const scanned = endScan(scanner, original.source, pumped.gap === undefined || pumped.recordGap !== undefined);
 		if (scanned.scan.separator === "cr" && pumped.recordGap !== undefined)
 			pumped = { ...pumped, gap: pumped.recordGap };
-		const run = await this.describeRun(scanned.scan);
 		const extras = this.viewSure ? readComposeExtras(scanned, config) : undefined;
 		// Awaited by emit, which reports a failure; never left unhandled when something throws first.
 		extras?.catch(() => {});
+		// The last run of the command is read while the view's reads run.
+		const run = await this.describeRun(scanned.scan);
 		const before = storeError;
 		const committing = writer;
 		const committed = (async () => {

@@ -82,8 +82,8 @@ export interface MaskingResult {
 /** The ids masked so far, when the last step was and the call each message was first sent in; one per session. */
 export class MaskingState {
 	readonly masked = new Set<string>();
-	/** Masked views that a later run superseded: the later run's id ("" when it has none). Never changes once set. */
-	readonly supersededBy = new Map<string, string>();
+	/** Masked views that a later run superseded, and that run's id when it has one. Never changes once set. */
+	readonly supersededBy = new Map<string, { id?: string }>();
 	private calls = 0;
 	private lastStep = Number.NEGATIVE_INFINITY;
 	private readonly firstSent = new Map<string, number>();
@@ -274,7 +274,9 @@ export function maskOldViews(
 	if (stepped) {
 		for (const { index, view } of due) {
 			const next = supersededAt(index);
-			if (next !== undefined) state.supersededBy.set(view.id, findView(messages[next])?.id ?? "");
+			if (next === undefined) continue;
+			const id = findView(messages[next])?.id;
+			state.supersededBy.set(view.id, id !== undefined ? { id } : {});
 		}
 		state.recordStep(due.map(({ view }) => view.id));
 	}
@@ -284,8 +286,7 @@ export function maskOldViews(
 	for (const { index, view } of views) {
 		if (!state.masked.has(view.id)) continue;
 		const lines = view.top ?? findDecisiveLines(view.text, options.signalRegex);
-		const by = state.supersededBy.get(view.id);
-		const supersededBy = by === undefined ? undefined : by === "" ? {} : { id: by };
+		const supersededBy = state.supersededBy.get(view.id);
 		out[index] = replaceViewText(
 			messages[index],
 			buildMaskStub({ ...view, lines, ...(supersededBy ? { supersededBy } : {}) }),

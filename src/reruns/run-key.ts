@@ -21,11 +21,14 @@ export interface RunIdentity {
 /** The run identity of a call of `toolName` with `input`, or undefined when its arguments cannot be read. */
 export function runIdentityOf(toolName: string, input: unknown): RunIdentity | undefined {
 	const run = runTextOf(toolName, input);
-	if (run === undefined) return undefined;
-	const text = run.slice(toolName.length + 1);
+	return run === undefined ? undefined : identityOfRunText(toolName, run);
+}
+
+/** The run identity of a run text (runTextOf): its hash, and a label made of the arguments' start. */
+function identityOfRunText(toolName: string, run: string): RunIdentity {
 	const key = createHash("sha256").update(run, "utf8").digest("hex").slice(0, 32);
 	// The label is made of the start only: a long argument costs its hash, not a pass of toOneLine.
-	const start = text.slice(0, RUN_LABEL_CHARS * 4);
+	const start = run.slice(toolName.length + 1, toolName.length + 1 + RUN_LABEL_CHARS * 4);
 	return { key, label: toOneLine(toolName === "bash" ? start : `${toolName} ${start}`, RUN_LABEL_CHARS) };
 }
 
@@ -87,8 +90,9 @@ export class CallIdentities {
 		return text;
 	}
 
-	/** The call's run identity (hashed now). */
+	/** The call's run identity, hashed from its remembered run text. */
 	of(toolName: string, input: unknown): RunIdentity | undefined {
-		return runIdentityOf(toolName, input);
+		const run = this.textOf(toolName, input);
+		return run === undefined ? undefined : identityOfRunText(toolName, run);
 	}
 }

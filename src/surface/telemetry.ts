@@ -1,12 +1,12 @@
 // Recall telemetry: per tool, how many results pi-overflow bounded, how often the model queried one
 // of them (overflow_query) and how often it re-ran the same call in the turn right after a bounded
 // result (a sign the view missed what it needed). Invariants: only counts are kept, never a command,
-// a path or any output (a call is compared by a hash of its input, held in memory for one turn);
+// a path or any output (a call is compared by its run text, reruns/run-key.ts, held in memory for one turn);
 // the counts file is `<agentDir>/my-pi/pi-overflow-stats.json` beside the store, 0600, written
 // atomically and at once (a few hundred bytes, synchronously: no write is left pending when a session
 // ends), at most MAX_TOOLS tools; nothing here throws into Pi.
 
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
 	closeSync,
 	constants,
@@ -20,6 +20,7 @@ import {
 	writeFileSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
+import { runTextOf } from "../reruns/run-key.js";
 
 /** The counts file's name, in the store directory's parent (`my-pi/`). */
 export const TELEMETRY_FILE_NAME = "pi-overflow-stats.json";
@@ -57,7 +58,7 @@ export interface TelemetryOptions {
 
 export class RecallTelemetry {
 	private counts: TelemetryCounts | undefined;
-	/** Inputs (hashed) of the results bounded in the current turn, and in the turn before. */
+	/** The calls (their run text: reruns/run-key.ts) whose results were bounded in the current turn, and in the turn before. */
 	private boundedThisTurn = new Map<string, string>();
 	private boundedLastTurn = new Map<string, string>();
 	/** Tool name of every id this process bounded (queries name an id). */
@@ -72,9 +73,9 @@ export class RecallTelemetry {
 
 	/** A tool call started: a call equal to one bounded in the turn before counts as a re-run. */
 	noteToolCall(toolName: string, input: unknown): void {
-		if (this.boundedLastTurn.size === 0) return; // nothing to compare with: no hash
-		const key = hashCall(toolName, input);
-		if (this.boundedLastTurn.get(key) !== toolName) return;
+		if (this.boundedLastTurn.size === 0) return; // nothing to compare with
+		const key = runTextOf(toolName, input);
+		if (key === undefined || this.boundedLastTurn.get(key) !== toolName) return;
 		this.boundedLastTurn.delete(key);
 		this.bump(toolName, "reruns");
 	}
@@ -82,7 +83,8 @@ export class RecallTelemetry {
 	/** A result was bounded (`id` when it was stored). */
 	noteBounded(toolName: string, input: unknown, id: string | undefined): void {
 		if (id !== undefined) this.toolOfId.set(id, toolName);
-		this.boundedThisTurn.set(hashCall(toolName, input), toolName);
+		const key = runTextOf(toolName, input);
+		if (key !== undefined) this.boundedThisTurn.set(key, toolName);
 		this.bump(toolName, "bounded");
 	}
 
@@ -94,8 +96,8 @@ export class RecallTelemetry {
 
 	/** A view compared its result with the last run of the same command; `gone` lines of that run are no longer there. */
 	noteRerun(toolName: string, comparison: { gone: readonly unknown[] }): void {
-		this.bump(toolName, "compared");
-		if (comparison.gone.length > 0) this.bump(toolName, "fixed");
+		// One read and one write of the counts file for both counts.
+		this.bump(toolName, ...(comparison.gone.length > 0 ? (["compared", "fixed"] as const) : (["compared"] as const)));
 	}
 
 	/** The tool name this process recorded for an id. */
@@ -138,14 +140,14 @@ export class RecallTelemetry {
 		return this.path;
 	}
 
-	private bump(toolName: string, field: keyof ToolCounts): void {
+	private bump(toolName: string, ...fields: Array<keyof ToolCounts>): void {
 		// Read again first: another Pi process may have counted since.
 		this.counts = undefined;
 		const counts = this.load();
 		const tool =
 			counts.tools[toolName] !== undefined || Object.keys(counts.tools).length < MAX_TOOLS ? toolName : "other";
 		counts.tools[tool] ??= { bounded: 0, queried: 0, reruns: 0, compared: 0, fixed: 0 };
-		counts.tools[tool][field] += 1;
+		for (const field of fields) counts.tools[tool][field] += 1;
 		this.save(counts);
 	}
 
@@ -218,14 +220,4 @@ function parseCounts(value: unknown): TelemetryCounts | undefined {
 		}
 	}
 	return { since, tools: parsed };
-}
-
-function hashCall(toolName: string, input: unknown): string {
-	let text: string;
-	try {
-		text = JSON.stringify(input) ?? "";
-	} catch {
-		text = "";
-	}
-	return createHash("sha1").update(`${toolName}\0${text}`, "utf8").digest("hex");
 }
