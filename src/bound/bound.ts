@@ -39,7 +39,7 @@ import {
 import type { ViewExtras } from "../view/hunks.js";
 import type { ViewOptions } from "../view/view.js";
 import { findKeyLines } from "../view/view.js";
-import { type Comparison, compareRuns, formatRerunLines, type RunSide } from "../reruns/compare.js";
+import { type Comparison, compareRuns, countChanges, formatRerunLines, type RunSide } from "../reruns/compare.js";
 import type { RunIdentity } from "../reruns/run-key.js";
 import { recordRun, summarizeScan } from "../reruns/summary.js";
 import type { RunRecord } from "../store/index.js";
@@ -414,7 +414,11 @@ class BoundRun {
 		const later: RunSide = { ...summary, totalLines: scan.totalLines, ...(this.status ? { status: this.status } : {}) };
 		const lines = formatRerunLines(comparison, earlier, later);
 		return {
-			record: recordRun(identity, summary, { ...(earlier.id ? { id: earlier.id } : {}), lines }),
+			record: recordRun(identity, summary, {
+				...(earlier.id ? { id: earlier.id } : {}),
+				lines,
+				counts: countChanges(comparison),
+			}),
 			comparison,
 		};
 	}

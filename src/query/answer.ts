@@ -6,7 +6,7 @@
 import type { OverflowConfig } from "../config/config.js";
 import type { JsonPathOptions } from "../json/index.js";
 import type { SearchOptions } from "./engine/search.js";
-import type { EntryMeta, OverflowStore, StoredText } from "../store/index.js";
+import type { EntryMeta, OverflowStore, RunCounts, StoredText } from "../store/index.js";
 import { flattenControls, shortenText } from "../lines/text.js";
 import { recordsSource } from "../io/source.js";
 
@@ -55,6 +55,8 @@ export interface QuerySummary {
 	/** jsonPath: the canonical path and what the value is. */
 	path?: string;
 	valueType?: string;
+	/** since: how many signal lines are new, gone and still there. */
+	counts?: RunCounts;
 }
 
 export interface QueryAnswer {

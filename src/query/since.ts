@@ -3,7 +3,7 @@
 // with line numbers on both sides — bounded like every answer. Errors say what to give instead.
 
 import type { OverflowConfig } from "../config/config.js";
-import { compareRuns, formatComparison, type RunSide } from "../reruns/compare.js";
+import { compareRuns, countChanges, formatComparison, type RunSide } from "../reruns/compare.js";
 import type { EntryMeta, OverflowStore } from "../store/index.js";
 import type { QueryAnswer } from "./answer.js";
 import { QueryError } from "./answer.js";
@@ -39,11 +39,7 @@ export function answerSince(
 		throw new QueryError(
 			`overflow_query: id=${earlier.id} ran something else (${earlier.run?.label ?? earlier.toolName}) than id=${meta.id} (${meta.run?.label ?? meta.toolName}); since compares runs of the same command.`,
 		);
-	const { text, truncated } = formatComparison(
-		compareRuns(before.signals, later.signals),
-		before,
-		later,
-		deps.config.thresholdChars,
-	);
-	return { text, summary: { selector: "since", truncated } };
+	const comparison = compareRuns(before.signals, later.signals);
+	const { text, truncated } = formatComparison(comparison, before, later, deps.config.thresholdChars);
+	return { text, summary: { selector: "since", truncated, counts: countChanges(comparison) } };
 }

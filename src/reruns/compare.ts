@@ -10,7 +10,7 @@ import { formatNumberedLine, lineNumberWidth } from "../lines/numbered.js";
 import { formatNote } from "../lines/protocol.js";
 import { plural, toOneLine } from "../lines/text.js";
 import { shapeOf } from "../signals/shape.js";
-import type { RunLine } from "../store/index.js";
+import type { RunCounts, RunLine } from "../store/index.js";
 import { looseSignatureOf, signatureOf } from "./signature.js";
 
 /** One side of a comparison: a run's signal lines, its verdict and Pi's status, and its stored id. */
@@ -111,6 +111,11 @@ function compareSampledShapes(
 		change.text = line.text;
 	}
 	return shapes;
+}
+
+/** The comparison's counts, as a run record keeps them. */
+export function countChanges(comparison: Comparison): RunCounts {
+	return { new: comparison.added.length, gone: comparison.gone.length, still: comparison.unchanged.length };
 }
 
 /** True when the comparison found nothing new and nothing gone (counts of common shapes aside). */

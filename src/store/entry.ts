@@ -55,6 +55,13 @@ export interface RunLine {
 	shapeCount?: number;
 }
 
+/** How many signal lines a re-run had that its last run did not (`new`), the other way (`gone`), and both (`still`). */
+export interface RunCounts {
+	new: number;
+	gone: number;
+	still: number;
+}
+
 /** A stored run of a command, as re-runs compare it (reruns/summary.ts makes it; bounded there). */
 export interface RunRecord {
 	/** Equal for runs of the same tool with the same arguments (reruns/run-key.ts). */
@@ -66,7 +73,7 @@ export interface RunRecord {
 	/** The run's last verdict line (a summary or the last line), when it has one. */
 	verdict?: RunLine;
 	/** Set when this run was compared with an earlier one: that run's id (absent when it was not stored) and what its view said. */
-	rerunOf?: { id?: string; lines: string[] };
+	rerunOf?: { id?: string; lines: string[]; counts: RunCounts };
 }
 
 /** A left-out middle (see StoredGap in source.ts), with the signal lines the scan found in it. */
@@ -257,7 +264,13 @@ function parseRunRecord(value: unknown): RunRecord | undefined {
 		if (!isRecord(rerunOf) || !Array.isArray(rerunOf.lines) || !rerunOf.lines.every((line) => typeof line === "string"))
 			return undefined;
 		if (rerunOf.id !== undefined && !isEntryId(rerunOf.id)) return undefined;
-		record.rerunOf = { ...(rerunOf.id !== undefined ? { id: rerunOf.id } : {}), lines: [...rerunOf.lines] as string[] };
+		const counts = rerunOf.counts as Record<string, unknown> | undefined;
+		if (!isRecord(counts) || !isCount(counts.new) || !isCount(counts.gone) || !isCount(counts.still)) return undefined;
+		record.rerunOf = {
+			...(rerunOf.id !== undefined ? { id: rerunOf.id } : {}),
+			lines: [...rerunOf.lines] as string[],
+			counts: { new: counts.new, gone: counts.gone, still: counts.still },
+		};
 	}
 	return record;
 }

@@ -40,7 +40,7 @@ import { StoreQuota } from "./quota.js";
 import { type CommitResult, type EntryWriter, TempEntryWriter } from "./writer.js";
 
 export { computeEntryId, countTextLines, isEntryId, parseEntryMeta, resolveStoreRoot } from "./entry.js";
-export type { EntryGap, EntryMeta, EntrySource, GapSignal, RunLine, RunRecord } from "./entry.js";
+export type { EntryGap, EntryMeta, EntrySource, GapSignal, RunCounts, RunLine, RunRecord } from "./entry.js";
 export { NODE_STORE_FS } from "./fs.js";
 export type { StoreDirent, StoreError, StoreFileHandle, StoreFs, StoreReadHandle, StoreStats } from "./fs.js";
 export { DEFAULT_ORPHAN_AGE_MS, DEFAULT_STALE_TEMP_MS } from "./housekeeping.js";

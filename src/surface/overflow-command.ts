@@ -9,7 +9,7 @@ import { writeSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { OverflowConfig } from "../config/config.js";
 import { QueryError, runQuery } from "../query/index.js";
-import { type EntryMeta, isEntryId, type KnownEntry, type OverflowStore } from "../store/index.js";
+import { type EntryMeta, isEntryId, type KnownEntry, type OverflowStore, type RunCounts } from "../store/index.js";
 import type { RecallTelemetry, TelemetryCounts } from "./telemetry.js";
 import { describeError, keepStart, plural, shortenText } from "../lines/text.js";
 import { USER_BASH_ENTRY_TYPE, USER_BASH_TOOL_NAME } from "../context/user-bash.js";
@@ -249,16 +249,18 @@ function groupRuns(rows: readonly SessionEntryRow[]): Map<string, SessionEntryRo
  * What a re-run's view said of the last run, in a few words for a listing line: its non-zero counts
  * ("3 gone, 6 still there") or "nothing changed".
  */
-export function describeRunChange(rerunLines: readonly string[] | undefined): string | undefined {
-	const first = rerunLines?.[0];
-	if (first === undefined) return undefined;
-	if (first.includes("nothing changed")) return "nothing changed";
-	const counts = /: (\d+) new, (\d+) gone, (\d+) still there/.exec(first);
-	if (counts === null) return undefined;
-	const parts = [`${counts[1]} new`, `${counts[2]} gone`, `${counts[3]} still there`].filter(
-		(part) => !part.startsWith("0 "),
-	);
-	return parts.length > 0 ? parts.join(", ") : "nothing changed";
+export function describeRunChange(counts: RunCounts | undefined): string | undefined {
+	if (counts === undefined) return undefined;
+	const parts = (
+		[
+			[counts.new, "new"],
+			[counts.gone, "gone"],
+			[counts.still, "still there"],
+		] as const
+	)
+		.filter(([count]) => count !== 0)
+		.map(([count, what]) => `${count} ${what}`);
+	return counts.new === 0 && counts.gone === 0 ? "nothing changed" : parts.join(", ");
 }
 
 /** "2 earlier results are no longer stored (1 purged, 1 expired)". */
@@ -453,7 +455,7 @@ async function runList(call: CommandCall): Promise<string> {
 /** The row with the command it was a run of, from its stored run record. */
 function withRun(row: SessionEntryRow, meta: EntryMeta): SessionEntryRow {
 	if (meta.run === undefined) return row;
-	const change = describeRunChange(meta.run.rerunOf?.lines);
+	const change = describeRunChange(meta.run.rerunOf?.counts);
 	return { ...row, run: { key: meta.run.key, label: meta.run.label, ...(change !== undefined ? { change } : {}) } };
 }
 

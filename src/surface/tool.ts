@@ -112,9 +112,10 @@ export function describeAnswer(summary: QuerySummary | undefined, firstLine?: st
 		case "jsonPath":
 			return `${summary.path ?? "$"}: ${summary.valueType ?? "value"}${cut}`;
 		case "since": {
-			// The answer's first line says what changed ("… 1 new, 2 gone, 3 still there …").
-			const counts = /: (\d+ new, \d+ gone, \d+ still there)/.exec(firstLine ?? "")?.[1];
-			return `${counts ?? "compared"}${cut}`;
+			const counts = summary.counts;
+			return counts === undefined
+				? `compared${cut}`
+				: `${counts.new} new, ${counts.gone} gone, ${counts.still} still there${cut}`;
 		}
 		default: {
 			// The entry's own header ("bash output stored …: 150000 lines, …") says more than "overview".

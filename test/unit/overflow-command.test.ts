@@ -112,12 +112,9 @@ test("runs of one command are listed together under the newest, each with what c
 		"0123456789ab  bash  150000 lines  917 KiB  1m ago",
 		`  ${DECISIVE}`,
 	]);
-	assert.equal(
-		describeRunChange([
-			"[pi-overflow: re-run: since the last run of this command (id=x): 1 new, 0 gone, 4 still there; exit code 1 again]",
-		]),
-		"1 new, 4 still there",
-	);
-	assert.equal(describeRunChange(["[pi-overflow: re-run: nothing changed since the last run …]"]), "nothing changed");
+	assert.equal(describeRunChange({ new: 1, gone: 0, still: 4 }), "1 new, 4 still there");
+	assert.equal(describeRunChange({ new: 0, gone: 3, still: 0 }), "3 gone");
+	assert.equal(describeRunChange({ new: 0, gone: 0, still: 4 }), "nothing changed");
+	assert.equal(describeRunChange({ new: 0, gone: 0, still: 0 }), "nothing changed");
 	assert.equal(describeRunChange(undefined), undefined);
 });

@@ -392,13 +392,14 @@ describe("run records in an entry's metadata, and since", () => {
 			label: "npm test",
 			signals: [line(1, "FAILED a")],
 			verdict: line(3, "1 failed"),
-			rerunOf: { id: "bbbbbbbbbbbb", lines: ["x"] },
+			rerunOf: { id: "bbbbbbbbbbbb", lines: ["x"], counts: { new: 0, gone: 1, still: 2 } },
 		};
 		assert.deepEqual(parseEntryMeta({ ...base, run })?.run, run);
 		for (const bad of [
 			{ key: 1 },
 			{ ...run, signals: [{ line: -1, text: "x", count: 1 }] },
-			{ ...run, rerunOf: { id: "../x", lines: [] } },
+			{ ...run, rerunOf: { id: "../x", lines: [], counts: { new: 0, gone: 0, still: 0 } } },
+			{ ...run, rerunOf: { lines: [] } },
 		]) {
 			const meta = parseEntryMeta({ ...base, run: bad });
 			assert.ok(meta, "the entry stays");

@@ -259,5 +259,9 @@ describe("rendering", () => {
 			"$.a: a string",
 		);
 		assert.equal(describeAnswer({ selector: "info", truncated: false }), "overview");
+		assert.equal(
+			describeAnswer({ selector: "since", truncated: true, counts: { new: 1, gone: 2, still: 3 } }),
+			"1 new, 2 gone, 3 still there (cut)",
+		);
 	});
 });
