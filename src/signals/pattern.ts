@@ -97,6 +97,14 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "a failure word in mid-line that a phrase makes a report of what went wrong: `I/O error while reading block 7 -- skipping`, `unexpected error occurred`, `exception during teardown`, `Error when loading config`, sphinx's `2 errors occurred`, make's `Target 'all' not remade because of errors.`; not `no error while …`",
 	},
 	{
+		source: String.raw`\b(?:cannot|can't|could not|couldn't|unable to) [a-z]{2}`,
+		why: "a program saying what it could not do, whatever it is: node's `Cannot find module './x'`, ld's `cannot find -lfoo`, cargo's `could not compile \x60x\x60`, ninja's `build stopped: cannot make progress due to previous errors.`, haproxy's `unable to find required use_backend`, cmake's `Could not find a package configuration file`, tcl's `can't read \"x\": no such element in array`, apt's `E: Unable to locate package`",
+	},
+	{
+		source: String.raw`\b(?:is not defined|not declared|undeclared|undefined (?:name|variable|function|method|symbol|reference|constant|type)|(?:unknown|unrecognized) (?:option|argument|command|type|field|name|variable|property|module|identifier|element|attribute|directive|key))\b`,
+		why: "a name the program could not resolve, which linters and compilers report without a failure word: flake8's and ruff's `F821 undefined name 'totl'`, protoc's `\"Money\" is not defined.`, elixir's `undefined function fix_me/1`, ld's `undefined reference to \x60x\x27` and `undefined symbol`, `'x' was not declared in this scope`, `unknown option --frob`, `Unknown key 'RestartSecs'`",
+	},
+	{
 		source: String.raw`(?<!\b0 |\bno |\bwithout )(?:error|exception|\bfail|\bfailed|\bfailure)[!\x2E]{0,3}[ \t]*$`,
 		why: "a verdict: a failure word that ends its line, whatever tool wrote it: unittest's `test_x (t.T.test_x) ... FAIL` and `... ERROR`, pytest's `tests/t.py:17: AssertionError` (an exception's name ends the line), surefire's `<<< FAILURE!`, maven's `BUILD FAILURE`; not `0 failed`, `no error`",
 	},
@@ -116,14 +124,14 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`), the sanitizers, and race detectors: helgrind `Possible data race during read of size 8 …` and `This conflicts with a previous write …`, Go's and ThreadSanitizer's `WARNING: DATA RACE` and `Previous write at … by goroutine 7:`; not `definitely lost: 0 bytes`",
 	},
 	{
-		source: String.raw`undefined (?:reference|symbol)|multiple definition of|cannot find -l|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error|could not compile`,
+		source: String.raw`multiple definition of|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error`,
 		tool: "all",
-		why: "linkers and builds: `undefined reference to`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`, cargo `could not compile`",
+		why: "linkers and builds: `multiple definition of`, MSVC's `unresolved external symbol`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`",
 	},
 	{
-		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bcannot find module\b|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
-		tool: [1, 2, 6],
-		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, node `Cannot find module`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
+		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		tool: [1, 2],
+		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
 		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\b(?:eresolve|enoent|eacces|eperm|econnrefused|econnreset|etimedout|eaddrinuse|enotfound|etarget|e404|eintegrity|enospc|eisdir|enotdir|eexist|enotempty|ebadengine|elifecycle)\b`,

@@ -10,8 +10,12 @@ export type Severity = 1 | 2;
 export const SEVERITY_ERROR: Severity = 2;
 export const SEVERITY_WARNING: Severity = 1;
 
-/** Words that only warn (a line with them and no failure word is a warning). */
-const WARNING_WORDS = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note)\b/i;
+/**
+ * Words that only warn (a line with them and no failure word is a warning): a warning's own words,
+ * and a program saying it carried on past what it reports (`Unknown key 'RestartSecs' in section
+ * [Service], ignoring.`).
+ */
+const WARNING_WORDS = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note|ignoring|skipping)\b/i;
 /** Words that report a failure. */
 const FAILURE_WORDS =
 	/err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|refused|timed out|✗|✖/i;

@@ -11,6 +11,7 @@ import {
 	DEFAULT_SIGNAL_PATTERN,
 	SIGNAL_PATTERN_PARTS,
 } from "../../src/signals/pattern.js";
+import { classifySeverity, SEVERITY_ERROR, SEVERITY_WARNING } from "../../src/signals/policy.js";
 import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { buildPathologicalLines } from "../fixtures/signal-lines.js";
 
@@ -233,6 +234,19 @@ describe("the vocabulary of failure", () => {
 		"[2026-12-01 03:15:30 +0000] [385] [INFO] Handling signal: hup",
 		"2026-12-01 03:10:14,131 WARN received SIGTERM indicating exit request",
 		"2026/12/01 03:10:14 [notice] 1#1: signal 15 (SIGTERM) received from 11, exiting",
+		// What a program could not do, and names it could not resolve: no failure word in them.
+		"/usr/bin/ld: cannot find -lssl: No such file or directory",
+		"error: could not compile `ledger` (lib) due to 1 previous error",
+		"ninja: build stopped: cannot make progress due to previous errors.",
+		"E: Unable to locate package libfrob-dev",
+		"curl: (6) Could not resolve host: mirror.internal",
+		`can't read "factor(pallet)": no such element in array`,
+		"billing/ledger_077.py:59:18: F821 undefined name 'totl'",
+		'orders/order_285.proto:10:3: "Money" is not defined.',
+		"src/a.c:12:5: 'total' was not declared in this scope",
+		"main.c:(.text+0x1a): undefined reference to `frob'",
+		"ImportError: /usr/lib/libx.so: undefined symbol: frob_init",
+		"mytool: unrecognized option '--frob'",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -305,10 +319,32 @@ describe("the vocabulary of failure", () => {
 		"Tests: 10 passed, 0 failed",
 		"Completed with no error",
 		"warnings = 0",
+		"cannot",
+		"# this step cannot",
+		"Undefined behaviour sanitizer: enabled",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
 	}
+});
+
+describe("how severe a signal line is", () => {
+	const warnings = [
+		"warning: unused variable `count`",
+		"units/billing-worker-082.service:11: Unknown key 'RestartSecs' in section [Service], ignoring.",
+		"Unrecognized option 'color' in .tool.yml, ignoring",
+		"2026-12-01 03:10:14 WARN cannot reach replica 2, retrying",
+	];
+	for (const line of warnings)
+		test(`a warning: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_WARNING));
+	const errors = [
+		"billing/ledger_077.py:59:18: F821 undefined name 'totl'",
+		"units/billing-worker-080.service:11: Failed to parse TimeoutSec= parameter, ignoring: 2m30x",
+		"ninja: build stopped: cannot make progress due to previous errors.",
+		"2026-12-01 03:10:14 ERROR cannot reach replica 2, skipping",
+	];
+	for (const line of errors)
+		test(`an error: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_ERROR));
 });
 
 describe("the pattern itself", () => {
