@@ -367,5 +367,5 @@ const summaryHeader = [
 for (const line of formatTable(summaryHeader, measured.map(summarise))) console.log(line);
 const entries = countPatternEntries();
 console.log(
-	`default signal pattern: ${entries.principle + entries.tool} alternatives, ${entries.principle} principles, ${entries.tool} naming one tool's output (SIGNAL_PATTERN_PARTS' \`tool\`)`,
+	`default signal pattern: ${entries.principle + entries.tool} alternatives, ${entries.principle} principles, ${entries.tool} naming one tool's output (SIGNAL_PATTERN_PARTS' \`tool\`; ${entries.tool - entries.withoutFixture} with a tuning fixture, ${entries.withoutFixture} on a documented format alone)`,
 );

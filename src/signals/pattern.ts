@@ -23,20 +23,26 @@ export interface SignalPatternPart {
 	keywords?: readonly string[];
 	/**
 	 * Which of its top-level alternatives name one tool's output (per-tool knowledge, as data), by
-	 * index, or "all"; the others are principles that hold for output in general.
+	 * index, each with the corpus outputs that justify it: `set/name` of a tuning fixture (sets `real`,
+	 * `tuning`, `tune2`-`tune4`, `ci`; never a held-out one) with a line the alternative matches, or
+	 * none where no output here has the tool's form and its documented format alone justifies it
+	 * (NO_FIXTURE). The others are principles that hold for output in general.
 	 */
-	tool?: "all" | readonly number[];
+	tool?: Readonly<Record<number, readonly string[]>>;
 }
 
+/** A per-tool alternative that no output here has: the tool's documented format is all that justifies it. */
+export const NO_FIXTURE: readonly string[] = Object.freeze([]);
+
 /** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
-export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze([
+export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<SignalPatternPart[]>([
 	{
 		source: String.raw`(?:error|exception|warning|warn)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| *(?:true|yes|no|on|off|\d+)[ \t]*$| no test specified)`,
 		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` and `WARN:` (kept as weak signals); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
 	},
 	{
 		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
-		tool: [2],
+		tool: { 2: ["tune3/go-test-json-ndjson-failure"] },
 		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`, a numbered failure header (`  3) Error:`); not `Errors: 0`, nor a setting or a flag that starts with one (`fail-fast: true`, `errors = off`). Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
 	},
 	{
@@ -45,7 +51,15 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
-		tool: "all",
+		tool: {
+			0: ["real/node-test-tap-failure", "tune4/bats-setup-file-failed"],
+			1: ["real/jest-failure", "tune2/ava-deep-equal-failure"],
+			2: ["tuning/vitest-snapshot-mismatch"],
+			3: ["real/jest-failure"],
+			4: ["real/pytest-failure", "tune3/hypothesis-falsifying-example"],
+			5: ["real/go-test-fail-panic", "tune3/go-test-json-ndjson-failure"],
+			6: ["tune3/go-vet-printf-wrong-type"],
+		},
 		why: "test runners: pytest's `E   assert …`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
 		keywords: [
 			"not ok",
@@ -67,9 +81,9 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "assertion details at the start of a line: jest `Expected: …`/`Received: …`, node `Expected values to be strictly equal:`, TAP `expected:`/`actual:`",
 	},
 	{
-		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]|\bwhat went wrong\b`,
-		tool: [2, 4, 5],
-		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`, gradle `What went wrong`",
+		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]`,
+		tool: { 2: ["real/node-test-tap-failure"], 4: ["real/valgrind-memcheck", "tune2/helgrind-data-race"] },
+		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`",
 	},
 	{
 		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg|warn|warning)\b|^[ \t]*warn(?:ing)?\b(?![-_=:]| *[:=])|\[(?:error|err|fatal|severe|critical|fail|failed|failure|warn|warning)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic|warn|warning)\b|"level": ?[456]0\b`,
@@ -109,33 +123,58 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 		why: "a verdict: a failure word that ends its line, whatever tool wrote it: unittest's `test_x (t.T.test_x) ... FAIL` and `... ERROR`, pytest's `tests/t.py:17: AssertionError` (an exception's name ends the line), surefire's `<<< FAILURE!`, maven's `BUILD FAILURE`; not `0 failed`, `no error`",
 	},
 	{
-		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\buncaught\b|\bunhandled(?: promise)? rejection|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
-		tool: [0, 1, 2, 3, 5, 6, 7, 8],
-		why: 'exceptions and panics: python `Traceback`, java `Exception in thread "main"` and `Caused by:`, node uncaught errors and unhandled rejections, C++ `terminate called after throwing`, go `panic:` (not rust\'s `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`',
+		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\bun(?:caught|handled)|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
+		tool: {
+			0: ["real/python-etl-traceback", "real/python-unittest-failure"],
+			1: ["real/java-exception"],
+			2: ["real/java-exception"],
+			3: ["real/python-etl-traceback", "tune4/alembic-migration-integrity-error"],
+			5: ["real/abort-killed-signals"],
+			6: ["real/go-test-fail-panic", "tune3/go-test-timeout-deadlock"],
+			7: ["real/rust-thread-panic"],
+		},
+		why: "exceptions and panics: python `Traceback`, java `Exception in thread \"main\"` and `Caused by:`, a failure nobody handled (node's `Uncaught TypeError` and `[UnhandledPromiseRejection: …]`, SBCL's `Unhandled DIVISION-BY-ZERO in thread`), C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
 	},
 	{
-		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|overflowed its stack|^#0 `,
-		tool: [10, 11],
-		why: "crashes and signals: bash `Segmentation fault (core dumped)`, gdb `Program terminated with signal SIGSEGV` and frame `#0`, glibc `double free or corruption`, OOM kills, rust stack overflow",
+		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|^#0 `,
+		tool: { 10: ["real/segfault-core-dumped", "tune2/gdb-thread-segv-backtrace"] },
+		why: "crashes and signals: bash `Segmentation fault (core dumped)`, gdb `Program terminated with signal SIGSEGV` and frame `#0`, glibc `double free or corruption`, OOM kills (rust's `thread 'main' has overflowed its stack` is followed by `fatal runtime error: stack overflow`)",
 	},
 	{
 		source: String.raw`invalid (?:read|write) of size|invalid free\(\)|mismatched free|uninitialised value|conditional jump or move depends|definitely lost: [1-9]|are definitely lost|(?:address|leak|thread|memory|undefinedbehavior)sanitizer\b|\bdata race\b|\bconflicts with a previous (?:read|write)\b|^[ \t]*previous (?:read|write) (?:at|of)\b`,
-		tool: "all",
+		tool: {
+			0: ["real/valgrind-memcheck"],
+			1: NO_FIXTURE,
+			2: NO_FIXTURE,
+			3: NO_FIXTURE,
+			4: NO_FIXTURE,
+			5: ["real/valgrind-memcheck"],
+			6: ["real/valgrind-memcheck"],
+			7: NO_FIXTURE,
+			8: ["tune2/go-race-detector", "tune2/helgrind-data-race"],
+			9: ["tune2/helgrind-data-race"],
+			10: ["tune2/go-race-detector"],
+		},
 		why: "valgrind memcheck (`Invalid read of size 8`, `definitely lost: 256 bytes`), the sanitizers, and race detectors: helgrind `Possible data race during read of size 8 …` and `This conflicts with a previous write …`, Go's and ThreadSanitizer's `WARNING: DATA RACE` and `Previous write at … by goroutine 7:`; not `definitely lost: 0 bytes`",
 	},
 	{
-		source: String.raw`multiple definition of|unresolved external|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|compilation terminated|cmake error`,
-		tool: "all",
-		why: "linkers and builds: `multiple definition of`, MSVC's `unresolved external symbol`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`",
+		source: String.raw`multiple definition of|returned [1-9]\d* exit status|make(?:\[\d+\])?: \*\*\*|cmake error`,
+		tool: {
+			0: NO_FIXTURE,
+			1: ["real/cmake-link-undefined", "ci/make-gcc-link-error"],
+			2: ["real/gcc-make-error", "real/cmake-link-undefined"],
+			3: ["tune2/cmake-find-package-missing"],
+		},
+		why: "linkers and builds: `multiple definition of`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`",
 	},
 	{
 		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
-		tool: [1, 2],
+		tool: { 1: ["tune2/git-merge-conflicts"], 2: ["tune2/git-merge-conflicts"] },
 		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
 		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\b(?:eresolve|enoent|eacces|eperm|econnrefused|econnreset|etimedout|eaddrinuse|enotfound|etarget|e404|eintegrity|enospc|eisdir|enotdir|eexist|enotempty|ebadengine|elifecycle)\b`,
-		tool: [0, 1, 2],
+		tool: { 0: ["real/npm-install-errors", "tune4/npm-workspaces-first-error"], 1: NO_FIXTURE, 2: NO_FIXTURE },
 		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",
 	},
 	{
@@ -150,12 +189,12 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 	},
 	{
 		source: String.raw`^(?:created by )?[a-z\d-]+\.[\w\.-]*\/[\w\.\/-]*(?:\(\*?\w+\)\.\w+)?\((?:0x|\{0x|\.\.\.\))`,
-		tool: "all",
+		tool: { 0: ["real/go-test-fail-panic", "tune3/go-test-timeout-deadlock"] },
 		why: "Go stack dumps (a panic, a test binary's `panic: test timed out after 20s`, a fatal deadlock): the frames of the program's own packages, whose import path starts with a domain (`example.com/bank/ledger.(*Book).Transfer(0x0?, …)`, `example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)`); the standard library's frames (`sync.(*Mutex).Lock(…)`, `testing.tRunner(…)`, `runtime.gopark(…)`) have no domain and stay out",
 	},
 	{
 		source: String.raw`\battempt to (?:call|index|compare|concatenate|perform arithmetic on)\b`,
-		tool: "all",
+		tool: { 0: ["tune2/lua-xpcall-traceback", "tune4/busted-before-each-error"] },
 		why: "Lua's runtime errors, which carry no failure word: busted's `spec/journal_spec.lua:6: attempt to call field 'open_journal' (a nil value)` from a `before_each` hook, `attempt to index a nil value (local 'cfg')`, `attempt to compare number with nil`, `attempt to perform arithmetic on a nil value`",
 	},
 	{
@@ -167,24 +206,34 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze(
 /** Default for `signalPattern` (compiled case-insensitive): every part of SIGNAL_PATTERN_PARTS. */
 export const DEFAULT_SIGNAL_PATTERN = SIGNAL_PATTERN_PARTS.map((part) => part.source).join("|");
 
-/** Top-level alternatives of the default pattern that are principles, and those that name one tool's output. */
-export function countPatternEntries(): { principle: number; tool: number } {
+/**
+ * Top-level alternatives of the default pattern that are principles, those that name one tool's
+ * output, and how many of those no output here justifies (NO_FIXTURE).
+ */
+export function countPatternEntries(): { principle: number; tool: number; withoutFixture: number } {
 	let principle = 0;
 	let tool = 0;
+	let withoutFixture = 0;
 	for (const part of SIGNAL_PATTERN_PARTS) {
-		const count = countAlternatives(part.source);
-		const tools = part.tool === "all" ? count : (part.tool?.length ?? 0);
-		tool += tools;
-		principle += count - tools;
+		const fixtures = Object.values(part.tool ?? {});
+		tool += fixtures.length;
+		principle += countAlternatives(part.source) - fixtures.length;
+		withoutFixture += fixtures.filter((names) => names.length === 0).length;
 	}
-	return { principle, tool };
+	return { principle, tool, withoutFixture };
 }
 
 /** Top-level alternatives of a regex source (a `|` outside groups, classes and escapes). */
 export function countAlternatives(source: string): number {
+	return alternativesOf(source).length;
+}
+
+/** The top-level alternatives of a regex source, each a regex source of its own. */
+export function alternativesOf(source: string): string[] {
 	let depth = 0;
 	let inClass = false;
-	let count = 1;
+	let start = 0;
+	const alternatives: string[] = [];
 	for (let i = 0; i < source.length; i++) {
 		const char = source[i];
 		if (char === "\\") i++;
@@ -192,9 +241,13 @@ export function countAlternatives(source: string): number {
 		else if (char === "[") inClass = true;
 		else if (char === "(") depth++;
 		else if (char === ")") depth--;
-		else if (char === "|" && depth === 0) count++;
+		else if (char === "|" && depth === 0) {
+			alternatives.push(source.slice(start, i));
+			start = i + 1;
+		}
 	}
-	return count;
+	alternatives.push(source.slice(start));
+	return alternatives;
 }
 
 /** Each part's keywords: its own `keywords` where it names them, else derived from its source (regex/keywords.ts). */

@@ -6,13 +6,25 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { MAX_SIGNAL_PATTERN_CHARS } from "../../src/config/config.js";
 import {
+	alternativesOf,
 	countAlternatives,
 	countPatternEntries,
 	DEFAULT_SIGNAL_PATTERN,
 	SIGNAL_PATTERN_PARTS,
 } from "../../src/signals/pattern.js";
 import { classifySeverity, SEVERITY_ERROR, SEVERITY_WARNING } from "../../src/signals/policy.js";
-import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
+import { loadCiFixtures } from "../fixtures/ci/fixtures.js";
+import {
+	loadRealFixtures,
+	type RealFixture,
+	stripAnsi,
+	TAIL_ONLY_DECISIVE,
+	withoutLineEnd,
+} from "../fixtures/real/fixtures.js";
+import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
+import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
+import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
 import { buildPathologicalLines } from "../fixtures/signal-lines.js";
 
 const SIGNAL = new RegExp(DEFAULT_SIGNAL_PATTERN, "i");
@@ -247,6 +259,13 @@ describe("the vocabulary of failure", () => {
 		"main.c:(.text+0x1a): undefined reference to `frob'",
 		"ImportError: /usr/lib/libx.so: undefined symbol: frob_init",
 		"mytool: unrecognized option '--frob'",
+		// The lines that carry what retired per-tool alternatives named (the next line, or a coded error).
+		"fatal runtime error: stack overflow",
+		"main.obj : error LNK2019: unresolved external symbol _frob referenced in function _main",
+		"src/a.c:1:10: fatal error: x.h: No such file or directory",
+		"Execution failed for task ':app:compileJava'.",
+		'[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason "boom".] {',
+		'Unhandled DIVISION-BY-ZERO in thread #<SB-THREAD:THREAD "main thread" RUNNING {1001878103}>:',
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -351,17 +370,46 @@ describe("the pattern itself", () => {
 	test("names, for each part, which of its alternatives are per-tool knowledge, by valid indexes", () => {
 		for (const part of SIGNAL_PATTERN_PARTS) {
 			const count = countAlternatives(part.source);
-			if (part.tool === undefined || part.tool === "all") continue;
-			assert.ok(part.tool.length > 0 && part.tool.length < count, part.source);
-			for (const index of part.tool) assert.ok(Number.isInteger(index) && index >= 0 && index < count, part.source);
-			assert.equal(new Set(part.tool).size, part.tool.length);
+			for (const index of Object.keys(part.tool ?? {}).map(Number))
+				assert.ok(Number.isInteger(index) && index >= 0 && index < count, part.source);
 		}
-		const { principle, tool } = countPatternEntries();
+		const { principle, tool, withoutFixture } = countPatternEntries();
 		assert.equal(
 			principle + tool,
 			SIGNAL_PATTERN_PARTS.reduce((sum, part) => sum + countAlternatives(part.source), 0),
 		);
-		assert.equal(countAlternatives(String.raw`a|(b|c)|[|]|\|d`), 4);
+		assert.ok(withoutFixture < tool / 4, `${withoutFixture} of ${tool} per-tool entries have no fixture`);
+		assert.deepEqual(alternativesOf(String.raw`a|(b|c)|[|]|\|d`), ["a", "(b|c)", "[|]", String.raw`\|d`]);
+	});
+
+	test("justifies each per-tool alternative by a tuning fixture with a line it matches", () => {
+		const tuning = new Map<string, RealFixture>();
+		const sets: Array<[string, RealFixture[]]> = [
+			["real", FIXTURES],
+			["tuning", loadUnseenFixtures("tuning")],
+			["tune2", loadTune2Fixtures()],
+			["tune3", loadTune3Fixtures()],
+			["tune4", loadTune4Fixtures()],
+			["ci", loadCiFixtures("tuning")],
+		];
+		for (const [set, fixtures] of sets) for (const fixture of fixtures) tuning.set(`${set}/${fixture.name}`, fixture);
+		let justified = 0;
+		for (const part of SIGNAL_PATTERN_PARTS) {
+			const alternatives = alternativesOf(part.source);
+			for (const [index, names] of Object.entries(part.tool ?? {})) {
+				const alternative = new RegExp(alternatives[Number(index)], "i");
+				for (const name of names) {
+					const fixture = tuning.get(name);
+					assert.ok(fixture, `${name} (for ${alternatives[Number(index)]}) is a tuning fixture`);
+					assert.ok(
+						fixture.lines.some((line) => alternative.test(stripAnsi(withoutLineEnd(line)))),
+						`${name} has a line ${alternatives[Number(index)]} matches`,
+					);
+					justified++;
+				}
+			}
+		}
+		assert.ok(justified > 0);
 	});
 
 	test("is the alternation of its documented parts and fits the config's cap", () => {
