@@ -14,6 +14,7 @@
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
+import { countBlockForms } from "../src/signals/forms.js";
 import { countPatternEntries, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
 import { buildViewFromFile } from "../src/view/compose.js";
 import {
@@ -366,6 +367,10 @@ const summaryHeader = [
 ];
 for (const line of formatTable(summaryHeader, measured.map(summarise))) console.log(line);
 const entries = countPatternEntries();
+const forms = countBlockForms();
 console.log(
 	`default signal pattern: ${entries.principle + entries.tool} alternatives, ${entries.principle} principles, ${entries.tool} naming one tool's output (SIGNAL_PATTERN_PARTS' \`tool\`; ${entries.tool - entries.withoutFixture} with a tuning fixture, ${entries.withoutFixture} on a documented format alone)`,
+);
+console.log(
+	`block forms (src/signals/forms.ts): ${forms.principle + forms.tool}, ${forms.principle} principles, ${forms.tool} naming one tool's output (${forms.tool - forms.withoutFixture} with a tuning fixture, ${forms.withoutFixture} on a documented format alone)`,
 );

@@ -4,6 +4,7 @@
 // from, its parent, a location line, the call a resumed one started), its section header, and a
 // line a little further up that names its subject. Pure: strings in, decisions out.
 
+import { blockFormRegex } from "./forms.js";
 import * as shapeModule from "./shape.js";
 import { type ShapeKind } from "./shape.js";
 import * as stampModule from "../lines/stamp.js";
@@ -50,33 +51,26 @@ export const BLOCK_SCAN_LINES = 120;
 export const BLOCK_MESSAGE_LINES = 3;
 
 /**
- * Lines that continue the diagnostic above them whatever their indentation: a stack frame (`at …`),
- * rustc's `-->` and `|` gutters and `= note`, a numbered source line (`20 |`), carets and tildes
- * under code, the `+`/`-` lines of a diff, `Caused by:`, `... 3 more`, a `note:`/`help:`
- * diagnostic, labelled details (PostgreSQL's `DETAIL:`/`HINT:`/`LINE 3:`, an assertion's
- * `expected:`/`got:`/`want:`/`diff:`), and TAP's indented `#` diagnostics.
+ * Lines that continue the diagnostic above them whatever their indentation (forms.ts: a stack frame,
+ * a code frame's gutter, numbered source lines and carets, a diff's `+`/`-` lines, `Caused by:`,
+ * labelled details such as `note:` or `expected:`; rustc's `-->` and `= note`, gdb's frames, TAP's
+ * `#` diagnostics).
  */
-const CONTINUATION =
-	/^\s*(?:at |-->|::: |\||\d+\s*\||= |[~^][~^\s]*$|[+-] |caused by\b|\.\.\. \d+ more|(?:note|help|hint|detail|context|where|line \d+|query|expected|received|actual|got|want|wanted|left|right|found|diff|stack(?:trace)?|locks held)\b\s*:)|^#\s{2,}\S|^#\d+ +(?:0x[\da-f]+ in )?[\w:~<>.]+ \(|^\S+:\d+(?::\d+)?: (?:note|help):/i;
+const CONTINUATION = blockFormRegex("continuation");
 /**
- * A line that opens a section a failure may sit in: a test's name or a build step (GoogleTest's
- * `[ RUN      ]`, Go's `=== RUN`, pytest's `____ test_x ____`, Rust's `---- x stdout ----`, Ansible's
- * `TASK [x]`, a numbered failure `1) name`, the `# example.com/api/handlers/h061` package line Go's
- * build and vet print above a package's diagnostics). Shown above a signal that follows it.
+ * A line that opens a section a failure may sit in (forms.ts): a title between rules, a numbered
+ * failure, a test's name (GoogleTest's `[ RUN      ]`, Go's `=== RUN`), Ansible's `TASK [x]`, the
+ * package line Go's build and vet print above a package's diagnostics. Shown above a signal that
+ * follows it.
  */
-const SECTION_HEADER =
-	/^(?:\[ RUN +\]|=== RUN\b|--- (?:FAIL|PASS):|_{3,} .+ _{3,}$|-{3,} .+ -{3,}$|={3,} .+ ={3,}$|(?:TASK|PLAY|RUNNING HANDLER) \[|\s*\d+\) \S|# [\w.-]+\/[\w./-]+$)/;
+const SECTION_HEADER = blockFormRegex("section");
 
 /**
- * A line that announces a database migration step, in the forms the migration tools log it:
- * Alembic's `INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer
- * email`, Django's `  Applying shop.0031_unique_email...`, Flyway's `Migrating schema "public" to
- * version "31 - unique email"`, Rails' and Sequelize's `== 20240101120000 AddIndex: migrating ===`,
- * Liquibase's `Running Changeset: db/changelog.xml::31::dev`. A failure below it happened in that
- * step: the step is its section, like a test's name above a test's failure.
+ * A line that announces a database migration step (forms.ts: Alembic, Django, Flyway, Rails and
+ * Sequelize, Liquibase). A failure below it happened in that step: the step is its section, like a
+ * test's name above a test's failure.
  */
-const MIGRATION_STEP =
-	/\bRunning (?:upgrade|downgrade) [\w-]+ -> [\w-]+|^\s*Applying [\w-]+\.[\w-]+\.\.\.|\bMigrating schema \S+ to version\b|^== [\w.-]+ [\w:-]+: (?:migrating|reverting)\b|\bRunning Changeset:/;
+const MIGRATION_STEP = blockFormRegex("migration");
 
 /**
  * A location that names no file: `line 11 column 1 - Error: <tabel> is not recognized!` (HTML
@@ -206,13 +200,13 @@ export function continuesPastBlank(signalIndent: number, afterBlank: string, sha
  * characters (`===== FAILURES =====`, `_____ test_refund _____`, `----- Captured stdout -----`,
  * `### Build`), or the header of a list of failures (`failures:`, `Failed tests:`, `The following
  * tests FAILED:`). Then, as data, the step markers of CI services (steps.ts STEP_MARKERS) and of
- * build tools, each with the output it exists for: Gradle's `> Task :compileJava`, Maven's
+ * build tools (forms.ts), each with the output it exists for: Gradle's `> Task :compileJava`, Maven's
  * `[INFO] --- surefire:3.2.2:test (default-test) @ shop ---`, docker build's `Step 3/7 :` and
  * BuildKit's `#8 [3/7] RUN make`. Read after a line's timestamp.
  */
 const RULED_TITLE = /^[ \t]*(?:={3,}|_{3,}|\*{3,}|#{2,}|~{3,}|-{3,}) ?[^\s=_*#~-]/;
 const FAILURE_LIST_HEADER = /^[ \t]*(?:[\w-]+ ){0,5}(?:fail(?:ed|ures?|ing)?|errors?|errored)(?: [\w-]+){0,4}:[ \t]*$/i;
-const BUILD_STEP = /^(?:> Task :|\[INFO\] --- |Step \d+\/\d+ : |#\d+ \[)/;
+const BUILD_STEP = blockFormRegex("build-step");
 
 /** Does `line` open a step of the output (a section a report or a failing step starts with)? */
 export function opensStep(line: string): boolean {

@@ -13,7 +13,10 @@ import {
 	indentOf,
 	thinRuns,
 } from "../../src/signals/blocks.js";
+import { BLOCK_FORMS, blockFormRegex, countBlockForms } from "../../src/signals/forms.js";
+import { unstamped } from "../../src/lines/stamp.js";
 import { buildViewFromText } from "../../src/view/compose.js";
+import { loadTuningFixtures, plainLines } from "../fixtures/tuning.js";
 
 const lines = (...texts: string[]) => texts.map((text) => ({ text }));
 
@@ -318,5 +321,54 @@ describe("the view of a signal line's block", () => {
 				shown.includes(n),
 				`line ${n} (${text.split("\n")[n - 1].slice(0, 40)}) is shown; shown: ${shown.join(",")}`,
 			);
+	});
+});
+
+describe("the block forms, as data (src/signals/forms.ts)", () => {
+	test("justify each form only one tool prints by a tuning fixture with a line it matches", () => {
+		const tuning = loadTuningFixtures();
+		// A continuation is tested after a tool's margin too (valgrind's `==1== `, Ant's `    [javac] `).
+		const withoutMargin = (line: string) => line.replace(/^==\d{1,10}== ?/, "").replace(/^ {1,9}\[[a-z][\w-]*\] /, "");
+		let justified = 0;
+		for (const form of BLOCK_FORMS) {
+			const regex = new RegExp(form.source, form.kind === "continuation" ? "i" : "");
+			for (const name of form.fixtures ?? []) {
+				const fixture = tuning.get(name);
+				assert.ok(fixture, `${name} (for ${form.source}) is a tuning fixture`);
+				assert.ok(
+					plainLines(fixture).some((line) => regex.test(withoutMargin(unstamped(line)))),
+					`${name} has a line ${form.source} matches`,
+				);
+				justified++;
+			}
+			assert.ok(form.why.length > 20, `${form.source} says why it exists`);
+		}
+		assert.ok(justified > 0);
+		const { principle, tool, withoutFixture } = countBlockForms();
+		assert.equal(principle + tool, BLOCK_FORMS.length);
+		assert.ok(
+			principle > 0 && withoutFixture < tool / 2,
+			`${principle} principles, ${tool} per-tool, ${withoutFixture} without a fixture`,
+		);
+	});
+
+	test("compile each kind into one regex that matches what its forms match", () => {
+		const samples: Array<[Parameters<typeof blockFormRegex>[0], string, boolean]> = [
+			["continuation", "    at com.acme.Billing.total(Billing.java:12)", true],
+			["continuation", "  --> src/main.rs:4:18", true],
+			["continuation", "   = note: expected type `i64`", true],
+			["continuation", "#1  0x000055555555513d in worker (arg=0x4) at src/stock.c:48", true],
+			["continuation", "Compiling ledger v0.1.0", false],
+			["section", "=== RUN   TestTransfer", true],
+			["section", "  1) Billing computes totals", true],
+			["section", "running 12 tests", false],
+			["migration", "  Applying shop.0031_unique_email...", true],
+			["migration", "Applying patches", false],
+			["build-step", "> Task :compileJava", true],
+			["build-step", "#8 [3/7] RUN make", true],
+			["build-step", "Task compileJava", false],
+		];
+		for (const [kind, line, expected] of samples)
+			assert.equal(blockFormRegex(kind).test(line), expected, `${kind}: ${line}`);
 	});
 });

@@ -13,18 +13,8 @@ import {
 	SIGNAL_PATTERN_PARTS,
 } from "../../src/signals/pattern.js";
 import { classifySeverity, SEVERITY_ERROR, SEVERITY_WARNING } from "../../src/signals/policy.js";
-import { loadCiFixtures } from "../fixtures/ci/fixtures.js";
-import {
-	loadRealFixtures,
-	type RealFixture,
-	stripAnsi,
-	TAIL_ONLY_DECISIVE,
-	withoutLineEnd,
-} from "../fixtures/real/fixtures.js";
-import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
-import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
-import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
-import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
+import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
+import { loadTuningFixtures, plainLines } from "../fixtures/tuning.js";
 import { buildPathologicalLines } from "../fixtures/signal-lines.js";
 
 const SIGNAL = new RegExp(DEFAULT_SIGNAL_PATTERN, "i");
@@ -383,16 +373,7 @@ describe("the pattern itself", () => {
 	});
 
 	test("justifies each per-tool alternative by a tuning fixture with a line it matches", () => {
-		const tuning = new Map<string, RealFixture>();
-		const sets: Array<[string, RealFixture[]]> = [
-			["real", FIXTURES],
-			["tuning", loadUnseenFixtures("tuning")],
-			["tune2", loadTune2Fixtures()],
-			["tune3", loadTune3Fixtures()],
-			["tune4", loadTune4Fixtures()],
-			["ci", loadCiFixtures("tuning")],
-		];
-		for (const [set, fixtures] of sets) for (const fixture of fixtures) tuning.set(`${set}/${fixture.name}`, fixture);
+		const tuning = loadTuningFixtures();
 		let justified = 0;
 		for (const part of SIGNAL_PATTERN_PARTS) {
 			const alternatives = alternativesOf(part.source);
@@ -402,7 +383,7 @@ describe("the pattern itself", () => {
 					const fixture = tuning.get(name);
 					assert.ok(fixture, `${name} (for ${alternatives[Number(index)]}) is a tuning fixture`);
 					assert.ok(
-						fixture.lines.some((line) => alternative.test(stripAnsi(withoutLineEnd(line)))),
+						plainLines(fixture).some((line) => alternative.test(line)),
 						`${name} has a line ${alternatives[Number(index)]} matches`,
 					);
 					justified++;
