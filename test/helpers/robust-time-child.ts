@@ -11,6 +11,21 @@ const tail = Buffer.alloc(51200);
 const fd = openSync(spill, "r");
 readSync(fd, tail, 0, tail.length, size - tail.length);
 closeSync(fd);
+/**
+ * This process's peak resident memory, in bytes: Linux's VmHWM (its own address space's high-water
+ * mark, new at exec), else getrusage's maxRSS, which Linux carries over from the parent at fork: a
+ * test runner holding 100 MB would read as this child's peak.
+ */
+function peakRss(): number {
+	try {
+		const hwm = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"));
+		if (hwm) return Number(hwm[1]) * 1024;
+	} catch {
+		// Not Linux.
+	}
+	return process.resourceUsage().maxRSS * 1024;
+}
+
 const before = process.memoryUsage.rss();
 const started = performance.now();
 const patch = await boundToolResult(
@@ -26,7 +41,7 @@ const ms = performance.now() - started;
 const view = patch?.content.map((part) => (part.type === "text" ? part.text : "")).join("\n") ?? "";
 const overflow = (patch?.details as { overflow: { id: string; totalBytes: number; truncated: boolean } }).overflow;
 const { storedBytes } = JSON.parse(readFileSync(join(root, `${overflow.id}.json`), "utf8")) as { storedBytes: number };
-const rssGrowthMiB = Math.round(((process.resourceUsage().maxRSS * 1024 - before) / 1024 / 1024) * 10) / 10;
+const rssGrowthMiB = Math.round(((peakRss() - before) / 1024 / 1024) * 10) / 10;
 process.stdout.write(
 	`${JSON.stringify({ ms, rssGrowthMiB, viewChars: view.length, storedBytes, truncated: overflow.truncated, shown: view.split("\n") })}\n`,
 );
