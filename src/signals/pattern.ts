@@ -173,6 +173,10 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
+		source: String.raw`\b(?:operation not permitted|connection reset|broken pipe|no space left on device|read-only file system|too many open files|address already in use|(?:network|host) is unreachable|no route to host|bad file descriptor|disk quota exceeded|name or service not known)\b`,
+		why: "the operating system's own error messages (strerror), which a program passes on with no failure word of its own, like `No such file or directory` and `Permission denied` above: Go's `listen tcp :8080: bind: address already in use` and `write /tmp/x: no space left on device`, `read tcp 10.0.0.2:5432: connection reset by peer`, `touch: cannot touch 'x': Read-only file system`, glibc's `Name or service not known`",
+	},
+	{
 		source: String.raw`^npm error\b|\berr!|\berr_pnpm_|\b(?:eresolve|enoent|eacces|eperm|econnrefused|econnreset|etimedout|eaddrinuse|enotfound|etarget|e404|eintegrity|enospc|eisdir|enotdir|eexist|enotempty|ebadengine|elifecycle)\b`,
 		tool: { 0: ["real/npm-install-errors", "tune4/npm-workspaces-first-error"], 1: NO_FIXTURE, 2: NO_FIXTURE },
 		why: "package managers and system error codes: `npm error code ERESOLVE`, `npm ERR!`, `gyp ERR!`, `ERR_PNPM_…`, `ENOENT`, `EACCES`, `E404`, `ETARGET`",

@@ -249,6 +249,11 @@ describe("the vocabulary of failure", () => {
 		"main.c:(.text+0x1a): undefined reference to `frob'",
 		"ImportError: /usr/lib/libx.so: undefined symbol: frob_init",
 		"mytool: unrecognized option '--frob'",
+		// The operating system's error messages, passed on with no failure word.
+		"listen tcp :8080: bind: address already in use",
+		"write /var/lib/app/wal/000123.log: no space left on device",
+		"read tcp 10.0.0.2:41234->10.0.0.7:5432: read: connection reset by peer",
+		"dial tcp: lookup db.internal: Name or service not known",
 		// The lines that carry what retired per-tool alternatives named (the next line, or a coded error).
 		"fatal runtime error: stack overflow",
 		"main.obj : error LNK2019: unresolved external symbol _frob referenced in function _main",
