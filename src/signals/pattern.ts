@@ -115,8 +115,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "a program saying what it could not do, whatever it is: node's `Cannot find module './x'`, ld's `cannot find -lfoo`, cargo's `could not compile \x60x\x60`, ninja's `build stopped: cannot make progress due to previous errors.`, haproxy's `unable to find required use_backend`, cmake's `Could not find a package configuration file`, tcl's `can't read \"x\": no such element in array`, apt's `E: Unable to locate package`",
 	},
 	{
-		source: String.raw`\b(?:is not defined|not declared|undeclared|undefined (?:name|variable|function|method|symbol|reference|constant|type)|(?:unknown|unrecognized) (?:option|argument|command|type|field|name|variable|property|module|identifier|element|attribute|directive|key))\b`,
-		why: "a name the program could not resolve, which linters and compilers report without a failure word: flake8's and ruff's `F821 undefined name 'totl'`, protoc's `\"Money\" is not defined.`, elixir's `undefined function fix_me/1`, ld's `undefined reference to \x60x\x27` and `undefined symbol`, `'x' was not declared in this scope`, `unknown option --frob`, `Unknown key 'RestartSecs'`",
+		source: String.raw`\b(?:is not defined|not declared|undeclared|undefined (?:name|variable|function|method|symbol|reference|constant|type)|(?:unknown|unrecognized|unresolved) (?:option|argument|command|type|field|name|variable|property|module|identifier|element|attribute|directive|key|reference|import))\b`,
+		why: "a name the program could not resolve, which linters and compilers report without a failure word: flake8's and ruff's `F821 undefined name 'totl'`, protoc's `\"Money\" is not defined.`, elixir's `undefined function fix_me/1`, ld's `undefined reference to \x60x\x27` and `undefined symbol`, `'x' was not declared in this scope`, `unknown option --frob`, `Unknown key 'RestartSecs'`, Kotlin's `e: src/App.kt:3:5 Unresolved reference: totl`",
 	},
 	{
 		source: String.raw`(?<!\b0 |\bno |\bwithout )(?:error|exception|\bfail|\bfailed|\bfailure)[!\x2E]{0,3}[ \t]*$`,
@@ -173,7 +173,7 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
-		source: String.raw`\b(?:operation not permitted|connection reset|broken pipe|no space left on device|read-only file system|too many open files|address already in use|(?:network|host) is unreachable|no route to host|bad file descriptor|disk quota exceeded|name or service not known)\b`,
+		source: String.raw`\b(?:operation not permitted|connection reset|broken pipe|no space left|read-only file system|too many open files|address already in use| is unreachable|no route to host|bad file descriptor|disk quota exceeded|name or service not known)\b`,
 		why: "the operating system's own error messages (strerror), which a program passes on with no failure word of its own, like `No such file or directory` and `Permission denied` above: Go's `listen tcp :8080: bind: address already in use` and `write /tmp/x: no space left on device`, `read tcp 10.0.0.2:5432: connection reset by peer`, `touch: cannot touch 'x': Read-only file system`, glibc's `Name or service not known`",
 	},
 	{

@@ -254,6 +254,8 @@ describe("the vocabulary of failure", () => {
 		"write /var/lib/app/wal/000123.log: no space left on device",
 		"read tcp 10.0.0.2:41234->10.0.0.7:5432: read: connection reset by peer",
 		"dial tcp: lookup db.internal: Name or service not known",
+		"connect: Network is unreachable",
+		"e: file:///src/App.kt:3:5 Unresolved reference: totl",
 		// The lines that carry what retired per-tool alternatives named (the next line, or a coded error).
 		"fatal runtime error: stack overflow",
 		"main.obj : error LNK2019: unresolved external symbol _frob referenced in function _main",
