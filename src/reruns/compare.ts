@@ -118,6 +118,11 @@ export function countChanges(comparison: Comparison): RunCounts {
 	return { new: comparison.added.length, gone: comparison.gone.length, still: comparison.unchanged.length };
 }
 
+/** The counts as every answer and view says them: "1 new, 2 gone, 3 still there". */
+export function formatCounts(counts: RunCounts): string {
+	return `${counts.new} new, ${counts.gone} gone, ${counts.still} still there`;
+}
+
 /** True when the comparison found nothing new and nothing gone (counts of common shapes aside). */
 export function isUnchanged(comparison: Comparison): boolean {
 	return comparison.added.length === 0 && comparison.gone.length === 0;
@@ -157,7 +162,7 @@ export function formatRerunLines(comparison: Comparison, earlier: RunSide, later
 	}
 	const out = [
 		formatNote(
-			`re-run: since the last run of this command (${describeEarlier(earlier)}): ${added.length} new, ${gone.length} gone, ${unchanged.length} still there; ${statusChange}`,
+			`re-run: since the last run of this command (${describeEarlier(earlier)}): ${formatCounts(countChanges(comparison))}; ${statusChange}`,
 		),
 	];
 	let room = RERUN_VIEW_CHARS - out[0].length - 1;
@@ -209,7 +214,7 @@ export function formatComparison(
 	const laterWidth = lineNumberWidth(later.totalLines);
 	const earlierWidth = lineNumberWidth(earlier.totalLines);
 	const head = [
-		`[pi-overflow id=${later.id}] compared with the earlier run id=${earlier.id}: ${added.length} new, ${gone.length} gone, ${unchanged.length} still there (signal lines, compared without timestamps, durations, addresses, PIDs and temp paths)`,
+		`[pi-overflow id=${later.id}] compared with the earlier run id=${earlier.id}: ${formatCounts(countChanges(comparison))} (signal lines, compared without timestamps, durations, addresses, PIDs and temp paths)`,
 		`  status: ${describeStatus(earlier.status)} → ${describeStatus(later.status)}`,
 	];
 	if (earlier.verdict !== undefined || later.verdict !== undefined)

@@ -137,7 +137,7 @@ const TASK_COLUMN = /^ {1,9}\[[a-z][\w-]*\] /;
 const TASK_COLUMN_CHARS = 12;
 
 /** The width of a line's margin (a timestamp, then REPORT_MARGIN or TASK_COLUMN), 0 when it has none. */
-function marginOf(text: string): number {
+export function marginOf(text: string): number {
 	const stamp = stampLength(text);
 	return stamp === 0 ? toolMarginOf(text) : stamp + toolMarginOf(text.slice(stamp));
 }

@@ -216,6 +216,11 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 	},
 ]);
 
+/** One form as a regex of its own, with its kind's flags. */
+export function blockFormRegexOf(form: BlockForm): RegExp {
+	return new RegExp(form.source, KIND_FLAGS[form.kind]);
+}
+
 /** The forms of one kind as one regex (the alternation of their sources, with the kind's flags). */
 export function blockFormRegex(kind: BlockFormKind): RegExp {
 	const sources = BLOCK_FORMS.filter((form) => form.kind === kind).map((form) => form.source);

@@ -97,7 +97,8 @@ export class RecallTelemetry {
 	/** A view compared its result with the last run of the same command; `gone` lines of that run are no longer there. */
 	noteRerun(toolName: string, comparison: { gone: readonly unknown[] }): void {
 		// One read and one write of the counts file for both counts.
-		this.bump(toolName, ...(comparison.gone.length > 0 ? (["compared", "fixed"] as const) : (["compared"] as const)));
+		if (comparison.gone.length > 0) this.bump(toolName, "compared", "fixed");
+		else this.bump(toolName, "compared");
 	}
 
 	/** The tool name this process recorded for an id. */

@@ -10,6 +10,7 @@ import type { OverflowConfig } from "../config/config.js";
 import { type QueryDependencies, QueryError, type QueryParams, type QuerySummary, runQuery } from "../query/index.js";
 import { ID_TAG_EXAMPLE, ID_TAG_PLACEHOLDER, QUERY_TOOL_NAME } from "../lines/protocol.js";
 import { toOneLine } from "../lines/text.js";
+import { formatCounts } from "../reruns/compare.js";
 
 export { QUERY_TOOL_NAME };
 
@@ -112,10 +113,7 @@ export function describeAnswer(summary: QuerySummary | undefined, firstLine?: st
 		case "jsonPath":
 			return `${summary.path ?? "$"}: ${summary.valueType ?? "value"}${cut}`;
 		case "since": {
-			const counts = summary.counts;
-			return counts === undefined
-				? `compared${cut}`
-				: `${counts.new} new, ${counts.gone} gone, ${counts.still} still there${cut}`;
+			return `${summary.counts === undefined ? "compared" : formatCounts(summary.counts)}${cut}`;
 		}
 		default: {
 			// The entry's own header ("bash output stored …: 150000 lines, …") says more than "overview".

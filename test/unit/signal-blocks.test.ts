@@ -11,12 +11,13 @@ import {
 	findLeadingContext,
 	HUNK_AFTER_LINES,
 	indentOf,
+	marginOf,
 	thinRuns,
 } from "../../src/signals/blocks.js";
-import { BLOCK_FORMS, blockFormRegex, countBlockForms } from "../../src/signals/forms.js";
+import { BLOCK_FORMS, blockFormRegex, blockFormRegexOf, countBlockForms } from "../../src/signals/forms.js";
 import { unstamped } from "../../src/lines/stamp.js";
 import { buildViewFromText } from "../../src/view/compose.js";
-import { loadTuningFixtures, plainLines } from "../fixtures/tuning.js";
+import { assertJustified, loadTuningFixtures } from "../fixtures/tuning.js";
 
 const lines = (...texts: string[]) => texts.map((text) => ({ text }));
 
@@ -327,20 +328,13 @@ describe("the view of a signal line's block", () => {
 describe("the block forms, as data (src/signals/forms.ts)", () => {
 	test("justify each form only one tool prints by a tuning fixture with a line it matches", () => {
 		const tuning = loadTuningFixtures();
-		// A continuation is tested after a tool's margin too (valgrind's `==1== `, Ant's `    [javac] `).
-		const withoutMargin = (line: string) => line.replace(/^==\d{1,10}== ?/, "").replace(/^ {1,9}\[[a-z][\w-]*\] /, "");
+		// As blocks.ts tests them: a continuation after a line's timestamp and a tool's margin (valgrind's
+		// `==1== `, Ant's `    [javac] `), the others after its timestamp.
+		const afterMargin = (line: string) => line.slice(marginOf(line));
 		let justified = 0;
 		for (const form of BLOCK_FORMS) {
-			const regex = new RegExp(form.source, form.kind === "continuation" ? "i" : "");
-			for (const name of form.fixtures ?? []) {
-				const fixture = tuning.get(name);
-				assert.ok(fixture, `${name} (for ${form.source}) is a tuning fixture`);
-				assert.ok(
-					plainLines(fixture).some((line) => regex.test(withoutMargin(unstamped(line)))),
-					`${name} has a line ${form.source} matches`,
-				);
-				justified++;
-			}
+			const prepare = form.kind === "continuation" ? afterMargin : unstamped;
+			justified += assertJustified(tuning, form.fixtures ?? [], blockFormRegexOf(form), prepare);
 			assert.ok(form.why.length > 20, `${form.source} says why it exists`);
 		}
 		assert.ok(justified > 0);

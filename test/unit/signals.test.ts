@@ -14,7 +14,7 @@ import {
 } from "../../src/signals/pattern.js";
 import { classifySeverity, SEVERITY_ERROR, SEVERITY_WARNING } from "../../src/signals/policy.js";
 import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
-import { loadTuningFixtures, plainLines } from "../fixtures/tuning.js";
+import { assertJustified, loadTuningFixtures } from "../fixtures/tuning.js";
 import { buildPathologicalLines } from "../fixtures/signal-lines.js";
 
 const SIGNAL = new RegExp(DEFAULT_SIGNAL_PATTERN, "i");
@@ -384,18 +384,8 @@ describe("the pattern itself", () => {
 		let justified = 0;
 		for (const part of SIGNAL_PATTERN_PARTS) {
 			const alternatives = alternativesOf(part.source);
-			for (const [index, names] of Object.entries(part.tool ?? {})) {
-				const alternative = new RegExp(alternatives[Number(index)], "i");
-				for (const name of names) {
-					const fixture = tuning.get(name);
-					assert.ok(fixture, `${name} (for ${alternatives[Number(index)]}) is a tuning fixture`);
-					assert.ok(
-						plainLines(fixture).some((line) => alternative.test(line)),
-						`${name} has a line ${alternatives[Number(index)]} matches`,
-					);
-					justified++;
-				}
-			}
+			for (const [index, names] of Object.entries(part.tool ?? {}))
+				justified += assertJustified(tuning, names, new RegExp(alternatives[Number(index)], "i"));
 		}
 		assert.ok(justified > 0);
 	});
