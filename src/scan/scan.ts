@@ -244,9 +244,9 @@ export class LineScanner {
 		const headEnd = Math.min(headLast, tailStart - 1);
 		const isShown = (line: number) => line <= headEnd || line >= tailStart;
 		// A search that stopped left lines unsearched: the counts of what it found are lower bounds.
-		const items = signalSearchStopped
-			? this.collector.items().map((item) => ({ ...item, atLeast: true }))
-			: this.collector.items();
+		// A run of one shape that ends within a tail's length of the tail ended the output's signals.
+		const collected = this.collector.items(tailStart - this.options.tailLines);
+		const items = signalSearchStopped ? collected.map((item) => ({ ...item, atLeast: true })) : collected;
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
@@ -255,8 +255,8 @@ export class LineScanner {
 			headEnd,
 			tailStart,
 			signals: rankCandidates(items.filter((item) => !isShown(item.lineNumber))),
-			// Shown there already: the other instances of a collapsed shape need no place of their own.
-			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber) && !item.instance)),
+			// Shown there already: the other lines of a collapsed shape need no place of their own.
+			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber) && !item.instance && !item.last)),
 			signalMatches: this.collector.matches,
 			shapes: this.shapes.result(),
 			steps: this.steps.result(),

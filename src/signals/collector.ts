@@ -15,7 +15,7 @@ import * as textModule from "../lines/text.js";
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { detach, keepCharsFor, renderTerminalLine, renderLine, stripLineEnd } = renderModule;
-const { classifySeverity, rankCandidates } = policyModule;
+const { classifySeverity, rankCandidates, SEVERITY_ERROR } = policyModule;
 const { COLLAPSE_SHAPE_LINES, shapeOf } = shapeModule;
 const { keepEnd, keepStart } = textModule;
 
@@ -59,6 +59,8 @@ export interface SignalItem extends ScannedLine {
 	 * candidate, only when there is room. Its `count` is 1: it states no count.
 	 */
 	instance?: true;
+	/** Set on the last line of a shape that one line stands for, shown beside that line: it states no count. */
+	last?: true;
 }
 
 interface Shape {
@@ -77,6 +79,13 @@ interface Shape {
 	latestReplaced: boolean;
 	/** Lines sampled every `stride`-th line of the shape (SPREAD_LINES_PER_SHAPE at most), and the next count sampled. */
 	spread: SignalItem[];
+	/**
+	 * Where the shape's last line (lastLine) starts, and the line itself: as it was added, or its raw
+	 * text when that is at most maxLineChars long (a string of its own, rendered only if shown), or as
+	 * an item when it is longer. The view may show it beside the first: where a run of failures ended.
+	 */
+	lastOffset: number;
+	lastSource: ScannedLine | string | undefined;
 	stride: number;
 	nextSample: number;
 }
@@ -249,6 +258,8 @@ export class SignalCollector {
 				afterPrune: this.pruned,
 				latestReplaced: false,
 				spread: [],
+				lastOffset: offset,
+				lastSource: undefined,
 				stride: 1,
 				// The first distinct lines are kept anyway (items): the spread starts after them.
 				nextSample: LINES_PER_SHAPE + 1,
@@ -258,19 +269,24 @@ export class SignalCollector {
 		this.lastShape = shape;
 		shape.count++;
 		shape.lastLine = lineNumber;
+		shape.lastOffset = offset;
 		if (shape.count === shape.nextSample) this.sample(shape, lineNumber, offset, source);
 		const same = findSameText(shape, text);
 		if (same !== undefined) {
 			same.count++;
+			shape.lastSource = this.keepableSource(lineNumber, offset, source, shape.severity);
 			return;
 		}
 		if (shape.items.length < LINES_PER_SHAPE) {
-			shape.items.push(this.toItem(lineNumber, offset, 1, source, shape.severity));
+			const item = this.toItem(lineNumber, offset, 1, source, shape.severity);
+			shape.items.push(item);
+			shape.lastSource = item;
 			return;
 		}
 		const latest = shape.latest;
 		if (latest?.shownText === text) {
 			latest.count++;
+			shape.lastSource = this.keepableSource(lineNumber, offset, source, shape.severity);
 			return;
 		}
 		// A short raw line (most lines of a flood) is kept as it is, to be rendered in items(); any other
@@ -279,6 +295,7 @@ export class SignalCollector {
 			typeof source === "string" && source.length <= this.maxLineChars
 				? source
 				: this.toItem(lineNumber, offset, 1, source, shape.severity);
+		shape.lastSource = kept;
 		const shownText = typeof kept === "string" ? text : kept.text;
 		if (latest === undefined) {
 			shape.latest = { lineNumber, shownText, offset, count: 1, source: kept };
@@ -304,6 +321,9 @@ export class SignalCollector {
 		shape.lastLine = lineNumber;
 		const first = shape.items[0];
 		if (first !== undefined && first.text === text) first.count++;
+		shape.lastOffset = offset;
+		// Shown as it is and at most keepChars long (addLike): its own text is the line.
+		shape.lastSource = text;
 		if (shape.count === shape.nextSample) this.sample(shape, lineNumber, offset, text);
 	}
 
@@ -328,9 +348,11 @@ export class SignalCollector {
 
 	/**
 	 * The lines the view may show (rank them with src/signals/policy.ts rankCandidates). A common shape
-	 * (COLLAPSE_SHAPE_LINES lines or more) gives one line that stands for the others.
+	 * (COLLAPSE_SHAPE_LINES lines or more) gives one line that stands for the others, and its last line
+	 * where that says how a run of failures ended: for a failure's shape, and for any shape whose lines
+	 * end at or after `endsFrom` (a burst of retries that ran until the output gave up).
 	 */
-	items(): SignalItem[] {
+	items(endsFrom = Number.POSITIVE_INFINITY): SignalItem[] {
 		const out: SignalItem[] = [];
 		for (const shape of this.shapes.values()) {
 			const latest = shape.latest;
@@ -348,9 +370,17 @@ export class SignalCollector {
 				const first = candidates[0];
 				const others = shape.count - first.count;
 				out.push(others > 0 ? { ...first, similar: { count: others, lastLine: shape.lastLine } } : first);
+				const texts = new Set([first.text]);
+				// Its last line (the final error, the last retry), ranked with the first: a line of its own
+				// when its text differs from the first's.
+				const last =
+					shape.severity === SEVERITY_ERROR || shape.lastLine >= endsFrom ? this.lastItemOf(shape) : undefined;
+				if (last !== undefined && !texts.has(last.text)) {
+					texts.add(last.text);
+					out.push(last);
+				}
 				// The other distinct lines it stands for, spread over its lines (the kept first ones after
 				// them; not the latest, which a line only counted does not replace).
-				const texts = new Set([first.text]);
 				for (const item of [...shape.spread, ...shape.items.slice(1)]) {
 					if (texts.has(item.text)) continue;
 					texts.add(item.text);
@@ -361,6 +391,33 @@ export class SignalCollector {
 			}
 		}
 		return out;
+	}
+
+	/** The shape's last line as a SignalItem that states no count. */
+	private lastItemOf(shape: Shape): SignalItem | undefined {
+		const source = shape.lastSource;
+		if (source === undefined) return undefined;
+		const {
+			atLeast: _,
+			similar: __,
+			...line
+		} = this.toItem(shape.lastLine, shape.lastOffset, 1, source, shape.severity);
+		return { ...line, shapeCount: shape.count, last: true };
+	}
+
+	/**
+	 * A line to keep as a shape's last one: its raw text when short (kept as it is, rendered only if
+	 * shown), else as an item now, so that no shape holds more of a line than the view shows.
+	 */
+	private keepableSource(
+		lineNumber: number,
+		offset: number,
+		source: ScannedLine | string,
+		severity: Severity,
+	): ScannedLine | string {
+		return typeof source === "string" && source.length > this.maxLineChars
+			? this.toItem(lineNumber, offset, 1, source, severity)
+			: source;
 	}
 
 	/**

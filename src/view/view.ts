@@ -531,7 +531,7 @@ export function buildView(
 		out.push(
 			frame.gapNotice(
 				omitted,
-				frame.droppedNote(droppedHead, items.length - shownItems.length, tail.length - shownTailLines),
+				frame.droppedNote(droppedHead, countStated(items) - countStated(shownItems), tail.length - shownTailLines),
 			),
 		);
 	let previous = lastHead;
@@ -552,12 +552,23 @@ export function buildView(
 }
 
 /**
+ * Signal lines whose place in the view is their own: not the other instances of a collapsed shape,
+ * which the line standing for them counts (a view that leaves them out dropped nothing to fit).
+ */
+function countStated(items: readonly SignalItem[]): number {
+	let count = 0;
+	for (const item of items) if (!item.instance) count++;
+	return count;
+}
+
+/**
  * The most decisive lines of an output, anywhere (head and tail included): up to KEY_LINES signal
  * lines, errors before warnings, in the scan's rank order, then in line order. The view shows them
  * under its header; details.overflow.top carries them for the masking stub.
  */
 export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSignalLines">): SignalItem[] {
-	const middle = scan.signals.slice(0, options.maxSignalLines);
+	// Other instances of a collapsed shape are not key lines: the line that stands for them is.
+	const middle = scan.signals.slice(0, options.maxSignalLines).filter((item) => !item.instance);
 	const rank = (item: SignalItem) => {
 		const index = middle.indexOf(item);
 		return index >= 0 ? index : middle.length + scan.shownSignals.indexOf(item);

@@ -395,11 +395,13 @@ describe("signals", () => {
 		for (let i = 0; i < 80; i++) lines.push(`error: tail ${i}`);
 		const scan = scanText(`${lines.join("\n")}\n`, scanOptions({ maxSignalLines: 10, headLines: 10 }));
 		assert.deepEqual(
-			scan.signals.map((line) => [line.text, line.similar, line.instance]),
+			scan.signals.map((line) => [line.text, line.similar, line.instance ?? line.last]),
 			[
 				["error: middle 50", { count: 9, lastLine: 951 }, undefined],
-				// The others it stands for, each once, ranked after it and spread (first, last, middle, …): shown only with room.
-				...[150, 950, 550, 350, 750, 250, 450, 650, 850].map((n) => [`error: middle ${n}`, undefined, true]),
+				// Its last line, where the failures ended, ranked beside it.
+				["error: middle 950", undefined, true],
+				// The others it stands for, each once, ranked after them and spread (first, last, middle, …): shown only with room.
+				...[150, 850, 550, 350, 650, 250, 450, 750].map((n) => [`error: middle ${n}`, undefined, true]),
 			],
 		);
 		assert.equal(scan.shownSignals.length, 1, "the tail's 80 lines of one shape, shown in the tail");

@@ -52,7 +52,19 @@ test("1 000 000 distinct error lines of one shape: one shape, its first lines, i
 	assert.ok(held.spreadLines > SPREAD_LINES_PER_SHAPE / 2 && held.spreadLines <= SPREAD_LINES_PER_SHAPE);
 	assert.equal(collector.matches, 1_000_000);
 	const items = collector.items();
-	const [first, ...instances] = items;
+	const [first, last, ...instances] = items;
+	// The last line, where the failures ended, beside the first; it states no count.
+	assert.deepEqual(last, {
+		lineNumber: 1_000_000,
+		text: "error: failure number 1000000",
+		totalChars: 29,
+		partial: false,
+		offset: 999_999 * 30,
+		count: 1,
+		severity: 2,
+		shapeCount: 1_000_000,
+		last: true,
+	});
 	assert.ok(
 		instances.every((item) => item.instance && item.count === 1 && item.shapeCount === 1_000_000),
 		"the others are instances that state no count",
@@ -127,8 +139,8 @@ const line = fc
 
 /**
  * The plain algorithm, as a model: every line shaped with shapeOf and made a SignalItem; a shape's
- * first LINES_PER_SHAPE distinct lines and its latest one, each with its exact repeats (no pruning:
- * the inputs here have few shapes).
+ * first LINES_PER_SHAPE distinct lines and its latest one, each with its exact repeats, and a
+ * collapsed failure's last line (no pruning: the inputs here have few shapes).
  */
 function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[], maxLineChars: number): SignalItem[] {
 	interface ModelShape {
@@ -137,6 +149,8 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 		severity: Severity;
 		items: SignalItem[];
 		latest?: SignalItem;
+		/** The shape's last line, as an item that states no count. */
+		last?: SignalItem;
 		spread: SignalItem[];
 		stride: number;
 		nextSample: number;
@@ -171,6 +185,7 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 			severity: shape.severity,
 			shapeCount: 1,
 		});
+		shape.last = itemOf();
 		// Every stride-th line from the one after the first distinct lines; full, every other one goes.
 		if (shape.count === shape.nextSample) {
 			if (shape.spread.length >= SPREAD_LINES_PER_SHAPE) {
@@ -214,6 +229,12 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 			others > 0 ? { ...candidates[0], similar: { count: others, lastLine: shape.lastLine } } : candidates[0];
 		const texts = new Set([first.text]);
 		const instances: SignalItem[] = [];
+		// A failure's shape shows its last line too, beside the first, when its text is another.
+		const last = shape.last as SignalItem;
+		if (shape.severity === 2 && !texts.has(last.text)) {
+			texts.add(last.text);
+			instances.push({ ...last, shapeCount: shape.count, last: true });
+		}
 		for (const item of [...shape.spread, ...shape.items.slice(1)]) {
 			if (texts.has(item.text)) continue;
 			texts.add(item.text);
@@ -286,7 +307,10 @@ test("a flood of one shape taken as bytes only counts once shown as one line, an
 	});
 	const items = byBytes.items();
 	assert.deepEqual(items, byLine.items());
-	assert.ok(items.slice(1).every((item) => item.instance && item.count === 1));
+	// The last line stands beside the first; the others are instances. None states a count.
+	assert.equal(items[1]!.lineNumber, 5000);
+	assert.equal(items[1]!.text, "ERROR: connection refused host-9:5432");
+	assert.ok(items.slice(1).every((item, index) => (index === 0) !== (item.instance === true) && item.count === 1));
 	// host-7 is the first line's text: a quarter of the lines plus every tenth of the others.
 	const first = items[0]!;
 	assert.equal(first.text, "ERROR: connection refused host-7:5432");
@@ -313,7 +337,8 @@ test("lines taken as bytes are like the last one only when every byte but a digi
 		lineStart += text.length + 1;
 	});
 	assert.deepEqual(byBytes.items(), byLine.items());
-	assert.equal(byBytes.items().filter((item) => !item.instance).length, 4);
+	// Three shapes (the digits' one collapsed, with its first and last line), and the others.
+	assert.equal(byBytes.items().filter((item) => !item.instance).length, 5);
 });
 
 test("a line taken raw is rendered, even after a line like it was added with its control characters", () => {
