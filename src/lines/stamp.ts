@@ -4,8 +4,13 @@
 // then the timestamp). What a line says starts after them: a failure word "at the line's start",
 // a line's indentation, a section's opener are read there. Pure; one linear match at the start.
 
-/** A date and time, or a time, optionally bracketed, then one space or tab (the indentation after it is the line's own). */
-const STAMP = /^\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t]/;
+/**
+ * A date and time, or a time, optionally bracketed, then one space or tab (the indentation after it
+ * is the line's own); then, where GitLab's runner stamps lines (FF_TIMESTAMPS), its stream column:
+ * the stream's number, O or E (stdout, stderr), "+" when the line goes on one cut before (`00O+ `).
+ */
+const STAMP =
+	/^\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t])?/;
 /** At most this many tab-separated columns, each at most COLUMN_CHARS long, before a timestamp. */
 const MAX_COLUMNS = 3;
 const COLUMN_CHARS = 120;
@@ -23,7 +28,7 @@ export function stampLength(text: string): number {
 		const first = text.charCodeAt(from);
 		if (first === OPEN_BRACKET || (first >= DIGIT_0 && first <= DIGIT_9)) {
 			const match = STAMP.exec(from === 0 ? text : text.slice(from, from + 64));
-			if (match !== null) return from + match[0].length;
+			if (match !== null) return from + match[0].length + innerStampLength(text, from + match[0].length);
 		}
 		if (column === MAX_COLUMNS) break;
 		// The next column, when a tab ends this one soon enough.
@@ -39,4 +44,15 @@ export function stampLength(text: string): number {
 export function unstamped(text: string): string {
 	const length = stampLength(text);
 	return length === 0 ? text : text.slice(length);
+}
+
+/**
+ * A program's own timestamp right after the one CI put before its line (a logger run in a CI job:
+ * `2026-12-02T10:18:20.9133560Z 2026-12-01 03:10:03,591 INFO …`): its length, 0 when none.
+ */
+function innerStampLength(text: string, from: number): number {
+	const first = text.charCodeAt(from);
+	if (first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
+	const match = STAMP.exec(text.slice(from, from + 64));
+	return match === null ? 0 : match[0].length;
 }

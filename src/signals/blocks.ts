@@ -31,7 +31,7 @@ const WORDED = /[\p{L}\p{N}]/u;
 export function thinRuns<T extends { text: string }>(lines: readonly T[]): T[] {
 	// Past HUNK_AFTER_LINES, drawing goes first: gutters, carets and rules (`    |      |   ^~~~`)
 	// say nothing the lines with words around them do not (gcc -fanalyzer's event paths).
-	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(line.text));
+	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(unstamped(line.text)));
 	const kept: T[] = [];
 	for (let start = 0; start < lines.length;) {
 		const shape = shapeOf(lines[start].text);

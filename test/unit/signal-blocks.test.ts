@@ -253,6 +253,17 @@ describe("thinRuns", () => {
 			),
 		);
 		assert.ok(thinRuns(long).every((line) => /\d/.test(line.text)));
+		// After a CI timestamp the drawing is still drawing: the stamp's digits are not the line's words.
+		const stamped = lines(
+			...Array.from(
+				{ length: HUNK_AFTER_LINES + 2 },
+				(_, i) =>
+					`2026-12-06T09:30:03.${String(i).padStart(7, "0")}Z ${i % 2 === 0 ? `    |  (${i}) event` : "    |   ^~~~"}`,
+			),
+		);
+		const kept = thinRuns(stamped);
+		assert.ok(kept.length > 0 && kept.length <= (HUNK_AFTER_LINES + 2) / 2);
+		assert.ok(kept.every((line) => line.text.includes(") event")));
 	});
 });
 

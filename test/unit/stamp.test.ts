@@ -20,6 +20,18 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		assert.equal(stampLength(stamp + text), stamp.length, stamp);
 		assert.equal(unstamped(stamp + text), text);
 	}
+	// GitLab's runner, stamping lines (FF_TIMESTAMPS): its stream column follows the time.
+	assert.equal(
+		unstamped("2026-12-06T09:30:02.756845Z 00O     |   (7) first ‘free’ here"),
+		"    |   (7) first ‘free’ here",
+	);
+	assert.equal(unstamped("2026-12-06T09:30:02.756845Z 01E+ followed by more"), "followed by more");
+	// A program's own log line in a CI job: its timestamp after CI's.
+	assert.equal(
+		unstamped("2026-12-06T09:30:04.4796252Z 2026-12-01 03:10:03,591 INFO gave up: ledger-sync entered FATAL state"),
+		"INFO gave up: ledger-sync entered FATAL state",
+	);
+	assert.equal(unstamped("[2026-12-06T09:30:02.788Z] [10:18:20] FAILED a"), "FAILED a");
 	// A raw log's first line, after the file's byte-order mark.
 	assert.equal(unstamped("\ufeff2026-12-02T10:18:20.9133560Z ##[group]Run npm ci"), "##[group]Run npm ci");
 	// `gh run view --log`: the job and the step in columns before the timestamp.
@@ -33,6 +45,7 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		"[ RUN      ] Suite.Case",
 		"12:30 is lunch",
 		"2026-12-02 release notes",
+		"00O not a stamp",
 		"",
 		"x",
 	])
