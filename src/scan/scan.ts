@@ -27,7 +27,7 @@ const { crAsNewline } = recordsModule;
 const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripAnsi, stripLineEnd } = renderModule;
 const { SIGNAL_WINDOW_CHARS } = finderModule;
 const { rankCandidates } = policyModule;
-const { stepMarkOf } = stepsModule;
+const { sectionsOf, stepMarkOf, stepStanding } = stepsModule;
 
 export { SIGNAL_SCAN_BUDGET_MS, SIGNAL_WINDOW_CHARS, SIGNAL_WINDOW_STEP_CHARS } from "../signals/finder.js";
 
@@ -247,6 +247,9 @@ export class LineScanner {
 		// A run of one shape that ends within a tail's length of the tail ended the output's signals.
 		const collected = this.collector.items(tailStart - this.options.tailLines);
 		const items = signalSearchStopped ? collected.map((item) => ({ ...item, atLeast: true })) : collected;
+		const steps = this.steps.result();
+		// In a job whose steps failed, the lines of the others are the job's, not the failing output's.
+		const standing = stepStanding(sectionsOf(steps, this.lineCount));
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
@@ -258,8 +261,8 @@ export class LineScanner {
 			// Shown there already: the other lines of a collapsed shape need no place of their own.
 			shownSignals: rankCandidates(items.filter((item) => isShown(item.lineNumber) && !item.instance && !item.last)),
 			signalMatches: this.collector.matches,
-			shapes: this.shapes.result(),
-			steps: this.steps.result(),
+			shapes: this.shapes.result((line) => standing(line) > 0),
+			steps,
 			...(signalSearchStopped ? { signalSearchStopped } : {}),
 		};
 	}

@@ -172,12 +172,24 @@ export class ShapeCounter {
 		this.shapes.set(hash, { count: 1, firstLine: line, firstOffset: offset, lastLine: line });
 	}
 
-	result(): ShapeStats {
-		const entries = [...this.shapes.values()];
+	/**
+	 * The counts' findings. `setAside(line)`: lines that are not the output's own (a CI job's steps
+	 * that passed, around the step that failed); a shape whose first and last lines both are is left
+	 * out of the rare lines and of the share that says whether the output has few shapes.
+	 */
+	result(setAside: (lineNumber: number) => boolean = () => false): ShapeStats {
+		const entries = [...this.shapes.values()].filter(
+			(entry) => !(setAside(entry.firstLine) && setAside(entry.lastLine)),
+		);
 		let common = 0;
-		for (const entry of entries) if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
-		const fewShapes =
-			!this.overflow && this.shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHAPE_SHARE * this.shapedLines;
+		let counted = 0;
+		for (const entry of entries) {
+			counted += entry.count;
+			if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
+		}
+		// Blank lines are never shaped: the lines of the shapes left out are all that goes.
+		const shapedLines = this.overflow ? this.shapedLines : counted;
+		const fewShapes = !this.overflow && shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHAPE_SHARE * shapedLines;
 		const toLine = (entry: ShapeEntry): ShapeLine => ({
 			lineNumber: entry.firstLine,
 			offset: entry.firstOffset,

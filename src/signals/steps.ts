@@ -93,3 +93,56 @@ export interface StepMarks {
 	/** Marks before these that were not kept. */
 	dropped: number;
 }
+
+/** A step of a CI job's log: its lines, its title, and the marker that says it failed. */
+export interface Section {
+	start: number;
+	end: number;
+	title: string;
+	failed?: StepMark;
+}
+
+/** The steps the marks delimit: each opening mark to the line before the next one (the last to `totalLines`). */
+export function sectionsOf(steps: StepMarks, totalLines: number): Section[] {
+	const sections: Section[] = [];
+	for (const mark of steps.marks) {
+		if (mark.kind === "open") {
+			const last = sections[sections.length - 1];
+			if (last !== undefined) last.end = mark.lineNumber - 1;
+			sections.push({ start: mark.lineNumber, end: totalLines, title: mark.title });
+		} else if (sections.length > 0) {
+			sections[sections.length - 1].failed ??= mark;
+		}
+	}
+	return sections;
+}
+
+/**
+ * Where a line lies in a job some of whose steps failed: 0 in a failed step, 1 outside every step,
+ * 2 in a step that passed (what a passed step printed rarely explains a failure). Every line is 0
+ * when no step failed. `sections` in line order.
+ */
+export function stepStanding(sections: readonly Section[]): (lineNumber: number) => number {
+	if (!sections.some((section) => section.failed !== undefined)) return () => 0;
+	return (lineNumber) => {
+		let low = 0;
+		let high = sections.length - 1;
+		while (low <= high) {
+			const middle = (low + high) >> 1;
+			const section = sections[middle];
+			if (lineNumber < section.start) high = middle - 1;
+			else if (lineNumber > section.end) low = middle + 1;
+			else return section.failed !== undefined ? 0 : 2;
+		}
+		return 1;
+	};
+}
+
+/** The mark that opened the last step that failed (the step that failed the job), if any. */
+export function lastFailedStepOpener(steps: StepMarks): StepMark | undefined {
+	const marks = steps.marks;
+	let failed = marks.length - 1;
+	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
+	for (let opener = failed - 1; opener >= 0; opener--) if (marks[opener].kind === "open") return marks[opener];
+	return undefined;
+}

@@ -28,6 +28,7 @@ import {
 	thinRuns,
 } from "../signals/blocks.js";
 import type { ShapeLine } from "../signals/shape-counter.js";
+import { sectionsOf, stepStanding } from "../signals/steps.js";
 import {
 	classifyShape,
 	markTemplateFamilies,
@@ -39,7 +40,7 @@ import {
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
 import { type ByteSource, readRange } from "../io/source.js";
-import { readReport, type ReportLines } from "./report.js";
+import { readReport, readStepHead, type ReportLines, stepHeadRange } from "./report.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
@@ -113,6 +114,8 @@ export interface ViewExtras {
 	json?: JsonExtras;
 	/** The lines right above the tail a report the output ends with may start in (report.ts). */
 	report?: ReportLines;
+	/** The first lines of a CI job's last failed step, when it opens between the head and the tail (report.ts). */
+	stepHead?: ScannedLine[];
 }
 
 /**
@@ -135,8 +138,15 @@ export async function readViewExtras(
 	// A line with a signal line's text is that signal line's repeat, counted with it (`[×3]`): not a rare line too.
 	const takenTexts = new Set<string>([...scan.signals, ...scan.shownSignals].map((item) => item.text));
 	const { headEnd, tailStart } = scan;
+	// The first lines of a CI job's failed step are shown as its head (report.ts readStepHead).
+	const stepHead = stepHeadRange(scan, scan.head.length);
+	const inStepHead = (lineNumber: number) =>
+		stepHead !== undefined && lineNumber >= stepHead.start && lineNumber <= stepHead.end;
 	const inMiddle = (line: ShapeLine) =>
-		line.lineNumber > headEnd && line.lineNumber < tailStart && !taken.has(line.lineNumber);
+		line.lineNumber > headEnd &&
+		line.lineNumber < tailStart &&
+		!taken.has(line.lineNumber) &&
+		!inStepHead(line.lineNumber);
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
 	const shapeLines: ShapeFind[] = [];
 	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) =>
@@ -144,9 +154,17 @@ export async function readViewExtras(
 			.filter(inMiddle)
 			.slice(0, MAX_SHAPE_LINES)
 			.map((line) => ({ line, kind }));
+	// In a job whose steps failed, the rare and repeated lines of the failed steps first, those of the
+	// steps that passed last (the runner's set-up and checkout steps are full of lines seen once).
+	const standing = stepStanding(sectionsOf(scan.steps, scan.totalLines));
+	const byStanding = (lines: readonly ShapeLine[]) =>
+		lines
+			.map((line, index) => ({ line, index, rank: standing(line.lineNumber) }))
+			.sort((a, b) => a.rank - b.rank || a.index - b.index)
+			.map(({ line }) => line);
 	const picked = [
-		...pick(scan.shapes.repeated, "repeated"),
-		...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare"),
+		...pick(byStanding(scan.shapes.repeated), "repeated"),
+		...pick(await setAsideFamilies(source, byStanding(scan.shapes.rare.filter(inMiddle))), "rare"),
 	];
 	const texts = await Promise.all(
 		picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)),
@@ -163,9 +181,11 @@ export async function readViewExtras(
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
 	const report = await readReport(source, scan, keepChars);
+	const stepHeadLines = await readStepHead(source, scan, scan.head.length, keepChars);
 	const subjects = {
 		...(tailSubjects.length > 0 ? { tailSubjects } : {}),
 		...(report !== undefined ? { report } : {}),
+		...(stepHeadLines !== undefined && stepHeadLines.length > 0 ? { stepHead: stepHeadLines } : {}),
 	};
 	if (findings === undefined) return { hunks, shapeLines, ...subjects };
 	const problems: ProblemLines[] = [];

@@ -3,14 +3,15 @@
 // of a CI job), and the view keeps it from its start when it fits, rather than its last lines only.
 // Only the lines right above the tail are read (REPORT_LOOKBACK_LINES, at most REPORT_READ_BYTES
 // from the end of the output), and only when the output ends in failure; where the report starts
-// is a line that opens a step (signals/blocks.ts opensStep), or, in a CI job's log, the line that
-// opened its last failed step, however far up. view.ts decides how much of it fits.
+// is a line that opens a step (signals/blocks.ts opensStep). A CI job's last failed step is read
+// from its start too (readStepHead): the view shows it as that step's head. view.ts decides what fits.
 
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
+import { lastFailedStepOpener } from "../signals/steps.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -24,20 +25,32 @@ export interface ReportLines {
 	/** Indexes into `lines` of the lines that open a step, ascending. */
 	openers: number[];
 	/**
-	 * The first lines of a CI job's last failed step (signals/steps.ts), when it opens above `lines`:
-	 * where the report starts (the command the step ran) when it is too long to reach.
+	 * Set when a CI job's last failed step (signals/steps.ts) opens above `lines`: they are that
+	 * step's end, and its start is shown as the view's head of that step (readStepHead).
 	 */
-	stepStart?: ScannedLine[];
+	inFailedStep?: true;
 }
 
-/** Lines of a failed step's start read, at most. */
-export const STEP_START_LINES = 6;
-const STEP_START_BYTES = 8 * 1024;
+/** Bytes read of a failed step's first lines, at most. */
+export const STEP_HEAD_BYTES = 64 * 1024;
+
+/**
+ * The lines a CI job's last failed step starts with, when it opens after the scan's head and before
+ * its tail: lines `start` to `end`, at most `headLines` of them (the view shows them as that step's
+ * head, as it shows an output's first lines: the command the step ran and what it printed first).
+ */
+export function stepHeadRange(scan: ScanResult, headLines: number): { start: number; end: number } | undefined {
+	const opener = lastFailedStepOpener(scan.steps);
+	if (opener === undefined || opener.offset < 0 || headLines <= 0) return undefined;
+	if (opener.lineNumber <= scan.headEnd || opener.lineNumber >= scan.tailStart) return undefined;
+	return { start: opener.lineNumber, end: Math.min(opener.lineNumber + headLines, scan.tailStart) - 1 };
+}
 
 /**
  * The lines above the tail that a report may start in, when the output ends in failure (an error
- * signal line among them or in the tail) and at least one of them opens a step; else undefined.
- * Read only from the bytes the scan saw (not a stored copy with its middle left out).
+ * signal line among them or in the tail) and at least one of them opens a step or they lie in a CI
+ * job's last failed step; else undefined. Read only from the bytes the scan saw (not a stored copy
+ * with its middle left out).
  */
 export async function readReport(
 	source: ByteSource,
@@ -65,30 +78,26 @@ export async function readReport(
 		if (opensStep(line.text)) openers.push(lines.length);
 		lines.push(line);
 	}
-	const stepStart = await readFailedStepStart(source, scan, firstLine, keepChars);
-	if (openers.length === 0 && stepStart === undefined) return undefined;
-	return { lines, openers, ...(stepStart !== undefined ? { stepStart } : {}) };
+	const opener = lastFailedStepOpener(scan.steps);
+	const inFailedStep = opener !== undefined && opener.lineNumber > headEnd && opener.lineNumber < firstLine;
+	if (openers.length === 0 && !inFailedStep) return undefined;
+	return { lines, openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
 }
 
-/** The first lines of the last failed step of a CI job's log, when it opens after the head and before `before`. */
-async function readFailedStepStart(
+/** The lines of stepHeadRange, read from the opening mark's offset (whole lines, at most STEP_HEAD_BYTES). */
+export async function readStepHead(
 	source: ByteSource,
 	scan: ScanResult,
-	before: number,
+	headLines: number,
 	keepChars: number,
 ): Promise<ScannedLine[] | undefined> {
-	const marks = scan.steps.marks;
-	let failed = marks.length - 1;
-	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
-	let opener = failed - 1;
-	while (opener >= 0 && marks[opener].kind !== "open") opener--;
-	if (opener < 0) return undefined;
-	const { lineNumber, offset } = marks[opener];
-	if (offset < 0 || lineNumber <= scan.headEnd || lineNumber >= before) return undefined;
-	const bytes = await readRange(source, offset, offset + STEP_START_BYTES);
+	const range = stepHeadRange(scan, headLines);
+	const opener = lastFailedStepOpener(scan.steps);
+	if (range === undefined || opener === undefined) return undefined;
+	const bytes = await readRange(source, opener.offset, opener.offset + STEP_HEAD_BYTES);
 	const pieces = bytes.toString("utf8").split("\n");
-	// Whole lines only (the read may end inside one), and none at or past `before`.
-	const whole = offset + bytes.length >= source.size ? pieces.length : pieces.length - 1;
-	const count = Math.min(whole, STEP_START_LINES, before - lineNumber);
-	return pieces.slice(0, count).map((raw, index) => renderLine(lineNumber + index, raw, keepChars));
+	// Whole lines only (the read may end inside one).
+	const whole = opener.offset + bytes.length >= source.size ? pieces.length : pieces.length - 1;
+	const count = Math.min(whole, range.end - range.start + 1);
+	return pieces.slice(0, count).map((raw, index) => renderLine(range.start + index, raw, keepChars));
 }

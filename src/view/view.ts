@@ -14,7 +14,7 @@ import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
 import type { JsonProblem } from "./json-outline.js";
-import type { StepMark } from "../signals/steps.js";
+import { type Section, sectionsOf } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
@@ -51,6 +51,8 @@ export interface ViewOptions extends ScanOptions, ViewContext {
 const TAIL_SHARE = 0.4;
 const SIGNAL_SHARE = 0.35;
 const HEAD_SHARE = 0.15;
+/** Lines of a CI job's own head shown behind its failed step's head, at most (the runner and the workflow it ran). */
+const JOB_HEAD_LINES = 5;
 /** Most of the budget the other distinct lines of collapsed shapes may take, after everything else. */
 const INSTANCE_SHARE = 0.2;
 /** Most decisive lines repeated right under the header, and their length there. */
@@ -65,6 +67,8 @@ const OUTLINE_CHARS = 260;
 const OUTLINE_PATH_CHARS = 100;
 /** Kinds of JSON problems the outline line names, at most (the rarest). */
 const OUTLINE_KINDS = 3;
+/** An outline line (JSON, steps) shorter than this is left out: a view too small for it shows the id, totals and tail. */
+const MIN_OUTLINE_CHARS = 80;
 /** The steps line's length, at most (each step's title and failure clipped to STEP_TITLE_CHARS). */
 const STEPS_LINE_CHARS = 900;
 const STEP_TITLE_CHARS = 70;
@@ -118,6 +122,11 @@ function noteOf(line: ScannedLine): string {
 /** Which lines each part of the view may show, before the budget. */
 interface ViewParts {
 	head: ScannedLine[];
+	/**
+	 * A CI job's last failed step's first lines (report.ts readStepHead): the head that matters in a
+	 * job's log, given the head's share; the job's own first lines (its runner's set-up) come last.
+	 */
+	stepHead: ScannedLine[];
 	tail: ScannedLine[];
 	/** The lines above the tail a report the output ends with may start in (report.ts). */
 	report?: ReportLines;
@@ -169,6 +178,7 @@ function selectParts(
 	return {
 		head,
 		tail,
+		stepHead: (extras.stepHead ?? []).filter((line) => inMiddle(line.lineNumber)),
 		...(extras.report !== undefined ? { report: extras.report } : {}),
 		signals: scan.signals,
 		inMiddle,
@@ -183,7 +193,8 @@ function selectParts(
  * What room is left after everything else shows of the report an output ends with (report.ts),
  * joined to the tail shown whole: from the earliest line that opens a step and has an error signal
  * line below it, when the report from there fits; when none does, the last such line and the lines
- * after it (half the room) as the report's start, and the lines above the tail as the rest allows.
+ * after it (half the room) as the report's start, and the lines above the tail as the rest allows
+ * (in a CI job's failed step, only those: the step's start is its head).
  */
 interface ChosenReport {
 	/** Rows shown before the tail's (runs of one shape folded, as the tail's are). */
@@ -199,6 +210,7 @@ function chooseReport(
 	signals: readonly SignalItem[],
 	room: number,
 	format: (line: ScannedLine) => string,
+	paidFor: (lineNumber: number) => number,
 ): ChosenReport | undefined {
 	// A report is about a failure: an error signal line lies below where it starts.
 	let lastError = 0;
@@ -215,41 +227,41 @@ function chooseReport(
 		.filter((line) => rowOf.has(line) && lastError >= line)
 		.map((line) => rowOf.get(line) as number);
 	const texts = rows.map((row) => row.text);
+	// What each row costs beyond what its lines were paid for already (they are shown once, here).
+	const costs = rows.map((row) => {
+		let paid = 0;
+		for (let line = row.lineNumber; line <= (row.lastLine ?? row.lineNumber); line++) paid += paidFor(line);
+		return Math.max(0, row.text.length + 1 - paid);
+	});
 	// Sizes from each row to the end of the report.
 	const fromHere = new Array<number>(texts.length + 1).fill(0);
-	for (let k = texts.length - 1; k >= 0; k--) fromHere[k] = fromHere[k + 1] + texts[k].length + 1;
+	for (let k = texts.length - 1; k >= 0; k--) fromHere[k] = fromHere[k + 1] + costs[k];
+	const sizeOfRows = (from: number, to: number) => fromHere[from] - fromHere[to];
 	for (const opener of openers) {
 		if (fromHere[opener] <= room) return { tailRows: rows.slice(opener), startRows: [], size: fromHere[opener] };
 	}
-	// Too long to show whole: its start (a failed step's, however far up, or the last opener's), then
-	// its end, as room allows.
-	let startRows: HeadRow[];
-	let rest: HeadRow[];
-	if (report.stepStart !== undefined) {
-		const start = report.stepStart.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
-		startRows = start.slice(
-			0,
-			takeFromStart(
-				start.map((row) => row.text),
-				Math.floor(room / 2),
-			),
-		);
-		rest = rows;
+	// Too long to show whole: in a CI job's failed step, its end (its start is the step's head, shown
+	// apart); else the last opener and the lines after it, then its end, as room allows.
+	let start = rows.length;
+	let startEnd = rows.length;
+	if (report.inFailedStep === true) {
+		start = 0;
+		startEnd = 0;
 	} else if (openers.length > 0) {
-		const opener = openers[openers.length - 1];
-		startRows = rows.slice(opener, opener + takeFromStart(texts.slice(opener), Math.floor(room / 2)));
-		rest = rows.slice(opener + startRows.length);
+		start = openers[openers.length - 1];
+		startEnd = start;
+		while (startEnd < rows.length && sizeOfRows(start, startEnd + 1) <= Math.floor(room / 2)) startEnd++;
+		if (startEnd === start) return undefined;
 	} else {
 		return undefined;
 	}
-	if (startRows.length === 0) return undefined;
-	const startSize = sizeOf(startRows.map((row) => row.text));
-	const restTexts = rest.map((row) => row.text);
-	const fromEnd = takeFromEnd(restTexts, room - startSize);
+	const startSize = sizeOfRows(start, startEnd);
+	let from = rows.length;
+	while (from > startEnd && sizeOfRows(from - 1, rows.length) + startSize <= room) from--;
 	return {
-		tailRows: rest.slice(rest.length - fromEnd),
-		startRows,
-		size: startSize + sizeOf(restTexts.slice(restTexts.length - fromEnd)),
+		tailRows: rows.slice(from),
+		startRows: rows.slice(start, startEnd),
+		size: startSize + sizeOfRows(from, rows.length),
 	};
 }
 
@@ -305,10 +317,11 @@ function frameView(
 		(item) => `  key ${formatLine({ ...item, count: 1, similar: undefined } as SignalItem, width, KEY_LINE_CHARS)}`,
 	);
 	const keyLines = keyCandidates.slice(0, takeFromStart(keyCandidates, keyRoom));
-	const outline = outlineLine(extras.json);
-	if (outline !== undefined) keyLines.push(outline);
-	const steps = stepsLine(scan, sections);
-	if (steps !== undefined) keyLines.push(steps);
+	// The JSON outline and the steps line, each within what the key lines may take, or not at all.
+	for (const line of [outlineLine(extras.json), stepsLine(scan, sections)]) {
+		if (line === undefined || keyRoom < MIN_OUTLINE_CHARS) continue;
+		keyLines.push(keepStart(line, keyRoom));
+	}
 	const found =
 		scan.signalMatches > 0
 			? scan.signalSearchStopped
@@ -340,6 +353,10 @@ function frameView(
 interface Allotment {
 	/** The report the output ends with, as far as room was left for it. */
 	report: ChosenReport | undefined;
+	/** Head rows offered (behind a failed step's head, the job's own first JOB_HEAD_LINES): those not shown were dropped to fit. */
+	headOffered: number;
+	/** The rows of a failed step's head shown. */
+	stepHeadRows: HeadRow[];
 	headRows: HeadRow[];
 	headCount: number;
 	tailRows: HeadRow[];
@@ -381,21 +398,61 @@ function allotRoom(
 		Math.max(Math.floor(budget * TAIL_SHARE), last >= 0 ? tailText[last].length + 1 : 0),
 	);
 	room -= sizeOf(tailText.slice(tailText.length - tailCount));
-	const signalText = items.map((item) => format(item));
+	// What each line between the head and the tail costs, paid once: a line shown twice (a signal
+	// line in another's context, a rare line in a block) is printed once, its longest text counted.
+	const paid = new Map<number, number>();
+	const costOf = (rows: readonly Row[]) => {
+		let cost = 0;
+		for (const row of rows) cost += Math.max(0, row.text.length + 1 - (paid.get(row.lineNumber) ?? 0));
+		return cost;
+	};
+	const pay = (rows: readonly Row[]) => {
+		let cost = 0;
+		for (const row of rows) {
+			const before = paid.get(row.lineNumber) ?? 0;
+			if (row.text.length + 1 <= before) continue;
+			cost += row.text.length + 1 - before;
+			paid.set(row.lineNumber, row.text.length + 1);
+		}
+		room -= cost;
+	};
+	/** How many of `rows` from the start fit in `limit` more characters, each paid once. */
+	const fitFromStart = (rows: readonly Row[], from: number, limit: number) => {
+		let count = from;
+		let used = 0;
+		const seen = new Map<number, number>();
+		for (let k = from; k < rows.length; k++) {
+			const row = rows[k];
+			const before = Math.max(paid.get(row.lineNumber) ?? 0, seen.get(row.lineNumber) ?? 0);
+			const cost = Math.max(0, row.text.length + 1 - before);
+			if (used + cost > limit) break;
+			used += cost;
+			seen.set(row.lineNumber, Math.max(before, row.text.length + 1));
+			count++;
+		}
+		return count;
+	};
+	const signalRows = items.map((item) => ({ lineNumber: item.lineNumber, text: format(item) }));
+	const signalText = signalRows.map((row) => row.text);
 	// Other instances of a collapsed shape (ranked last) wait until everything else has had its room.
 	const primary = items.findIndex((item) => item.instance);
-	const primaryText = primary < 0 ? signalText : signalText.slice(0, primary);
-	let signalCount = takeFromStart(primaryText, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
-	room -= sizeOf(signalText.slice(0, signalCount));
+	const primaryRows = primary < 0 ? signalRows : signalRows.slice(0, primary);
+	let signalCount = fitFromStart(primaryRows, 0, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
+	pay(signalRows.slice(0, signalCount));
 	const headRows = foldRuns(head, format);
 	const headTexts = headRows.map((row) => row.text);
-	let headCount = takeFromStart(headTexts, Math.min(room, Math.floor(budget * HEAD_SHARE)));
+	// A failed step's head takes the head's share; the job's own head then waits until the end.
+	const stepHeadRows = foldRuns(parts.stepHead, format);
+	const jobHeadLast = stepHeadRows.length > 0;
+	let stepHeadCount = fitFromStart(stepHeadRows, 0, Math.min(room, Math.floor(budget * HEAD_SHARE)));
+	pay(stepHeadRows.slice(0, stepHeadCount));
+	let headCount = jobHeadLast ? 0 : takeFromStart(headTexts, Math.min(room, Math.floor(budget * HEAD_SHARE)));
 	room -= sizeOf(headTexts.slice(0, headCount));
 	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
 	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
 	tailCount = grownTail;
-	const grownSignals = takeFromStart(primaryText, sizeOf(primaryText.slice(0, signalCount)) + room);
-	room -= sizeOf(signalText.slice(signalCount, grownSignals));
+	const grownSignals = fitFromStart(primaryRows, signalCount, room);
+	pay(signalRows.slice(signalCount, grownSignals));
 	signalCount = grownSignals;
 
 	const shownItems = items.slice(0, signalCount);
@@ -405,57 +462,74 @@ function allotRoom(
 		// A line shown for itself (a signal line, a rare line) needs no row here.
 		if (hunkOf.has(line.lineNumber) || shapeLines.some((shape) => shape.lineNumber === line.lineNumber)) continue;
 		const row = { lineNumber: line.lineNumber, text: format(line, "-") };
-		if (row.text.length + 1 > room) continue;
+		if (costOf([row]) > room) continue;
 		context.set(line.lineNumber, [row]);
-		room -= row.text.length + 1;
+		pay([row]);
 	}
 	for (const step of CONTEXT_STEPS) {
 		for (const item of shownItems) {
 			const hunk = hunkOf.get(item.lineNumber);
 			if (hunk === undefined) continue;
 			const rows = contextRows(hunk, step, (line) => format(line, "-"));
-			const before = context.get(item.lineNumber) ?? [];
-			const extra = sizeOf(rows.map((row) => row.text)) - sizeOf(before.map((row) => row.text));
+			const extra = costOf(rows);
 			if (extra <= 0 || extra > room) continue;
 			context.set(item.lineNumber, rows);
-			room -= extra;
+			pay(rows);
 		}
 	}
-	const grownHead = takeFromStart(headTexts, sizeOf(headTexts.slice(0, headCount)) + room);
-	room -= sizeOf(headTexts.slice(headCount, grownHead));
-	headCount = grownHead;
-	const shapeText = shapeLines.map((line) => format(line));
-	const shapeCount = takeFromStart(shapeText, room);
-	room -= sizeOf(shapeText.slice(0, shapeCount));
+	const growHead = () => {
+		// Behind a failed step's head, the job's own first lines (the runner, the workflow) are a few at most.
+		const texts = jobHeadLast ? headTexts.slice(0, JOB_HEAD_LINES) : headTexts;
+		const grownHead = takeFromStart(texts, sizeOf(texts.slice(0, headCount)) + room);
+		room -= sizeOf(headTexts.slice(headCount, grownHead));
+		headCount = grownHead;
+	};
+	if (!jobHeadLast) growHead();
+	const shapeRows = shapeLines.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
+	const shapeText = shapeRows.map((row) => row.text);
+	const shapeCount = fitFromStart(shapeRows, 0, room);
+	pay(shapeRows.slice(0, shapeCount));
 	// With room left, the distinct lines a collapsed shape stands for, within INSTANCE_SHARE.
 	if (primary >= 0 && signalCount >= primary) {
 		const instanceRoom = Math.min(room, Math.floor(budget * INSTANCE_SHARE));
 		// Distinct failures: the instances of errors' shapes (ranked before warnings' ones).
 		let errorsEnd = primary;
 		while (errorsEnd < items.length && items[errorsEnd].severity === SEVERITY_ERROR) errorsEnd++;
-		const errorText = signalText.slice(0, errorsEnd);
-		const grown = takeFromStart(errorText, sizeOf(errorText.slice(0, signalCount)) + instanceRoom);
-		room -= sizeOf(signalText.slice(signalCount, grown));
+		const grown = fitFromStart(signalRows.slice(0, errorsEnd), signalCount, instanceRoom);
+		pay(signalRows.slice(signalCount, grown));
 		signalCount = grown;
 	}
 	// A rare line's block, each whole or not at all, in the order the lines were offered.
 	for (const line of shapeLines.slice(0, shapeCount)) {
 		const rows = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
-		const extra = sizeOf(rows.map((row) => row.text));
-		if (rows.length === 0 || extra > room) continue;
+		if (rows.length === 0 || costOf(rows) > room) continue;
 		context.set(line.lineNumber, rows);
-		room -= extra;
+		pay(rows);
 	}
 	// What room is left goes to the report the output ends with, when the tail is shown whole.
 	const report =
 		parts.report !== undefined && tailCount === tailText.length
-			? chooseReport(parts.report, parts.signals, room, (line) => format(line))
+			? chooseReport(
+					parts.report,
+					parts.signals,
+					room,
+					(line) => format(line),
+					(line) => paid.get(line) ?? 0,
+				)
 			: undefined;
 	if (report !== undefined) room -= report.size;
+	// A failed step's head grows after the step's end (the report): what a failed step printed last
+	// explains its failure more often than what it printed first.
+	const grownStepHead = fitFromStart(stepHeadRows, stepHeadCount, room);
+	pay(stepHeadRows.slice(stepHeadCount, grownStepHead));
+	stepHeadCount = grownStepHead;
+	if (jobHeadLast) growHead();
 	return {
 		report,
 		headRows,
 		headCount,
+		headOffered: jobHeadLast ? Math.min(JOB_HEAD_LINES, headRows.length) : headRows.length,
+		stepHeadRows: stepHeadRows.slice(0, stepHeadCount),
 		tailRows,
 		tailText,
 		tailCount,
@@ -477,7 +551,7 @@ export function buildView(
 	const width = lineNumberWidth(scan.totalLines);
 	const format = (line: ScannedLine, separator: LineSeparator = ":") =>
 		formatLine(line, width, maxLineChars, separator);
-	const sections = sectionsOf(scan);
+	const sections = sectionsOf(scan.steps, scan.totalLines);
 	const parts = selectParts(scan, options, extras, sections);
 	const { head, tail, items, shapeLines, inMiddle } = parts;
 	const frame = frameView(scan, options, extras, items.length, width, sections);
@@ -490,8 +564,8 @@ export function buildView(
 		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, scan.totalLines))
 			.length +
 		frame.tailNotice(scan.totalLines).length +
-		// A "--" between two runs of middle lines that do not touch (a report's start is one run).
-		(items.length + shapeLines.length + parts.tailSubjects.length + 1) * 5 +
+		// A "--" between two runs of middle lines that do not touch (a report's start is one run, a failed step's head another).
+		(items.length + shapeLines.length + parts.tailSubjects.length + 2) * 5 +
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
 	const { shownItems } = shown;
@@ -506,7 +580,7 @@ export function buildView(
 	const putIfAbsent = (row: Row) => {
 		if (inMiddle(row.lineNumber) && !middle.has(row.lineNumber)) middle.set(row.lineNumber, row);
 	};
-	for (const row of shown.report?.startRows ?? []) middle.set(row.lineNumber, row);
+	for (const row of [...shown.stepHeadRows, ...(shown.report?.startRows ?? [])]) middle.set(row.lineNumber, row);
 	shownItems.forEach((item, index) => putIfAbsent({ lineNumber: item.lineNumber, text: shown.signalText[index] }));
 	shapeLines
 		.slice(0, shown.shapeCount)
@@ -519,7 +593,7 @@ export function buildView(
 		.sort((a, b) => a.lineNumber - b.lineNumber);
 
 	const shownHead = shown.headRows.slice(0, shown.headCount);
-	const droppedHead = head.length - Math.min(head.length, linesOf(shownHead));
+	const droppedHead = linesOf(shown.headRows.slice(0, shown.headOffered)) - linesOf(shownHead);
 	const shownTailLines = linesOf(tailRows.slice(tailRows.length - tailCount));
 	const out: string[] = [frame.headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
@@ -577,30 +651,6 @@ export function findKeyLines(scan: ScanResult, options: Pick<ViewOptions, "maxSi
 		.sort((a, b) => b.severity - a.severity || rank(a) - rank(b))
 		.slice(0, KEY_LINES)
 		.sort((a, b) => a.lineNumber - b.lineNumber);
-}
-
-/** A step of a CI job's log (signals/steps.ts): its lines, title, and the marker that says it failed. */
-interface Section {
-	start: number;
-	end: number;
-	title: string;
-	failed?: StepMark;
-}
-
-/** The steps the scan's step markers delimit: each opening marker to the line before the next one. */
-function sectionsOf(scan: ScanResult): Section[] {
-	const marks = scan.steps.marks;
-	const sections: Section[] = [];
-	for (const mark of marks) {
-		if (mark.kind === "open") {
-			const last = sections[sections.length - 1];
-			if (last !== undefined) last.end = mark.lineNumber - 1;
-			sections.push({ start: mark.lineNumber, end: scan.totalLines, title: mark.title });
-		} else if (sections.length > 0) {
-			sections[sections.length - 1].failed ??= mark;
-		}
-	}
-	return sections;
 }
 
 /**

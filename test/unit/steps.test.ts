@@ -5,7 +5,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createDefaultConfig } from "../../src/config/config.js";
 import { LineScanner, scanText } from "../../src/scan/scan.js";
-import { MAX_STEP_MARKS, StepLog, stepMarkOf } from "../../src/signals/steps.js";
+import {
+	lastFailedStepOpener,
+	MAX_STEP_MARKS,
+	sectionsOf,
+	StepLog,
+	stepMarkOf,
+	stepStanding,
+} from "../../src/signals/steps.js";
 import { buildViewFromText } from "../../src/view/compose.js";
 
 const config = createDefaultConfig();
@@ -135,4 +142,109 @@ test("the view shows where a long failed step starts, the command it ran, howeve
 	);
 	assert.match(view, new RegExp(`\\n\\s*${lines.length}: \\S+ ##\\[error\\]Process completed with exit code 1\\.`));
 	assert.ok(view.length <= options.thresholdChars);
+});
+
+test("a job's steps: where each starts and ends, which failed, and where a line lies", () => {
+	const lines = [
+		"Current runner version: '2.321.0'",
+		...job([
+			{ run: "actions/checkout@v4", lines: ["Syncing repository: a/b"] },
+			{ run: "npm run lint", lines: ["lint ok"], exit: 1 },
+			{ run: "npm test", lines: ["not ok 1 - adds"], exit: 2 },
+			{ run: "npm pack", lines: ["packed"] },
+		]),
+	];
+	const scan = scanText(`${lines.join("\n")}\n`, { ...config, headLines: 2, tailLines: 2 });
+	const sections = sectionsOf(scan.steps, scan.totalLines);
+	assert.deepEqual(
+		sections.map((section) => [section.start, section.end, section.title, section.failed?.lineNumber]),
+		[
+			[2, 5, "Run actions/checkout@v4", undefined],
+			[6, 10, "Run npm run lint", 10],
+			[11, 15, "Run npm test", 15],
+			[16, 19, "Run npm pack", undefined],
+		],
+	);
+	assert.equal(lastFailedStepOpener(scan.steps)?.lineNumber, 11);
+	const standing = stepStanding(sections);
+	assert.deepEqual(
+		[1, 2, 6, 12, 16, 19].map(standing),
+		[1, 2, 0, 0, 2, 2],
+		"outside every step, passed, failed, failed, passed, passed",
+	);
+	// A job none of whose steps failed sets nothing aside.
+	const passing = scanText(
+		`${job([
+			{ run: "a", lines: ["x"] },
+			{ run: "b", lines: ["y"] },
+		]).join("\n")}\n`,
+		config,
+	);
+	assert.equal(stepStanding(sectionsOf(passing.steps, passing.totalLines))(3), 0);
+	assert.equal(lastFailedStepOpener(passing.steps), undefined);
+});
+
+/** A runner's set-up as hosted CI prints it: lines of their own, outside steps and in steps that pass. */
+function runnerSetUp(): string[] {
+	const out = [
+		"Requested labels: ubuntu-latest",
+		"Job defined at: example-org/widgets/.github/workflows/ci.yml@refs/pull/412/merge",
+		"Waiting for a runner to pick up this job...",
+		"Job is about to start running on the hosted runner: GitHub Actions 17 (hosted)",
+		"Current runner version: '2.321.0'",
+		"Secret source: Actions",
+	].map(at);
+	out.push(
+		...job([
+			{ run: "actions/checkout@v4", lines: Array.from({ length: 70 }, (_, i) => `checkout says ${word(i + 50)}`) },
+			{ run: "actions/setup-node@v4", lines: Array.from({ length: 70 }, (_, i) => `set-up says ${word(i + 500)}`) },
+		]),
+	);
+	return out;
+}
+
+test("a job whose step failed: its view's head is that step's head, and a few of the runner's first lines", async () => {
+	const setUp = runnerSetUp();
+	const lines = [
+		...setUp,
+		...job([
+			{
+				run: "make check",
+				lines: Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} checked`),
+				exit: 2,
+			},
+		]),
+	];
+	const options = { ...config, toolName: "bash", id: "0123456789ab" };
+	const view = (await buildViewFromText(`${lines.join("\n")}\n`, options)).text;
+	const shown = new Set([...view.matchAll(/^ *(\d+)[:-] /gm)].map((match) => Number(match[1])));
+	const opener = setUp.length + 1;
+	assert.equal(lines[opener - 1], at("##[group]Run make check"));
+	for (let line = opener; line < opener + 20; line++) assert.ok(shown.has(line), `step head line ${line}`);
+	// Of the job's own head, its first lines at most (room allowing), and no note that the others were dropped to fit.
+	assert.deepEqual(
+		[...shown].filter((line) => line > 5 && line <= options.headLines),
+		[],
+	);
+	// Those offered and not shown are counted as dropped to fit: never the job head's other lines.
+	const dropped = /(\d+) head lines? dropped/.exec(view);
+	assert.ok(dropped === null || Number(dropped[1]) <= 5, dropped?.[0]);
+	assert.ok(shown.has(lines.length));
+	assert.ok(view.length <= options.thresholdChars);
+});
+
+test("a line seen once in a failed step is shown, not the lines seen once in the runner's set-up", async () => {
+	const setUp = runnerSetUp();
+	// The set-up's lines of their own are over a tenth of the job's: an output of few shapes only without them.
+	const stepLines = Array.from({ length: 1000 }, (_, i) => `compiled module_${i}.o in ${i % 7} ms`);
+	stepLines[500] = "ld: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object";
+	const lines = [...setUp, ...job([{ run: "make all", lines: stepLines, exit: 2 }])];
+	const options = { ...config, toolName: "bash", id: "0123456789ab" };
+	const view = (await buildViewFromText(`${lines.join("\n")}\n`, options)).text;
+	const odd = lines.findIndex((line) => line.includes("relocation R_X86_64_32")) + 1;
+	assert.match(
+		view,
+		new RegExp(`\\n\\s*${odd}: \\S+ ld: relocation R_X86_64_32 .*\\[a rare line: its shape appears once\\]`),
+	);
+	assert.doesNotMatch(view, /says \w+ {2}\[a rare line/);
 });
