@@ -1,0 +1,111 @@
+// `npm run frames`: does the view keep an output's decisive lines when the output is one step of a
+// CI job? Every recall output is put, unchanged, inside the frame each hosted CI service prints
+// around a job's steps (test/fixtures/ci/frames.ts: the runner's preamble, the checkout and set-up
+// steps, an install step with its deprecation warnings, the failing step, the post-job cleanup), and
+// its decisive lines are looked for at their new line numbers. A view that keeps a line bare and
+// loses it framed depends on where the output sits, not on what it says. Held-out sets print
+// counts only, as in `npm run recall`. Not a test.
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_CONFIG } from "../src/config/config.js";
+import { buildViewFromFile } from "../src/view/compose.js";
+import { CI_FRAMES, frameOutput } from "../test/fixtures/ci/frames.js";
+import { isShownInView, loadRealFixtures, parseViewLines, type RealFixture } from "../test/fixtures/real/fixtures.js";
+import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
+import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
+import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
+import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
+
+const SETS: Array<{ name: string; title: string; load: () => RealFixture[]; heldOut: boolean }> = [
+	{ name: "real", title: "real/", load: () => loadRealFixtures(), heldOut: false },
+	{ name: "tuning", title: "unseen tuning", load: () => loadUnseenFixtures("tuning"), heldOut: false },
+	{ name: "tune2", title: "tuning set 2", load: loadTune2Fixtures, heldOut: false },
+	{ name: "tune3", title: "tuning set 3", load: loadTune3Fixtures, heldOut: false },
+	{ name: "tune4", title: "tuning set 4", load: loadTune4Fixtures, heldOut: false },
+	{ name: "heldout", title: "unseen held-out", load: () => loadUnseenFixtures("heldout"), heldOut: true },
+	{ name: "late", title: "unseen late", load: loadLateFixtures, heldOut: true },
+];
+
+const config = DEFAULT_CONFIG;
+const dir = mkdtempSync(join(tmpdir(), "pi-overflow-frames-"));
+
+interface Measured {
+	decisive: number;
+	kept: number;
+	served: boolean;
+	chars: number;
+	missed: string[];
+}
+
+async function measure(name: string, text: string, decisive: RealFixture["decisive"]): Promise<Measured> {
+	const path = join(dir, "output.log");
+	writeFileSync(path, text);
+	const view = await buildViewFromFile(path, {
+		thresholdChars: config.thresholdChars,
+		headLines: config.headLines,
+		tailLines: config.tailLines,
+		maxSignalLines: config.maxSignalLines,
+		maxLineChars: config.maxLineChars,
+		signalRegex: config.signalRegex,
+		id: "0123456789ab",
+		toolName: "bash",
+	});
+	const shown = parseViewLines(view.text);
+	const missed = decisive
+		.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, config.maxLineChars))
+		.map((line) => `${name}:${line.lineNumber}: ${line.shown.slice(0, 140)}`);
+	return {
+		decisive: decisive.length,
+		kept: decisive.length - missed.length,
+		served: missed.length === 0,
+		chars: view.text.length,
+		missed,
+	};
+}
+
+const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
+const rows: string[][] = [];
+const frames = ["bare", ...CI_FRAMES.map((frame) => frame.name)];
+for (const set of SETS.filter((set) => only === undefined || set.name === only)) {
+	const fixtures = set.load();
+	const cells: string[] = [set.title, String(fixtures.length)];
+	for (const frameName of frames) {
+		let decisive = 0;
+		let kept = 0;
+		let served = 0;
+		let chars = 0;
+		const missed: string[] = [];
+		for (const fixture of fixtures) {
+			const framed =
+				frameName === "bare"
+					? { text: fixture.text, decisive: fixture.decisive }
+					: frameOutput(
+							CI_FRAMES.find((frame) => frame.name === frameName)!,
+							fixture,
+						);
+			const result = await measure(fixture.name, framed.text, framed.decisive);
+			decisive += result.decisive;
+			kept += result.kept;
+			served += result.served ? 1 : 0;
+			chars += result.chars;
+			missed.push(...result.missed);
+		}
+		cells.push(`${kept}/${decisive} ${served}/${fixtures.length} ${Math.round(chars / fixtures.length)}`);
+		if (!set.heldOut && process.argv.includes("--missed"))
+			for (const line of missed) console.log(`MISSED [${frameName}] ${line}`);
+	}
+	rows.push(cells);
+}
+rmSync(dir, { recursive: true, force: true });
+
+const header = ["set", "outputs", ...frames.map((frame) => `${frame}: kept served chars`)];
+const widths = header.map((title, column) => Math.max(title.length, ...rows.map((cells) => cells[column].length)));
+for (const cells of [header, ...rows])
+	console.log(
+		cells
+			.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+			.join("  "),
+	);

@@ -1,0 +1,94 @@
+// An output keeps its decisive lines when it is one step of a CI job: every output of real/ and the
+// four tuning sets, put unchanged inside each hosted CI service's frame (test/fixtures/ci/frames.ts:
+// the runner's preamble, checkout and set-up steps, the failing step, the post-job cleanup; each
+// line stamped where the service stamps lines), shows every decisive line at its new number, but the
+// few listed in FRAME_KNOWN_MISSES (which it must not show); and a tiny budget still ends the view
+// with the job's last line. The held-out sets are measured framed by `npm run frames`, as counts.
+
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { DEFAULT_CONFIG } from "../../src/config/config.js";
+import { buildViewFromFile } from "../../src/view/compose.js";
+import { CI_FRAMES, frameOutput } from "../fixtures/ci/frames.js";
+import { isShownInView, loadRealFixtures, parseViewLines } from "../fixtures/real/fixtures.js";
+import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
+import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
+import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
+import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
+
+const FIXTURES = [
+	...loadRealFixtures(),
+	...loadUnseenFixtures("tuning"),
+	...loadTune2Fixtures(),
+	...loadTune3Fixtures(),
+	...loadTune4Fixtures(),
+];
+
+/**
+ * Decisive lines a framed view does not show, by frame and output, at their framed line numbers:
+ * with no failed-step marker (GitLab, Travis, Jenkins), the frame's last lines push a line just
+ * above the tail out of it, or the runner's red warnings take a key line.
+ */
+const FRAME_KNOWN_MISSES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = {
+	gitlab: { "gunicorn-worker-failed-to-boot": [376] },
+	"gitlab-stamped": { "gunicorn-worker-failed-to-boot": [376] },
+	travis: { "pytest-benchmark-regression": [303] },
+	jenkins: { "jvm-deadlock-thread-dump": [1617] },
+};
+
+const dir = mkdtempSync(join(tmpdir(), "pi-overflow-frames-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+async function viewOf(text: string, thresholdChars: number) {
+	const path = join(dir, "job.log");
+	writeFileSync(path, text);
+	return buildViewFromFile(path, {
+		thresholdChars,
+		headLines: DEFAULT_CONFIG.headLines,
+		tailLines: DEFAULT_CONFIG.tailLines,
+		maxSignalLines: DEFAULT_CONFIG.maxSignalLines,
+		maxLineChars: DEFAULT_CONFIG.maxLineChars,
+		signalRegex: DEFAULT_CONFIG.signalRegex,
+		id: "0123456789ab",
+		toolName: "bash",
+	});
+}
+
+describe("an output as the failing step of a CI job", () => {
+	for (const frame of CI_FRAMES) {
+		test(`${frame.name}: every tuning output keeps its decisive lines`, async () => {
+			const problems: string[] = [];
+			for (const fixture of FIXTURES) {
+				const framed = frameOutput(frame, fixture);
+				const view = await viewOf(framed.text, DEFAULT_CONFIG.thresholdChars);
+				assert.ok(view.text.length <= DEFAULT_CONFIG.thresholdChars);
+				const shown = parseViewLines(view.text);
+				const known = new Set(FRAME_KNOWN_MISSES[frame.name]?.[fixture.name] ?? []);
+				for (const line of framed.decisive) {
+					const isShown = isShownInView(shown, line.lineNumber, line.shown, DEFAULT_CONFIG.maxLineChars);
+					if (isShown === known.has(line.lineNumber))
+						problems.push(
+							`${fixture.name}:${line.lineNumber} ${isShown ? "shown, but listed as a known miss" : `not shown: ${line.shown.slice(0, 100)}`}`,
+						);
+				}
+			}
+			assert.deepEqual(problems, []);
+		});
+	}
+
+	test("a tiny budget still ends the view with the job's last line", async () => {
+		const frame = CI_FRAMES.find((candidate) => candidate.name === "github")!;
+		for (const fixture of FIXTURES.filter((_, index) => index % 4 === 0)) {
+			const framed = frameOutput(frame, fixture);
+			const last = framed.text.split("\n").length - 1;
+			for (const thresholdChars of [1000, 3000]) {
+				const view = await viewOf(framed.text, thresholdChars);
+				assert.ok(view.text.length <= thresholdChars, `${fixture.name} at ${thresholdChars}`);
+				assert.ok(parseViewLines(view.text).has(last), `${fixture.name} at ${thresholdChars}: line ${last}`);
+			}
+		}
+	});
+});
