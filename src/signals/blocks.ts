@@ -295,11 +295,11 @@ const RESUMED_CALL = /^\[pid +(\d+)\] <\.\.\. (\w+) resumed>/;
  * the nearest such line of the same process within HUNK_HEADER_LOOKBACK_LINES.
  */
 function findStartedCall(signal: string, above: readonly string[]): number | undefined {
-	const resumed = RESUMED_CALL.exec(signal);
+	const resumed = RESUMED_CALL.exec(unstamped(signal));
 	if (resumed === null) return undefined;
 	const start = `[pid ${resumed[1]}] ${resumed[2]}(`;
 	for (let k = above.length - 1; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
-		const line = above[k];
+		const line = unstamped(above[k]);
 		if (line.replace(/^\[pid +/, "[pid ").startsWith(start) && line.trimEnd().endsWith("<unfinished ...>")) return k;
 	}
 	return undefined;

@@ -5,6 +5,12 @@
 // JSON object say it is a problem. What a line's shape is and when it is rare: src/signals/shape.ts;
 // which lines around a signal belong to it: src/signals/blocks.ts. Pure: strings in, decisions out.
 
+import * as stampModule from "../lines/stamp.js";
+
+// Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
+// read of an imported binding goes through an interop Proxy.
+const { unstamped } = stampModule;
+
 /** How much a signal line says about a failure: an error (2), or only a warning / a lower log level (1). */
 export type Severity = 1 | 2;
 export const SEVERITY_ERROR: Severity = 2;
@@ -33,7 +39,9 @@ const WARNING_LEVELS = /^(?:warn(?:ing)?|w)$/i;
  * The severity of a line that matched the signal pattern. A line's own log level decides when it
  * has one; otherwise a warning word without a failure word makes it a warning.
  */
-export function classifySeverity(text: string): Severity {
+export function classifySeverity(line: string): Severity {
+	// A log level stands near the start of what the line says, after CI's timestamp (lines/stamp.ts).
+	const text = unstamped(line);
 	const level = LOG_LEVEL.exec(text);
 	if (level) {
 		const name = level[1] ?? level[2] ?? "";

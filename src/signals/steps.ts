@@ -35,6 +35,21 @@ export const STEP_MARKERS: readonly StepMarker[] = Object.freeze([
 	},
 ]);
 
+/**
+ * Lines that close the header a runner prints at a step's start (the command it runs, its shell and
+ * environment), after a timestamp or not: what the step printed itself starts after it.
+ */
+export const STEP_HEADER_CLOSERS: readonly { prefix: string; why: string }[] = Object.freeze([
+	{ prefix: "##[endgroup]", why: "GitHub Actions' raw logs: the `Run <command>` group ends before the step's output" },
+	{ prefix: "::endgroup::", why: "GitHub Actions' workflow command, as a script prints it" },
+]);
+
+/** Does the line (its raw text) close a step's header? */
+export function closesStepHeader(line: string): boolean {
+	const start = stampLength(line);
+	return STEP_HEADER_CLOSERS.some((closer) => line.startsWith(closer.prefix, start));
+}
+
 /** Literal keywords of the markers (lower case), added to the default prefilter's. */
 export const STEP_KEYWORDS: readonly string[] = Object.freeze(
 	STEP_MARKERS.map((marker) => marker.prefix.toLowerCase()),

@@ -40,7 +40,7 @@ import {
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
 import { type ByteSource, readRange } from "../io/source.js";
-import { readReport, readStepHead, type ReportLines, stepHeadRange } from "./report.js";
+import { readReport, readStepHead, type ReportLines } from "./report.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
@@ -139,9 +139,12 @@ export async function readViewExtras(
 	const takenTexts = new Set<string>([...scan.signals, ...scan.shownSignals].map((item) => item.text));
 	const { headEnd, tailStart } = scan;
 	// The first lines of a CI job's failed step are shown as its head (report.ts readStepHead).
-	const stepHead = stepHeadRange(scan, scan.head.length);
+	const stepHead = await readStepHead(source, scan, scan.head.length, keepChars);
 	const inStepHead = (lineNumber: number) =>
-		stepHead !== undefined && lineNumber >= stepHead.start && lineNumber <= stepHead.end;
+		stepHead !== undefined &&
+		stepHead.length > 0 &&
+		lineNumber >= stepHead[0].lineNumber &&
+		lineNumber <= stepHead[stepHead.length - 1].lineNumber;
 	const inMiddle = (line: ShapeLine) =>
 		line.lineNumber > headEnd &&
 		line.lineNumber < tailStart &&
@@ -181,11 +184,10 @@ export async function readViewExtras(
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
 	const report = await readReport(source, scan, keepChars);
-	const stepHeadLines = await readStepHead(source, scan, scan.head.length, keepChars);
 	const subjects = {
 		...(tailSubjects.length > 0 ? { tailSubjects } : {}),
 		...(report !== undefined ? { report } : {}),
-		...(stepHeadLines !== undefined && stepHeadLines.length > 0 ? { stepHead: stepHeadLines } : {}),
+		...(stepHead !== undefined && stepHead.length > 0 ? { stepHead } : {}),
 	};
 	if (findings === undefined) return { hunks, shapeLines, ...subjects };
 	const problems: ProblemLines[] = [];

@@ -11,7 +11,7 @@ import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
-import { lastFailedStepOpener } from "../signals/steps.js";
+import { closesStepHeader, lastFailedStepOpener } from "../signals/steps.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -33,17 +33,18 @@ export interface ReportLines {
 
 /** Bytes read of a failed step's first lines, at most. */
 export const STEP_HEAD_BYTES = 64 * 1024;
+/** Lines of a step's header (its command, shell and environment, up to the line that closes it) looked at, at most. */
+export const STEP_HEADER_LINES = 30;
 
 /**
- * The lines a CI job's last failed step starts with, when it opens after the scan's head and before
- * its tail: lines `start` to `end`, at most `headLines` of them (the view shows them as that step's
- * head, as it shows an output's first lines: the command the step ran and what it printed first).
+ * Where a CI job's last failed step starts, when it opens after the scan's head and before its
+ * tail: the line of its opening mark, and where that mark's line starts.
  */
-export function stepHeadRange(scan: ScanResult, headLines: number): { start: number; end: number } | undefined {
+function failedStepStart(scan: ScanResult): { lineNumber: number; offset: number } | undefined {
 	const opener = lastFailedStepOpener(scan.steps);
-	if (opener === undefined || opener.offset < 0 || headLines <= 0) return undefined;
+	if (opener === undefined || opener.offset < 0) return undefined;
 	if (opener.lineNumber <= scan.headEnd || opener.lineNumber >= scan.tailStart) return undefined;
-	return { start: opener.lineNumber, end: Math.min(opener.lineNumber + headLines, scan.tailStart) - 1 };
+	return opener;
 }
 
 /**
@@ -84,20 +85,32 @@ export async function readReport(
 	return { lines, openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
 }
 
-/** The lines of stepHeadRange, read from the opening mark's offset (whole lines, at most STEP_HEAD_BYTES). */
+/**
+ * The first lines of a CI job's last failed step (failedStepStart), whole lines read from its
+ * opening mark, up to the tail: its header (the runner's group holding the command it ran, up to
+ * the line that closes that group, signals/steps.ts closesStepHeader) and `headLines` lines of what
+ * it printed after it. The view shows them as that step's head, as it shows an output's first lines.
+ */
 export async function readStepHead(
 	source: ByteSource,
 	scan: ScanResult,
 	headLines: number,
 	keepChars: number,
 ): Promise<ScannedLine[] | undefined> {
-	const range = stepHeadRange(scan, headLines);
-	const opener = lastFailedStepOpener(scan.steps);
-	if (range === undefined || opener === undefined) return undefined;
-	const bytes = await readRange(source, opener.offset, opener.offset + STEP_HEAD_BYTES);
+	const start = failedStepStart(scan);
+	if (start === undefined || headLines <= 0) return undefined;
+	const bytes = await readRange(source, start.offset, start.offset + STEP_HEAD_BYTES);
 	const pieces = bytes.toString("utf8").split("\n");
-	// Whole lines only (the read may end inside one).
-	const whole = opener.offset + bytes.length >= source.size ? pieces.length : pieces.length - 1;
-	const count = Math.min(whole, range.end - range.start + 1);
-	return pieces.slice(0, count).map((raw, index) => renderLine(range.start + index, raw, keepChars));
+	// Whole lines only (the read may end inside one), and none of the tail.
+	const whole = start.offset + bytes.length >= source.size ? pieces.length : pieces.length - 1;
+	const available = Math.min(whole, scan.tailStart - start.lineNumber);
+	let header = 0;
+	for (let k = 0; k < Math.min(available, STEP_HEADER_LINES); k++) {
+		if (closesStepHeader(pieces[k])) {
+			header = k + 1;
+			break;
+		}
+	}
+	const count = Math.min(available, header + headLines);
+	return pieces.slice(0, count).map((raw, index) => renderLine(start.lineNumber + index, raw, keepChars));
 }

@@ -76,6 +76,8 @@ const STEP_TITLE_CHARS = 70;
 const MAX_FAILED_STEPS_NAMED = 6;
 /** The tail's last lines never fold: what a run printed last is shown as it was. */
 const TAIL_UNFOLDED_LINES = 20;
+/** Lines after a failed CI step's verdict (the runner's post-job cleanup) folded into one, when at least this many. */
+const MIN_CLEANUP_FOLD_LINES = 3;
 /** Longest tool name, store error and notes repeated in the header, in characters. */
 const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
@@ -130,6 +132,8 @@ interface ViewParts {
 	tail: ScannedLine[];
 	/** The lines above the tail a report the output ends with may start in (report.ts). */
 	report?: ReportLines;
+	/** The line of a CI job's last failed verdict, when it lies in the tail: what follows it is the job's own. */
+	verdictLine?: number;
 	/** The scan's signal lines outside the head and tail (a report holds an error among them; they never fold). */
 	signals: readonly SignalItem[];
 	/** Is a line between the head and the tail? */
@@ -175,17 +179,84 @@ function selectParts(
 		...firsts,
 		...signals.filter((item) => !firsts.has(item)),
 	].slice(0, options.maxSignalLines);
+	const { tail: shownTail, report, verdictLine } = tailOfFailedStep(scan, sections, tail, extras.report);
 	return {
 		head,
-		tail,
+		tail: shownTail,
+		...(verdictLine !== undefined ? { verdictLine } : {}),
 		stepHead: (extras.stepHead ?? []).filter((line) => inMiddle(line.lineNumber)),
-		...(extras.report !== undefined ? { report: extras.report } : {}),
+		...(report !== undefined ? { report } : {}),
 		signals: scan.signals,
 		inMiddle,
 		items,
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
 		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
+	};
+}
+
+/**
+ * The lines after a failed step's verdict but the last: each run of them that is not a signal line
+ * as one line that counts it (they are the job's, not the failing output's), signal lines as they are.
+ */
+function foldCleanup(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
+	const rows: HeadRow[] = [];
+	for (let i = 0; i < lines.length;) {
+		if (lines[i].signal) {
+			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
+			i++;
+			continue;
+		}
+		let j = i + 1;
+		while (j < lines.length && !lines[j].signal) j++;
+		rows.push({
+			lineNumber: lines[i].lineNumber,
+			text: `  ... ${plural(j - i, "line")} after the failed step's verdict: the job's own last steps ...`,
+			lines: j - i,
+			lastLine: lines[j - 1].lineNumber,
+		});
+		i = j;
+	}
+	return rows;
+}
+
+/**
+ * The tail of a CI job whose last step failed within it: as many lines as the tail has, up to the
+ * step's verdict, and the job's lines after it (the runner's post-job cleanup) besides, taken from
+ * the lines above the tail the report read, within the failed step. Without such a step, the tail.
+ */
+function tailOfFailedStep(
+	scan: ScanResult,
+	sections: readonly Section[],
+	tail: ScannedLine[],
+	report: ReportLines | undefined,
+): { tail: ScannedLine[]; report: ReportLines | undefined; verdictLine?: number } {
+	const marks = scan.steps.marks;
+	let failed = marks.length - 1;
+	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
+	const verdict = failed >= 0 ? marks[failed].lineNumber : undefined;
+	const step = sections.find((section) => verdict !== undefined && section.start <= verdict && verdict <= section.end);
+	if (verdict === undefined || step === undefined || verdict < scan.tailStart) return { tail, report };
+	if (report === undefined) return { tail, report, verdictLine: verdict };
+	const afterVerdict = scan.totalLines - verdict;
+	// Report lines of the failed step only, right above the tail.
+	let taken = 0;
+	while (
+		taken < Math.min(afterVerdict, report.lines.length) &&
+		report.lines[report.lines.length - 1 - taken].lineNumber >= step.start &&
+		report.lines[report.lines.length - 1 - taken].lineNumber === scan.tailStart - 1 - taken
+	)
+		taken++;
+	if (taken === 0) return { tail, report, verdictLine: verdict };
+	const kept = report.lines.length - taken;
+	const openers = report.openers.filter((index) => index < kept);
+	return {
+		verdictLine: verdict,
+		tail: [...report.lines.slice(kept), ...tail],
+		report:
+			kept > 0 && (openers.length > 0 || report.inFailedStep)
+				? { ...report, lines: report.lines.slice(0, kept), openers }
+				: undefined,
 	};
 }
 
@@ -381,10 +452,23 @@ function allotRoom(
 	format: (line: ScannedLine, separator?: LineSeparator) => string,
 ): Allotment {
 	const { head, tail, items, hunkOf, shapeLines } = parts;
-	const foldable = Math.max(0, tail.length - TAIL_UNFOLDED_LINES);
-	const tailRows = [
-		...foldRuns(tail.slice(0, foldable), format),
-		...tail.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) })),
+	// After a failed step's verdict, the job's own last steps (the runner's cleanup) fold into a
+	// line that counts them, but for their signal lines and the output's last line.
+	const verdictIndex =
+		parts.verdictLine === undefined ? -1 : tail.findIndex((line) => line.lineNumber === parts.verdictLine);
+	const cleanup = verdictIndex >= 0 ? tail.slice(verdictIndex + 1, -1) : [];
+	const folded = cleanup.length >= MIN_CLEANUP_FOLD_LINES;
+	const proper = folded ? tail.slice(0, verdictIndex + 1) : tail;
+	const foldable = Math.max(0, proper.length - TAIL_UNFOLDED_LINES);
+	const tailRows: HeadRow[] = [
+		...foldRuns(proper.slice(0, foldable), format),
+		...proper.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) })),
+		...(folded
+			? [
+					...foldCleanup(cleanup, format),
+					{ lineNumber: tail[tail.length - 1].lineNumber, text: format(tail[tail.length - 1]) },
+				]
+			: []),
 	];
 	const tailText = tailRows.map((row) => row.text);
 	// The last line is always shown: when it alone is too long, it is clipped harder.

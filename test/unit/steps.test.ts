@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { createDefaultConfig } from "../../src/config/config.js";
 import { LineScanner, scanText } from "../../src/scan/scan.js";
+import { classifySeverity, SEVERITY_WARNING } from "../../src/signals/policy.js";
 import {
 	lastFailedStepOpener,
 	MAX_STEP_MARKS,
@@ -247,4 +248,50 @@ test("a line seen once in a failed step is shown, not the lines seen once in the
 		new RegExp(`\\n\\s*${odd}: \\S+ ld: relocation R_X86_64_32 .*\\[a rare line: its shape appears once\\]`),
 	);
 	assert.doesNotMatch(view, /says \w+ {2}\[a rare line/);
+});
+
+test("a failed step's head starts after the runner's header, and its tail ends at its verdict", async () => {
+	const setUp = runnerSetUp();
+	const header = [
+		"##[group]Run make check",
+		"\x1b[36;1mmake check\x1b[0m",
+		"shell: /usr/bin/bash -e {0}",
+		"env:",
+		"  CI: true",
+		"##[endgroup]",
+	].map(at);
+	const output = Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} checked`);
+	const cleanup = [
+		"Post job cleanup.",
+		"[command]/usr/bin/git version",
+		"git version 2.47.1",
+		"[command]/usr/bin/git config --local --unset-all http.https://github.com/.extraheader",
+		"Cleaning up orphan processes",
+	].map(at);
+	const lines = [
+		...setUp,
+		...header,
+		...output.map(at),
+		at("##[error]Process completed with exit code 2."),
+		...cleanup,
+	];
+	const options = { ...config, toolName: "bash", id: "0123456789ab" };
+	const view = (await buildViewFromText(`${lines.join("\n")}\n`, options)).text;
+	const shown = new Set([...view.matchAll(/^ *(\d+)[:-] /gm)].map((match) => Number(match[1])));
+	const first = setUp.length + header.length + 1;
+	const verdict = first + output.length;
+	// The output's own first lines, as many as the head shows of an output, after the header.
+	for (let line = first; line < first + options.headLines; line++) assert.ok(shown.has(line), `head line ${line}`);
+	// Its last lines up to the verdict, as many as a tail has; the runner's cleanup folded, but for the last line.
+	for (let line = verdict - options.tailLines + 1; line <= verdict; line++)
+		assert.ok(shown.has(line), `tail line ${line}`);
+	assert.match(view, /\n {2}\.\.\. 4 lines after the failed step's verdict: the job's own last steps \.\.\.\n/);
+	assert.ok(shown.has(lines.length) && !shown.has(verdict + 1));
+	assert.ok(view.length <= options.thresholdChars);
+});
+
+test("a log level after CI's timestamp decides a line's severity, as it does without the timestamp", () => {
+	const line = "2026-12-01 03:10:03,591 INFO gave up: ledger-sync entered FATAL state, too many start retries";
+	assert.equal(classifySeverity(at(line)), classifySeverity(line));
+	assert.equal(classifySeverity(at(line)), SEVERITY_WARNING);
 });
