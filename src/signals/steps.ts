@@ -153,11 +153,17 @@ export function stepStanding(sections: readonly Section[]): (lineNumber: number)
 	};
 }
 
-/** The mark that opened the last step that failed (the step that failed the job), if any. */
-export function lastFailedStepOpener(steps: StepMarks): StepMark | undefined {
+/** The last step that failed (the step that failed the job): its last verdict, and the mark that opened it. */
+export function lastFailedStep(steps: StepMarks): { verdict: StepMark; opener: StepMark } | undefined {
 	const marks = steps.marks;
 	let failed = marks.length - 1;
 	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
-	for (let opener = failed - 1; opener >= 0; opener--) if (marks[opener].kind === "open") return marks[opener];
+	for (let opener = failed - 1; opener >= 0; opener--)
+		if (marks[opener].kind === "open") return { verdict: marks[failed], opener: marks[opener] };
 	return undefined;
+}
+
+/** The mark that opened the last step that failed, if any. */
+export function lastFailedStepOpener(steps: StepMarks): StepMark | undefined {
+	return lastFailedStep(steps)?.opener;
 }

@@ -40,7 +40,7 @@ import {
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
 import { type ByteSource, readRange } from "../io/source.js";
-import { readReport, readStepHead, type ReportLines } from "./report.js";
+import { readReport, readStepEnd, readStepHead, type ReportLines } from "./report.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
@@ -116,6 +116,8 @@ export interface ViewExtras {
 	report?: ReportLines;
 	/** The first lines of a CI job's last failed step, when it opens between the head and the tail (report.ts). */
 	stepHead?: ScannedLine[];
+	/** The last lines of a CI job's last failed step up to its verdict, when that lies between the head and the tail (report.ts). */
+	stepEnd?: ScannedLine[];
 }
 
 /**
@@ -145,9 +147,15 @@ export async function readViewExtras(
 		stepHead.length > 0 &&
 		lineNumber >= stepHead[0].lineNumber &&
 		lineNumber <= stepHead[stepHead.length - 1].lineNumber;
+	// So are the last lines of a failed step whose verdict lies above the tail: they end the view's tail.
+	const stepEnd = await readStepEnd(source, scan, scan.tail.length, keepChars);
+	const stepTailFrom =
+		stepEnd === undefined
+			? Number.POSITIVE_INFINITY
+			: stepEnd[Math.max(0, stepEnd.length - scan.tail.length)].lineNumber;
 	const inMiddle = (line: ShapeLine) =>
 		line.lineNumber > headEnd &&
-		line.lineNumber < tailStart &&
+		line.lineNumber < Math.min(tailStart, stepTailFrom) &&
 		!taken.has(line.lineNumber) &&
 		!inStepHead(line.lineNumber);
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
@@ -188,6 +196,7 @@ export async function readViewExtras(
 		...(tailSubjects.length > 0 ? { tailSubjects } : {}),
 		...(report !== undefined ? { report } : {}),
 		...(stepHead !== undefined && stepHead.length > 0 ? { stepHead } : {}),
+		...(stepEnd !== undefined ? { stepEnd } : {}),
 	};
 	if (findings === undefined) return { hunks, shapeLines, ...subjects };
 	const problems: ProblemLines[] = [];

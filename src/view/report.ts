@@ -11,7 +11,7 @@ import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
-import { closesStepHeader, lastFailedStepOpener } from "../signals/steps.js";
+import { closesStepHeader, lastFailedStep, lastFailedStepOpener } from "../signals/steps.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -113,4 +113,47 @@ export async function readStepHead(
 	}
 	const count = Math.min(available, header + headLines);
 	return pieces.slice(0, count).map((raw, index) => renderLine(start.lineNumber + index, raw, keepChars));
+}
+
+/** Bytes of a verdict's line read, at most. */
+const VERDICT_LINE_BYTES = 4096;
+
+/**
+ * The end of a CI job's last failed step when its verdict lies between the head and the tail (the
+ * job ran steps after it, `if: always()`): the step's last lines up to its verdict, at most
+ * REPORT_LOOKBACK_LINES + `tailLines` of them and none above the step's opener or in the head,
+ * read back from the verdict's offset. The view ends the failed step there as it ends an output.
+ */
+export async function readStepEnd(
+	source: ByteSource,
+	scan: ScanResult,
+	tailLines: number,
+	keepChars: number,
+): Promise<ScannedLine[] | undefined> {
+	const step = lastFailedStep(scan.steps);
+	if (step === undefined || source.size !== scan.totalBytes) return undefined;
+	const { verdict, opener } = step;
+	if (verdict.offset < 0 || verdict.lineNumber <= scan.headEnd + 1 || verdict.lineNumber >= scan.tailStart)
+		return undefined;
+	const from = Math.max(0, verdict.offset - REPORT_READ_BYTES);
+	const [before, at] = await Promise.all([
+		readRange(source, from, verdict.offset),
+		readRange(source, verdict.offset, Math.min(source.size, verdict.offset + VERDICT_LINE_BYTES)),
+	]);
+	const pieces = before.toString("utf8").split("\n");
+	// The byte before the verdict's line is its newline; a read that starts inside the output may start inside a line.
+	pieces.pop();
+	if (from > 0) pieces.shift();
+	const firstLine = Math.max(
+		opener.lineNumber,
+		scan.headEnd + 1,
+		verdict.lineNumber - pieces.length,
+		verdict.lineNumber - REPORT_LOOKBACK_LINES - tailLines + 1,
+	);
+	const lines: ScannedLine[] = [];
+	for (let lineNumber = firstLine; lineNumber < verdict.lineNumber; lineNumber++)
+		lines.push(renderLine(lineNumber, pieces[pieces.length - (verdict.lineNumber - lineNumber)], keepChars));
+	const newline = at.indexOf(0x0a);
+	lines.push(renderLine(verdict.lineNumber, at.toString("utf8", 0, newline < 0 ? at.length : newline), keepChars));
+	return lines;
 }

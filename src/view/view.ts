@@ -14,7 +14,8 @@ import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
 import type { JsonProblem } from "./json-outline.js";
-import { type Section, sectionsOf } from "../signals/steps.js";
+import { lastFailedStep, type Section, sectionsOf } from "../signals/steps.js";
+import { opensStep } from "../signals/blocks.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
@@ -152,9 +153,12 @@ function selectParts(
 	extras: ViewExtras,
 	sections: readonly Section[],
 ): ViewParts {
-	const { headEnd, tailStart, tail } = scan;
+	const { headEnd, tailStart } = scan;
 	const head = scan.head.filter((line) => line.lineNumber <= headEnd);
-	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailStart;
+	// A CI job's tail is its failed step's (tailOfFailedStep): the lines it shows are not the middle's.
+	const { tail, report, verdictLine } = tailOfFailedStep(scan, scan.tail, extras.report, extras.stepEnd);
+	const tailFrom = Math.min(tailStart, tail.length > 0 ? tail[0].lineNumber : tailStart);
+	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailFrom;
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
 	const problemLines = new Set(problemHunks.map((hunk) => hunk.item.lineNumber));
 	const signals = scan.signals.filter((item) => inMiddle(item.lineNumber) && !problemLines.has(item.lineNumber));
@@ -179,10 +183,9 @@ function selectParts(
 		...firsts,
 		...signals.filter((item) => !firsts.has(item)),
 	].slice(0, options.maxSignalLines);
-	const { tail: shownTail, report, verdictLine } = tailOfFailedStep(scan, sections, tail, extras.report);
 	return {
 		head,
-		tail: shownTail,
+		tail,
 		...(verdictLine !== undefined ? { verdictLine } : {}),
 		stepHead: (extras.stepHead ?? []).filter((line) => inMiddle(line.lineNumber)),
 		...(report !== undefined ? { report } : {}),
@@ -196,54 +199,75 @@ function selectParts(
 }
 
 /**
- * The lines after a failed step's verdict but the last: each run of them that is not a signal line
- * as one line that counts it (they are the job's, not the failing output's), signal lines as they are.
+ * The lines after a failed step's verdict (lines `from` to `to`, the output's last one after them): each run of
+ * them that is not a signal line as one line that counts it (they are the job's, not the failing
+ * output's), signal lines as they are. `lines` are the known ones among them, in line order; a run
+ * also counts the lines before the first of them that were not read (steps run after the failed one).
  */
-function foldCleanup(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
+function foldCleanup(
+	from: number,
+	to: number,
+	lines: readonly ScannedLine[],
+	format: (line: ScannedLine) => string,
+): HeadRow[] {
 	const rows: HeadRow[] = [];
-	for (let i = 0; i < lines.length;) {
-		if (lines[i].signal) {
-			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
-			i++;
-			continue;
-		}
-		let j = i + 1;
-		while (j < lines.length && !lines[j].signal) j++;
+	let runStart = from;
+	const flush = (end: number) => {
+		if (end < runStart) return;
 		rows.push({
-			lineNumber: lines[i].lineNumber,
-			text: `  ... ${plural(j - i, "line")} after the failed step's verdict: the job's own last steps ...`,
-			lines: j - i,
-			lastLine: lines[j - 1].lineNumber,
+			lineNumber: runStart,
+			text: `  ... ${plural(end - runStart + 1, "line")} after the failed step's verdict: the job's own last steps ...`,
+			lines: end - runStart + 1,
+			lastLine: end,
 		});
-		i = j;
+	};
+	for (const line of lines) {
+		if (!line.signal) continue;
+		flush(line.lineNumber - 1);
+		rows.push({ lineNumber: line.lineNumber, text: format(line) });
+		runStart = line.lineNumber + 1;
 	}
+	flush(to);
 	return rows;
 }
 
 /**
- * The tail of a CI job whose last step failed within it: as many lines as the tail has, up to the
- * step's verdict, and the job's lines after it (the runner's post-job cleanup) besides, taken from
- * the lines above the tail the report read, within the failed step. Without such a step, the tail.
+ * The tail of a CI job whose last step failed after the head: as many lines as the tail has, up to
+ * the step's verdict, and the job's lines after it (the runner's cleanup, steps run after a failure)
+ * besides. A verdict in the tail takes the lines above it from those the report read, within the
+ * failed step; a verdict above the tail, the step's end read back from it (report.ts readStepEnd),
+ * whose lines above the tail's become the report. Without such a step, the tail and the report.
  */
 function tailOfFailedStep(
 	scan: ScanResult,
-	sections: readonly Section[],
 	tail: ScannedLine[],
 	report: ReportLines | undefined,
+	stepEnd: readonly ScannedLine[] | undefined,
 ): { tail: ScannedLine[]; report: ReportLines | undefined; verdictLine?: number } {
-	const marks = scan.steps.marks;
-	let failed = marks.length - 1;
-	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
-	const verdict = failed >= 0 ? marks[failed].lineNumber : undefined;
-	const step = sections.find((section) => verdict !== undefined && section.start <= verdict && verdict <= section.end);
-	if (verdict === undefined || step === undefined || verdict < scan.tailStart) return { tail, report };
+	const step = lastFailedStep(scan.steps);
+	if (step === undefined) return { tail, report };
+	const verdict = step.verdict.lineNumber;
+	if (verdict < scan.tailStart) {
+		if (stepEnd === undefined || stepEnd.length === 0 || stepEnd[stepEnd.length - 1].lineNumber !== verdict)
+			return { tail, report };
+		// Signal lines never fold (foldRuns): the scan's are marked here as in the head and tail.
+		const signalLines = new Set([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
+		const lines = stepEnd.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
+		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
+		const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
+		return {
+			verdictLine: verdict,
+			tail: [...lines.slice(above.length), ...tail],
+			report: above.length > 0 ? { lines: above, openers, inFailedStep: true } : undefined,
+		};
+	}
 	if (report === undefined) return { tail, report, verdictLine: verdict };
 	const afterVerdict = scan.totalLines - verdict;
 	// Report lines of the failed step only, right above the tail.
 	let taken = 0;
 	while (
 		taken < Math.min(afterVerdict, report.lines.length) &&
-		report.lines[report.lines.length - 1 - taken].lineNumber >= step.start &&
+		report.lines[report.lines.length - 1 - taken].lineNumber >= step.opener.lineNumber &&
 		report.lines[report.lines.length - 1 - taken].lineNumber === scan.tailStart - 1 - taken
 	)
 		taken++;
@@ -457,7 +481,8 @@ function allotRoom(
 	const verdictIndex =
 		parts.verdictLine === undefined ? -1 : tail.findIndex((line) => line.lineNumber === parts.verdictLine);
 	const cleanup = verdictIndex >= 0 ? tail.slice(verdictIndex + 1, -1) : [];
-	const folded = cleanup.length >= MIN_CLEANUP_FOLD_LINES;
+	const lastLine = tail.length > 0 ? tail[tail.length - 1].lineNumber : 0;
+	const folded = verdictIndex >= 0 && lastLine - 1 - tail[verdictIndex].lineNumber >= MIN_CLEANUP_FOLD_LINES;
 	const proper = folded ? tail.slice(0, verdictIndex + 1) : tail;
 	const foldable = Math.max(0, proper.length - TAIL_UNFOLDED_LINES);
 	const tailRows: HeadRow[] = [
@@ -465,7 +490,7 @@ function allotRoom(
 		...proper.slice(foldable).map((line) => ({ lineNumber: line.lineNumber, text: format(line) })),
 		...(folded
 			? [
-					...foldCleanup(cleanup, format),
+					...foldCleanup(tail[verdictIndex].lineNumber + 1, lastLine - 1, cleanup, format),
 					{ lineNumber: tail[tail.length - 1].lineNumber, text: format(tail[tail.length - 1]) },
 				]
 			: []),

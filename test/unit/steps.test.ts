@@ -295,3 +295,31 @@ test("a log level after CI's timestamp decides a line's severity, as it does wit
 	assert.equal(classifySeverity(at(line)), classifySeverity(line));
 	assert.equal(classifySeverity(at(line)), SEVERITY_WARNING);
 });
+
+test("steps run after a failed one: the view still ends the failed step at its verdict, the rest counted", async () => {
+	const setUp = runnerSetUp();
+	const output = Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} checked`);
+	const coverage = Array.from({ length: 200 }, (_, i) => `  widget_${i}.ts | ${60 + (i % 40)} | ${50 + (i % 50)} |`);
+	const lines = [
+		...setUp,
+		...job([{ run: "make check", lines: output, exit: 2 }]),
+		...job([{ run: "npx nyc report", lines: coverage }]),
+		at("Cleaning up orphan processes"),
+	];
+	const options = { ...config, toolName: "bash", id: "0123456789ab" };
+	const view = (await buildViewFromText(`${lines.join("\n")}\n`, options)).text;
+	const shown = new Set([...view.matchAll(/^ *(\d+)[:-] /gm)].map((match) => Number(match[1])));
+	const verdict = lines.findIndex((line) => line.includes("##[error]Process completed")) + 1;
+	assert.ok(lines.length - verdict > options.tailLines, "the verdict lies above the output's tail");
+	for (let line = verdict - options.tailLines + 1; line <= verdict; line++) assert.ok(shown.has(line), `line ${line}`);
+	const after = lines.length - 1 - verdict;
+	assert.match(
+		view,
+		new RegExp(
+			`\\n {2}\\.\\.\\. ${after} lines after the failed step's verdict: the job's own last steps \\.\\.\\.\\n`,
+		),
+	);
+	assert.ok(shown.has(lines.length));
+	assert.ok(![...shown].some((line) => line > verdict && line < lines.length), "no line of the steps after it");
+	assert.ok(view.length <= options.thresholdChars);
+});
