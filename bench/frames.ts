@@ -67,45 +67,52 @@ async function measure(name: string, text: string, decisive: RealFixture["decisi
 }
 
 const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
-const rows: string[][] = [];
+const keptRows: string[][] = [];
+const charRows: string[][] = [];
 const frames = ["bare", ...CI_FRAMES.map((frame) => frame.name)];
+const onlyFrame = process.argv.includes("--frame") ? process.argv[process.argv.indexOf("--frame") + 1] : undefined;
+const measuredFrames = frames.filter((frame) => onlyFrame === undefined || frame === "bare" || frame === onlyFrame);
 for (const set of SETS.filter((set) => only === undefined || set.name === only)) {
 	const fixtures = set.load();
-	const cells: string[] = [set.title, String(fixtures.length)];
-	for (const frameName of frames) {
+	const kept: string[] = [set.title, String(fixtures.length)];
+	const chars: string[] = [set.title, String(fixtures.length)];
+	for (const frameName of measuredFrames) {
+		const frame = CI_FRAMES.find((candidate) => candidate.name === frameName);
 		let decisive = 0;
-		let kept = 0;
+		let shown = 0;
 		let served = 0;
-		let chars = 0;
+		let size = 0;
 		const missed: string[] = [];
 		for (const fixture of fixtures) {
 			const framed =
-				frameName === "bare"
-					? { text: fixture.text, decisive: fixture.decisive }
-					: frameOutput(
-							CI_FRAMES.find((frame) => frame.name === frameName)!,
-							fixture,
-						);
+				frame === undefined ? { text: fixture.text, decisive: fixture.decisive } : frameOutput(frame, fixture);
 			const result = await measure(fixture.name, framed.text, framed.decisive);
 			decisive += result.decisive;
-			kept += result.kept;
+			shown += result.kept;
 			served += result.served ? 1 : 0;
-			chars += result.chars;
+			size += result.chars;
 			missed.push(...result.missed);
 		}
-		cells.push(`${kept}/${decisive} ${served}/${fixtures.length} ${Math.round(chars / fixtures.length)}`);
+		kept.push(`${shown}/${decisive} ${served}/${fixtures.length}`);
+		chars.push(String(Math.round(size / fixtures.length)));
 		if (!set.heldOut && process.argv.includes("--missed"))
 			for (const line of missed) console.log(`MISSED [${frameName}] ${line}`);
 	}
-	rows.push(cells);
+	keptRows.push(kept);
+	charRows.push(chars);
 }
 rmSync(dir, { recursive: true, force: true });
 
-const header = ["set", "outputs", ...frames.map((frame) => `${frame}: kept served chars`)];
-const widths = header.map((title, column) => Math.max(title.length, ...rows.map((cells) => cells[column].length)));
-for (const cells of [header, ...rows])
-	console.log(
-		cells
-			.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
-			.join("  "),
-	);
+function printTable(title: string, rows: string[][]): void {
+	const header = ["set", "outputs", ...measuredFrames];
+	const widths = header.map((name, column) => Math.max(name.length, ...rows.map((cells) => cells[column].length)));
+	console.log(`\n${title}`);
+	for (const cells of [header, ...rows])
+		console.log(
+			cells
+				.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+				.join("  "),
+		);
+}
+printTable("decisive lines kept, outputs fully served (held-out sets as counts only)", keptRows);
+printTable("mean view chars", charRows);

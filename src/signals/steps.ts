@@ -14,12 +14,22 @@ export interface StepMarker {
 	/** What the line starts with (after its timestamp). */
 	prefix: string;
 	kind: "open" | "failed";
+	/**
+	 * Where a service also groups lines inside a step: the title the runner gives a step's own
+	 * group. A group whose title starts otherwise is part of the step before it (a tool's group).
+	 */
+	stepTitle?: string;
 	why: string;
 }
 
 /** The step markers, in the order they are tried. */
 export const STEP_MARKERS: readonly StepMarker[] = Object.freeze([
-	{ prefix: "##[group]", kind: "open", why: "GitHub Actions' raw logs: `##[group]Run npm test` opens each step" },
+	{
+		prefix: "##[group]",
+		kind: "open",
+		stepTitle: "Run ",
+		why: "GitHub Actions' raw logs: `##[group]Run npm test` opens each step; a tool's `::group::` in a step is printed as `##[group]<title>` too",
+	},
 	{
 		prefix: "::group::",
 		kind: "open",
@@ -74,6 +84,8 @@ export interface StepMark {
 	kind: StepMarker["kind"];
 	/** The line after its timestamp and marker, clipped to STEP_TITLE_CHARS. */
 	title: string;
+	/** Set on a group inside a step (a title other than its marker's stepTitle): it opens no step of its own. */
+	within?: true;
 }
 
 /** Longest title kept of a marker line. */
@@ -90,7 +102,12 @@ export class StepLog {
 	add(lineNumber: number, offset: number, line: string, marker: StepMarker): void {
 		const from = stampLength(line) + marker.prefix.length;
 		const title = line.slice(from, from + STEP_TITLE_CHARS).trimEnd();
-		this.marks.push({ lineNumber, offset, kind: marker.kind, title });
+		const within = marker.kind === "open" && marker.stepTitle !== undefined && !title.startsWith(marker.stepTitle);
+		this.marks.push(
+			within
+				? { lineNumber, offset, kind: marker.kind, title, within }
+				: { lineNumber, offset, kind: marker.kind, title },
+		);
 		if (this.marks.length >= 2 * MAX_STEP_MARKS) {
 			this.dropped += this.marks.length - MAX_STEP_MARKS;
 			this.marks = this.marks.slice(this.marks.length - MAX_STEP_MARKS);
@@ -117,11 +134,17 @@ export interface Section {
 	failed?: StepMark;
 }
 
-/** The steps the marks delimit: each opening mark to the line before the next one (the last to `totalLines`). */
+/**
+ * The steps the marks delimit: each opening mark to the line before the next one (the last to
+ * `totalLines`); a group inside a step (StepMark.within) is part of the step it follows.
+ */
 export function sectionsOf(steps: StepMarks, totalLines: number): Section[] {
 	const sections: Section[] = [];
+	let inStep = false;
 	for (const mark of steps.marks) {
+		if (mark.kind === "open" && mark.within === true && inStep) continue;
 		if (mark.kind === "open") {
+			inStep = mark.within !== true;
 			const last = sections[sections.length - 1];
 			if (last !== undefined) last.end = mark.lineNumber - 1;
 			sections.push({ start: mark.lineNumber, end: totalLines, title: mark.title });
@@ -158,9 +181,14 @@ export function lastFailedStep(steps: StepMarks): { verdict: StepMark; opener: S
 	const marks = steps.marks;
 	let failed = marks.length - 1;
 	while (failed >= 0 && marks[failed].kind !== "failed") failed--;
-	for (let opener = failed - 1; opener >= 0; opener--)
-		if (marks[opener].kind === "open") return { verdict: marks[failed], opener: marks[opener] };
-	return undefined;
+	// The step's own opening mark (sectionsOf: a group inside a step is part of it); the nearest group when no step opened one.
+	let group: StepMark | undefined;
+	for (let opener = failed - 1; opener >= 0; opener--) {
+		if (marks[opener].kind !== "open") continue;
+		if (marks[opener].within !== true) return { verdict: marks[failed], opener: marks[opener] };
+		group ??= marks[opener];
+	}
+	return group === undefined ? undefined : { verdict: marks[failed], opener: group };
 }
 
 /** The mark that opened the last step that failed, if any. */

@@ -323,3 +323,27 @@ test("steps run after a failed one: the view still ends the failed step at its v
 	assert.ok(![...shown].some((line) => line > verdict && line < lines.length), "no line of the steps after it");
 	assert.ok(view.length <= options.thresholdChars);
 });
+
+test("a tool's groups inside a failed step are part of that step, not steps that passed", async () => {
+	const setUp = runnerSetUp();
+	const tasks = [1, 2, 3, 4].flatMap((task) => [
+		`##[group]widgets-${task}:check`,
+		...Array.from({ length: 400 }, (_, i) => `task ${task} compiled module_${i}.o in ${i % 7} ms`),
+		...(task === 2 ? ["ld: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object"] : []),
+		"##[endgroup]",
+	]);
+	const lines = [...setUp, ...job([{ run: "npx turbo run check", lines: tasks, exit: 1 }])];
+	const scan = scanText(`${lines.join("\n")}\n`, config);
+	const sections = sectionsOf(scan.steps, scan.totalLines);
+	const opener = lines.findIndex((line) => line.includes("##[group]Run npx turbo")) + 1;
+	assert.deepEqual(
+		sections.slice(-1).map((section) => [section.start, section.end, section.title, section.failed?.lineNumber]),
+		[[opener, lines.length, "Run npx turbo run check", lines.length]],
+	);
+	assert.equal(lastFailedStepOpener(scan.steps)?.lineNumber, opener);
+	// The odd line of the second task is rare in the failed step, not set aside with steps that passed.
+	const view = (await buildViewFromText(`${lines.join("\n")}\n`, { ...config, toolName: "bash", id: "0123456789ab" }))
+		.text;
+	const odd = lines.findIndex((line) => line.includes("relocation R_X86_64_32")) + 1;
+	assert.match(view, new RegExp(`\\n\\s*${odd}: \\S+ ld: relocation R_X86_64_32 `));
+});
