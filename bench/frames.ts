@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { buildViewFromFile } from "../src/view/compose.js";
 import { CI_FRAMES, frameOutput } from "../test/fixtures/ci/frames.js";
@@ -67,7 +68,15 @@ async function measure(name: string, text: string, decisive: RealFixture["decisi
 }
 
 const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
+/** Pi's own bash cut of a text (its last 2 000 lines or 50 KB): how many decisive lines it keeps, and its length. */
+function cutLikePi(text: string, decisive: RealFixture["decisive"]): { kept: number; chars: number } {
+	const cut = truncateTail(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+	const firstKept = text.split("\n").length - cut.outputLines + 1 + (cut.lastLinePartial ? 1 : 0);
+	return { kept: decisive.filter((line) => line.lineNumber >= firstKept).length, chars: cut.content.length };
+}
+
 const keptRows: string[][] = [];
+const piRows: string[][] = [];
 const charRows: string[][] = [];
 const frames = ["bare", ...CI_FRAMES.map((frame) => frame.name)];
 const onlyFrame = process.argv.includes("--frame") ? process.argv[process.argv.indexOf("--frame") + 1] : undefined;
@@ -75,6 +84,7 @@ const measuredFrames = frames.filter((frame) => onlyFrame === undefined || frame
 for (const set of SETS.filter((set) => only === undefined || set.name === only)) {
 	const fixtures = set.load();
 	const kept: string[] = [set.title, String(fixtures.length)];
+	const pi: string[] = [set.title, String(fixtures.length)];
 	const chars: string[] = [set.title, String(fixtures.length)];
 	for (const frameName of measuredFrames) {
 		const frame = CI_FRAMES.find((candidate) => candidate.name === frameName);
@@ -82,6 +92,9 @@ for (const set of SETS.filter((set) => only === undefined || set.name === only))
 		let shown = 0;
 		let served = 0;
 		let size = 0;
+		let piKept = 0;
+		let piServed = 0;
+		let piSize = 0;
 		const missed: string[] = [];
 		for (const fixture of fixtures) {
 			const framed =
@@ -92,13 +105,19 @@ for (const set of SETS.filter((set) => only === undefined || set.name === only))
 			served += result.served ? 1 : 0;
 			size += result.chars;
 			missed.push(...result.missed);
+			const cut = cutLikePi(framed.text, framed.decisive);
+			piKept += cut.kept;
+			piServed += cut.kept === framed.decisive.length ? 1 : 0;
+			piSize += cut.chars;
 		}
+		pi.push(`${piKept}/${decisive} ${piServed}/${fixtures.length} ${Math.round(piSize / fixtures.length)}`);
 		kept.push(`${shown}/${decisive} ${served}/${fixtures.length}`);
 		chars.push(String(Math.round(size / fixtures.length)));
 		if (!set.heldOut && process.argv.includes("--missed"))
 			for (const line of missed) console.log(`MISSED [${frameName}] ${line}`);
 	}
 	keptRows.push(kept);
+	piRows.push(pi);
 	charRows.push(chars);
 }
 rmSync(dir, { recursive: true, force: true });
@@ -116,3 +135,4 @@ function printTable(title: string, rows: string[][]): void {
 }
 printTable("decisive lines kept, outputs fully served (held-out sets as counts only)", keptRows);
 printTable("mean view chars", charRows);
+printTable("Pi's own bash cut of the same text (last 2 000 lines or 50 KB): kept, fully served, mean chars", piRows);
