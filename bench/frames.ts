@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
-import { buildViewFromFile } from "../src/view/compose.js";
 import { CI_FRAMES, frameOutput } from "../test/fixtures/ci/frames.js";
 import { isShownInView, loadRealFixtures, parseViewLines, type RealFixture } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
@@ -19,6 +18,7 @@ import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
+import { buildDefaultView } from "../test/fixtures/default-view.js";
 
 const SETS: Array<{ name: string; title: string; load: () => RealFixture[]; heldOut: boolean }> = [
 	{ name: "real", title: "real/", load: () => loadRealFixtures(), heldOut: false },
@@ -44,16 +44,7 @@ interface Measured {
 async function measure(name: string, text: string, decisive: RealFixture["decisive"]): Promise<Measured> {
 	const path = join(dir, "output.log");
 	writeFileSync(path, text);
-	const view = await buildViewFromFile(path, {
-		thresholdChars: config.thresholdChars,
-		headLines: config.headLines,
-		tailLines: config.tailLines,
-		maxSignalLines: config.maxSignalLines,
-		maxLineChars: config.maxLineChars,
-		signalRegex: config.signalRegex,
-		id: "0123456789ab",
-		toolName: "bash",
-	});
+	const view = await buildDefaultView(path);
 	const shown = parseViewLines(view.text);
 	const missed = decisive
 		.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, config.maxLineChars))

@@ -16,7 +16,6 @@ import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
 import { countBlockForms } from "../src/signals/forms.js";
 import { countPatternEntries, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
-import { buildViewFromFile } from "../src/view/compose.js";
 import {
 	type DecisiveLine,
 	isShownInView,
@@ -32,6 +31,7 @@ import { loadCiFixtures } from "../test/fixtures/ci/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
+import { buildDefaultView } from "../test/fixtures/default-view.js";
 
 /** A shown line within this many lines of a decisive line counts as its context (precision). */
 const CONTEXT_RADIUS_LINES = 5;
@@ -124,16 +124,7 @@ function countSignalPrecision(fixture: RealFixture, shownNumbers: Iterable<numbe
 }
 
 async function measure(fixture: RealFixture): Promise<Row> {
-	const view = await buildViewFromFile(fixture.path, {
-		thresholdChars: config.thresholdChars,
-		headLines: config.headLines,
-		tailLines: config.tailLines,
-		maxSignalLines: config.maxSignalLines,
-		maxLineChars: config.maxLineChars,
-		signalRegex: config.signalRegex,
-		id: "0123456789ab",
-		toolName: "bash",
-	});
+	const view = await buildDefaultView(fixture.path);
 	const shown = parseViewLines(view.text);
 	const missed: string[] = [];
 	for (const line of fixture.decisive) {

@@ -13,7 +13,7 @@ import { boundToolResult } from "../src/bound/bound.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { createStash } from "../src/intake/stash.js";
 import { OverflowStore } from "../src/store/index.js";
-import { buildEntryView, buildViewFromFile } from "../src/view/compose.js";
+import { buildEntryView } from "../src/view/compose.js";
 import { loadRealFixtures, type RealFixture } from "../test/fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
@@ -21,6 +21,7 @@ import { loadCiFixtures } from "../test/fixtures/ci/fixtures.js";
 import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
+import { buildDefaultView } from "../test/fixtures/default-view.js";
 
 const SETS: Array<[string, () => RealFixture[]]> = [
 	["real", () => loadRealFixtures()],
@@ -50,18 +51,7 @@ try {
 		const perPath = PATHS.map(() => createHash("sha256"));
 		const fixtures = load();
 		for (const fixture of fixtures) {
-			const file = (
-				await buildViewFromFile(fixture.path, {
-					thresholdChars: config.thresholdChars,
-					headLines: config.headLines,
-					tailLines: config.tailLines,
-					maxSignalLines: config.maxSignalLines,
-					maxLineChars: config.maxLineChars,
-					signalRegex: config.signalRegex,
-					id: "0123456789ab",
-					toolName: "bash",
-				})
-			).text;
+			const file = (await buildDefaultView(fixture.path)).text;
 			const toolCallId = `${name}-${fixture.name}`;
 			const text = readFileSync(fixture.path, "utf8");
 			const patch = await boundToolResult(

@@ -11,21 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
-import { buildViewFromFile } from "../../src/view/compose.js";
 import { CI_FRAMES, frameOutput } from "../fixtures/ci/frames.js";
-import { isShownInView, loadRealFixtures, parseViewLines } from "../fixtures/real/fixtures.js";
-import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
-import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
-import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
-import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
+import { isShownInView, parseViewLines } from "../fixtures/real/fixtures.js";
+import { loadTuningFixtures } from "../fixtures/tuning.js";
+import { buildDefaultView } from "../fixtures/default-view.js";
 
-const FIXTURES = [
-	...loadRealFixtures(),
-	...loadUnseenFixtures("tuning"),
-	...loadTune2Fixtures(),
-	...loadTune3Fixtures(),
-	...loadTune4Fixtures(),
-];
+/** The tuning outputs but the CI logs (jobs already). */
+const FIXTURES = [...loadTuningFixtures()].filter(([key]) => !key.startsWith("ci/")).map(([, fixture]) => fixture);
 
 /**
  * Decisive lines a framed view does not show, by frame and output, at their framed line numbers:
@@ -47,16 +39,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 async function viewOf(text: string, thresholdChars: number) {
 	const path = join(dir, "job.log");
 	writeFileSync(path, text);
-	return buildViewFromFile(path, {
-		thresholdChars,
-		headLines: DEFAULT_CONFIG.headLines,
-		tailLines: DEFAULT_CONFIG.tailLines,
-		maxSignalLines: DEFAULT_CONFIG.maxSignalLines,
-		maxLineChars: DEFAULT_CONFIG.maxLineChars,
-		signalRegex: DEFAULT_CONFIG.signalRegex,
-		id: "0123456789ab",
-		toolName: "bash",
-	});
+	return buildDefaultView(path, thresholdChars);
 }
 
 /**

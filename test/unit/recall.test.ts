@@ -10,13 +10,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
-import { buildViewFromFile } from "../../src/view/compose.js";
 import { isShownInView, loadRealFixtures, parseViewLines } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures, TUNE3_KNOWN_MISSES } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures, TUNE4_KNOWN_MISSES } from "../fixtures/unseen-tune4/fixtures.js";
 import { loadCiFixtures } from "../fixtures/ci/fixtures.js";
+import { buildDefaultView } from "../fixtures/default-view.js";
 
 const FIXTURES = [
 	...loadRealFixtures(),
@@ -34,16 +34,7 @@ describe("the view of real toolchain outputs at the default settings", () => {
 		assert.ok(FIXTURES.length >= 21 + 15 + 19 + 12 + 12 + 5, `${FIXTURES.length} outputs`));
 	for (const fixture of FIXTURES) {
 		test(`${fixture.name}: shows its ${fixture.decisive.length} decisive lines at their line numbers, within ${DEFAULT_CONFIG.thresholdChars} chars`, async () => {
-			const view = await buildViewFromFile(fixture.path, {
-				thresholdChars: DEFAULT_CONFIG.thresholdChars,
-				headLines: DEFAULT_CONFIG.headLines,
-				tailLines: DEFAULT_CONFIG.tailLines,
-				maxSignalLines: DEFAULT_CONFIG.maxSignalLines,
-				maxLineChars: DEFAULT_CONFIG.maxLineChars,
-				signalRegex: DEFAULT_CONFIG.signalRegex,
-				id: "0123456789ab",
-				toolName: "bash",
-			});
+			const view = await buildDefaultView(fixture.path);
 			assert.ok(view.text.length <= DEFAULT_CONFIG.thresholdChars, `view has ${view.text.length} chars`);
 			assert.equal(view.totalLines, fixture.lines.length, "line count");
 			const shown = parseViewLines(view.text);

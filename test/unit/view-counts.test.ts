@@ -9,7 +9,6 @@ import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
 import { stampLength } from "../../src/lines/stamp.js";
 import { hashShape, shapeOf } from "../../src/signals/shape.js";
-import { buildViewFromFile } from "../../src/view/compose.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../fixtures/unseen-late/fixtures.js";
@@ -17,6 +16,7 @@ import { loadCiFixtures } from "../fixtures/ci/fixtures.js";
 import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadTune4Fixtures } from "../fixtures/unseen-tune4/fixtures.js";
+import { buildDefaultView } from "../fixtures/default-view.js";
 
 const config = DEFAULT_CONFIG;
 const keepChars = keepCharsFor(config.maxLineChars);
@@ -167,16 +167,7 @@ test("every count a view states of a corpus output is true of the whole output",
 	for (const [set, load] of SETS) {
 		for (const fixture of load()) {
 			outputs++;
-			const view = await buildViewFromFile(fixture.path, {
-				thresholdChars: config.thresholdChars,
-				headLines: config.headLines,
-				tailLines: config.tailLines,
-				maxSignalLines: config.maxSignalLines,
-				maxLineChars: config.maxLineChars,
-				signalRegex: config.signalRegex,
-				id: "0123456789ab",
-				toolName: "bash",
-			});
+			const view = await buildDefaultView(fixture.path);
 			const truth = new Truth(fixture);
 			for (const row of view.text.split("\n")) {
 				const noted = NOTED_LINE.exec(row);
