@@ -9,7 +9,9 @@ import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/
 import { parseConfig } from "../../src/config/config.js";
 import { findPatternKeywords } from "../../src/regex/keywords.js";
 import { SIGNAL_SCAN_BUDGET_MS } from "../../src/scan/scan.js";
-import { parseViewLines } from "../fixtures/real/fixtures.js";
+import { CI_FRAMES, frameOutput } from "../fixtures/ci/frames.js";
+import { isShownInView, parseViewLines } from "../fixtures/real/fixtures.js";
+import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import {
 	CAPTURE_PATH,
 	CUTTER_PATH,
@@ -438,4 +440,36 @@ test("a JSON document nested 3 million deep is outlined while Pi's event loop ke
 	// Past JSON_OUTLINE_LEVELS only syntax is read (the lexer's tight loops), and the view says so.
 	assert.match(view, /\n {2}json: \[1 item\]; nested deeper than 10000 levels: what lies deeper was not read/, view);
 	assert.ok(ticks >= 40, `the event loop turned ${ticks} times while the result was handled`);
+});
+
+test("a CI job whose step failed: the model sees that step's head, its odd line, its end and its verdict", async (t) => {
+	const agentDir = await createTempDir(t);
+	// A real pylint run (the unseen corpus's tuning half) as the failing step of a GitHub Actions job, with steps after it.
+	const fixture = loadUnseenFixtures("tuning").find((candidate) => candidate.name === "pylint-no-value-for-argument");
+	assert.ok(fixture);
+	const frame = CI_FRAMES.find((candidate) => candidate.name === "github-always");
+	assert.ok(frame);
+	const job = frameOutput(frame, fixture);
+	writeFileSync(join(agentDir, "job.log"), job.text);
+	const run = await runPi({
+		agentDir,
+		cwd: agentDir,
+		extensionPaths: [CAPTURE_PATH, INDEX_PATH],
+		responses: [
+			fauxAssistantMessage([fauxToolCall("bash", { command: "cat job.log; exit 1" })], { stopReason: "toolUse" }),
+			fauxAssistantMessage("done"),
+		],
+	});
+	assert.deepEqual(run.extensionErrors, []);
+	const seen = resultText(run.toolResults[0]);
+	assert.ok(seen.length <= THRESHOLD, `view has ${seen.length} chars`);
+	const shown = parseViewLines(seen);
+	const lines = job.text.split("\n");
+	const opener = lines.findIndex((line) => line.includes("##[group]Run make check")) + 1;
+	const verdict = lines.findIndex((line) => line.includes("##[error]Process completed")) + 1;
+	assert.ok(shown.has(opener) && shown.has(verdict), "the failed step's opener and verdict");
+	for (const line of job.decisive)
+		assert.ok(isShownInView(shown, line.lineNumber, line.shown, 500), `line ${line.lineNumber}`);
+	assert.match(seen, /\n {2}\.\.\. \d+ lines after the failed step's verdict: the job's own last steps \.\.\.\n/);
+	assert.ok(shown.has(lines.length - 1), "the job's last line");
 });
