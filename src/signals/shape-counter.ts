@@ -35,6 +35,12 @@ const FULL_BYTES = 2 * 1024 * 1024;
 const SAMPLED_SHARE = 1 / 32;
 /** Shapes remembered. */
 const MAX_HASHED_SHAPES = 4096;
+/**
+ * Shaped lines whose number and hash are recorded, at most (8 bytes each: 1 MiB), and the first
+ * allocation: past them, where the output settles into its routine is not looked for.
+ */
+const MAX_LINE_RECORDS = 131_072;
+const INITIAL_LINE_RECORDS = 1024;
 
 const NEWLINE = 0x0a;
 
@@ -70,6 +76,11 @@ export interface ShapeStats {
 
 export class ShapeCounter {
 	private readonly shapes = new Map<number, ShapeEntry>();
+	/** Each shaped line's number and shape hash, in order, while there are at most MAX_LINE_RECORDS. */
+	private recordLines = new Uint32Array(INITIAL_LINE_RECORDS);
+	private recordHashes = new Uint32Array(INITIAL_LINE_RECORDS);
+	private records = 0;
+	private recordsFull = false;
 	private overflow = false;
 	private shapedLines = 0;
 	private seenBytes = 0;
@@ -158,6 +169,7 @@ export class ShapeCounter {
 
 	private count(hash: number, line: number, offset: number): void {
 		this.shapedLines++;
+		if (!this.recordsFull) this.record(hash, line);
 		const entry = this.shapes.get(hash);
 		if (entry !== undefined) {
 			entry.count++;
@@ -172,20 +184,56 @@ export class ShapeCounter {
 		this.shapes.set(hash, { count: 1, firstLine: line, firstOffset: offset, lastLine: line });
 	}
 
+	/** Records a shaped line, growing the records up to MAX_LINE_RECORDS; past that, records stop. */
+	private record(hash: number, line: number): void {
+		if (this.records === this.recordLines.length) {
+			if (this.records >= MAX_LINE_RECORDS) {
+				this.recordsFull = true;
+				return;
+			}
+			const lines = new Uint32Array(this.records * 2);
+			const hashes = new Uint32Array(this.records * 2);
+			lines.set(this.recordLines);
+			hashes.set(this.recordHashes);
+			this.recordLines = lines;
+			this.recordHashes = hashes;
+		}
+		this.recordLines[this.records] = line;
+		this.recordHashes[this.records] = hash;
+		this.records++;
+	}
+
 	/**
 	 * The counts' findings. `setAside(line)`: lines that are not the output's own (a CI job's steps
 	 * that passed, around the step that failed); a shape whose first and last lines both are is left
 	 * out of the rare lines and of the share that says whether the output has few shapes.
 	 */
 	result(setAside: (lineNumber: number) => boolean = () => false): ShapeStats {
-		const entries = [...this.shapes.values()].filter(
-			(entry) => !(setAside(entry.firstLine) && setAside(entry.lastLine)),
-		);
+		const isSetAside = (entry: ShapeEntry) => setAside(entry.firstLine) && setAside(entry.lastLine);
+		const entries = [...this.shapes.values()].filter((entry) => !isSetAside(entry));
+		// Where the output settles into its routine: from the first line of a common shape on. Lines of
+		// their own before it (an install step's, a runner's set-up) are a preamble, not odd lines of
+		// the routine, and neither count against its few shapes nor stand as rare lines.
+		let settled = 1;
+		if (!this.recordsFull && !this.overflow) {
+			settled = Number.POSITIVE_INFINITY;
+			for (const entry of entries) if (entry.count >= COMMON_SHAPE_LINES) settled = Math.min(settled, entry.firstLine);
+		}
 		let common = 0;
 		let counted = 0;
-		for (const entry of entries) {
-			counted += entry.count;
-			if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
+		if (settled > 1 && settled !== Number.POSITIVE_INFINITY) {
+			for (let k = 0; k < this.records; k++) {
+				if (this.recordLines[k] < settled) continue;
+				const entry = this.shapes.get(this.recordHashes[k]);
+				if (entry === undefined || isSetAside(entry)) continue;
+				counted++;
+				if (entry.count >= COMMON_SHAPE_LINES) common++;
+			}
+		} else {
+			for (const entry of entries) {
+				counted += entry.count;
+				if (entry.count >= COMMON_SHAPE_LINES) common += entry.count;
+			}
 		}
 		// Blank lines are never shaped: the lines of the shapes left out are all that goes.
 		const shapedLines = this.overflow ? this.shapedLines : counted;
@@ -205,6 +253,7 @@ export class ShapeCounter {
 						toLine(entry),
 						...(entry.more ?? []).map(([lineNumber, offset]) => ({ ...toLine(entry), lineNumber, offset })),
 					])
+					.filter((line) => line.lineNumber >= settled)
 			: [];
 		const isBurst = (entry: ShapeEntry) =>
 			entry.count >= REPEAT_MIN_LINES &&

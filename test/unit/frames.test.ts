@@ -43,15 +43,17 @@ async function viewOf(text: string, thresholdChars: number) {
 }
 
 /**
- * The frames tested here, and which outputs: GitHub's plain frame with every output, its variants
- * and GitLab's stamped frame with every other one (the unit tier stays fast); GitLab's plain frame,
- * Travis and Jenkins, whose views read as bare ones do, in `npm run frames` only.
+ * The frames tested here, and which outputs: GitHub's plain frame with every output, its variants,
+ * GitLab's stamped frame and an install chained before the command with every other one (the unit
+ * tier stays fast); GitLab's plain frame, Travis and Jenkins, whose views read as bare ones do, in
+ * `npm run frames` only.
  */
 const TESTED_FRAMES: Readonly<Record<string, (index: number) => boolean>> = {
 	github: () => true,
 	"github-always": (index) => index % 2 === 0,
 	"github-grouped": (index) => index % 2 === 1,
 	"gitlab-stamped": (index) => index % 2 === 0,
+	chained: (index) => index % 2 === 1,
 };
 
 describe("an output as the failing step of a CI job", () => {

@@ -275,6 +275,27 @@ describe("the view's shape", () => {
 		]);
 	});
 
+	test("an install's lines of their own before the routine do not hide the routine's odd line, nor stand as rare", async () => {
+		// `pip install -r requirements.txt && make`: 150 lines each of a shape of its own, then a build's routine.
+		const preamble = Array.from({ length: 50 }, (_, n) => {
+			const name = n.toString(26).replace(/[0-9]/g, (digit) => "qrstuvwxyz"[Number(digit)]);
+			return [`Collecting py${name}==1.${n}`, `  Downloading py${name}-1.${n}.whl (${n} kB)`, `Installed py${name}`];
+		}).flat();
+		const routine = Array.from({ length: 1000 }, (_, n) => `  CC [M]  drivers/net/module_${n}.o`);
+		routine[600] = "ld: relocation R_X86_64_32 against `.rodata' can not be used when making a PIE object";
+		const lines = [...preamble, ...routine];
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options));
+		const odd = preamble.length + 601;
+		assert.ok(shown.includes(odd), "the odd line of the routine");
+		assert.match(
+			view,
+			new RegExp(`\\n *${odd}: ld: relocation R_X86_64_32 .*\\[a rare line: its shape appears once\\]`),
+		);
+		assert.doesNotMatch(view, /(?:Collecting|Downloading|Installed) .*\[a rare line/, "no line of the install as rare");
+	});
+
 	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
 		// bandit-like: 600 uniform low findings, one high finding whose Location line is of a common shape.
 		const lines: string[] = [];
