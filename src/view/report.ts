@@ -4,7 +4,8 @@
 // Only the lines right above the tail are read (REPORT_LOOKBACK_LINES, at most REPORT_READ_BYTES
 // from the end of the output), and only when the output ends in failure; where the report starts
 // is a line that opens a step (signals/blocks.ts opensStep). A CI job's last failed step is read
-// from its start too (readStepHead): the view shows it as that step's head. view.ts decides what fits.
+// from its start (readStepHead, the view's head of that step) and, when steps ran after it, back
+// from its verdict (readStepEnd, the end of its tail and its report). view.ts decides what fits.
 
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
