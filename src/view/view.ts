@@ -247,12 +247,14 @@ function tailOfFailedStep(
 	const step = lastFailedStep(scan.steps);
 	if (step === undefined) return { tail, report };
 	const verdict = step.verdict.lineNumber;
+	// Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail.
+	const signalLines = new Set(scan.signals.map((item) => item.lineNumber));
+	const marked = (lines: readonly ScannedLine[]) =>
+		lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
 	if (verdict < scan.tailStart) {
 		if (stepEnd === undefined || stepEnd.length === 0 || stepEnd[stepEnd.length - 1].lineNumber !== verdict)
 			return { tail, report };
-		// Signal lines never fold (foldRuns): the scan's are marked here as in the head and tail.
-		const signalLines = new Set([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
-		const lines = stepEnd.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
+		const lines = marked(stepEnd);
 		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
 		const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
 		return {
@@ -276,7 +278,7 @@ function tailOfFailedStep(
 	const openers = report.openers.filter((index) => index < kept);
 	return {
 		verdictLine: verdict,
-		tail: [...report.lines.slice(kept), ...tail],
+		tail: [...marked(report.lines.slice(kept)), ...tail],
 		report:
 			kept > 0 && (openers.length > 0 || report.inFailedStep)
 				? { ...report, lines: report.lines.slice(0, kept), openers }
