@@ -28,7 +28,6 @@ import {
 	thinRuns,
 } from "../signals/blocks.js";
 import type { ShapeLine } from "../signals/shape-counter.js";
-import { sectionsOf, stepStanding } from "../signals/steps.js";
 import {
 	classifyShape,
 	markTemplateFamilies,
@@ -165,17 +164,9 @@ export async function readViewExtras(
 			.filter(inMiddle)
 			.slice(0, MAX_SHAPE_LINES)
 			.map((line) => ({ line, kind }));
-	// In a job whose steps failed, the rare and repeated lines of the failed steps first, those of the
-	// steps that passed last (the runner's set-up and checkout steps are full of lines seen once).
-	const standing = stepStanding(sectionsOf(scan.steps, scan.totalLines));
-	const byStanding = (lines: readonly ShapeLine[]) =>
-		lines
-			.map((line, index) => ({ line, index, rank: standing(line.lineNumber) }))
-			.sort((a, b) => a.rank - b.rank || a.index - b.index)
-			.map(({ line }) => line);
 	const picked = [
-		...pick(byStanding(scan.shapes.repeated), "repeated"),
-		...pick(await setAsideFamilies(source, byStanding(scan.shapes.rare.filter(inMiddle))), "rare"),
+		...pick(scan.shapes.repeated, "repeated"),
+		...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare"),
 	];
 	const texts = await Promise.all(
 		picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)),
