@@ -17,7 +17,7 @@ import { SignalFinder } from "../signals/finder.js";
 import * as policyModule from "../signals/policy.js";
 import { ShapeCounter, type ShapeStats } from "../signals/shape-counter.js";
 import * as stepsModule from "../signals/steps.js";
-import { StepLog, type StepMarker, type StepMarks } from "../signals/steps.js";
+import { type Section, StepLog, type StepMarker, type StepMarks } from "../signals/steps.js";
 import { GiantLineSearch } from "./giant.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
@@ -74,6 +74,8 @@ export interface ScanResult {
 	separator?: "cr";
 	/** The step markers of a CI job's log (signals/steps.ts), found with the default pattern's prefilter. */
 	steps: StepMarks;
+	/** The steps those markers delimit (signals/steps.ts sectionsOf), in line order. */
+	sections: Section[];
 }
 
 export class LineScanner {
@@ -248,8 +250,9 @@ export class LineScanner {
 		const collected = this.collector.items(tailStart - this.options.tailLines);
 		const items = signalSearchStopped ? collected.map((item) => ({ ...item, atLeast: true })) : collected;
 		const steps = this.steps.result();
+		const sections = sectionsOf(steps, this.lineCount);
 		// In a job whose steps failed, the lines of the others are the job's, not the failing output's.
-		const standing = stepStanding(sectionsOf(steps, this.lineCount));
+		const standing = stepStanding(sections);
 		return {
 			totalLines: this.lineCount,
 			totalBytes: this.byteCount,
@@ -263,6 +266,7 @@ export class LineScanner {
 			signalMatches: this.collector.matches,
 			shapes: this.shapes.result((line) => standing(line) > 0),
 			steps,
+			sections,
 			...(signalSearchStopped ? { signalSearchStopped } : {}),
 		};
 	}

@@ -190,8 +190,3 @@ export function lastFailedStep(steps: StepMarks): { verdict: StepMark; opener: S
 	}
 	return group === undefined ? undefined : { verdict: marks[failed], opener: group };
 }
-
-/** The mark that opened the last step that failed, if any. */
-export function lastFailedStepOpener(steps: StepMarks): StepMark | undefined {
-	return lastFailedStep(steps)?.opener;
-}

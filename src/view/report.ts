@@ -12,7 +12,7 @@ import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
-import { closesStepHeader, lastFailedStep, lastFailedStepOpener } from "../signals/steps.js";
+import { closesStepHeader, lastFailedStep } from "../signals/steps.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -42,7 +42,7 @@ export const STEP_HEADER_LINES = 30;
  * tail: the line of its opening mark, and where that mark's line starts.
  */
 function failedStepStart(scan: ScanResult): { lineNumber: number; offset: number } | undefined {
-	const opener = lastFailedStepOpener(scan.steps);
+	const opener = lastFailedStep(scan.steps)?.opener;
 	if (opener === undefined || opener.offset < 0) return undefined;
 	if (opener.lineNumber <= scan.headEnd || opener.lineNumber >= scan.tailStart) return undefined;
 	return opener;
@@ -80,7 +80,7 @@ export async function readReport(
 		if (opensStep(line.text)) openers.push(lines.length);
 		lines.push(line);
 	}
-	const opener = lastFailedStepOpener(scan.steps);
+	const opener = lastFailedStep(scan.steps)?.opener;
 	const inFailedStep = opener !== undefined && opener.lineNumber > headEnd && opener.lineNumber < firstLine;
 	if (openers.length === 0 && !inFailedStep) return undefined;
 	return { lines, openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };

@@ -14,7 +14,7 @@ import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
 import type { JsonProblem } from "./json-outline.js";
-import { lastFailedStep, type Section, sectionsOf } from "../signals/steps.js";
+import { lastFailedStep, type Section } from "../signals/steps.js";
 import { opensStep } from "../signals/blocks.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
@@ -662,7 +662,7 @@ export function buildView(
 	const width = lineNumberWidth(scan.totalLines);
 	const format = (line: ScannedLine, separator: LineSeparator = ":") =>
 		formatLine(line, width, maxLineChars, separator);
-	const sections = sectionsOf(scan.steps, scan.totalLines);
+	const sections = scan.sections;
 	const parts = selectParts(scan, options, extras, sections);
 	const { head, tail, items, shapeLines, inMiddle } = parts;
 	const frame = frameView(scan, options, extras, items.length, width, sections);

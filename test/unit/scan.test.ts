@@ -105,6 +105,7 @@ describe("lines", () => {
 			signalMatches: 0,
 			shapes: { shapedLines: 0, complete: true, rare: [], repeated: [] },
 			steps: { marks: [], dropped: 0 },
+			sections: [],
 		});
 		assert.deepEqual(new LineScanner(scanOptions()).end(), scan);
 	});

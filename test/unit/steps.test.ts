@@ -7,7 +7,7 @@ import { createDefaultConfig } from "../../src/config/config.js";
 import { LineScanner, scanText } from "../../src/scan/scan.js";
 import { classifySeverity, SEVERITY_WARNING } from "../../src/signals/policy.js";
 import {
-	lastFailedStepOpener,
+	lastFailedStep,
 	MAX_STEP_MARKS,
 	sectionsOf,
 	StepLog,
@@ -166,7 +166,7 @@ test("a job's steps: where each starts and ends, which failed, and where a line 
 			[16, 19, "Run npm pack", undefined],
 		],
 	);
-	assert.equal(lastFailedStepOpener(scan.steps)?.lineNumber, 11);
+	assert.equal(lastFailedStep(scan.steps)?.opener.lineNumber, 11);
 	const standing = stepStanding(sections);
 	assert.deepEqual(
 		[1, 2, 6, 12, 16, 19].map(standing),
@@ -182,7 +182,7 @@ test("a job's steps: where each starts and ends, which failed, and where a line 
 		config,
 	);
 	assert.equal(stepStanding(sectionsOf(passing.steps, passing.totalLines))(3), 0);
-	assert.equal(lastFailedStepOpener(passing.steps), undefined);
+	assert.equal(lastFailedStep(passing.steps), undefined);
 });
 
 /** A runner's set-up as hosted CI prints it: lines of their own, outside steps and in steps that pass. */
@@ -340,7 +340,7 @@ test("a tool's groups inside a failed step are part of that step, not steps that
 		sections.slice(-1).map((section) => [section.start, section.end, section.title, section.failed?.lineNumber]),
 		[[opener, lines.length, "Run npx turbo run check", lines.length]],
 	);
-	assert.equal(lastFailedStepOpener(scan.steps)?.lineNumber, opener);
+	assert.equal(lastFailedStep(scan.steps)?.opener.lineNumber, opener);
 	// The odd line of the second task is rare in the failed step, not set aside with steps that passed.
 	const view = (await buildViewFromText(`${lines.join("\n")}\n`, { ...config, toolName: "bash", id: "0123456789ab" }))
 		.text;
