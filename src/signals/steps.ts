@@ -176,8 +176,14 @@ export function stepStanding(sections: readonly Section[]): (lineNumber: number)
 	};
 }
 
-/** The last step that failed (the step that failed the job): its last verdict, and the mark that opened it. */
-export function lastFailedStep(steps: StepMarks): { verdict: StepMark; opener: StepMark } | undefined {
+/** A step that failed: its last verdict, and the mark that opened it. */
+export interface FailedStep {
+	verdict: StepMark;
+	opener: StepMark;
+}
+
+/** The last step that failed (the step that failed the job). */
+export function lastFailedStep(steps: StepMarks): FailedStep | undefined {
 	const marks = steps.marks;
 	let failed = marks.length - 1;
 	while (failed >= 0 && marks[failed].kind !== "failed") failed--;

@@ -39,7 +39,7 @@ import {
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
 import { type ByteSource, readRange } from "../io/source.js";
-import { readReport, readStepEnd, readStepHead, type ReportLines } from "./report.js";
+import { type EndLines, readEnd } from "./report.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
@@ -104,19 +104,13 @@ export interface JsonExtras {
 	deeperThan?: number;
 }
 
-/** What the view shows besides the scan's own lines. */
-export interface ViewExtras {
+/** What the view shows besides the scan's own lines (EndLines: what report.ts read at the output's end). */
+export interface ViewExtras extends EndLines {
 	hunks: Hunk[];
 	shapeLines: ShapeFind[];
 	/** Lines between the head and the tail that name the subject of a signal line in the tail, in line order. */
 	tailSubjects?: ScannedLine[];
 	json?: JsonExtras;
-	/** The lines right above the tail a report the output ends with may start in (report.ts). */
-	report?: ReportLines;
-	/** The first lines of a CI job's last failed step, when it opens between the head and the tail (report.ts). */
-	stepHead?: ScannedLine[];
-	/** The last lines of a CI job's last failed step up to its verdict, when that lies between the head and the tail (report.ts). */
-	stepEnd?: ScannedLine[];
 }
 
 /**
@@ -139,22 +133,18 @@ export async function readViewExtras(
 	// A line with a signal line's text is that signal line's repeat, counted with it (`[×3]`): not a rare line too.
 	const takenTexts = new Set<string>([...scan.signals, ...scan.shownSignals].map((item) => item.text));
 	const { headEnd, tailStart } = scan;
-	// The first lines of a CI job's failed step are shown as its head (report.ts readStepHead).
-	const stepHead = await readStepHead(source, scan, scan.head.length, keepChars);
+	// What the view shows at the end (a report, a failed CI step's tail) and that step's head are not
+	// the middle's lines (report.ts).
+	const end = await readEnd(source, scan, keepChars);
+	const { stepHead } = end;
+	const tailFrom = Math.min(tailStart, end.tail?.[0]?.lineNumber ?? tailStart);
 	const inStepHead = (lineNumber: number) =>
 		stepHead !== undefined &&
-		stepHead.length > 0 &&
 		lineNumber >= stepHead[0].lineNumber &&
 		lineNumber <= stepHead[stepHead.length - 1].lineNumber;
-	// So are the last lines of a failed step whose verdict lies above the tail: they end the view's tail.
-	const stepEnd = await readStepEnd(source, scan, scan.tail.length, keepChars);
-	const stepTailFrom =
-		stepEnd === undefined
-			? Number.POSITIVE_INFINITY
-			: stepEnd[Math.max(0, stepEnd.length - scan.tail.length)].lineNumber;
 	const inMiddle = (line: ShapeLine) =>
 		line.lineNumber > headEnd &&
-		line.lineNumber < Math.min(tailStart, stepTailFrom) &&
+		line.lineNumber < tailFrom &&
 		!taken.has(line.lineNumber) &&
 		!inStepHead(line.lineNumber);
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
@@ -182,13 +172,7 @@ export async function readViewExtras(
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
-	const report = await readReport(source, scan, keepChars);
-	const subjects = {
-		...(tailSubjects.length > 0 ? { tailSubjects } : {}),
-		...(report !== undefined ? { report } : {}),
-		...(stepHead !== undefined && stepHead.length > 0 ? { stepHead } : {}),
-		...(stepEnd !== undefined ? { stepEnd } : {}),
-	};
+	const subjects = { ...(tailSubjects.length > 0 ? { tailSubjects } : {}), ...end };
 	if (findings === undefined) return { hunks, shapeLines, ...subjects };
 	const problems: ProblemLines[] = [];
 	for (const problem of findings.problems) {

@@ -5,14 +5,15 @@
 // from the end of the output), and only when the output ends in failure; where the report starts
 // is a line that opens a step (signals/blocks.ts opensStep). A CI job's last failed step is read
 // from its start (readStepHead, the view's head of that step) and, when steps ran after it, back
-// from its verdict (readStepEnd, the end of its tail and its report). view.ts decides what fits.
+// from its verdict (readStepEnd, the end of its tail and its report); readEnd reads all of it at
+// once and joins the failed step's end to the tail (tailOfFailedStep). view.ts decides what fits.
 
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
-import { closesStepHeader, lastFailedStep } from "../signals/steps.js";
+import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -54,11 +55,7 @@ function failedStepStart(scan: ScanResult): { lineNumber: number; offset: number
  * job's last failed step; else undefined. Read only from the bytes the scan saw (not a stored copy
  * with its middle left out).
  */
-export async function readReport(
-	source: ByteSource,
-	scan: ScanResult,
-	keepChars: number,
-): Promise<ReportLines | undefined> {
+async function readReport(source: ByteSource, scan: ScanResult, keepChars: number): Promise<ReportLines | undefined> {
 	const { headEnd, tailStart, totalLines } = scan;
 	if (source.size !== scan.totalBytes || tailStart <= headEnd + 1 || tailStart > totalLines) return undefined;
 	const first = Math.max(headEnd + 1, tailStart - REPORT_LOOKBACK_LINES);
@@ -92,7 +89,7 @@ export async function readReport(
  * the line that closes that group, signals/steps.ts closesStepHeader) and `headLines` lines of what
  * it printed after it. The view shows them as that step's head, as it shows an output's first lines.
  */
-export async function readStepHead(
+async function readStepHead(
 	source: ByteSource,
 	scan: ScanResult,
 	headLines: number,
@@ -120,22 +117,31 @@ export async function readStepHead(
 const VERDICT_LINE_BYTES = 4096;
 
 /**
- * The end of a CI job's last failed step when its verdict lies between the head and the tail (the
- * job ran steps after it, `if: always()`): the step's last lines up to its verdict, at most
- * REPORT_LOOKBACK_LINES + `tailLines` of them and none above the step's opener or in the head,
- * read back from the verdict's offset. The view ends the failed step there as it ends an output.
+ * A CI job's last failed step when its verdict lies between the head and the tail (the job ran
+ * steps after it, `if: always()`), else undefined.
  */
-export async function readStepEnd(
-	source: ByteSource,
-	scan: ScanResult,
-	tailLines: number,
-	keepChars: number,
-): Promise<ScannedLine[] | undefined> {
+function failedStepEndingAbove(scan: ScanResult, source: ByteSource): FailedStep | undefined {
 	const step = lastFailedStep(scan.steps);
 	if (step === undefined || source.size !== scan.totalBytes) return undefined;
-	const { verdict, opener } = step;
+	const { verdict } = step;
 	if (verdict.offset < 0 || verdict.lineNumber <= scan.headEnd + 1 || verdict.lineNumber >= scan.tailStart)
 		return undefined;
+	return step;
+}
+
+/**
+ * The end of a CI job's last failed step whose verdict lies above the tail (failedStepEndingAbove):
+ * the step's last lines up to its verdict, at most REPORT_LOOKBACK_LINES + `tailLines` of them and
+ * none above the step's opener or in the head, read back from the verdict's offset.
+ */
+async function readStepEnd(
+	source: ByteSource,
+	scan: ScanResult,
+	step: FailedStep,
+	tailLines: number,
+	keepChars: number,
+): Promise<ScannedLine[]> {
+	const { verdict, opener } = step;
 	const from = Math.max(0, verdict.offset - REPORT_READ_BYTES);
 	const [before, at] = await Promise.all([
 		readRange(source, from, verdict.offset),
@@ -157,4 +163,91 @@ export async function readStepEnd(
 	const newline = at.indexOf(0x0a);
 	lines.push(renderLine(verdict.lineNumber, at.toString("utf8", 0, newline < 0 ? at.length : newline), keepChars));
 	return lines;
+}
+
+/**
+ * The tail of a CI job whose last step failed after the head: as many lines as the tail has, up to
+ * the step's verdict, and the job's lines after it (the runner's cleanup, steps run after a failure)
+ * besides. A verdict in the tail takes the lines above it from those the report read, within the
+ * failed step; a verdict above the tail, the step's end read back from it (readStepEnd),
+ * whose lines above the tail's become the report. Without such a step, the tail and the report.
+ */
+function tailOfFailedStep(
+	scan: ScanResult,
+	report: ReportLines | undefined,
+	stepEnd: readonly ScannedLine[] | undefined,
+): { tail: ScannedLine[]; report: ReportLines | undefined; verdictLine?: number } {
+	const { tail } = scan;
+	const step = lastFailedStep(scan.steps);
+	if (step === undefined) return { tail, report };
+	const verdict = step.verdict.lineNumber;
+	// Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail.
+	const signalLines = new Set(scan.signals.map((item) => item.lineNumber));
+	const marked = (lines: readonly ScannedLine[]) =>
+		lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
+	if (verdict < scan.tailStart) {
+		if (stepEnd === undefined) return { tail, report };
+		const lines = marked(stepEnd);
+		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
+		const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
+		return {
+			verdictLine: verdict,
+			tail: [...lines.slice(above.length), ...tail],
+			report: above.length > 0 ? { lines: above, openers, inFailedStep: true } : undefined,
+		};
+	}
+	if (report === undefined) return { tail, report, verdictLine: verdict };
+	const afterVerdict = scan.totalLines - verdict;
+	// Report lines of the failed step only, right above the tail.
+	let taken = 0;
+	while (
+		taken < Math.min(afterVerdict, report.lines.length) &&
+		report.lines[report.lines.length - 1 - taken].lineNumber >= step.opener.lineNumber &&
+		report.lines[report.lines.length - 1 - taken].lineNumber === scan.tailStart - 1 - taken
+	)
+		taken++;
+	if (taken === 0) return { tail, report, verdictLine: verdict };
+	const kept = report.lines.length - taken;
+	const openers = report.openers.filter((index) => index < kept);
+	return {
+		verdictLine: verdict,
+		tail: [...marked(report.lines.slice(kept)), ...tail],
+		report:
+			kept > 0 && (openers.length > 0 || report.inFailedStep)
+				? { ...report, lines: report.lines.slice(0, kept), openers }
+				: undefined,
+	};
+}
+
+/** What the view shows at an output's end besides its tail, read back from it (all at once). */
+export interface EndLines {
+	/** The report above the tail (readReport), or above a failed step's tail. */
+	report?: ReportLines;
+	/** The tail, when a failed CI step's makes it other than the scan's (tailOfFailedStep). */
+	tail?: ScannedLine[];
+	/** The line of that step's verdict, when the tail holds it: what follows it is the job's own. */
+	verdictLine?: number;
+	/** A CI job's last failed step's first lines, when it opens between the head and the tail (readStepHead). */
+	stepHead?: ScannedLine[];
+}
+
+/**
+ * The lines of an output's end that the view may show: the report above its tail and, in a CI job
+ * whose step failed, that step's head and its tail ending at its verdict (with the report above it).
+ */
+export async function readEnd(source: ByteSource, scan: ScanResult, keepChars: number): Promise<EndLines> {
+	const endingAbove = failedStepEndingAbove(scan, source);
+	const [stepHead, stepEnd, report] = await Promise.all([
+		readStepHead(source, scan, scan.head.length, keepChars),
+		endingAbove === undefined ? undefined : readStepEnd(source, scan, endingAbove, scan.tail.length, keepChars),
+		// With the tail a failed step's, the lines above the output's tail are not its report.
+		endingAbove === undefined ? readReport(source, scan, keepChars) : undefined,
+	]);
+	const end = tailOfFailedStep(scan, report, stepEnd);
+	return {
+		...(end.report !== undefined ? { report: end.report } : {}),
+		...(end.tail !== scan.tail ? { tail: end.tail } : {}),
+		...(end.verdictLine !== undefined ? { verdictLine: end.verdictLine } : {}),
+		...(stepHead !== undefined && stepHead.length > 0 ? { stepHead } : {}),
+	};
 }

@@ -14,8 +14,7 @@ import type { SignalItem } from "../signals/collector.js";
 import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
 import type { JsonProblem } from "./json-outline.js";
-import { lastFailedStep, type Section } from "../signals/steps.js";
-import { opensStep } from "../signals/blocks.js";
+import type { Section } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
@@ -155,8 +154,9 @@ function selectParts(
 ): ViewParts {
 	const { headEnd, tailStart } = scan;
 	const head = scan.head.filter((line) => line.lineNumber <= headEnd);
-	// A CI job's tail is its failed step's (tailOfFailedStep): the lines it shows are not the middle's.
-	const { tail, report, verdictLine } = tailOfFailedStep(scan, scan.tail, extras.report, extras.stepEnd);
+	// A CI job's tail is its failed step's (report.ts readEnd): the lines it shows are not the middle's.
+	const { report, verdictLine } = extras;
+	const tail = extras.tail ?? scan.tail;
 	const tailFrom = Math.min(tailStart, tail.length > 0 ? tail[0].lineNumber : tailStart);
 	const inMiddle = (lineNumber: number) => lineNumber > headEnd && lineNumber < tailFrom;
 	const problemHunks = problemHunksOf(extras.json).filter((hunk) => inMiddle(hunk.item.lineNumber));
@@ -229,61 +229,6 @@ function foldCleanup(
 	}
 	flush(to);
 	return rows;
-}
-
-/**
- * The tail of a CI job whose last step failed after the head: as many lines as the tail has, up to
- * the step's verdict, and the job's lines after it (the runner's cleanup, steps run after a failure)
- * besides. A verdict in the tail takes the lines above it from those the report read, within the
- * failed step; a verdict above the tail, the step's end read back from it (report.ts readStepEnd),
- * whose lines above the tail's become the report. Without such a step, the tail and the report.
- */
-function tailOfFailedStep(
-	scan: ScanResult,
-	tail: ScannedLine[],
-	report: ReportLines | undefined,
-	stepEnd: readonly ScannedLine[] | undefined,
-): { tail: ScannedLine[]; report: ReportLines | undefined; verdictLine?: number } {
-	const step = lastFailedStep(scan.steps);
-	if (step === undefined) return { tail, report };
-	const verdict = step.verdict.lineNumber;
-	// Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail.
-	const signalLines = new Set(scan.signals.map((item) => item.lineNumber));
-	const marked = (lines: readonly ScannedLine[]) =>
-		lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
-	if (verdict < scan.tailStart) {
-		if (stepEnd === undefined || stepEnd.length === 0 || stepEnd[stepEnd.length - 1].lineNumber !== verdict)
-			return { tail, report };
-		const lines = marked(stepEnd);
-		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
-		const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
-		return {
-			verdictLine: verdict,
-			tail: [...lines.slice(above.length), ...tail],
-			report: above.length > 0 ? { lines: above, openers, inFailedStep: true } : undefined,
-		};
-	}
-	if (report === undefined) return { tail, report, verdictLine: verdict };
-	const afterVerdict = scan.totalLines - verdict;
-	// Report lines of the failed step only, right above the tail.
-	let taken = 0;
-	while (
-		taken < Math.min(afterVerdict, report.lines.length) &&
-		report.lines[report.lines.length - 1 - taken].lineNumber >= step.opener.lineNumber &&
-		report.lines[report.lines.length - 1 - taken].lineNumber === scan.tailStart - 1 - taken
-	)
-		taken++;
-	if (taken === 0) return { tail, report, verdictLine: verdict };
-	const kept = report.lines.length - taken;
-	const openers = report.openers.filter((index) => index < kept);
-	return {
-		verdictLine: verdict,
-		tail: [...marked(report.lines.slice(kept)), ...tail],
-		report:
-			kept > 0 && (openers.length > 0 || report.inFailedStep)
-				? { ...report, lines: report.lines.slice(0, kept), openers }
-				: undefined,
-	};
 }
 
 /**
