@@ -25,11 +25,9 @@ export function stampLength(text: string): number {
 	// A file's byte-order mark (hosted CI's raw logs start with one) comes before its first line's stamp.
 	let from = text.charCodeAt(0) === BYTE_ORDER_MARK ? 1 : 0;
 	for (let column = 0; column <= MAX_COLUMNS; column++) {
-		const first = text.charCodeAt(from);
-		if (first === OPEN_BRACKET || (first >= DIGIT_0 && first <= DIGIT_9)) {
-			const match = STAMP.exec(from === 0 ? text : text.slice(from, from + 64));
-			if (match !== null) return from + match[0].length + innerStampLength(text, from + match[0].length);
-		}
+		const stamp = stampAt(text, from);
+		// A program's own timestamp may follow CI's (a logger run in a CI job: `…Z 2026-12-01 03:10:03,591 INFO …`).
+		if (stamp > 0) return from + stamp + stampAt(text, from + stamp);
 		if (column === MAX_COLUMNS) break;
 		// The next column, when a tab ends this one soon enough.
 		const tab = text.indexOf("\t", from);
@@ -40,19 +38,16 @@ export function stampLength(text: string): number {
 	return 0;
 }
 
+/** The length of the timestamp (STAMP) `text` has at `from`, 0 when none. */
+function stampAt(text: string, from: number): number {
+	const first = text.charCodeAt(from);
+	if (first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
+	const match = STAMP.exec(from === 0 ? text : text.slice(from, from + 64));
+	return match === null ? 0 : match[0].length;
+}
+
 /** `text` after its columns and timestamp (itself when it has none). */
 export function unstamped(text: string): string {
 	const length = stampLength(text);
 	return length === 0 ? text : text.slice(length);
-}
-
-/**
- * A program's own timestamp right after the one CI put before its line (a logger run in a CI job:
- * `2026-12-02T10:18:20.9133560Z 2026-12-01 03:10:03,591 INFO …`): its length, 0 when none.
- */
-function innerStampLength(text: string, from: number): number {
-	const first = text.charCodeAt(from);
-	if (first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
-	const match = STAMP.exec(text.slice(from, from + 64));
-	return match === null ? 0 : match[0].length;
 }

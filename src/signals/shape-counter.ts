@@ -209,8 +209,10 @@ export class ShapeCounter {
 	 * out of the rare lines and of the share that says whether the output has few shapes.
 	 */
 	result(setAside: (lineNumber: number) => boolean = () => false): ShapeStats {
-		const isSetAside = (entry: ShapeEntry) => setAside(entry.firstLine) && setAside(entry.lastLine);
-		const entries = [...this.shapes.values()].filter((entry) => !isSetAside(entry));
+		const entries = [...this.shapes.values()].filter(
+			(entry) => !(setAside(entry.firstLine) && setAside(entry.lastLine)),
+		);
+		const kept = new Set(entries);
 		// Where the output settles into its routine: from the first line of a common shape on. Lines of
 		// their own before it (an install step's, a runner's set-up) are a preamble, not odd lines of
 		// the routine, and neither count against its few shapes nor stand as rare lines.
@@ -225,7 +227,7 @@ export class ShapeCounter {
 			for (let k = 0; k < this.records; k++) {
 				if (this.recordLines[k] < settled) continue;
 				const entry = this.shapes.get(this.recordHashes[k]);
-				if (entry === undefined || isSetAside(entry)) continue;
+				if (entry === undefined || !kept.has(entry)) continue;
 				counted++;
 				if (entry.count >= COMMON_SHAPE_LINES) common++;
 			}
