@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "@mariozechner/pi-coding-agent";
+import { cutLikePi } from "./pi-cut.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { CI_FRAMES, frameOutput } from "../test/fixtures/ci/frames.js";
 import { isShownInView, loadRealFixtures, parseViewLines, type RealFixture } from "../test/fixtures/real/fixtures.js";
@@ -59,13 +59,6 @@ async function measure(name: string, text: string, decisive: RealFixture["decisi
 }
 
 const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
-/** Pi's own bash cut of a text (its last 2 000 lines or 50 KB): how many decisive lines it keeps, and its length. */
-function cutLikePi(text: string, decisive: RealFixture["decisive"]): { kept: number; chars: number } {
-	const cut = truncateTail(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-	const firstKept = text.split("\n").length - cut.outputLines + 1 + (cut.lastLinePartial ? 1 : 0);
-	return { kept: decisive.filter((line) => line.lineNumber >= firstKept).length, chars: cut.content.length };
-}
-
 const keptRows: string[][] = [];
 const piRows: string[][] = [];
 const charRows: string[][] = [];
@@ -96,9 +89,10 @@ for (const set of SETS.filter((set) => only === undefined || set.name === only))
 			served += result.served ? 1 : 0;
 			size += result.chars;
 			missed.push(...result.missed);
-			const cut = cutLikePi(framed.text, framed.decisive);
-			piKept += cut.kept;
-			piServed += cut.kept === framed.decisive.length ? 1 : 0;
+			const cut = cutLikePi(framed.text);
+			const cutKept = framed.decisive.filter((line) => line.lineNumber >= cut.firstKeptLine).length;
+			piKept += cutKept;
+			piServed += cutKept === framed.decisive.length ? 1 : 0;
 			piSize += cut.chars;
 		}
 		pi.push(`${piKept}/${decisive} ${piServed}/${fixtures.length} ${Math.round(piSize / fixtures.length)}`);

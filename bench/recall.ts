@@ -11,7 +11,8 @@
 // The held-out halves and the late set are reported as counts only (never line contents): do not
 // tune on them.
 
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from "@mariozechner/pi-coding-agent";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "@mariozechner/pi-coding-agent";
+import { cutLikePi } from "./pi-cut.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
 import { countBlockForms } from "../src/signals/forms.js";
@@ -83,19 +84,6 @@ const SETS = Object.keys(SET_SOURCES) as SetName[];
 
 const config = DEFAULT_CONFIG;
 
-/** Pi's bash cut of the whole output: which 1-based lines it keeps, and the text the model gets. */
-function cutLikePi(fixture: RealFixture): { firstKeptLine: number; chars: number } {
-	const cut = truncateTail(fixture.text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
-	// truncateTail splits on "\n", so a final newline is one more (empty) line at the end.
-	const splitLines = fixture.text.split("\n").length;
-	const firstKeptLine = splitLines - cut.outputLines + 1 + (cut.lastLinePartial ? 1 : 0);
-	const startLine = cut.totalLines - cut.outputLines + 1;
-	const notice = cut.truncated
-		? `\n\n[Showing lines ${startLine}-${cut.totalLines} of ${cut.totalLines}${cut.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : ""}. Full output: /tmp/pi-bash-0123456789abcdef.log]`
-		: "";
-	return { firstKeptLine, chars: cut.content.length + notice.length };
-}
-
 /** Why the view left a decisive line out. */
 function explainMiss(fixture: RealFixture, line: DecisiveLine, shownText: string | undefined): string {
 	if (shownText !== undefined) return `shown differently: ${JSON.stringify(shownText.slice(0, 120))}`;
@@ -133,7 +121,7 @@ async function measure(fixture: RealFixture): Promise<Row> {
 			`${fixture.name}:${line.lineNumber}: ${line.shown.slice(0, 120)} — ${explainMiss(fixture, line, shown.get(line.lineNumber))}`,
 		);
 	}
-	const pi = cutLikePi(fixture);
+	const pi = cutLikePi(fixture.text);
 	const decisive = new Set(fixture.decisive.map((line) => line.lineNumber));
 	let otherMatches = 0;
 	const partMatches = PART_REGEXES.map(() => 0);
