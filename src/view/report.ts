@@ -39,23 +39,17 @@ export const STEP_HEAD_BYTES = 64 * 1024;
 export const STEP_HEADER_LINES = 30;
 
 /**
- * Where a CI job's last failed step starts, when it opens after the scan's head and before its
- * tail: the line of its opening mark, and where that mark's line starts.
- */
-function failedStepStart(scan: ScanResult): { lineNumber: number; offset: number } | undefined {
-	const opener = lastFailedStep(scan.steps)?.opener;
-	if (opener === undefined || opener.offset < 0) return undefined;
-	if (opener.lineNumber <= scan.headEnd || opener.lineNumber >= scan.tailStart) return undefined;
-	return opener;
-}
-
-/**
  * The lines above the tail that a report may start in, when the output ends in failure (an error
  * signal line among them or in the tail) and at least one of them opens a step or they lie in a CI
  * job's last failed step; else undefined. Read only from the bytes the scan saw (not a stored copy
  * with its middle left out).
  */
-async function readReport(source: ByteSource, scan: ScanResult, keepChars: number): Promise<ReportLines | undefined> {
+async function readReport(
+	source: ByteSource,
+	scan: ScanResult,
+	step: FailedStep | undefined,
+	keepChars: number,
+): Promise<ReportLines | undefined> {
 	const { headEnd, tailStart, totalLines } = scan;
 	if (source.size !== scan.totalBytes || tailStart <= headEnd + 1 || tailStart > totalLines) return undefined;
 	const first = Math.max(headEnd + 1, tailStart - REPORT_LOOKBACK_LINES);
@@ -77,14 +71,14 @@ async function readReport(source: ByteSource, scan: ScanResult, keepChars: numbe
 		if (opensStep(line.text)) openers.push(lines.length);
 		lines.push(line);
 	}
-	const opener = lastFailedStep(scan.steps)?.opener;
+	const opener = step?.opener;
 	const inFailedStep = opener !== undefined && opener.lineNumber > headEnd && opener.lineNumber < firstLine;
 	if (openers.length === 0 && !inFailedStep) return undefined;
 	return { lines, openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
 }
 
 /**
- * The first lines of a CI job's last failed step (failedStepStart), whole lines read from its
+ * The first lines of a CI job's last failed step `step`, whole lines read from its
  * opening mark, up to the tail: its header (the runner's group holding the command it ran, up to
  * the line that closes that group, signals/steps.ts closesStepHeader) and `headLines` lines of what
  * it printed after it. The view shows them as that step's head, as it shows an output's first lines.
@@ -92,11 +86,14 @@ async function readReport(source: ByteSource, scan: ScanResult, keepChars: numbe
 async function readStepHead(
 	source: ByteSource,
 	scan: ScanResult,
+	step: FailedStep | undefined,
 	headLines: number,
 	keepChars: number,
 ): Promise<ScannedLine[] | undefined> {
-	const start = failedStepStart(scan);
-	if (start === undefined || headLines <= 0) return undefined;
+	// Only a step that opens after the scan's head and before its tail.
+	const start = step?.opener;
+	if (start === undefined || start.offset < 0 || headLines <= 0) return undefined;
+	if (start.lineNumber <= scan.headEnd || start.lineNumber >= scan.tailStart) return undefined;
 	const bytes = await readRange(source, start.offset, start.offset + STEP_HEAD_BYTES);
 	const pieces = bytes.toString("utf8").split("\n");
 	// Whole lines only (the read may end inside one), and none of the tail.
@@ -120,8 +117,11 @@ const VERDICT_LINE_BYTES = 4096;
  * A CI job's last failed step when its verdict lies between the head and the tail (the job ran
  * steps after it, `if: always()`), else undefined.
  */
-function failedStepEndingAbove(scan: ScanResult, source: ByteSource): FailedStep | undefined {
-	const step = lastFailedStep(scan.steps);
+function failedStepEndingAbove(
+	scan: ScanResult,
+	source: ByteSource,
+	step: FailedStep | undefined,
+): FailedStep | undefined {
 	if (step === undefined || source.size !== scan.totalBytes) return undefined;
 	const { verdict } = step;
 	if (verdict.offset < 0 || verdict.lineNumber <= scan.headEnd + 1 || verdict.lineNumber >= scan.tailStart)
@@ -174,11 +174,11 @@ async function readStepEnd(
  */
 function tailOfFailedStep(
 	scan: ScanResult,
+	step: FailedStep | undefined,
 	report: ReportLines | undefined,
 	stepEnd: readonly ScannedLine[] | undefined,
 ): { tail: ScannedLine[]; report: ReportLines | undefined; verdictLine?: number } {
 	const { tail } = scan;
-	const step = lastFailedStep(scan.steps);
 	if (step === undefined) return { tail, report };
 	const verdict = step.verdict.lineNumber;
 	// Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail.
@@ -236,14 +236,15 @@ export interface EndLines {
  * whose step failed, that step's head and its tail ending at its verdict (with the report above it).
  */
 export async function readEnd(source: ByteSource, scan: ScanResult, keepChars: number): Promise<EndLines> {
-	const endingAbove = failedStepEndingAbove(scan, source);
+	const step = lastFailedStep(scan.steps);
+	const endingAbove = failedStepEndingAbove(scan, source, step);
 	const [stepHead, stepEnd, report] = await Promise.all([
-		readStepHead(source, scan, scan.head.length, keepChars),
+		readStepHead(source, scan, step, scan.head.length, keepChars),
 		endingAbove === undefined ? undefined : readStepEnd(source, scan, endingAbove, scan.tail.length, keepChars),
 		// With the tail a failed step's, the lines above the output's tail are not its report.
-		endingAbove === undefined ? readReport(source, scan, keepChars) : undefined,
+		endingAbove === undefined ? readReport(source, scan, step, keepChars) : undefined,
 	]);
-	const end = tailOfFailedStep(scan, report, stepEnd);
+	const end = tailOfFailedStep(scan, step, report, stepEnd);
 	return {
 		...(end.report !== undefined ? { report: end.report } : {}),
 		...(end.tail !== scan.tail ? { tail: end.tail } : {}),
