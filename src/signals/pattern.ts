@@ -50,30 +50,38 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "`1 failed`, `BUILD FAILED`, `assertion … failed`, `test x ... FAILED`, rust `panicked at`, `Aborted (core dumped)`, bash `Killed`; not `0 failed`, `failed: 0`",
 	},
 	{
-		source: String.raw`\bnot ok\b|[✕✖✗✘❌]|^[ \t]*× |^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
+		source: String.raw`\bnot ok\b|^[ \t]*● (?!console\b)|^E {2,}\S|_test\.go:\d+:|\.go:\d+:\d+: `,
 		tool: {
 			0: ["real/node-test-tap-failure", "tune4/bats-setup-file-failed"],
-			1: ["real/jest-failure", "tune2/ava-deep-equal-failure"],
-			2: ["tuning/vitest-snapshot-mismatch"],
-			3: ["real/jest-failure"],
-			4: ["real/pytest-failure", "tune3/hypothesis-falsifying-example"],
-			5: ["real/go-test-fail-panic", "tune3/go-test-json-ndjson-failure"],
-			6: ["tune3/go-vet-printf-wrong-type"],
+			1: ["real/jest-failure"],
+			2: ["real/pytest-failure", "tune3/hypothesis-falsifying-example"],
+			3: ["real/go-test-fail-panic", "tune3/go-test-json-ndjson-failure"],
+			4: ["tune3/go-vet-printf-wrong-type"],
 		},
-		why: "test runners: pytest's `E   assert …`, TAP `not ok`, jest `✕`/`●`, node `✖`, vitest `×`, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
+		why: "test runners: pytest's `E   assert …`, TAP `not ok`, jest's `● Suite › test` header, go `x_test.go:12: …`, and the Go toolchain's diagnostics, which carry no severity word: `go vet`'s `handlers/h061/handler.go:63:9: fmt.Sprintf format %d has arg acct of wrong type string`, the compiler's `./main.go:10:2: undefined: x` (file:line:column; a stack frame's `ledger.go:20 +0xac` has no column)",
 		keywords: [
 			"not ok",
 			"_test.go:",
 			".go:",
-			// `E  ` (pytest's assertion lines), and ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), × (U+00D7), ● (U+25CF).
+			// `E  ` (pytest's assertion lines), and ● (U+25CF).
 			"e  ",
+			"\xe2\x97\x8f",
+		],
+	},
+	{
+		source: String.raw`[✕✖✗✘❌⨯]|^[ \t]*(?:×|!{1,3}) +\S|^[ \t]*⚠`,
+		why: "a mark that says a line failed or warns, whatever tool prints it: a cross anywhere in a line (jest's `✕ formats amounts (2 ms)`, node's and eslint's `✖`, ava's and esbuild's `✘ [ERROR]`, `❌`, Next.js's `⨯ Failed to compile`), vitest's `×` or a run of `!` that leads a line (TeX's `! Undefined control sequence.`, git's `! [rejected]        main -> main (fetch first)`, Portage's `!!! ERROR`), and a warning sign that leads one (Next.js's `⚠ Compiled with warnings`, a weak signal: src/signals/policy.ts)",
+		// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), ⨯ (U+2A2F), × (U+00D7), ⚠ (U+26A0), and `!` before a space.
+		keywords: [
 			"\xe2\x9c\x95",
 			"\xe2\x9c\x96",
 			"\xe2\x9c\x97",
 			"\xe2\x9c\x98",
 			"\xe2\x9d\x8c",
+			"\xe2\xa8\xaf",
 			"\xc3\x97",
-			"\xe2\x97\x8f",
+			"\xe2\x9a\xa0",
+			"! ",
 		],
 	},
 	{
@@ -81,9 +89,9 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "assertion details at the start of a line: jest `Expected: …`/`Received: …`, node `Expected values to be strictly equal:`, TAP `expected:`/`actual:`",
 	},
 	{
-		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b|\berror summary: [1-9]`,
-		tool: { 2: ["real/node-test-tap-failure"], 4: ["real/valgrind-memcheck", "tune2/helgrind-data-race"] },
-		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind `ERROR SUMMARY: 2 errors`",
+		source: String.raw`\b[1-9]\d* (?:errors?|failures?|failing)\b|\b(?:errors|failures|failed)[:=] *[1-9]|^# fail [1-9]|\berror [a-z]{1,4}\d{3,5}\b`,
+		tool: { 2: ["real/node-test-tap-failure"] },
+		why: "summaries and coded errors that count: `2 errors`, `1 failure`, mocha `3 failing`, `Failures: 1`, `errors=1`, TAP `# fail 1`, tsc `error TS2304`, MSVC `error C2065`, valgrind's `ERROR SUMMARY: 2 errors from 2 contexts`",
 	},
 	{
 		source: String.raw`[\d\]Z][ \t]{1,8}(?:error|fatal|severe|critical|crit|emerg|warn|warning)\b|^[ \t]*warn(?:ing)?\b(?![-_=:]| *[:=])|\[(?:error|err|fatal|severe|critical|fail|failed|failure|warn|warning)\]|\blevel"?[=:] *"?(?:error|fatal|critical|panic|warn|warning)\b|"level": ?[456]0\b`,
@@ -123,17 +131,14 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "a verdict: a failure word that ends its line, whatever tool wrote it: unittest's `test_x (t.T.test_x) ... FAIL` and `... ERROR`, pytest's `tests/t.py:17: AssertionError` (an exception's name ends the line), surefire's `<<< FAILURE!`, maven's `BUILD FAILURE`; not `0 failed`, `no error`",
 	},
 	{
-		source: String.raw`traceback \(most recent call last\)|\bexception in thread\b|^[ \t]*caused by:|\bthe above exception\b|\bun(?:caught|handled)|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
+		source: String.raw`traceback \(most recent call last\)|\bun(?:caught|handled)|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
 		tool: {
 			0: ["real/python-etl-traceback", "real/python-unittest-failure"],
-			1: ["real/java-exception"],
-			2: ["real/java-exception"],
-			3: ["real/python-etl-traceback", "tune4/alembic-migration-integrity-error"],
-			5: ["real/abort-killed-signals"],
-			6: ["real/go-test-fail-panic", "tune3/go-test-timeout-deadlock"],
-			7: ["real/rust-thread-panic"],
+			2: ["real/abort-killed-signals"],
+			3: ["real/go-test-fail-panic", "tune3/go-test-timeout-deadlock"],
+			4: ["real/rust-thread-panic"],
 		},
-		why: "exceptions and panics: python `Traceback`, java `Exception in thread \"main\"` and `Caused by:`, a failure nobody handled (node's `Uncaught TypeError` and `[UnhandledPromiseRejection: …]`, SBCL's `Unhandled DIVISION-BY-ZERO in thread`), C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
+		why: "exceptions and panics: python `Traceback` (java's `Exception in thread \"main\" java.lang.IllegalStateException: boom` and `Caused by: java.io.IOException: …`, python's `The above exception was the direct cause of the following exception:` need no part of their own: the exception's name with its message, or ending the line, is a diagnostic and a verdict above), a failure nobody handled (node's `Uncaught TypeError` and `[UnhandledPromiseRejection: …]`, SBCL's `Unhandled DIVISION-BY-ZERO in thread`), C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
 	},
 	{
 		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|^#0 `,

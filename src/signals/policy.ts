@@ -18,13 +18,13 @@ export const SEVERITY_WARNING: Severity = 1;
 
 /**
  * Words that only warn (a line with them and no failure word is a warning): a warning's own words,
- * and a program saying it carried on past what it reports (`Unknown key 'RestartSecs' in section
- * [Service], ignoring.`).
+ * a warning sign (`⚠ Compiled with warnings`), and a program saying it carried on past what it
+ * reports (`Unknown key 'RestartSecs' in section [Service], ignoring.`).
  */
-const WARNING_WORDS = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note|ignoring|skipping)\b/i;
+const WARNING_WORDS = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note|ignoring|skipping)\b|⚠/i;
 /** Words that report a failure. */
 const FAILURE_WORDS =
-	/err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|refused|timed out|✗|✖/i;
+	/err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|refused|timed out|[✕✖✗✘❌⨯]/i;
 /**
  * A log level near the start of a line (after a timestamp, in brackets, as `level=` or a JSON
  * field, or glog's one-letter form `W1130 12:00:00.000`). The level decides the severity of a log

@@ -258,11 +258,25 @@ describe("the vocabulary of failure", () => {
 		"e: file:///src/App.kt:3:5 Unresolved reference: totl",
 		// The lines that carry what retired per-tool alternatives named (the next line, or a coded error).
 		"fatal runtime error: stack overflow",
+		'Exception in thread "main" java.lang.IllegalStateException: ledger is closed',
+		'Exception in thread "main" java.lang.StackOverflowError',
+		"Caused by: java.io.IOException: No space left on device",
+		"Caused by: java.lang.NullPointerException",
+		"The above exception was the direct cause of the following exception:",
+		"During handling of the above exception, another exception occurred:",
+		"==4242== ERROR SUMMARY: 3 errors from 3 contexts (suppressed: 0 from 0)",
 		"main.obj : error LNK2019: unresolved external symbol _frob referenced in function _main",
 		"src/a.c:1:10: fatal error: x.h: No such file or directory",
 		"Execution failed for task ':app:compileJava'.",
 		'[UnhandledPromiseRejection: This error originated either by throwing inside of an async function without a catch block, or by rejecting a promise which was not handled with .catch(). The promise rejected with the reason "boom".] {',
 		'Unhandled DIVISION-BY-ZERO in thread #<SB-THREAD:THREAD "main thread" RUNNING {1001878103}>:',
+		// Marks that say a line failed or warns, whatever tool prints them.
+		"! Undefined control sequence.",
+		" ! [rejected]        main -> main (fetch first)",
+		"!!! ERROR: dev-libs/foo-1.2::gentoo failed (compile phase):",
+		" ⨯ Failed to compile",
+		" ⚠ Compiled with warnings",
+		"  × test/receipt.test.js > renders the receipt 47ms",
 	];
 	for (const line of failures) {
 		test(`matches ${JSON.stringify(line)}`, () => assert.ok(SIGNAL.test(line)));
@@ -338,6 +352,11 @@ describe("the vocabulary of failure", () => {
 		"cannot",
 		"# this step cannot",
 		"Undefined behaviour sanitizer: enabled",
+		// A `!` that does not lead a line as a mark.
+		"Done! 12 files formatted",
+		"![build status](https://example.com/badge.svg)",
+		"!important overrides: 0",
+		"x = 3 × 4",
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
@@ -350,6 +369,8 @@ describe("how severe a signal line is", () => {
 		"units/billing-worker-082.service:11: Unknown key 'RestartSecs' in section [Service], ignoring.",
 		"Unrecognized option 'color' in .tool.yml, ignoring",
 		"2026-12-01 03:10:14 WARN cannot reach replica 2, retrying",
+		" ⚠ Compiled with warnings",
+		' ⚠ The "images.domains" configuration is deprecated.',
 	];
 	for (const line of warnings)
 		test(`a warning: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_WARNING));
@@ -358,6 +379,9 @@ describe("how severe a signal line is", () => {
 		"units/billing-worker-080.service:11: Failed to parse TimeoutSec= parameter, ignoring: 2m30x",
 		"ninja: build stopped: cannot make progress due to previous errors.",
 		"2026-12-01 03:10:14 ERROR cannot reach replica 2, skipping",
+		"! Undefined control sequence.",
+		" ⨯ Failed to compile",
+		"  ✘ [fail]: zones_37 › skips warnings for 3125 g",
 	];
 	for (const line of errors)
 		test(`an error: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_ERROR));
