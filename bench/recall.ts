@@ -7,7 +7,8 @@
 // (test/fixtures/unseen-tune2/, unseen-tune3/, unseen-tune4/) and the late unseen set made after
 // tuning ended (test/fixtures/unseen-late/), and the CI logs' tuning and held-out halves
 // (test/fixtures/ci/: multi-step jobs printed as hosted CI prints them).
-// `--set real|tuning|tune2|tune3|tune4|heldout|late|ci|ciheldout` measures one set. Not a test.
+// `--set real|tuning|tune2|tune3|tune4|heldout|late|ci|ciheldout` measures one set; `--json` prints
+// only each set's totals, as one JSON line (what `npm run ablate` reads). Not a test.
 // The held-out halves and the late set are reported as counts only (never line contents): do not
 // tune on them.
 
@@ -300,6 +301,28 @@ function summarise(set: MeasuredSet): string[] {
 	];
 }
 
+/** A set's totals, as `--json` prints them. */
+export interface SetTotals {
+	title: string;
+	outputs: number;
+	decisive: number;
+	kept: number;
+	served: number;
+	meanChars: number;
+}
+
+function totalsOf(set: MeasuredSet): SetTotals {
+	const total = sumRows(set.rows);
+	return {
+		title: set.title,
+		outputs: set.rows.length,
+		decisive: total.decisive,
+		kept: total.viewKept,
+		served: set.rows.filter((row) => row.viewKept === row.decisive).length,
+		meanChars: set.rows.length === 0 ? 0 : Math.round(total.viewChars / set.rows.length),
+	};
+}
+
 function parseSets(argv: string[]): SetName[] {
 	const index = argv.indexOf("--set");
 	if (index < 0) return [...SETS];
@@ -321,6 +344,11 @@ async function measureSet(name: SetName): Promise<MeasuredSet> {
 
 const measured: MeasuredSet[] = [];
 for (const name of parseSets(process.argv.slice(2))) measured.push(await measureSet(name));
+
+if (process.argv.includes("--json")) {
+	console.log(JSON.stringify(measured.map(totalsOf)));
+	process.exit(0);
+}
 
 console.log(
 	`recall — pi-overflow's view (thresholdChars ${config.thresholdChars}, head ${config.headLines}, tail ${config.tailLines}, signals ${config.maxSignalLines}) vs Pi's bash cut (last ${DEFAULT_MAX_LINES} lines / ${formatSize(DEFAULT_MAX_BYTES)})`,
