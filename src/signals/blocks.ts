@@ -52,9 +52,9 @@ export const BLOCK_MESSAGE_LINES = 3;
 
 /**
  * Lines that continue the diagnostic above them whatever their indentation (forms.ts: a stack frame,
- * a code frame's gutter, numbered source lines and carets, a diff's `+`/`-` lines, `Caused by:`,
- * labelled details such as `note:` or `expected:`; rustc's `-->` and `= note`, gdb's frames, TAP's
- * `#` diagnostics).
+ * a numbered frame (`#1 0x… in f`), a count of elided frames, a code frame's gutter, numbered source
+ * lines and carets, a diff's `+`/`-` lines, `Caused by:`, labelled details such as `note:` or
+ * `= help:`, an arrow to a location (`--> src/main.rs:4:18`); TAP's `#` diagnostics).
  */
 const CONTINUATION = blockFormRegex("continuation");
 /**

@@ -63,8 +63,8 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 	},
 	{
 		kind: "continuation",
-		source: String.raw`^\s*(?:note|help|hint|detail|context|where|line \d+|query|expected|received|actual|got|want|wanted|left|right|found|diff|stack(?:trace)?|locks held)\b\s*:`,
-		why: "a labelled detail: a `note:`/`help:` diagnostic, PostgreSQL's `DETAIL:`/`HINT:`/`LINE 3:`, an assertion's `expected:`/`got:`/`want:`/`left:`/`diff:`",
+		source: String.raw`^\s*(?:[=*•] *)?(?:note|help|hint|detail|context|where|line \d+|query|expected|received|actual|got|want|wanted|left|right|found|diff|stack(?:trace)?|locks held)\b\s*:`,
+		why: "a labelled detail, bulleted or not: a `note:`/`help:` diagnostic (rustc's `  = note: expected type \x60i64\x60`), PostgreSQL's `DETAIL:`/`HINT:`/`LINE 3:`, an assertion's `expected:`/`got:`/`want:`/`left:`/`diff:`",
 	},
 	{
 		kind: "continuation",
@@ -73,27 +73,13 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 	},
 	{
 		kind: "continuation",
-		source: String.raw`^\s*-->`,
-		why: "rustc's location arrow under its diagnostic: `  --> src/main.rs:4:18`",
-		fixtures: ["real/cargo-build-error", "ci/cargo-test-panic"],
+		source: String.raw`^\s*(?:-->|:::) *\S+:\d+`,
+		why: "an arrow that points at a location under the diagnostic it places: rustc's and clippy's `  --> src/main.rs:4:18` and `   ::: src/lib.rs:10:5`, ruff's and deno lint's `--> src/app.py:3:8`",
 	},
 	{
 		kind: "continuation",
-		source: String.raw`^\s*::: `,
-		why: "rustc's secondary location: `   ::: src/lib.rs:10:5`",
-		fixtures: NO_FIXTURE,
-	},
-	{
-		kind: "continuation",
-		source: String.raw`^\s*= `,
-		why: "rustc's notes under a diagnostic: `  = note: expected type \x60i64\x60`",
-		fixtures: ["real/cargo-build-error", "ci/cargo-test-panic"],
-	},
-	{
-		kind: "continuation",
-		source: String.raw`^\s*\.\.\. \d+ more`,
-		why: "java's elided frames: `\t... 3 more`",
-		fixtures: ["real/java-exception"],
+		source: String.raw`^\s*(?:\.\.\.|…|\[previous line repeated) ?\d+ more\b`,
+		why: "a trace's count of the frames it leaves out: the JVM's `\t... 3 more`, python's `[Previous line repeated 996 more times]`",
 	},
 	{
 		kind: "continuation",
@@ -103,9 +89,8 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 	},
 	{
 		kind: "continuation",
-		source: String.raw`^#\d+ +(?:0x[\da-f]+ in )?[\w:~<>.]+ \(`,
-		why: "gdb's backtrace frames: `#1  0x000055555555513d in worker (arg=0x4) at src/stock.c:48`",
-		fixtures: ["real/segfault-core-dumped", "tune2/gdb-thread-segv-backtrace"],
+		source: String.raw`^\s*#\d+ +(?:0x[\da-f]+ in \S|[\w:~<>.]+ \()`,
+		why: "a numbered stack frame, as debuggers and the sanitizers print it: gdb's `#1  0x000055555555513d in worker (arg=0x4) at src/stock.c:48` and `#0  worker (arg=0x4) at …`, AddressSanitizer's and ThreadSanitizer's `    #0 0x4f5a3c in main /src/x.c:12:5`",
 	},
 	// Lines that head a section a failure may sit in: shown above a signal that follows them.
 	{
@@ -204,14 +189,8 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 	},
 	{
 		kind: "build-step",
-		source: String.raw`^Step \d+\/\d+ : `,
-		why: "docker build's (the classic builder's) `Step 3/7 : RUN make`",
-		fixtures: NO_FIXTURE,
-	},
-	{
-		kind: "build-step",
-		source: String.raw`^#\d+ \[`,
-		why: "BuildKit's `#8 [3/7] RUN make`",
+		source: String.raw`^(?:#\d+ \[(?:[\w.-]+ )?\d+\/\d+\]|Step \d+\/\d+ :) \S`,
+		why: "docker build's step, counted out of the build's steps: the classic builder's `Step 3/7 : RUN make`, BuildKit's `#8 [3/7] RUN make` and `#8 [build 3/7] RUN make` (a progress counter alone, as ninja's `[12/345] Building …` on every line, is routine, not a step)",
 		fixtures: NO_FIXTURE,
 	},
 ]);
