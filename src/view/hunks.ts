@@ -19,6 +19,7 @@ import {
 	findSubjectLines,
 	findSubjectTokens,
 	HUNK_AFTER_LINES,
+	HUNK_BEFORE_LINES,
 	HUNK_BLOCK_SCAN_LINES,
 	HUNK_HEADER_LOOKBACK_LINES,
 	indentOf,
@@ -147,7 +148,7 @@ export async function readViewExtras(
 		line.lineNumber < tailFrom &&
 		!taken.has(line.lineNumber) &&
 		!inStepHead(line.lineNumber);
-	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart);
+	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart, shapeKind);
 	const shapeLines: ShapeFind[] = [];
 	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) =>
 		lines
@@ -223,11 +224,14 @@ async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]):
 }
 
 /**
- * The lines between the head (up to line `headEnd`) and the tail (from line `tailStart`) that name
- * the subject of one of the tail's best signal lines (findSubjectLines), in line order, each once.
- * Only a signal line within SUBJECT_LOOKBACK_LINES of the tail's start can have one; its lines
- * above are decoded as a hunk's are (the READ_BEFORE_BYTES before it, its last lines), from one
- * read that spans those of all of them.
+ * The lines between the head (up to line `headEnd`) and the tail (from line `tailStart`) that
+ * belong to one of the tail's best signal lines, in line order, each once: lines that name its
+ * subject (findSubjectLines), and, for a signal line among the tail's first HUNK_BEFORE_LINES, its
+ * leading context (findLeadingContext: a traceback's last frames above its exception line, the
+ * parent of an indented finding), as every other signal line has it. Only a signal line within
+ * SUBJECT_LOOKBACK_LINES of the tail's start can have them; its lines above are decoded as a
+ * hunk's are (the READ_BEFORE_BYTES before it, its last lines), from one read that spans those of
+ * all of them.
  */
 async function readTailSubjects(
 	source: ByteSource,
@@ -235,7 +239,9 @@ async function readTailSubjects(
 	keepChars: number,
 	headEnd: number,
 	tailStart: number,
+	shapeKind: (raw: string) => ShapeKind,
 ): Promise<ScannedLine[]> {
+	const atTop = (item: SignalItem) => item.lineNumber - tailStart < HUNK_BEFORE_LINES;
 	const signals = scan.shownSignals
 		.filter(
 			(item) =>
@@ -244,7 +250,7 @@ async function readTailSubjects(
 				item.offset >= 0 &&
 				!item.keptEnd,
 		)
-		.filter((item) => findSubjectTokens(item.text).length > 0)
+		.filter((item) => atTop(item) || findSubjectTokens(item.text).length > 0)
 		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
 	if (signals.length === 0) return [];
 	// They lie within a few lines of each other: one read holds what each one's own read would.
@@ -257,12 +263,13 @@ async function readTailSubjects(
 		const above = decodeLastLines(own, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0);
 		const first = item.lineNumber - above.length;
 		const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
-		const subject = findSubjectLines(
-			item.text,
-			above.map((raw) => renderShownText(raw, keepChars)),
-			isShown,
-		);
-		for (const index of subject) byLine.set(first + index, renderLine(first + index, above[index], keepChars));
+		const aboveShown = above.map((raw) => renderShownText(raw, keepChars));
+		const subject = findSubjectLines(item.text, aboveShown, isShown);
+		const leading = atTop(item)
+			? findLeadingContext(item.text, aboveShown, (index) => shapeKind(above[index])).context
+			: [];
+		for (const index of [...subject, ...leading])
+			if (!isShown(index)) byLine.set(first + index, renderLine(first + index, above[index], keepChars));
 	}
 	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 }

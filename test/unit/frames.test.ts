@@ -26,8 +26,6 @@ const FIXTURES = [...loadTuningFixtures()].filter(([key]) => !key.startsWith("ci
 const FRAME_KNOWN_MISSES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = {
 	// The tool's two group lines push the line above the tail's out of it; the report there starts at a group.
 	"github-grouped": { "pytest-benchmark-regression": [405] },
-	// GitLab prints no failed-step marker; its red `Failed to extract cache` takes a key line.
-	"gitlab-stamped": { "gunicorn-worker-failed-to-boot": [376] },
 };
 
 const dir = mkdtempSync(join(tmpdir(), "pi-overflow-frames-"));

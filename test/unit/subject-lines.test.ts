@@ -130,6 +130,45 @@ describe("the view shows a subject line as context", () => {
 		assert.equal(shown.get(row), `- ${tableRow(95)}`);
 	});
 
+	test("a traceback's last frames above the tail, for the exception line that opens it", async () => {
+		const failure = (k: number) => [
+			"Traceback (most recent call last):",
+			`  File "/srv/app/arbiter.py", line ${589 + k}, in spawn_worker`,
+			"    worker.init_process()",
+			`  File "/srv/shop/wsgi.py", line ${3 + k}, in <module>`,
+			`    from shop.settings_${k} import *`,
+			`ModuleNotFoundError: No module named 'shop.settings_${k}'`,
+		];
+		// A worker failed to boot five times before: the frames' shapes are not rare, shown only as context.
+		const lines: string[] = [];
+		for (let i = 0; i < 3000; i++) {
+			if (i % 600 === 599) lines.push(...failure(i));
+			lines.push(`worker ${i % 7} handled request ${i} in ${i % 50} ms`);
+		}
+		lines.push(...failure(0), ...Array.from({ length: options.tailLines - 1 }, (_, i) => `worker exiting ${i}`));
+		const shown = parseViewLines((await buildViewFromText(lines.join("\n") + "\n", options)).text);
+		const exception = lines.length - options.tailLines + 1;
+		assert.match(lines[exception - 1], /^ModuleNotFoundError/, "the exception line is the tail's first");
+		for (let line = exception - 4; line < exception; line++)
+			assert.equal(shown.get(line), `- ${lines[line - 1]}`, `line ${line}, above the tail, is its context`);
+		assert.ok(!shown.has(exception - 6), "four lines, as any signal line's leading context");
+	});
+
+	test("an indented finding's parent above the tail, for the finding that opens it", async () => {
+		const routine = Array.from({ length: 3000 }, (_, i) =>
+			i % 2 === 0 ? `Results of round ${i}:` : `\tbench_${i % 9}: ${i % 40} us`,
+		);
+		const lines = [
+			...routine,
+			"Results of round 3000:",
+			"\tparse_invoice_lines (0001) - Field 'mean' has failed PercentageRegressionCheck: 16498 > 400",
+			...Array.from({ length: options.tailLines - 1 }, (_, i) => `summary row ${i}`),
+		];
+		const shown = parseViewLines((await buildViewFromText(lines.join("\n") + "\n", options)).text);
+		assert.equal(shown.get(routine.length + 1), "- Results of round 3000:");
+		assert.ok(!shown.has(routine.length), "its parent only");
+	});
+
 	test("no row when the subject is only far above", async () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 17, SUBJECT_LOOKBACK_LINES + 20, 3000);
 		const shown = parseViewLines((await buildViewFromText(lines.join("\n") + "\n", options)).text);
