@@ -1,7 +1,10 @@
 // The steps of a CI job's log, as data: the markers CI services print where a step starts and where
 // one failed, each with the output it exists for. The scan records them (with the keyword prefilter,
 // so a log without them costs nothing); the view outlines the steps and gives each failing step's
-// first and last error a place first. Read after a line's timestamp (lines/stamp.ts). Pure.
+// first and last error a place first. Read after a line's timestamp (lines/stamp.ts), and after each
+// carriage return in it: a raw log packs several markers into one line, each after a `\r` and an
+// erase (`travis_fold:end:install\r\x1b[0Ktravis_time:start:6b9e3f8a\r\x1b[0K$ make check`), and a
+// terminal shows what the last one leaves. Pure.
 
 import * as stampModule from "../lines/stamp.js";
 
@@ -19,6 +22,8 @@ export interface StepMarker {
 	 * group. A group whose title starts otherwise is part of the step before it (a tool's group).
 	 */
 	stepTitle?: string;
+	/** Where the prefix alone does not make a marker: what the line must say from the prefix on (a sticky regex). */
+	says?: RegExp;
 	why: string;
 }
 
@@ -37,11 +42,22 @@ export const STEP_MARKERS: readonly StepMarker[] = Object.freeze([
 	},
 	{ prefix: "##[section]", kind: "open", why: "Azure Pipelines: `##[section]Starting: Build`" },
 	{ prefix: "travis_fold:start:", kind: "open", why: "Travis CI: `travis_fold:start:install`" },
+	{
+		prefix: "travis_time:start:",
+		kind: "open",
+		why: "Travis CI: every command the build runs starts a timer, folded or not (`travis_time:start:6b9e3f8a\\r$ make check`): the script phase's commands are steps of their own",
+	},
 	{ prefix: "section_start:", kind: "open", why: "GitLab CI: `section_start:1700000000:build_script`" },
 	{
 		prefix: "##[error]",
 		kind: "failed",
 		why: "GitHub Actions and Azure Pipelines: `##[error]Process completed with exit code 1.` closes a failed step",
+	},
+	{
+		prefix: 'The command "',
+		kind: "failed",
+		says: /The command "[^\r\n]{0,500}" exited with [1-9]\d*\./y,
+		why: 'Travis CI: `The command "make check" exited with 1.` follows the failed command\'s timer',
 	},
 ]);
 
@@ -68,12 +84,71 @@ export const STEP_KEYWORDS: readonly string[] = Object.freeze(
 /** First characters of the markers: a line starting with none of them is no marker. */
 const FIRST_CHARS = new Set(STEP_MARKERS.map((marker) => marker.prefix.charCodeAt(0)));
 
-/** A step marker a line (its text, with a timestamp or not) starts with. */
+/**
+ * The step marker a line (its text, with a timestamp or not, with ANSI escapes or not) starts with,
+ * or one of its carriage-return segments does: a failed step's marker before any other, else the last
+ * opening one.
+ */
 export function stepMarkOf(line: string): StepMarker | undefined {
-	const start = stampLength(line);
+	let found: StepMarker | undefined;
+	let at = stampLength(line);
+	for (let segment = 0; segment < MAX_MARKER_SEGMENTS; segment++) {
+		const marker = markerAt(line, skipEscapes(line, at));
+		if (marker?.kind === "failed") return marker;
+		found = marker ?? found;
+		const cr = line.indexOf("\r", at);
+		if (cr < 0) break;
+		at = cr + 1;
+	}
+	return found;
+}
+
+/**
+ * Carriage-return segments of a line looked at for markers, at most: a raw log packs a few into one
+ * line (Travis: seven at most), a progress bar thousands that are none.
+ */
+export const MAX_MARKER_SEGMENTS = 16;
+
+/** The marker at `start` of `line`. */
+function markerAt(line: string, start: number): StepMarker | undefined {
 	if (!FIRST_CHARS.has(line.charCodeAt(start))) return undefined;
-	for (const marker of STEP_MARKERS) if (line.startsWith(marker.prefix, start)) return marker;
+	for (const marker of STEP_MARKERS) {
+		if (!line.startsWith(marker.prefix, start)) continue;
+		if (marker.says === undefined) return marker;
+		marker.says.lastIndex = start;
+		if (marker.says.test(line)) return marker;
+	}
 	return undefined;
+}
+
+const ESCAPE = 0x1b;
+const OPEN_BRACKET = 0x5b;
+
+/** The position after the ANSI control sequences (`\x1b[0K`, `\x1b[31;1m`) at `at`. */
+function skipEscapes(line: string, at: number): number {
+	while (line.charCodeAt(at) === ESCAPE && line.charCodeAt(at + 1) === OPEN_BRACKET) {
+		let end = at + 2;
+		while (end < line.length && line.charCodeAt(end) < 0x40) end++; // parameter and intermediate bytes
+		at = end + 1; // the final byte
+	}
+	return at;
+}
+
+/**
+ * What a terminal shows of a marker's line as the step's title: the last carriage-return segment
+ * with text that is no marker (`$ make check`, `Worker information`), else the line's text from
+ * `from` (after the marker's prefix) to the next carriage return.
+ */
+function titleOf(line: string, from: number): string {
+	for (let end = line.length, segment = 0; end > from && segment < MAX_MARKER_SEGMENTS; segment++) {
+		const cr = line.lastIndexOf("\r", end - 1);
+		if (cr < from) break;
+		const segment = line.slice(cr + 1, end).trim();
+		if (segment.length > 0 && stepMarkOf(segment) === undefined) return segment;
+		end = cr;
+	}
+	const cr = line.indexOf("\r", from);
+	return line.slice(from, cr < 0 ? line.length : cr);
 }
 
 /** A step marker the scan met. */
@@ -100,8 +175,11 @@ export class StepLog {
 	dropped = 0;
 
 	add(lineNumber: number, offset: number, line: string, marker: StepMarker): void {
-		const from = stampLength(line) + marker.prefix.length;
-		const title = line.slice(from, from + STEP_TITLE_CHARS).trimEnd();
+		// The marker may stand in a later carriage-return segment of the line.
+		const at = line.indexOf(marker.prefix, stampLength(line));
+		// A marker told by what it says keeps its prefix: it is part of the sentence.
+		const from = at < 0 ? line.length : marker.says !== undefined ? at : at + marker.prefix.length;
+		const title = titleOf(line, from).slice(0, STEP_TITLE_CHARS).trimEnd();
 		const within = marker.kind === "open" && marker.stepTitle !== undefined && !title.startsWith(marker.stepTitle);
 		this.marks.push(
 			within

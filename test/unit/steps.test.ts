@@ -41,6 +41,65 @@ test("knows the markers of the CI services, after a timestamp or not, and nothin
 		assert.equal(stepMarkOf(line), undefined, line);
 });
 
+test("reads the markers a raw log packs into one line, each after a carriage return, and titles a step as a terminal shows it", () => {
+	const ESC = "\x1b";
+	const travisCommand = `travis_time:end:5a8d:start=1,finish=2,duration=1,event=install\r${ESC}[0Ktravis_fold:end:install.npm\r${ESC}[0Ktravis_time:start:6b9e\r${ESC}[0K$ make check`;
+	assert.equal(stepMarkOf(travisCommand)?.prefix, "travis_time:start:");
+	const verdict = `travis_time:end:6b9e:start=1,finish=2,duration=1,event=script\r${ESC}[0K${ESC}[31;1mThe command "make check" exited with 2.${ESC}[0m`;
+	assert.equal(stepMarkOf(verdict)?.kind, "failed");
+	assert.equal(stepMarkOf('The command "make check" exited with 0.'), undefined, "a command that passed");
+	assert.equal(stepMarkOf('The command "make" is not found'), undefined);
+	const gitlab = `section_end:1796549520:step_script\r${ESC}[0Ksection_start:1796549520:cleanup_file_variables\r${ESC}[0K${ESC}[0K${ESC}[36;1mCleaning up project directory and file based variables${ESC}[0;m`;
+	assert.equal(stepMarkOf(gitlab)?.prefix, "section_start:");
+	const log = new StepLog();
+	// The scan gives the log a line without its ANSI escapes.
+	const plain = (line: string) => line.replace(/\x1b\[[\d;]*[A-Za-z]/g, "");
+	for (const [n, line] of [
+		travisCommand,
+		verdict,
+		gitlab,
+		"travis_fold:start:worker_info\rWorker information",
+		"##[group]Run npm test",
+	].entries())
+		log.add(n + 1, -1, plain(line), stepMarkOf(line)!);
+	assert.deepEqual(
+		log.result().marks.map((mark) => mark.title),
+		[
+			"$ make check",
+			'The command "make check" exited with 2.',
+			"Cleaning up project directory and file based variables",
+			"Worker information",
+			"Run npm test",
+		],
+	);
+});
+
+test("a Travis job's command that failed is its failed step, and the view's tail ends at its verdict", async () => {
+	const ESC = "\x1b";
+	const lines = [
+		`travis_fold:start:install.npm\r${ESC}[0Ktravis_time:start:5a8d\r${ESC}[0K$ npm ci`,
+		...Array.from({ length: 300 }, (_, i) => `added package ${word(i)}`),
+		`travis_time:end:5a8d:start=1,finish=2,duration=1,event=install\r${ESC}[0Ktravis_fold:end:install.npm\r${ESC}[0Ktravis_time:start:6b9e\r${ESC}[0K$ make check`,
+		...Array.from({ length: 200 }, (_, i) => `checked module ${i}`),
+		"src/ledger.c:12:5: error: 'totl' undeclared",
+		`travis_time:end:6b9e:start=1,finish=2,duration=1,event=script\r${ESC}[0K${ESC}[31;1mThe command "make check" exited with 2.${ESC}[0m`,
+		`travis_fold:start:cache.2\r${ESC}[0Kstore build cache`,
+		...Array.from({ length: 60 }, (_, i) => `uploading cache part ${i}`),
+		`travis_fold:end:cache.2\r${ESC}[0K`,
+		"Done. Your build exited with 1.",
+	];
+	const scan = scanText(lines.join("\n") + "\n", config);
+	const failed = lastFailedStep(scan.steps);
+	assert.equal(failed?.opener.lineNumber, 302, "the step is the command the verdict follows");
+	assert.equal(failed?.opener.title, "$ make check");
+	assert.equal(failed?.verdict.lineNumber, 504);
+	const view = (await buildViewFromText(lines.join("\n") + "\n", { ...config, id: "0123456789ab", toolName: "bash" }))
+		.text;
+	assert.match(view, /steps: 3, 1 failed/);
+	assert.match(view, /   503: src\/ledger\.c:12:5: error: 'totl' undeclared/);
+	assert.match(view, /lines after the failed step's verdict/, "the cache upload folds into one counted line");
+});
+
 test("keeps the latest marks of a job with very many steps, and counts the others", () => {
 	const log = new StepLog();
 	for (let n = 1; n <= 5000; n++) log.add(n, n * 30, `##[group]Run step ${n}`, stepMarkOf("##[group]x")!);
