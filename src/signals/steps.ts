@@ -140,11 +140,11 @@ function skipEscapes(line: string, at: number): number {
  * `from` (after the marker's prefix) to the next carriage return.
  */
 function titleOf(line: string, from: number): string {
-	for (let end = line.length, segment = 0; end > from && segment < MAX_MARKER_SEGMENTS; segment++) {
+	for (let end = line.length, looked = 0; end > from && looked < MAX_MARKER_SEGMENTS; looked++) {
 		const cr = line.lastIndexOf("\r", end - 1);
 		if (cr < from) break;
-		const segment = line.slice(cr + 1, end).trim();
-		if (segment.length > 0 && stepMarkOf(segment) === undefined) return segment;
+		const text = line.slice(cr + 1, end).trim();
+		if (text.length > 0 && stepMarkOf(text) === undefined) return text;
 		end = cr;
 	}
 	const cr = line.indexOf("\r", from);
