@@ -4,7 +4,10 @@
 // steps, an install step with its deprecation warnings, the failing step, the post-job cleanup), and
 // its decisive lines are looked for at their new line numbers. A view that keeps a line bare and
 // loses it framed depends on where the output sits, not on what it says. Held-out sets print
-// counts only, as in `npm run recall`. Not a test.
+// counts only, as in `npm run recall`. `--frame <name>` measures one frame beside the bare outputs,
+// `--set <name>` one set, `--missed` lists the tuning sets' misses, `--threshold <chars>` measures at
+// a budget other than the default (the budget follows the context window: a full window leaves a
+// view a few thousand characters), to see which lines a tight budget gives up first. Not a test.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,7 +47,7 @@ interface Measured {
 async function measure(name: string, text: string, decisive: RealFixture["decisive"]): Promise<Measured> {
 	const path = join(dir, "output.log");
 	writeFileSync(path, text);
-	const view = await buildDefaultView(path);
+	const view = await buildDefaultView(path, threshold);
 	const shown = parseViewLines(view.text);
 	const missed = decisive
 		.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, config.maxLineChars))
@@ -59,6 +62,11 @@ async function measure(name: string, text: string, decisive: RealFixture["decisi
 }
 
 const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
+const threshold = process.argv.includes("--threshold")
+	? Number(process.argv[process.argv.indexOf("--threshold") + 1])
+	: DEFAULT_CONFIG.thresholdChars;
+if (!Number.isInteger(threshold) || threshold < 1000)
+	throw new Error("--threshold takes a number of characters, 1000 or more");
 const keptRows: string[][] = [];
 const piRows: string[][] = [];
 const charRows: string[][] = [];
@@ -118,6 +126,7 @@ function printTable(title: string, rows: string[][]): void {
 				.join("  "),
 		);
 }
+console.log(`budget: ${threshold} chars${threshold === DEFAULT_CONFIG.thresholdChars ? " (the default)" : ""}`);
 printTable("decisive lines kept, outputs fully served (held-out sets as counts only)", keptRows);
 printTable("mean view chars", charRows);
 printTable("Pi's own bash cut of the same text (last 2 000 lines or 50 KB): kept, fully served, mean chars", piRows);
