@@ -24,7 +24,7 @@ import { GiantLineSearch } from "./giant.js";
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { countNewlines } = keywordFilterModule;
 const { crAsNewline } = recordsModule;
-const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripAnsi, stripLineEnd } = renderModule;
+const { GIANT_LINE_KEEP_BYTES, keepCharsFor, renderGiantLine, renderLine, stripLineEnd } = renderModule;
 const { SIGNAL_WINDOW_CHARS } = finderModule;
 const { rankCandidates } = policyModule;
 const { sectionsOf, stepMarkOf, stepStanding } = stepsModule;
@@ -122,9 +122,9 @@ export class LineScanner {
 				this.addStep(lineNumber, this.blockBase + lineStart, raw, marker);
 	}
 
-	/** A step marker's line (raw, its line ending included or not). */
+	/** A step marker's line (raw, its line ending included or not; its escapes are read for its title). */
 	private addStep(lineNumber: number, offset: number, raw: string, marker: StepMarker): void {
-		this.steps.add(lineNumber, offset, stripAnsi(stripLineEnd(raw)), marker);
+		this.steps.add(lineNumber, offset, stripLineEnd(raw), marker);
 	}
 
 	/** A line decoded on its own (a head line, a line that arrived in pieces): is it a step marker? */

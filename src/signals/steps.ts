@@ -6,11 +6,13 @@
 // erase (`travis_fold:end:install\r\x1b[0Ktravis_time:start:6b9e3f8a\r\x1b[0K$ make check`), and a
 // terminal shows what the last one leaves. Pure.
 
+import * as renderModule from "../lines/render.js";
 import * as stampModule from "../lines/stamp.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and stepMarkOf runs on candidate lines.
 const { stampLength } = stampModule;
+const { ANSI_PATTERN, renderTerminalLine } = renderModule;
 
 /** A marker of a step, with the output it exists for. */
 export interface StepMarker {
@@ -121,34 +123,13 @@ function markerAt(line: string, start: number): StepMarker | undefined {
 	return undefined;
 }
 
-const ESCAPE = 0x1b;
-const OPEN_BRACKET = 0x5b;
+/** An ANSI escape (lines/render.ts ANSI_PATTERN) at a given position. */
+const ESCAPE_AT = new RegExp(ANSI_PATTERN.source, "y");
 
-/** The position after the ANSI control sequences (`\x1b[0K`, `\x1b[31;1m`) at `at`. */
+/** The position after the ANSI escapes (`\x1b[0K`, `\x1b[31;1m`) at `at`. */
 function skipEscapes(line: string, at: number): number {
-	while (line.charCodeAt(at) === ESCAPE && line.charCodeAt(at + 1) === OPEN_BRACKET) {
-		let end = at + 2;
-		while (end < line.length && line.charCodeAt(end) < 0x40) end++; // parameter and intermediate bytes
-		at = end + 1; // the final byte
-	}
+	for (ESCAPE_AT.lastIndex = at; ESCAPE_AT.test(line);) at = ESCAPE_AT.lastIndex;
 	return at;
-}
-
-/**
- * What a terminal shows of a marker's line as the step's title: the last carriage-return segment
- * with text that is no marker (`$ make check`, `Worker information`), else the line's text from
- * `from` (after the marker's prefix) to the next carriage return.
- */
-function titleOf(line: string, from: number): string {
-	for (let end = line.length, looked = 0; end > from && looked < MAX_MARKER_SEGMENTS; looked++) {
-		const cr = line.lastIndexOf("\r", end - 1);
-		if (cr < from) break;
-		const text = line.slice(cr + 1, end).trim();
-		if (text.length > 0 && stepMarkOf(text) === undefined) return text;
-		end = cr;
-	}
-	const cr = line.indexOf("\r", from);
-	return line.slice(from, cr < 0 ? line.length : cr);
 }
 
 /** A step marker the scan met. */
@@ -179,7 +160,13 @@ export class StepLog {
 		const at = line.indexOf(marker.prefix, stampLength(line));
 		// A marker told by what it says keeps its prefix: it is part of the sentence.
 		const from = at < 0 ? line.length : marker.says !== undefined ? at : at + marker.prefix.length;
-		const title = titleOf(line, from).slice(0, STEP_TITLE_CHARS).trimEnd();
+		// What a terminal shows of the rest: its last draw after the markers' line erases (`$ make check`),
+		// of its last few draws (a progress bar's thousands of earlier ones change nothing a title shows).
+		let start = line.length;
+		for (let draws = 0; draws < MAX_MARKER_SEGMENTS && start > from; draws++) start = line.lastIndexOf("\r", start - 1);
+		const title = renderTerminalLine(line.slice(Math.max(from, start + 1)))
+			.slice(0, STEP_TITLE_CHARS)
+			.trim();
 		const within = marker.kind === "open" && marker.stepTitle !== undefined && !title.startsWith(marker.stepTitle);
 		this.marks.push(
 			within
