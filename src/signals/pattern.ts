@@ -31,6 +31,14 @@ export interface SignalPatternPart {
 	tool?: Readonly<Record<number, readonly string[]>>;
 }
 
+/** Marks that say a line failed, whatever tool prints them (crosses): the marks part's and policy.ts's failure words. */
+export const FAILURE_MARKS = "✕✖✗✘❌⨯";
+
+/** Each character of `symbols` as the prefilter sees it: its UTF-8 bytes as a Latin-1 string. */
+function symbolKeywords(symbols: string): string[] {
+	return [...symbols].map((symbol) => Buffer.from(symbol, "utf8").toString("latin1"));
+}
+
 /** A per-tool alternative that no output here has: the tool's documented format is all that justifies it. */
 export const NO_FIXTURE: readonly string[] = Object.freeze([]);
 
@@ -63,26 +71,16 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 			"not ok",
 			"_test.go:",
 			".go:",
-			// `E  ` (pytest's assertion lines), and ● (U+25CF).
+			// `E  ` (pytest's assertion lines), and jest's ●.
 			"e  ",
-			"\xe2\x97\x8f",
+			...symbolKeywords("●"),
 		],
 	},
 	{
-		source: String.raw`[✕✖✗✘❌⨯]|^[ \t]*(?:×|!{1,3}) +\S|^[ \t]*⚠`,
+		source: String.raw`[${FAILURE_MARKS}]|^[ \t]*(?:×|!{1,3}) +\S|^[ \t]*⚠`,
 		why: "a mark that says a line failed or warns, whatever tool prints it: a cross anywhere in a line (jest's `✕ formats amounts (2 ms)`, node's and eslint's `✖`, ava's and esbuild's `✘ [ERROR]`, `❌`, Next.js's `⨯ Failed to compile`), vitest's `×` or a run of `!` that leads a line (TeX's `! Undefined control sequence.`, git's `! [rejected]        main -> main (fetch first)`, Portage's `!!! ERROR`), and a warning sign that leads one (Next.js's `⚠ Compiled with warnings`, a weak signal: src/signals/policy.ts)",
-		// ✕ ✖ ✗ ✘ (U+2715–2718), ❌ (U+274C), ⨯ (U+2A2F), × (U+00D7), ⚠ (U+26A0), and `!` before a space.
-		keywords: [
-			"\xe2\x9c\x95",
-			"\xe2\x9c\x96",
-			"\xe2\x9c\x97",
-			"\xe2\x9c\x98",
-			"\xe2\x9d\x8c",
-			"\xe2\xa8\xaf",
-			"\xc3\x97",
-			"\xe2\x9a\xa0",
-			"! ",
-		],
+		// The marks, and `!` before a space.
+		keywords: [...symbolKeywords(`${FAILURE_MARKS}×⚠`), "! "],
 	},
 	{
 		source: String.raw`^[ \t]*(?:expected|received|actual)\b[^:\n]{0,40}:`,

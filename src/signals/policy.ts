@@ -6,6 +6,7 @@
 // which lines around a signal belong to it: src/signals/blocks.ts. Pure: strings in, decisions out.
 
 import * as stampModule from "../lines/stamp.js";
+import { FAILURE_MARKS } from "./pattern.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy.
@@ -23,8 +24,10 @@ export const SEVERITY_WARNING: Severity = 1;
  */
 const WARNING_WORDS = /\b(?:warn(?:ing)?s?|deprecat\w*|notice|hint|note|ignoring|skipping)\b|⚠/i;
 /** Words that report a failure. */
-const FAILURE_WORDS =
-	/err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|refused|timed out|[✕✖✗✘❌⨯]/i;
+const FAILURE_WORDS = new RegExp(
+	`err|fail|fatal|panic|exception|abort|fault|denied|killed|assert|traceback|undefined reference|not ok|cannot|unable|refused|timed out|[${FAILURE_MARKS}]`,
+	"i",
+);
 /**
  * A log level near the start of a line (after a timestamp, in brackets, as `level=` or a JSON
  * field, or glog's one-letter form `W1130 12:00:00.000`). The level decides the severity of a log
