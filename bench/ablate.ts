@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { SetTotals } from "./recall.js";
+import { formatTable } from "./table.js";
 import { BLOCK_FORMS } from "../src/signals/forms.js";
 import { alternativesOf, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
 
@@ -126,21 +127,14 @@ const rows = entries.map((entry, index) => [
 			? "(documented format)"
 			: entry.fixtures.join(" "),
 ]);
-const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-const format = (cells: string[]): string =>
-	cells
-		.map((cell, column) =>
-			column < 2 || column === cells.length - 1 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]),
-		)
-		.join("  ");
 console.log(
 	"ablate — each entry taken out alone: decisive lines / fully served outputs gained (+) or lost (-) per set against the baseline (· none)",
 );
 console.log(
 	`baseline: ${baseline.map((set) => `${set.title} ${set.kept}/${set.decisive} ${set.served}/${set.outputs}`).join("; ")}`,
 );
-console.log(format(header));
-for (const row of rows) console.log(format(row));
+// The entry, its source and its fixtures are text; the sets' changes are figures.
+for (const line of formatTable(header, rows, (column) => column < 2 || column === header.length - 1)) console.log(line);
 
 const heldOut = baseline.map((set) => HELD_OUT_TITLES.has(set.title));
 const moves = (index: number, held: boolean): boolean =>

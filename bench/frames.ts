@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cutLikePi } from "./pi-cut.js";
+import { formatTable } from "./table.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { CI_FRAMES, frameOutput } from "../test/fixtures/ci/frames.js";
 import { isShownInView, loadRealFixtures, parseViewLines, type RealFixture } from "../test/fixtures/real/fixtures.js";
@@ -116,15 +117,8 @@ for (const set of SETS.filter((set) => only === undefined || set.name === only))
 rmSync(dir, { recursive: true, force: true });
 
 function printTable(title: string, rows: string[][]): void {
-	const header = ["set", "outputs", ...measuredFrames];
-	const widths = header.map((name, column) => Math.max(name.length, ...rows.map((cells) => cells[column].length)));
 	console.log(`\n${title}`);
-	for (const cells of [header, ...rows])
-		console.log(
-			cells
-				.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
-				.join("  "),
-		);
+	for (const line of formatTable(["set", "outputs", ...measuredFrames], rows)) console.log(line);
 }
 console.log(`budget: ${threshold} chars${threshold === DEFAULT_CONFIG.thresholdChars ? " (the default)" : ""}`);
 printTable("decisive lines kept, outputs fully served (held-out sets as counts only)", keptRows);

@@ -14,6 +14,7 @@
 
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "@mariozechner/pi-coding-agent";
 import { cutLikePi } from "./pi-cut.js";
+import { formatTable } from "./table.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { classifySeverity, SEVERITY_ERROR } from "../src/signals/policy.js";
 import { countBlockForms } from "../src/signals/forms.js";
@@ -234,16 +235,6 @@ function printPatternParts(set: MeasuredSet): void {
 		console.log(`  ${line}`);
 }
 
-/** Right-aligned columns, the first left-aligned. */
-function formatTable(header: string[], table: string[][]): string[] {
-	const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column].length)));
-	const format = (cells: string[]): string =>
-		cells
-			.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
-			.join("  ");
-	return [format(header), ...table.map(format)];
-}
-
 function printSet(set: MeasuredSet): void {
 	const total = sumRows(set.rows);
 	console.log(`\n== ${set.title}: ${set.rows.length} outputs ==`);
@@ -285,22 +276,6 @@ function printSet(set: MeasuredSet): void {
 	else for (const line of total.missed) console.log(`MISSED ${line}`);
 }
 
-function summarise(set: MeasuredSet): string[] {
-	const total = sumRows(set.rows);
-	const served = set.rows.filter((row) => row.viewKept === row.decisive).length;
-	const meanChars = set.rows.length === 0 ? 0 : Math.round(total.viewChars / set.rows.length);
-	return [
-		set.title,
-		String(set.rows.length),
-		`${total.viewKept}/${total.decisive} (${percent(total.viewKept, total.decisive)})`,
-		`${served}/${set.rows.length} (${percent(served, set.rows.length)})`,
-		String(meanChars),
-		`${total.signalNear}/${total.signalShown} (${percent(total.signalNear, total.signalShown)})`,
-		`${total.piKept}/${total.decisive} (${percent(total.piKept, total.decisive)})`,
-		String(set.rows.length === 0 ? 0 : Math.round(total.piChars / set.rows.length)),
-	];
-}
-
 /** A set's totals, as `--json` prints them. */
 export interface SetTotals {
 	title: string;
@@ -321,6 +296,22 @@ function totalsOf(set: MeasuredSet): SetTotals {
 		served: set.rows.filter((row) => row.viewKept === row.decisive).length,
 		meanChars: set.rows.length === 0 ? 0 : Math.round(total.viewChars / set.rows.length),
 	};
+}
+
+/** A set's row of the summary: its totals, then precision and Pi's own cut. */
+function summarise(set: MeasuredSet): string[] {
+	const total = sumRows(set.rows);
+	const { outputs, decisive, kept, served, meanChars } = totalsOf(set);
+	return [
+		set.title,
+		String(outputs),
+		`${kept}/${decisive} (${percent(kept, decisive)})`,
+		`${served}/${outputs} (${percent(served, outputs)})`,
+		String(meanChars),
+		`${total.signalNear}/${total.signalShown} (${percent(total.signalNear, total.signalShown)})`,
+		`${total.piKept}/${decisive} (${percent(total.piKept, decisive)})`,
+		String(outputs === 0 ? 0 : Math.round(total.piChars / outputs)),
+	];
 }
 
 function parseSets(argv: string[]): SetName[] {
