@@ -123,11 +123,14 @@ function markerAt(line: string, start: number): StepMarker | undefined {
 	return undefined;
 }
 
+const ESCAPE = 0x1b;
 /** An ANSI escape (lines/render.ts ANSI_PATTERN) at a given position. */
 const ESCAPE_AT = new RegExp(ANSI_PATTERN.source, "y");
 
 /** The position after the ANSI escapes (`\x1b[0K`, `\x1b[31;1m`) at `at`. */
 function skipEscapes(line: string, at: number): number {
+	// Most lines the prefilter offers start with no escape: no regex run for them.
+	if (line.charCodeAt(at) !== ESCAPE) return at;
 	for (ESCAPE_AT.lastIndex = at; ESCAPE_AT.test(line);) at = ESCAPE_AT.lastIndex;
 	return at;
 }
