@@ -413,8 +413,11 @@ interface Allotment {
 }
 
 /**
- * Shares `room` out: first each part within its share, then what is left: tail, signal lines,
- * their context (best hunk first, a few lines at a time), head, shape lines.
+ * Shares `room` out: first each part within its share, then what is left: error lines and their
+ * context, tail, the other signal lines, their context (best hunk first, a few lines at a time),
+ * head, shape lines. An error's own lines (its message, its location, the lines that name its
+ * subject) say more than the tail's oldest lines do: under a tight budget the tail keeps its share
+ * and gives up the rest before they do.
  */
 function allotRoom(
 	parts: ViewParts,
@@ -495,6 +498,21 @@ function allotRoom(
 	const primaryRows = primary < 0 ? signalRows : signalRows.slice(0, primary);
 	let signalCount = fitFromStart(primaryRows, 0, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	pay(signalRows.slice(0, signalCount));
+	const context = new Map<number, Row[]>();
+	/** Context for the shown signal lines `only` picks, CONTEXT_STEPS lines at a time, best hunk first, while room lasts. */
+	const growContext = (only: (item: SignalItem) => boolean) => {
+		for (const step of CONTEXT_STEPS) {
+			for (const item of items.slice(0, signalCount)) {
+				const hunk = hunkOf.get(item.lineNumber);
+				if (hunk === undefined || !only(item)) continue;
+				const rows = contextRows(hunk, step, (line) => format(line, "-"));
+				const extra = costOf(rows);
+				if (extra <= 0 || extra > room) continue;
+				context.set(item.lineNumber, rows);
+				pay(rows);
+			}
+		}
+	};
 	const headRows = foldRuns(head, format);
 	const headTexts = headRows.map((row) => row.text);
 	// A failed step's head takes the head's share; the job's own head then waits until the end.
@@ -504,6 +522,15 @@ function allotRoom(
 	pay(stepHeadRows.slice(0, stepHeadCount));
 	let headCount = jobHeadLast ? 0 : takeFromStart(headTexts, Math.min(room, Math.floor(budget * HEAD_SHARE)));
 	room -= sizeOf(headTexts.slice(0, headCount));
+	// Error lines (ranked first) and their context before the tail grows.
+	let errorsEnd = 0;
+	while (errorsEnd < primaryRows.length && items[errorsEnd].severity === SEVERITY_ERROR) errorsEnd++;
+	if (errorsEnd > signalCount) {
+		const grownErrors = fitFromStart(primaryRows.slice(0, errorsEnd), signalCount, room);
+		pay(signalRows.slice(signalCount, grownErrors));
+		signalCount = grownErrors;
+	}
+	growContext((item) => item.severity === SEVERITY_ERROR);
 	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
 	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
 	tailCount = grownTail;
@@ -511,8 +538,6 @@ function allotRoom(
 	pay(signalRows.slice(signalCount, grownSignals));
 	signalCount = grownSignals;
 
-	const shownItems = items.slice(0, signalCount);
-	const context = new Map<number, Row[]>();
 	// A line naming the subject of a tail signal line is its context: first of all context, when it fits.
 	for (const line of parts.tailSubjects) {
 		// A line shown for itself (a signal line, a rare line) needs no row here.
@@ -522,17 +547,7 @@ function allotRoom(
 		context.set(line.lineNumber, [row]);
 		pay([row]);
 	}
-	for (const step of CONTEXT_STEPS) {
-		for (const item of shownItems) {
-			const hunk = hunkOf.get(item.lineNumber);
-			if (hunk === undefined) continue;
-			const rows = contextRows(hunk, step, (line) => format(line, "-"));
-			const extra = costOf(rows);
-			if (extra <= 0 || extra > room) continue;
-			context.set(item.lineNumber, rows);
-			pay(rows);
-		}
-	}
+	growContext(() => true);
 	const growHead = () => {
 		// Behind a failed step's head, the job's own first lines (the runner, the workflow) are a few at most.
 		const texts = jobHeadLast ? headTexts.slice(0, JOB_HEAD_LINES) : headTexts;
@@ -549,9 +564,9 @@ function allotRoom(
 	if (primary >= 0 && signalCount >= primary) {
 		const instanceRoom = Math.min(room, Math.floor(budget * INSTANCE_SHARE));
 		// Distinct failures: the instances of errors' shapes (ranked before warnings' ones).
-		let errorsEnd = primary;
-		while (errorsEnd < items.length && items[errorsEnd].severity === SEVERITY_ERROR) errorsEnd++;
-		const grown = fitFromStart(signalRows.slice(0, errorsEnd), signalCount, instanceRoom);
+		let instancesEnd = primary;
+		while (instancesEnd < items.length && items[instancesEnd].severity === SEVERITY_ERROR) instancesEnd++;
+		const grown = fitFromStart(signalRows.slice(0, instancesEnd), signalCount, instanceRoom);
 		pay(signalRows.slice(signalCount, grown));
 		signalCount = grown;
 	}

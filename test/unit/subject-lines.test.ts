@@ -177,6 +177,9 @@ describe("the view shows a subject line as context", () => {
 
 	test("without room the subject line goes before the signal line does", async () => {
 		const { lines, row, signal } = benchmarkOutput(3000, 17, 10, 3000);
+		// A long signal line: above the smallest budget there is room for it and not for its subject as well
+		// (an error's context comes before the tail's oldest lines, so a short one keeps it down to 1 000 chars).
+		lines[signal - 1] += ` (rounds: ${Array.from({ length: 40 }, (_, i) => 16000 + i * 13).join(", ")})`;
 		const text = lines.join("\n") + "\n";
 		let view = (await buildViewFromText(text, options)).text;
 		assert.ok(parseViewLines(view).has(row), "with room, the row is shown");

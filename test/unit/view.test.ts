@@ -718,6 +718,40 @@ describe("signal lines", () => {
 		);
 	});
 
+	test("keeps an error's own lines before the tail's oldest lines when room is short", async () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
+		for (let i = 1; i <= 400; i++) lines.push(`compiling src/module_${i}.c`);
+		lines.push(
+			"src/report.c:7:9: warning: unused variable 'spare' [-Wunused-variable]",
+			"    7 |     int spare = 0;",
+			"      |         ^~~~~",
+		);
+		for (let i = 401; i <= 800; i++) lines.push(`compiling src/module_${i}.c`);
+		const error = lines.length + 1;
+		lines.push(
+			"src/ledger.c:42:17: error: incompatible types when assigning to type 'long' from type 'char *'",
+			"   42 |         total = name;",
+			"      |                 ^~~~",
+		);
+		for (let i = 801; i <= 1200; i++) lines.push(`compiling src/module_${i}.c`);
+		// Tail lines of distinct shapes: none fold, so the tail alone could take all the room.
+		for (let i = 1; i <= 80; i++) lines.push(`linking ${word(i)} into the shared object ${"-".repeat(60)}`);
+		for (const thresholdChars of [2000, 3000, 4000, 6000, 8000]) {
+			const options = viewOptions({ thresholdChars });
+			const numbers = numbersOf(
+				assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+			);
+			const tailShown = numbers.filter((n) => n > lines.length - 80).length;
+			assert.ok(tailShown >= 5 && tailShown < 80, `${thresholdChars}: the tail keeps its share, ${tailShown} lines`);
+			assert.deepEqual(
+				range(error, error + 2).filter((n) => numbers.includes(n)),
+				range(error, error + 2),
+				`${thresholdChars}: the error with its source line and caret`,
+			);
+		}
+	});
+
 	test("adds warnings after the errors when there is room", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
