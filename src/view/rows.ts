@@ -61,6 +61,12 @@ export interface HeadRow extends Row {
 	lastLine?: number;
 }
 
+/** The last output line that rows stand for (0 when there are none). */
+export function lastLineOf(rows: readonly HeadRow[]): number {
+	const last = rows.at(-1);
+	return last === undefined ? 0 : (last.lastLine ?? last.lineNumber);
+}
+
 /** The output lines that rows stand for. */
 export function linesOf(rows: readonly HeadRow[]): number {
 	return rows.reduce((sum, row) => sum + (row.lines ?? 1), 0);

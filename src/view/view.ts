@@ -20,7 +20,16 @@ import { SEVERITY_ERROR } from "../signals/policy.js";
 import type { ScanOptions } from "../scan/scan.js";
 import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
 import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
-import { contextRows, foldRuns, type HeadRow, linesOf, type Row, takeFromEnd, takeFromStart } from "./rows.js";
+import {
+	contextRows,
+	foldRuns,
+	type HeadRow,
+	lastLineOf,
+	linesOf,
+	type Row,
+	takeFromEnd,
+	takeFromStart,
+} from "./rows.js";
 
 export { renderTerminalLine };
 
@@ -78,6 +87,9 @@ const MAX_FAILED_STEPS_NAMED = 6;
 const TAIL_UNFOLDED_LINES = 20;
 /** Lines after a failed CI step's verdict (the runner's post-job cleanup) folded into one, when at least this many. */
 const MIN_CLEANUP_FOLD_LINES = 3;
+/** The line between two runs of middle lines that do not touch, and what it costs. */
+const SEPARATOR = "  --";
+const SEPARATOR_CHARS = SEPARATOR.length + 1;
 /** Longest tool name, store error and notes repeated in the header, in characters. */
 const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
@@ -144,6 +156,8 @@ interface ViewParts {
 	shapeLines: ShapeFind[];
 	/** Lines in the middle naming the subject of a signal line in the tail. */
 	tailSubjects: ScannedLine[];
+	/** Error lines of the head and the tail (shown there), ranked: shown apart when the budget cuts them out of their part. */
+	edgeErrors: SignalItem[];
 }
 
 function selectParts(
@@ -195,6 +209,7 @@ function selectParts(
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
 		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
+		edgeErrors: scan.shownSignals.filter((item) => item.severity === SEVERITY_ERROR),
 	};
 }
 
@@ -410,6 +425,8 @@ interface Allotment {
 	context: Map<number, Row[]>;
 	shapeText: string[];
 	shapeCount: number;
+	/** Error lines of the head or the tail the budget cut out of their part, shown among the middle's lines. */
+	edgeRows: Row[];
 }
 
 /**
@@ -530,6 +547,22 @@ function allotRoom(
 		pay(signalRows.slice(signalCount, grownErrors));
 		signalCount = grownErrors;
 	}
+	// An error line of the head or the tail is an error line wherever its part is cut: those the parts'
+	// shares leave out are shown among the middle's lines (a part that grows over one later shows it there).
+	const headShownTo = jobHeadLast ? Number.POSITIVE_INFINITY : lastLineOf(headRows.slice(0, headCount));
+	const tailShownFrom = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : Number.POSITIVE_INFINITY;
+	const edgeRows: Row[] = [];
+	for (const item of parts.edgeErrors) {
+		const cut =
+			item.lineNumber <= lastLineOf(headRows) ? item.lineNumber > headShownTo : item.lineNumber < tailShownFrom;
+		if (!cut) continue;
+		const row = { lineNumber: item.lineNumber, text: format(item) };
+		// Shown apart, it may need a separator of its own.
+		if (costOf([row]) + SEPARATOR_CHARS > room) continue;
+		edgeRows.push(row);
+		pay([row]);
+		room -= SEPARATOR_CHARS;
+	}
 	growContext((item) => item.severity === SEVERITY_ERROR);
 	const grownTail = takeFromEnd(tailText, sizeOf(tailText.slice(tailText.length - tailCount)) + room);
 	room -= sizeOf(tailText.slice(tailText.length - grownTail)) - sizeOf(tailText.slice(tailText.length - tailCount));
@@ -609,6 +642,7 @@ function allotRoom(
 		context,
 		shapeText,
 		shapeCount,
+		edgeRows,
 	};
 }
 
@@ -636,7 +670,7 @@ export function buildView(
 			.length +
 		frame.tailNotice(scan.totalLines).length +
 		// A "--" between two runs of middle lines that do not touch (a report's start is one run, a failed step's head another).
-		(items.length + shapeLines.length + parts.tailSubjects.length + 2) * 5 +
+		(items.length + shapeLines.length + parts.tailSubjects.length + 2) * SEPARATOR_CHARS +
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
 	const { shownItems } = shown;
@@ -659,29 +693,33 @@ export function buildView(
 	for (const rows of shown.context.values()) for (const row of rows) putIfAbsent(row);
 	// A line the grown tail shows is not shown again above it.
 	const firstShownTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
+	const shownHead = shown.headRows.slice(0, shown.headCount);
+	const lastHead = lastLineOf(shownHead);
+	// Error lines the head's or the tail's cut left out, where their part does not show them after all.
+	const edgeRows = shown.edgeRows.filter((row) => row.lineNumber > lastHead && row.lineNumber < firstShownTail);
+	for (const row of edgeRows) middle.set(row.lineNumber, row);
 	const middleRows = [...middle.values()]
 		.filter((row) => row.lineNumber < firstShownTail)
 		.sort((a, b) => a.lineNumber - b.lineNumber);
 
-	const shownHead = shown.headRows.slice(0, shown.headCount);
-	const droppedHead = linesOf(shown.headRows.slice(0, shown.headOffered)) - linesOf(shownHead);
+	const edgeHead = edgeRows.filter((row) => row.lineNumber <= lastLineOf(shown.headRows)).length;
+	const droppedHead = linesOf(shown.headRows.slice(0, shown.headOffered)) - linesOf(shownHead) - edgeHead;
 	const shownTailLines = linesOf(tailRows.slice(tailRows.length - tailCount));
+	const droppedTail = tail.length - shownTailLines - (edgeRows.length - edgeHead);
 	const out: string[] = [frame.headerFor(shownItems.length)];
 	if (noteLine) out.push(noteLine);
 	out.push(...rerunLines, ...keyLines, ...shownHead.map((row) => row.text));
-	const lastHead =
-		shownHead.length > 0 ? (shownHead[shownHead.length - 1].lastLine ?? shownHead[shownHead.length - 1].lineNumber) : 0;
 	const omitted = firstShownTail - lastHead - 1;
 	if (omitted > 0)
 		out.push(
 			frame.gapNotice(
 				omitted,
-				frame.droppedNote(droppedHead, countStated(items) - countStated(shownItems), tail.length - shownTailLines),
+				frame.droppedNote(droppedHead, countStated(items) - countStated(shownItems), droppedTail),
 			),
 		);
 	let previous = lastHead;
 	for (const row of middleRows) {
-		if (row.lineNumber > previous + 1 && previous > lastHead) out.push("  --");
+		if (row.lineNumber > previous + 1 && previous > lastHead) out.push(SEPARATOR);
 		out.push(row.text);
 		previous = row.lastLine ?? row.lineNumber;
 	}

@@ -752,6 +752,28 @@ describe("signal lines", () => {
 		}
 	});
 
+	test("shows the error lines of a head and a tail the budget cuts, where they are, and counts the rest as dropped", async () => {
+		const lines: string[] = [];
+		// Lines of distinct shapes: no run folds, so a tight budget cuts the head and the tail.
+		for (let i = 1; i <= 60; i++) lines.push(`starting service ${word(i)} with its settings ${"=".repeat(80)}`);
+		lines[46] = "[ALERT] config : Proxy 'fe_edge': unable to find required use_backend: 'be_order_211'.";
+		for (let i = 1; i <= 2000; i++) lines.push(`checking backend ${i}`);
+		for (let i = 1; i <= 80; i++) lines.push(`stopping service ${word(i)} and releasing its port ${"=".repeat(80)}`);
+		const tailError = lines.length - 80 + 3;
+		lines[tailError - 1] = "Error: backend 'be_order_211' has no server available";
+		const options = viewOptions({ thresholdChars: 6000 });
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		const numbers = numbersOf(shown);
+		assert.ok(!numbers.includes(46) && !numbers.includes(tailError + 1), "the budget cut the head and the tail");
+		assert.ok(numbers.includes(47) && numbers.includes(tailError), "their error lines are shown");
+		const [, head, tail] = /; (\d+) head, (\d+) tail lines dropped/.exec(view) ?? [];
+		const shownHead = numbers.filter((n) => n <= 60).length;
+		const shownTail = numbers.filter((n) => n > lines.length - 80).length;
+		assert.equal(Number(head), 60 - shownHead, "the head lines dropped, not counting the error shown");
+		assert.equal(Number(tail), 80 - shownTail, "the tail lines dropped, not counting the error shown");
+	});
+
 	test("adds warnings after the errors when there is room", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
