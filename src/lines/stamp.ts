@@ -51,3 +51,32 @@ export function unstamped(text: string): string {
 	const length = stampLength(text);
 	return length === 0 ? text : text.slice(length);
 }
+
+/**
+ * The tag a multiplexer puts before each line of one of the jobs whose output it interleaves: a
+ * service's name and a bar (docker compose's `api-1  | `, foreman's and honcho's `web.1  | `), a
+ * package's task (turborepo's `@acme/api:test: `, `web:build: `), a name in brackets (concurrently's
+ * `[api] `, strace's `[pid 1001] `). Read per line, a tag may also be a line's own first word (`[INFO] `
+ * is a level, `name | value` a table's row): a caller takes it for one when the lines around share it.
+ */
+export const LINE_TAG =
+	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |\[[^\]\s][^\]]{0,38}\] )/;
+/** Characters of a line (after its timestamp) a tag is looked for in: every form is bounded, and shorter. */
+const TAG_WINDOW_CHARS = 80;
+
+/** The tag (LINE_TAG) `text` has after its columns and timestamp, "" when none. */
+export function lineTagOf(text: string): string {
+	const stamp = stampLength(text);
+	const match = LINE_TAG.exec(text.slice(stamp, stamp + TAG_WINDOW_CHARS));
+	return match === null ? "" : match[0];
+}
+
+/**
+ * `text` without `tag` after its columns and timestamp (itself when it has another tag or none): a line
+ * read as its neighbours are, when they share the tag of the line they are read around.
+ */
+export function untagged(text: string, tag: string): string {
+	if (tag === "") return text;
+	const stamp = stampLength(text);
+	return text.startsWith(tag, stamp) ? text.slice(0, stamp) + text.slice(stamp + tag.length) : text;
+}

@@ -28,10 +28,14 @@ const WORDED = /[\p{L}\p{N}]/u;
  * line: a backtrace 30 frames deep in one recursive function keeps the frame that faulted, the
  * recursion's two ends and the frame below it (gdb's `#31 … in worker (arg=0x4) at src/stock.c:48`).
  */
-export function thinRuns<T extends { text: string }>(lines: readonly T[]): T[] {
+export function thinRuns<T extends { text: string }>(
+	lines: readonly T[],
+	own: (text: string) => string = (text) => text,
+): T[] {
 	// Past HUNK_AFTER_LINES, drawing goes first: gutters, carets and rules (`    |      |   ^~~~`)
-	// say nothing the lines with words around them do not (gcc -fanalyzer's event paths).
-	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(unstamped(line.text)));
+	// say nothing the lines with words around them do not (gcc -fanalyzer's event paths). `own`: a
+	// line's text without the tag it shares with the lines around it (hunks.ts ownText).
+	if (lines.length > HUNK_AFTER_LINES) lines = lines.filter((line) => WORDED.test(unstamped(own(line.text))));
 	const kept: T[] = [];
 	for (let start = 0; start < lines.length;) {
 		const shape = shapeOf(lines[start].text);

@@ -28,7 +28,7 @@ const { findSignalRegexes } = cacheModule;
 const { findPatternKeywords } = keywordsModule;
 const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
-const { stampLength } = stampModule;
+const { lineTagOf, stampLength } = stampModule;
 const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
 const { DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
 
@@ -227,14 +227,18 @@ export class SignalFinder {
 	}
 
 	/**
-	 * The line regex on a line; for the default pattern also on its text after a timestamp (stamp.ts),
-	 * where a failure word "at the start of a line" stands in a timestamped log.
+	 * The line regex on a line; for the default pattern also on its text after a timestamp and after a
+	 * multiplexer's tag (stamp.ts), where a failure word "at the start of a line" stands in a timestamped
+	 * or interleaved log.
 	 */
 	private testDefault(text: string): boolean {
 		if (this.lineRegex.test(text)) return true;
 		if (this.windowed) return false;
 		const stamp = stampLength(text);
-		return stamp > 0 && this.lineRegex.test(text.slice(stamp));
+		if (stamp > 0 && this.lineRegex.test(text.slice(stamp))) return true;
+		// And after a multiplexer's tag (`api-1  | `, `@acme/api:test: `), where its job's line starts.
+		const tag = lineTagOf(text);
+		return tag !== "" && this.lineRegex.test(text.slice(stamp + tag.length));
 	}
 
 	/** The pattern's verdict on a candidate line (`raw`, its line ending included); a repeat of the last one is not tested again. */

@@ -8,6 +8,7 @@
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
+import { lineTagOf, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
@@ -167,7 +168,7 @@ export async function readViewExtras(
 		if (first === undefined) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
 		if (takenTexts.has(rendered.text)) return;
-		const after = takeBlock(rendered, below, below.length, keepChars, shapeKind);
+		const after = takeBlock(rendered, below, below.length, keepChars, shapeKind, ownText(first, undefined, below[0]));
 		const exact = scan.shapes.complete;
 		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after });
 	});
@@ -259,14 +260,15 @@ async function readTailSubjects(
 	const byLine = new Map<number, ScannedLine>();
 	for (const item of signals) {
 		const from = Math.max(0, item.offset - READ_BEFORE_BYTES);
-		const own = bytes.subarray(from - readFrom, item.offset - readFrom);
-		const above = decodeLastLines(own, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0);
+		const window = bytes.subarray(from - readFrom, item.offset - readFrom);
+		const above = decodeLastLines(window, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0);
 		const first = item.lineNumber - above.length;
 		const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
-		const aboveShown = above.map((raw) => renderShownText(raw, keepChars));
-		const subject = findSubjectLines(item.text, aboveShown, isShown);
+		const own = ownText(item.text, above.at(-1));
+		const aboveShown = above.map((raw) => own(renderShownText(raw, keepChars)));
+		const subject = findSubjectLines(own(item.text), aboveShown, isShown);
 		const leading = atTop(item)
-			? findLeadingContext(item.text, aboveShown, (index) => shapeKind(above[index])).context
+			? findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(above[index])).context
 			: [];
 		for (const index of [...subject, ...leading])
 			if (!isShown(index)) byLine.set(first + index, renderLine(first + index, above[index], keepChars));
@@ -323,20 +325,34 @@ function takeBlock(
 	limit: number,
 	keepChars: number,
 	shapeKind: (raw: string) => ShapeKind,
+	own: (text: string) => string = (text) => text,
 ): ScannedLine[] {
-	const indent = Math.max(0, indentOf(line.text));
+	const indent = Math.max(0, indentOf(own(line.text)));
 	const block: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
 		const below = renderLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
 		const pastBlank =
 			k === 0 &&
-			indentOf(below.text) < 0 &&
+			indentOf(own(below.text)) < 0 &&
 			k + 1 < belowRaw.length &&
-			continuesPastBlank(indent, belowRaw[k + 1], shapeKind(belowRaw[k + 1]));
-		if (!pastBlank && !continuesBlock(indent, below.text, shapeKind(belowRaw[k]))) break;
+			continuesPastBlank(indent, own(belowRaw[k + 1]), shapeKind(belowRaw[k + 1]));
+		if (!pastBlank && !continuesBlock(indent, own(below.text), shapeKind(belowRaw[k]))) break;
 		block.push(below);
 	}
 	return block;
+}
+
+/**
+ * A line's own text as its neighbours are read around it: without the tag a multiplexer put before it
+ * (stamp.ts lineTagOf: `api-1  | `, `@acme/api:test: `) when the line right above or right below it
+ * has that tag too; each line read with the same tag loses it. Lines with other tags, or none, are
+ * read as they are.
+ */
+function ownText(line: string, above: string | undefined, below?: string): (text: string) => string {
+	const tag = lineTagOf(line);
+	const shares = (neighbour: string | undefined) => neighbour !== undefined && lineTagOf(neighbour) === tag;
+	if (tag === "" || !(shares(above) || shares(below))) return (text) => text;
+	return (text) => untagged(text, tag);
 }
 
 /** Lines below a signal line its hunk looks at, at most: its block (and the line under it), a block's messages. */
@@ -396,29 +412,31 @@ async function readHunk(
 	const belowRaw = decodeFirstLines(afterBytes, 1 + HUNK_BELOW_LINES, reachedEnd);
 	belowRaw.shift(); // the signal line itself
 
-	const signalIndent = Math.max(0, indentOf(item.text));
-	const block = takeBlock(item, belowRaw, HUNK_BLOCK_SCAN_LINES, keepChars, shapeKind);
-	const after = thinRuns(block);
+	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
+	const own = ownText(item.text, aboveLines.at(-1), belowRaw[0]);
+	const signalIndent = Math.max(0, indentOf(own(item.text)));
+	const block = takeBlock(item, belowRaw, HUNK_BLOCK_SCAN_LINES, keepChars, shapeKind, own);
+	const after = thinRuns(block, own);
 	// A block longer than the cap keeps its last line: where a report ends (the second free, the frame below the recursion).
 	if (after.length > HUNK_AFTER_LINES) after.splice(HUNK_AFTER_LINES - 1, after.length - HUNK_AFTER_LINES);
 	const messages: ScannedLine[] = [];
-	if (opensBlock(item.text)) {
+	if (opensBlock(own(item.text))) {
 		for (
 			let k = block.length;
 			k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES;
 			k++
 		) {
 			const line = renderLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
-			if (indentOf(line.text) >= 0 && indentOf(line.text) <= signalIndent) break; // the block's closing line
-			if (isBlockMessage(line.text)) messages.push(line);
+			const text = own(line.text);
+			if (indentOf(text) >= 0 && indentOf(text) <= signalIndent) break; // the block's closing line
+			if (isBlockMessage(text)) messages.push(line);
 		}
 	}
-	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
 	// Looked at as shown, and rendered (copied out) only where taken.
-	const aboveShown = aboveLines.map((raw) => renderShownText(raw, keepChars));
-	const leading = findLeadingContext(item.text, aboveShown, (index) => shapeKind(aboveLines[index]));
+	const aboveShown = aboveLines.map((raw) => own(renderShownText(raw, keepChars)));
+	const leading = findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(aboveLines[index]));
 	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
-	const subject = findSubjectLines(item.text, aboveShown, (index) => inContext.has(index));
+	const subject = findSubjectLines(own(item.text), aboveShown, (index) => inContext.has(index));
 	const renderAbove = (index: number) =>
 		renderLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
 	return {

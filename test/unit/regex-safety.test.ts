@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseConfig } from "../../src/config/config.js";
+import { LINE_TAG } from "../../src/lines/stamp.js";
 import { findBacktrackingRisk } from "../../src/regex/safety.js";
 import { SIGNAL_SCAN_BUDGET_MS, scanText } from "../../src/scan/scan.js";
 import { createDefaultConfig } from "../../src/config/config.js";
@@ -17,6 +18,7 @@ test("the default signal pattern and ordinary patterns have no backtracking risk
 		"\\(a+\\)+",
 		"[(a+)+]x",
 		"(?: ?\\[[\\w-]{1,20}\\])?:",
+		LINE_TAG.source,
 	]) {
 		assert.equal(findBacktrackingRisk(pattern), undefined, pattern);
 	}

@@ -1,11 +1,14 @@
 // A log line's own text starts after its timestamp (src/lines/stamp.ts): the signal pattern's
-// "at the start of a line" and the block rules' indentation are read there.
+// "at the start of a line" and the block rules' indentation are read there; and after the tag a
+// multiplexer puts before each line of one of its jobs, when the lines around share it.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
-import { stampLength, unstamped } from "../../src/lines/stamp.js";
+import { lineTagOf, stampLength, unstamped, untagged } from "../../src/lines/stamp.js";
 import { scanText } from "../../src/scan/scan.js";
+import { bufferSource } from "../../src/io/source.js";
+import { readComposeExtras, scanSource } from "../../src/view/compose.js";
 import { continuesBlock, indentOf, isBlockMessage, isSectionHeader } from "../../src/signals/blocks.js";
 
 test("recognises the timestamps of hosted CI and of loggers, and nothing else", () => {
@@ -73,4 +76,72 @@ test("a timestamped line's indentation and continuation forms are read after its
 	assert.ok(!continuesBlock(0, at("step 7 done"), "routine"));
 	assert.ok(isSectionHeader(at("_____ test_refund _____")));
 	assert.ok(isBlockMessage(at('  "message": "boom"')));
+});
+
+test("recognises a multiplexer's tag before a line, after its timestamp, and leaves a line's own words alone", () => {
+	const tagged: [string, string][] = [
+		["api-1  | ", "FAIL\texample.com/toolkit/ringbuf\t0.008s"],
+		["web.1  | ", "Traceback (most recent call last):"],
+		["@acme/api:test: ", "  ● cart › applies the coupon"],
+		["web:build: ", "src/app.ts(4,7): error TS2322"],
+		["[api] ", "    at Object.<anonymous> (src/a.test.js:4:9)"],
+		["[pid 1001] ", "write(2, ...) = -1 EBADF"],
+	];
+	for (const [tag, text] of tagged) {
+		assert.equal(lineTagOf(tag + text), tag, tag);
+		assert.equal(untagged(tag + text, tag), text);
+		assert.equal(lineTagOf(`2026-12-02T10:18:20.9133560Z ${tag}${text}`), tag, `${tag} after a timestamp`);
+		assert.equal(untagged(`2026-12-02T10:18:20.9133560Z ${tag}${text}`, tag), `2026-12-02T10:18:20.9133560Z ${text}`);
+	}
+	for (const text of [
+		"error: expected `;`",
+		"note: required from here",
+		"warning: unused variable",
+		"src/main.c:12: error: bad",
+		"src/a.c:12:5: warning: x",
+		"   42 |         total = name;",
+		"  |",
+		"https://example.com/a: moved",
+		"std::vector<int>: no match",
+		"Tests: 1 failed, 2 passed",
+		"",
+	])
+		assert.equal(lineTagOf(text), "", text);
+	// A line with another tag, or none, is read as it is.
+	assert.equal(untagged("db-1   | ready", "api-1  | "), "db-1   | ready");
+	assert.equal(untagged("plain line", "api-1  | "), "plain line");
+});
+
+test("a tagged line's failure words and blocks are read after its tag, as without it", async () => {
+	const job = (tag: string) => {
+		const lines = Array.from({ length: 3000 }, (_, i) => `${tag}ok ${i} checked`);
+		lines[1500] = `${tag}FAIL\texample.com/toolkit/ringbuf\t0.008s`;
+		// Thirty errors, each with the details indented under it (routine lines: their shapes repeat).
+		for (let n = 30; n >= 1; n--)
+			lines.splice(
+				n * 90,
+				0,
+				`${tag}error: widget ${n} failed to compile`,
+				`${tag}    cause: header w${n}.h is missing`,
+				`${tag}    in: src/w${n}.c:12`,
+			);
+		return lines;
+	};
+	for (const tag of ["", "api-1  | ", "@acme/api:test: "]) {
+		const lines = job(tag);
+		const options = { ...DEFAULT_CONFIG, id: "0123456789ab", toolName: "bash" };
+		const scanned = await scanSource(bufferSource(Buffer.from(lines.join("\n"))), options);
+		const fail = lines.findIndex((line) => line.includes("FAIL\t")) + 1;
+		assert.ok(
+			scanned.scan.signals.some((item) => item.lineNumber === fail),
+			`${JSON.stringify(tag)}: FAIL at the start of the job's line is a signal`,
+		);
+		const { hunks } = await readComposeExtras(scanned, options);
+		const first = hunks.find((hunk) => hunk.item.lineNumber === 91);
+		assert.deepEqual(
+			first?.after.map((row) => row.lineNumber),
+			[92, 93],
+			`${JSON.stringify(tag)}: the details indented under the error are its block`,
+		);
+	}
 });
