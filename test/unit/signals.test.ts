@@ -201,6 +201,8 @@ describe("the vocabulary of failure", () => {
 		"==1==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014",
 		"terminate called after throwing an instance of 'std::bad_alloc'",
 		"Program terminated with signal SIGSEGV, Segmentation fault.",
+		"#0  0x000055f673d9436e in main (argc=2, argv=0x7ffe91b31748) at logindex.c:29",
+		"#0  worker (arg=0x4) at src/stock.c:48",
 		"2024-05-14 09:28:58 ERROR   etl.orders: record ord-002417 skipped",
 		"2026-11-29 19:31:59 SEVERE com.acme.billing.InvoiceJob - invoice 2345 failed, continuing",
 		"ERROR db: connection refused to 10.0.0.7:5432",
@@ -357,6 +359,8 @@ describe("the vocabulary of failure", () => {
 		"![build status](https://example.com/badge.svg)",
 		"!important overrides: 0",
 		"x = 3 × 4",
+		// BuildKit's first line: a build step numbered 0, not a frame.
+		'#0 building with "default" instance using docker driver',
 	];
 	for (const line of noise) {
 		test(`leaves ${JSON.stringify(line)} alone`, () => assert.ok(!SIGNAL.test(line)));
