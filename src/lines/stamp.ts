@@ -1,5 +1,6 @@
 // The timestamp a logger or a CI service prints before every line of a log (hosted CI's raw logs:
-// `2026-12-02T10:18:20.9133560Z `; loggers: `2024-05-01 12:00:00,123 `, `[10:18:20] `), and the
+// `2026-12-02T10:18:20.9133560Z `; loggers: `2024-05-01 12:00:00,123 `, `[10:18:20] `; BuildKit's
+// `#8 12.345 `), and the
 // tab-separated columns a CI client puts before it (`gh run view --log`: `build\tRun npm test\t`
 // then the timestamp). What a line says starts after them: a failure word "at the line's start",
 // a line's indentation, a section's opener are read there. Pure; one linear match at the start.
@@ -11,12 +12,18 @@
  */
 const STAMP =
 	/^\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t])?/;
+/**
+ * BuildKit's plain progress (`docker build` in CI): each line a build step prints after the step's
+ * number and the seconds since it started (`#8 12.345 `), the time column docker puts before it.
+ */
+const BUILD_STEP_STAMP = /^#\d{1,5} \d{1,7}\.\d{3} /;
 /** At most this many tab-separated columns, each at most COLUMN_CHARS long, before a timestamp. */
 const MAX_COLUMNS = 3;
 const COLUMN_CHARS = 120;
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 const OPEN_BRACKET = 0x5b;
+const HASH = 0x23;
 const TAB = 0x09;
 const BYTE_ORDER_MARK = 0xfeff;
 
@@ -41,8 +48,9 @@ export function stampLength(text: string): number {
 /** The length of the timestamp (STAMP) `text` has at `from`, 0 when none. */
 function stampAt(text: string, from: number): number {
 	const first = text.charCodeAt(from);
-	if (first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
-	const match = STAMP.exec(from === 0 ? text : text.slice(from, from + 64));
+	const stamp = first === HASH ? BUILD_STEP_STAMP : STAMP;
+	if (first !== HASH && first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
+	const match = stamp.exec(from === 0 ? text : text.slice(from, from + 64));
 	return match === null ? 0 : match[0].length;
 }
 

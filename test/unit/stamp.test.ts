@@ -18,6 +18,9 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		["2024-05-01T12:00:00+02:00 ", "  left: 1"],
 		["[10:18:20] ", "FAILED tests/a.py::b"],
 		["10:18:20.5 ", "x"],
+		// BuildKit's plain progress: a build step's number and the seconds since it started.
+		["#8 12.345 ", "FAILED tests/test_cart.py::test_total"],
+		["#12 0.051 ", "    at Ledger.transfer(Ledger.java:16)"],
 	];
 	for (const [stamp, text] of stamped) {
 		assert.equal(stampLength(stamp + text), stamp.length, stamp);
@@ -49,6 +52,10 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		"12:30 is lunch",
 		"2026-12-02 release notes",
 		"00O not a stamp",
+		"#0  0x000055f673d9436e in main (argc=2) at logindex.c:29",
+		"#8 [4/5] RUN make check",
+		"#8 DONE 0.1s",
+		"# 3.14159 is pi",
 		"",
 		"x",
 	])
