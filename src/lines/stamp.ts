@@ -45,11 +45,11 @@ export function stampLength(text: string): number {
 	return 0;
 }
 
-/** The length of the timestamp (STAMP) `text` has at `from`, 0 when none. */
+/** The length of the timestamp (STAMP, or BUILD_STEP_STAMP after a `#`) `text` has at `from`, 0 when none. */
 function stampAt(text: string, from: number): number {
 	const first = text.charCodeAt(from);
-	const stamp = first === HASH ? BUILD_STEP_STAMP : STAMP;
 	if (first !== HASH && first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
+	const stamp = first === HASH ? BUILD_STEP_STAMP : STAMP;
 	const match = stamp.exec(from === 0 ? text : text.slice(from, from + 64));
 	return match === null ? 0 : match[0].length;
 }
