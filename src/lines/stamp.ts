@@ -63,12 +63,13 @@ export function unstamped(text: string): string {
 /**
  * The tag a multiplexer puts before each line of one of the jobs whose output it interleaves: a
  * service's name and a bar (docker compose's `api-1  | `, foreman's and honcho's `web.1  | `), a
- * package's task (turborepo's `@acme/api:test: `, `web:build: `), a name in brackets (concurrently's
+ * package's task (turborepo's `@acme/api:test: `, `web:build: `; pnpm's `packages/api test: `), a
+ * scoped package (lerna's `@acme/api: `), a name in brackets (concurrently's
  * `[api] `, strace's `[pid 1001] `). Read per line, a tag may also be a line's own first word (`[INFO] `
  * is a level, `name | value` a table's row): a caller takes it for one when the lines around share it.
  */
 export const LINE_TAG =
-	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |\[[^\]\s][^\]]{0,38}\] )/;
+	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\] )/;
 /** Characters of a line (after its timestamp) a tag is looked for in: every form is bounded, and shorter. */
 const TAG_WINDOW_CHARS = 80;
 

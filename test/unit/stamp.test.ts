@@ -91,6 +91,8 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		["web.1  | ", "Traceback (most recent call last):"],
 		["@acme/api:test: ", "  ● cart › applies the coupon"],
 		["web:build: ", "src/app.ts(4,7): error TS2322"],
+		["packages/api test: ", "FAIL src/cart.test.ts"],
+		["@acme/api: ", "npm error code ELIFECYCLE"],
 		["[api] ", "    at Object.<anonymous> (src/a.test.js:4:9)"],
 		["[pid 1001] ", "write(2, ...) = -1 EBADF"],
 	];
@@ -111,6 +113,8 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		"https://example.com/a: moved",
 		"std::vector<int>: no match",
 		"Tests: 1 failed, 2 passed",
+		"Test Suites: 1 failed, 2 passed",
+		"Run actions/checkout@v4",
 		"",
 	])
 		assert.equal(lineTagOf(text), "", text);
@@ -134,7 +138,7 @@ test("a tagged line's failure words and blocks are read after its tag, as withou
 			);
 		return lines;
 	};
-	for (const tag of ["", "api-1  | ", "@acme/api:test: "]) {
+	for (const tag of ["", "api-1  | ", "@acme/api:test: ", "packages/api test: "]) {
 		const lines = job(tag);
 		const options = { ...DEFAULT_CONFIG, id: "0123456789ab", toolName: "bash" };
 		const scanned = await scanSource(bufferSource(Buffer.from(lines.join("\n"))), options);
