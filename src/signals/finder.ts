@@ -30,7 +30,7 @@ const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
 const { lineTagOf, stampLength } = stampModule;
 const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
-const { DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
+const { DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
 
 /**
  * Longest the search for signal lines may take in one scan with a configured signalPattern. One that
@@ -50,6 +50,14 @@ export const SIGNAL_WINDOW_STEP_CHARS = (SIGNAL_WINDOW_CHARS - SIGNAL_WINDOW_CON
 const KEYWORD_WINDOW_BYTES = WASM_WINDOW_BYTES;
 
 const NEWLINE = 0x0a;
+
+/** DEFAULT_LINE_START_PATTERN compiled, by the default pattern's flags (built once each). */
+const lineStartRegexes = new Map<string, RegExp>();
+function lineStartRegex(flags: string): RegExp {
+	let regex = lineStartRegexes.get(flags);
+	if (regex === undefined) lineStartRegexes.set(flags, (regex = new RegExp(DEFAULT_LINE_START_PATTERN, flags)));
+	return regex;
+}
 
 let defaultFinder: KeywordLineFinder | undefined;
 /** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on first use. */
@@ -235,10 +243,12 @@ export class SignalFinder {
 		if (this.lineRegex.test(text)) return true;
 		if (this.windowed) return false;
 		const stamp = stampLength(text);
-		if (stamp > 0 && this.lineRegex.test(text.slice(stamp))) return true;
+		// What only the text after a prefix can match: the line-start alternatives (pattern.ts).
+		const lineStart = lineStartRegex(this.lineRegex.flags);
+		if (stamp > 0 && lineStart.test(text.slice(stamp))) return true;
 		// And after a multiplexer's tag (`api-1  | `, `@acme/api:test: `), where its job's line starts.
 		const tag = lineTagOf(text);
-		return tag !== "" && this.lineRegex.test(text.slice(stamp + tag.length));
+		return tag !== "" && lineStart.test(text.slice(stamp + tag.length));
 	}
 
 	/** The pattern's verdict on a candidate line (`raw`, its line ending included); a repeat of the last one is not tested again. */

@@ -257,6 +257,16 @@ export function alternativesOf(source: string): string[] {
 	return alternatives;
 }
 
+/**
+ * The alternatives of DEFAULT_SIGNAL_PATTERN that can match a line's text after a prefix (a timestamp, a
+ * multiplexer's tag: stamp.ts) and not the whole line: those with an anchor or a lookbehind (a `^` in a
+ * class counts too: a few more than needed). Any other alternative that matches a line's end matches
+ * the line, so the text after a prefix is tested with these alone (finder.ts).
+ */
+export const DEFAULT_LINE_START_PATTERN = alternativesOf(DEFAULT_SIGNAL_PATTERN)
+	.filter((alternative) => /\^|\(\?<[!=]/.test(alternative))
+	.join("|");
+
 /** Each part's keywords: its own `keywords` where it names them, else derived from its source (regex/keywords.ts). */
 export function partKeywords(part: SignalPatternPart): readonly string[] {
 	if (part.keywords !== undefined) return part.keywords;

@@ -7,6 +7,8 @@ import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { lineTagOf, stampLength, unstamped, untagged } from "../../src/lines/stamp.js";
 import { scanText } from "../../src/scan/scan.js";
+import { alternativesOf, DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN } from "../../src/signals/pattern.js";
+import { loadRealFixtures } from "../fixtures/real/fixtures.js";
 import { bufferSource } from "../../src/io/source.js";
 import { readComposeExtras, scanSource } from "../../src/view/compose.js";
 import { continuesBlock, indentOf, isBlockMessage, isSectionHeader } from "../../src/signals/blocks.js";
@@ -155,4 +157,22 @@ test("a tagged line's failure words and blocks are read after its tag, as withou
 			`${JSON.stringify(tag)}: the details indented under the error are its block`,
 		);
 	}
+});
+
+test("after a prefix, the line-start alternatives decide as the whole pattern would", () => {
+	const whole = new RegExp(DEFAULT_SIGNAL_PATTERN, "im");
+	const lineStart = new RegExp(DEFAULT_LINE_START_PATTERN, "im");
+	assert.ok(alternativesOf(DEFAULT_LINE_START_PATTERN).length < alternativesOf(DEFAULT_SIGNAL_PATTERN).length / 2);
+	let tested = 0;
+	// Lines an alternative anchored inside a group matches at their start (`(?:^|: )fehler: `), besides real ones.
+	const anchoredInside = ["fehler: Datei config.yml fehlt", "erreur : fichier absent", "Fehler: x"];
+	for (const lines of [anchoredInside, ...loadRealFixtures().map((fixture) => fixture.lines.slice(0, 2000))])
+		for (const line of lines)
+			for (const prefix of ["2026-12-02T10:18:20.9133560Z ", "api-1  | ", "#8 12.345 "]) {
+				// Only a line the whole pattern leaves alone is tested again after its prefix (finder.ts).
+				if (whole.test(prefix + line)) continue;
+				tested++;
+				assert.equal(lineStart.test(line), whole.test(line), JSON.stringify(prefix + line));
+			}
+	assert.ok(tested > 10_000, `${tested} lines`);
 });
