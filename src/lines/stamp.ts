@@ -75,8 +75,12 @@ const TAG_WINDOW_CHARS = 80;
 
 /** The tag (LINE_TAG) `text` has after its columns and timestamp, "" when none. */
 export function lineTagOf(text: string): string {
-	const stamp = stampLength(text);
-	const match = LINE_TAG.exec(text.slice(stamp, stamp + TAG_WINDOW_CHARS));
+	return lineTagAt(text, stampLength(text));
+}
+
+/** The tag (LINE_TAG) `text` has at `from` (where its columns and timestamp end: stampLength), "" when none. */
+export function lineTagAt(text: string, from: number): string {
+	const match = LINE_TAG.exec(text.slice(from, from + TAG_WINDOW_CHARS));
 	return match === null ? "" : match[0];
 }
 

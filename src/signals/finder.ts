@@ -28,7 +28,7 @@ const { findSignalRegexes } = cacheModule;
 const { findPatternKeywords } = keywordsModule;
 const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
-const { lineTagOf, stampLength } = stampModule;
+const { lineTagAt, stampLength } = stampModule;
 const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
 const { DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
 
@@ -50,14 +50,6 @@ export const SIGNAL_WINDOW_STEP_CHARS = (SIGNAL_WINDOW_CHARS - SIGNAL_WINDOW_CON
 const KEYWORD_WINDOW_BYTES = WASM_WINDOW_BYTES;
 
 const NEWLINE = 0x0a;
-
-/** DEFAULT_LINE_START_PATTERN compiled, by the default pattern's flags (built once each). */
-const lineStartRegexes = new Map<string, RegExp>();
-function lineStartRegex(flags: string): RegExp {
-	let regex = lineStartRegexes.get(flags);
-	if (regex === undefined) lineStartRegexes.set(flags, (regex = new RegExp(DEFAULT_LINE_START_PATTERN, flags)));
-	return regex;
-}
 
 let defaultFinder: KeywordLineFinder | undefined;
 /** Built once per process (automaton, SIMD tables and module: about 10–20 ms), on first use. */
@@ -107,6 +99,7 @@ function hasUnicodeLineSeparator(raw: string, from: number): boolean {
 export class SignalFinder {
 	private readonly blockRegex: RegExp;
 	private readonly lineRegex: RegExp;
+	private readonly lineStartRegex: RegExp | undefined;
 	/**
 	 * The last candidate line tested (its line ending included) and the pattern's verdict on it: a
 	 * flood of one line is tested once, not once per line (a line that fails the default pattern
@@ -143,9 +136,15 @@ export class SignalFinder {
 
 	constructor(signalRegex: RegExp, now: () => number = () => performance.now()) {
 		// Shared and kept compiled (src/regex/cache.ts): the prewarm compiles them before the first result.
-		const shared = findSignalRegexes(signalRegex.source, signalRegex.flags.replace(/[gmy]/g, ""));
+		const flags = signalRegex.flags.replace(/[gmy]/g, "");
+		const shared = findSignalRegexes(signalRegex.source, flags);
 		this.blockRegex = shared.block;
 		this.lineRegex = shared.line;
+		// The default pattern's line-start alternatives, for a line's text after its timestamp or tag (shared too).
+		this.lineStartRegex =
+			signalRegex.source === DEFAULT_SIGNAL_PATTERN
+				? findSignalRegexes(DEFAULT_LINE_START_PATTERN, flags).line
+				: undefined;
 		this.windowRegex = shared.window;
 		this.byteSafe = isByteSafePattern(signalRegex.source);
 		this.windowed = signalRegex.source !== DEFAULT_SIGNAL_PATTERN;
@@ -241,13 +240,13 @@ export class SignalFinder {
 	 */
 	private testDefault(text: string): boolean {
 		if (this.lineRegex.test(text)) return true;
-		if (this.windowed) return false;
+		// What only the text after a prefix can match: the default pattern's line-start alternatives (pattern.ts).
+		const lineStart = this.lineStartRegex;
+		if (lineStart === undefined) return false;
 		const stamp = stampLength(text);
-		// What only the text after a prefix can match: the line-start alternatives (pattern.ts).
-		const lineStart = lineStartRegex(this.lineRegex.flags);
 		if (stamp > 0 && lineStart.test(text.slice(stamp))) return true;
 		// And after a multiplexer's tag (`api-1  | `, `@acme/api:test: `), where its job's line starts.
-		const tag = lineTagOf(text);
+		const tag = lineTagAt(text, stamp);
 		return tag !== "" && lineStart.test(text.slice(stamp + tag.length));
 	}
 
