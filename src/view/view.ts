@@ -551,10 +551,10 @@ function allotRoom(
 	// shares leave out are shown among the middle's lines (a part that grows over one later shows it there).
 	const headShownTo = jobHeadLast ? Number.POSITIVE_INFINITY : lastLineOf(headRows.slice(0, headCount));
 	const tailShownFrom = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : Number.POSITIVE_INFINITY;
+	const headLast = lastLineOf(headRows);
 	const edgeRows: Row[] = [];
 	for (const item of parts.edgeErrors) {
-		const cut =
-			item.lineNumber <= lastLineOf(headRows) ? item.lineNumber > headShownTo : item.lineNumber < tailShownFrom;
+		const cut = item.lineNumber <= headLast ? item.lineNumber > headShownTo : item.lineNumber < tailShownFrom;
 		if (!cut) continue;
 		const row = { lineNumber: item.lineNumber, text: format(item) };
 		// Shown apart, it may need a separator of its own.
