@@ -42,6 +42,7 @@ import {
 } from "../signals/shape.js";
 import { type ByteSource, readRange } from "../io/source.js";
 import { type EndLines, readEnd } from "./report.js";
+import type { Row } from "./rows.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
@@ -447,4 +448,23 @@ async function readHunk(
 		after,
 		messages,
 	};
+}
+
+/**
+ * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
+ * opens first (they name what failed), then a line further up naming its subject, then its block
+ * in order, then the lines just above it.
+ */
+export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
+	const byPriority = [
+		...(hunk.header ? [hunk.header] : []),
+		...hunk.messages,
+		...(hunk.subject ?? []),
+		...hunk.after,
+		...[...hunk.before].reverse(),
+	];
+	return byPriority
+		.slice(0, limit)
+		.sort((a, b) => a.lineNumber - b.lineNumber)
+		.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
 }

@@ -14,6 +14,8 @@ import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
+import { FOLD_RUN_LINES, shapeOf } from "../signals/shape.js";
+import { fitRows, TAIL_UNFOLDED_LINES } from "./rows.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -31,6 +33,8 @@ export interface ReportLines {
 	 * step's end, and its start is shown as the view's head of that step (readStepHead).
 	 */
 	inFailedStep?: true;
+	/** Set when `lines` make up for the rows a tail's folded runs save (pastRuns): joined to it as room allows. */
+	pastRuns?: true;
 }
 
 /** Bytes read of a failed step's first lines, at most. */
@@ -39,24 +43,17 @@ export const STEP_HEAD_BYTES = 64 * 1024;
 export const STEP_HEADER_LINES = 30;
 
 /**
- * The lines above the tail that a report may start in, when the output ends in failure (an error
- * signal line among them or in the tail) and at least one of them opens a step or they lie in a CI
- * job's last failed step; else undefined. Read only from the bytes the scan saw (not a stored copy
- * with its middle left out).
+ * The lines right above an output's tail, up to REPORT_LOOKBACK_LINES of them (none of the head),
+ * read from its last REPORT_READ_BYTES; undefined when there are none or the scan did not see
+ * these bytes (a stored copy with its middle left out).
  */
-async function readReport(
+async function readAboveTail(
 	source: ByteSource,
 	scan: ScanResult,
-	step: FailedStep | undefined,
 	keepChars: number,
-): Promise<ReportLines | undefined> {
+): Promise<ScannedLine[] | undefined> {
 	const { headEnd, tailStart, totalLines } = scan;
 	if (source.size !== scan.totalBytes || tailStart <= headEnd + 1 || tailStart > totalLines) return undefined;
-	const first = Math.max(headEnd + 1, tailStart - REPORT_LOOKBACK_LINES);
-	const endsInFailure = [...scan.signals, ...scan.shownSignals].some(
-		(item) => item.severity === SEVERITY_ERROR && item.lineNumber >= first,
-	);
-	if (!endsInFailure) return undefined;
 	const from = Math.max(0, source.size - REPORT_READ_BYTES);
 	const pieces = (await readRange(source, from, source.size)).toString("utf8").split("\n");
 	// A final newline ends the last line; a read that starts inside the output may start inside a line.
@@ -64,17 +61,80 @@ async function readReport(
 	if (from > 0) pieces.shift();
 	const firstRead = totalLines - pieces.length + 1;
 	const lines: ScannedLine[] = [];
-	const openers: number[] = [];
-	const firstLine = Math.max(first, firstRead);
-	for (let lineNumber = firstLine; lineNumber < tailStart; lineNumber++) {
-		const line = renderLine(lineNumber, pieces[lineNumber - firstRead], keepChars);
-		if (opensStep(line.text)) openers.push(lines.length);
-		lines.push(line);
-	}
+	for (
+		let lineNumber = Math.max(headEnd + 1, tailStart - REPORT_LOOKBACK_LINES, firstRead);
+		lineNumber < tailStart;
+		lineNumber++
+	)
+		lines.push(renderLine(lineNumber, pieces[lineNumber - firstRead], keepChars));
+	return lines.length > 0 ? lines : undefined;
+}
+
+/** Does the output end in failure: an error signal line among the lines above its tail or in it? */
+function endsInFailure(scan: ScanResult): boolean {
+	const first = Math.max(scan.headEnd + 1, scan.tailStart - REPORT_LOOKBACK_LINES);
+	return [...scan.signals, ...scan.shownSignals].some(
+		(item) => item.severity === SEVERITY_ERROR && item.lineNumber >= first,
+	);
+}
+
+/**
+ * The lines above the tail (`above`) as the report the output ends with, when it ends in failure
+ * and at least one of them opens a step or they lie in a CI job's last failed step; else undefined.
+ */
+function reportOf(
+	scan: ScanResult,
+	step: FailedStep | undefined,
+	above: readonly ScannedLine[] | undefined,
+): ReportLines | undefined {
+	if (above === undefined || !endsInFailure(scan)) return undefined;
+	const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
 	const opener = step?.opener;
-	const inFailedStep = opener !== undefined && opener.lineNumber > headEnd && opener.lineNumber < firstLine;
+	const inFailedStep =
+		opener !== undefined && opener.lineNumber > scan.headEnd && opener.lineNumber < above[0].lineNumber;
 	if (openers.length === 0 && !inFailedStep) return undefined;
-	return { lines, openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
+	return { lines: [...above], openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
+}
+
+/**
+ * Is the tail one run of a shape (all but its last TAIL_UNFOLDED_LINES, which view.ts folds into
+ * three rows)? Then it shows little but that run, and the lines above it may make up for the rows
+ * it saves (pastRuns).
+ */
+function tailIsOneRun(tail: readonly ScannedLine[]): boolean {
+	const foldable = tail.slice(0, Math.max(0, tail.length - TAIL_UNFOLDED_LINES));
+	return foldable.length >= FOLD_RUN_LINES && runFrom(foldable) === foldable.length;
+}
+
+/**
+ * The lines above a tail that is one run that make up for the rows its fold saves: a tail of 300
+ * `adding: coverage/…` lines shows three rows for them, and as room allows, the lines the output
+ * printed before them (runs folded), up to as many rows in all as the tail has lines. Undefined
+ * when none.
+ */
+function pastRuns(scan: ScanResult, above: readonly ScannedLine[]): ReportLines | undefined {
+	const foldable = Math.max(0, scan.tail.length - TAIL_UNFOLDED_LINES);
+	const candidates = [...marked(scan, above), ...scan.tail.slice(0, foldable)];
+	// Lines of the tail's own run only (going on above the lines read): nothing new to show.
+	if (runFrom(candidates) === candidates.length) return undefined;
+	const reach = Math.min(above.length, fitRows(candidates, foldable).lines - foldable);
+	if (reach <= 0) return undefined;
+	return { lines: candidates.slice(above.length - reach, above.length), openers: [], pastRuns: true };
+}
+
+/** Lines of the run of one shape that `lines` start with (none when the first is a signal line). */
+function runFrom(lines: readonly ScannedLine[]): number {
+	if (lines.length === 0 || lines[0].signal) return 0;
+	const shape = shapeOf(lines[0].text);
+	let length = 1;
+	while (length < lines.length && !lines[length].signal && shapeOf(lines[length].text) === shape) length++;
+	return length;
+}
+
+/** Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail. */
+function marked(scan: ScanResult, lines: readonly ScannedLine[]): ScannedLine[] {
+	const signalLines = new Set(scan.signals.map((item) => item.lineNumber));
+	return lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
 }
 
 /**
@@ -181,13 +241,9 @@ function tailOfFailedStep(
 	const { tail } = scan;
 	if (step === undefined) return { tail, report };
 	const verdict = step.verdict.lineNumber;
-	// Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail.
-	const signalLines = new Set(scan.signals.map((item) => item.lineNumber));
-	const marked = (lines: readonly ScannedLine[]) =>
-		lines.map((line) => (signalLines.has(line.lineNumber) ? { ...line, signal: true as const } : line));
 	if (verdict < scan.tailStart) {
 		if (stepEnd === undefined) return { tail, report };
-		const lines = marked(stepEnd);
+		const lines = marked(scan, stepEnd);
 		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
 		const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
 		return {
@@ -211,7 +267,7 @@ function tailOfFailedStep(
 	const openers = report.openers.filter((index) => index < kept);
 	return {
 		verdictLine: verdict,
-		tail: [...marked(report.lines.slice(kept)), ...tail],
+		tail: [...marked(scan, report.lines.slice(kept)), ...tail],
 		report:
 			kept > 0 && (openers.length > 0 || report.inFailedStep)
 				? { ...report, lines: report.lines.slice(0, kept), openers }
@@ -221,7 +277,7 @@ function tailOfFailedStep(
 
 /** What the view shows at an output's end besides its tail, read back from it (all at once). */
 export interface EndLines {
-	/** The report above the tail (readReport), or above a failed step's tail. */
+	/** The report above the tail (reportOf), or above a failed step's tail. */
 	report?: ReportLines;
 	/** The tail, when a failed CI step's makes it other than the scan's (tailOfFailedStep). */
 	tail?: ScannedLine[];
@@ -238,12 +294,15 @@ export interface EndLines {
 export async function readEnd(source: ByteSource, scan: ScanResult, keepChars: number): Promise<EndLines> {
 	const step = lastFailedStep(scan.steps);
 	const endingAbove = failedStepEndingAbove(scan, source, step);
-	const [stepHead, stepEnd, report] = await Promise.all([
+	// Without a failed CI step, a tail that is one run may show the lines above it instead of the rows it saves.
+	const folds = step === undefined && tailIsOneRun(scan.tail);
+	const [stepHead, stepEnd, above] = await Promise.all([
 		readStepHead(source, scan, step, scan.head.length, keepChars),
 		endingAbove === undefined ? undefined : readStepEnd(source, scan, endingAbove, scan.tail.length, keepChars),
 		// With the tail a failed step's, the lines above the output's tail are not its report.
-		endingAbove === undefined ? readReport(source, scan, step, keepChars) : undefined,
+		endingAbove === undefined && (folds || endsInFailure(scan)) ? readAboveTail(source, scan, keepChars) : undefined,
 	]);
+	const report = reportOf(scan, step, above) ?? (folds && above !== undefined ? pastRuns(scan, above) : undefined);
 	const end = tailOfFailedStep(scan, step, report, stepEnd);
 	return {
 		...(end.report !== undefined ? { report: end.report } : {}),

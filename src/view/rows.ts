@@ -1,8 +1,8 @@
-// The rows of a view: lines taken to fit a room, a hunk's context rows, and runs of one shape in
-// the head or tail folded into their first and last line and a count. Invariant: every row shows
-// an output line with its own number, or stands for a run whose lines it counts (linesOf).
+// The rows of a view: lines taken to fit a room, and runs of one shape in the head or tail folded
+// into their first and last line and a count (and how many lines fit in so many rows folded so).
+// Invariant: every row shows an output line with its own number, or stands for a run whose lines it
+// counts (linesOf).
 
-import type { Hunk } from "./hunks.js";
 import type { ScannedLine } from "../lines/render.js";
 import { FOLD_RUN_LINES, shapeOf } from "../signals/shape.js";
 
@@ -36,29 +36,12 @@ export function takeFromEnd(lines: readonly string[], room: number): number {
 	return taken;
 }
 
-/**
- * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
- * opens first (they name what failed), then a line further up naming its subject, then its block
- * in order, then the lines just above it.
- */
-export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
-	const byPriority = [
-		...(hunk.header ? [hunk.header] : []),
-		...hunk.messages,
-		...(hunk.subject ?? []),
-		...hunk.after,
-		...[...hunk.before].reverse(),
-	];
-	return byPriority
-		.slice(0, limit)
-		.sort((a, b) => a.lineNumber - b.lineNumber)
-		.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
-}
-
 export interface HeadRow extends Row {
 	/** Lines this row stands for (a folded run), when more than one. */
 	lines?: number;
 	lastLine?: number;
+	/** The shape key of a folded run's lines. */
+	shape?: string;
 }
 
 /** The last output line that rows stand for (0 when there are none). */
@@ -70,6 +53,59 @@ export function lastLineOf(rows: readonly HeadRow[]): number {
 /** The output lines that rows stand for. */
 export function linesOf(rows: readonly HeadRow[]): number {
 	return rows.reduce((sum, row) => sum + (row.lines ?? 1), 0);
+}
+
+/** The tail's last lines never fold: what a run printed last is shown as it was. */
+export const TAIL_UNFOLDED_LINES = 20;
+
+/** Rows a run of `lines` lines of one shape takes in foldRuns: its first and last line and a count. */
+const FOLDED_RUN_ROWS = 3;
+
+/**
+ * How many of the last of `lines` show in at most `rows` rows, runs of one shape folded as foldRuns
+ * folds them, and the rows they take: a tail whose runs fold can show the lines above it (report.ts).
+ */
+export function fitRows(lines: readonly ScannedLine[], rows: number): { lines: number; rows: number } {
+	const shapes = lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
+	let used = 0;
+	let taken = 0;
+	for (let end = lines.length; end > 0 && used < rows;) {
+		// The run that ends at `end` (a signal line is a run of one).
+		let start = end - 1;
+		if (shapes[start] !== undefined) while (start > 0 && shapes[start - 1] === shapes[end - 1]) start--;
+		const length = end - start;
+		const cost = length >= FOLD_RUN_LINES ? FOLDED_RUN_ROWS : length;
+		// A run that does not fit is taken in part, its last lines unfolded, as many as rows are left.
+		if (used + cost > rows) return { lines: taken + Math.min(length, rows - used), rows };
+		used += cost;
+		taken += length;
+		end = start;
+	}
+	return { lines: taken, rows: used };
+}
+
+/**
+ * Rows shown right above `below` joined to them: a run of one shape folded at the end of `above`
+ * and again at the start of `below` (a report read above the tail, and the tail) is one fold.
+ */
+export function joinFolds(above: readonly HeadRow[], below: readonly HeadRow[]): HeadRow[] {
+	const upper = above.at(-2);
+	const lower = below.at(1);
+	const joins =
+		above.length >= 3 &&
+		below.length >= 3 &&
+		upper?.shape !== undefined &&
+		upper.shape === lower?.shape &&
+		lastLineOf(above) + 1 === below[0].lineNumber;
+	if (!joins) return [...above, ...below];
+	const lastLine = lastLineOf(below.slice(0, 2));
+	const lines = lastLine - upper.lineNumber + 1;
+	return [...above.slice(0, -2), { ...upper, text: foldText(lines), lines, lastLine }, ...below.slice(2)];
+}
+
+/** The row that stands for `count` lines of a folded run. */
+function foldText(count: number): string {
+	return `  ... ${count} more lines like these ...`;
 }
 
 /**
@@ -91,9 +127,10 @@ export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLi
 			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
 			rows.push({
 				lineNumber: lines[i + 1].lineNumber,
-				text: `  ... ${j - i - 2} more lines like these ...`,
+				text: foldText(j - i - 2),
 				lines: j - i - 2,
 				lastLine: lines[j - 2].lineNumber,
+				shape: shapes[i],
 			});
 			rows.push({ lineNumber: lines[j - 1].lineNumber, text: format(lines[j - 1]) });
 		} else {

@@ -11,7 +11,7 @@
 import { type ScannedLine, renderTerminalLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
-import type { Hunk, JsonExtras, ShapeFind, ViewExtras } from "./hunks.js";
+import { contextRows, type Hunk, type JsonExtras, type ShapeFind, type ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
 import type { JsonProblem } from "./json-outline.js";
 import type { Section } from "../signals/steps.js";
@@ -21,14 +21,15 @@ import type { ScanOptions } from "../scan/scan.js";
 import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
 import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
 import {
-	contextRows,
 	foldRuns,
 	type HeadRow,
+	joinFolds,
 	lastLineOf,
 	linesOf,
 	type Row,
 	takeFromEnd,
 	takeFromStart,
+	TAIL_UNFOLDED_LINES,
 } from "./rows.js";
 
 export { renderTerminalLine };
@@ -83,8 +84,6 @@ const STEPS_LINE_CHARS = 900;
 const STEP_TITLE_CHARS = 70;
 /** Failed steps named whatever the room, at most (the first ones). */
 const MAX_FAILED_STEPS_NAMED = 6;
-/** The tail's last lines never fold: what a run printed last is shown as it was. */
-const TAIL_UNFOLDED_LINES = 20;
 /** Lines after a failed CI step's verdict (the runner's post-job cleanup) folded into one, when at least this many. */
 const MIN_CLEANUP_FOLD_LINES = 3;
 /** The line between two runs of middle lines that do not touch, and what it costs. */
@@ -251,7 +250,8 @@ function foldCleanup(
  * joined to the tail shown whole: from the earliest line that opens a step and has an error signal
  * line below it, when the report from there fits; when none does, the last such line and the lines
  * after it (half the room) as the report's start, and the lines above the tail as the rest allows
- * (in a CI job's failed step, only those: the step's start is its head).
+ * (in a CI job's failed step, only those: the step's start is its head; so too the lines a tail that
+ * is one run reaches past it to).
  */
 interface ChosenReport {
 	/** Rows shown before the tail's (runs of one shape folded, as the tail's are). */
@@ -301,7 +301,7 @@ function chooseReport(
 	// apart); else the last opener and the lines after it, then its end, as room allows.
 	let start = rows.length;
 	let startEnd = rows.length;
-	if (report.inFailedStep === true) {
+	if (report.inFailedStep === true || report.pastRuns === true) {
 		start = 0;
 		startEnd = 0;
 	} else if (openers.length > 0) {
@@ -674,10 +674,21 @@ export function buildView(
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
 	const { shownItems } = shown;
-	// A report shown before the tail is part of it.
-	const tailRows = [...(shown.report?.tailRows ?? []), ...shown.tailRows];
-	const tailCount = shown.tailCount + (shown.report?.tailRows.length ?? 0);
-	const tailText = [...(shown.report?.tailRows ?? []).map((row) => row.text), ...shown.tailText];
+	// A report shown before the tail is part of it (shown only with the tail shown whole); a line of
+	// it the middle shows for itself keeps its notes there (its count, "a rare line").
+	const ownText = new Map<number, string>();
+	shownItems.forEach((item, index) => ownText.set(item.lineNumber, shown.signalText[index]));
+	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => {
+		if (!ownText.has(line.lineNumber)) ownText.set(line.lineNumber, shown.shapeText[index]);
+	});
+	const tailRows = shown.report
+		? joinFolds(shown.report.tailRows, shown.tailRows).map((row) => ({
+				...row,
+				text: row.lines === undefined ? (ownText.get(row.lineNumber) ?? row.text) : row.text,
+			}))
+		: shown.tailRows;
+	const tailCount = shown.report ? tailRows.length : shown.tailCount;
+	const tailText = shown.report ? tailRows.map((row) => row.text) : shown.tailText;
 
 	// The middle: signal lines with their context, and shape lines, in line order, each line once.
 	// A line shown for itself wins over the same line as context.

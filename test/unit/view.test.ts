@@ -48,6 +48,8 @@ interface ShownLine {
 	count: number;
 	/** Shown as context around a signal line ("N- "), not for itself ("N: "). */
 	context: boolean;
+	/** Shown in the tail: below the view's "... tail (last N lines) ..." notice, or in a view without a middle. */
+	inTail: boolean;
 }
 
 const NUMBERED_LINE = /^\s*(\d+)\D/;
@@ -55,7 +57,14 @@ const NUMBERED_LINE = /^\s*(\d+)\D/;
 /** Parses the numbered lines of a view. */
 function shownLines(view: string): ShownLine[] {
 	const shown: ShownLine[] = [];
+	// The tail starts below its notice; a view without a middle has none: below the omitted-lines notice.
+	const tailNotice = /^ {2}\.\.\. tail \(last \d+ lines?\) \.\.\.$/;
+	const tailStart = view.split("\n").some((line) => tailNotice.test(line))
+		? tailNotice
+		: /^ {2}\.\.\. \d+ lines? omitted/;
+	let inTail = false;
 	for (const line of view.split("\n")) {
+		if (tailStart.test(line)) inTail = true;
 		const numbered = NUMBERED_LINE.exec(line);
 		if (!numbered) continue;
 		const match = /^\s*(\d+)([:-]) (.*)$/s.exec(line);
@@ -78,10 +87,26 @@ function shownLines(view: string): ShownLine[] {
 		const clippedStart = /^\[\+(\d+) chars\] … (.*)$/s.exec(body);
 		const lineNumber = Number(match[1]);
 		if (clippedEnd)
-			shown.push({ lineNumber, text: clippedEnd[1], cut: Number(clippedEnd[2]), kept: "start", count, context });
+			shown.push({
+				lineNumber,
+				text: clippedEnd[1],
+				cut: Number(clippedEnd[2]),
+				kept: "start",
+				count,
+				context,
+				inTail,
+			});
 		else if (clippedStart)
-			shown.push({ lineNumber, text: clippedStart[2], cut: Number(clippedStart[1]), kept: "end", count, context });
-		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count, context });
+			shown.push({
+				lineNumber,
+				text: clippedStart[2],
+				cut: Number(clippedStart[1]),
+				kept: "end",
+				count,
+				context,
+				inTail,
+			});
+		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count, context, inTail });
 	}
 	return shown;
 }
@@ -252,7 +277,10 @@ describe("the view's shape", () => {
 		});
 		const options = viewOptions();
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
-		const shown = numbersOf(assertFaithfulView(view, lines, options)).filter((n) => n > 60 && n <= lines.length - 80);
+		// The middle's lines (a tail that is one run of `Given` lines reaches past it: its lines are the output's own).
+		const shown = numbersOf(assertFaithfulView(view, lines, options).filter((line) => !line.inTail)).filter(
+			(n) => n > 60,
+		);
 		const odd = lines.indexOf("Using the fallback tax table, the seed for region gr has no rate") + 1;
 		assert.ok(shown.includes(odd), "the odd line is shown");
 		assert.deepEqual(
@@ -374,6 +402,46 @@ describe("the view's shape", () => {
 		assert.ok(shown.length > 10 && shown.length < 100, `${shown.length} shown`);
 		const middle = shown.filter((line) => line.lineNumber > 1000 && line.lineNumber < 2000);
 		assert.ok(middle.length > 0, "instances from the middle too");
+	});
+
+	test("reaches past a tail that is one run to what the output printed before it, as room allows", async () => {
+		// A batch job's report lines, the last one the anomaly (one shape: none is rare, none a signal),
+		// then a step that zips 300 coverage pages.
+		const rows = Array.from({ length: 2000 }, (_, i) => `step ${i + 1}: wrote ${i === 1999 ? 0 : 100 + i} records`);
+		const zip = Array.from(
+			{ length: 300 },
+			(_, i) => `  adding: coverage/lcov-report/src/module${i}.ts.html (deflated ${40 + (i % 50)}%)`,
+		);
+		const lines = [...rows, ...zip];
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		// The lines above the tail (read back as far as 400 lines up): the steps' run folded, its last
+		// line whole, then the zip's lines as one fold (read above the tail and in it), then the tail's last 21.
+		const first = lines.length - 80 - 400 + 1;
+		assert.deepEqual(
+			numbersOf(shown).filter((n) => n > 60),
+			[first, 2000, 2001, ...range(lines.length - 20, lines.length)],
+		);
+		assert.deepEqual(
+			view.split("\n").filter((row) => row.includes("more lines like these")),
+			[
+				"  ... 58 more lines like these ...",
+				"  ... 178 more lines like these ...",
+				"  ... 278 more lines like these ...",
+			],
+		);
+		assert.match(view, /\n {2}\.\.\. 1760 lines omitted \.\.\.\n/, "the lines left out, counted true");
+		// The lines above the tail take only the room left: under a tight budget the tail is its own.
+		const tight = viewOptions({ thresholdChars: 1500 });
+		const tightShown = numbersOf(
+			assertFaithfulView((await buildViewFromText(lines.join("\n"), tight)).text, lines, tight),
+		);
+		assert.ok(!tightShown.includes(2000) && tightShown.includes(lines.length));
+		// A tail of lines of their own does not reach: it shows its own.
+		const own = [...rows, ...zip.map((line, i) => `${word(i + 1)} ${line}`)];
+		const ownView = (await buildViewFromText(own.join("\n"), options)).text;
+		assert.ok(!numbersOf(assertFaithfulView(ownView, own, options)).includes(2000));
 	});
 
 	test("keeps a failure report longer than the tail from its header, and its start and end when it is longer than the room", async () => {
@@ -664,9 +732,14 @@ describe("signal lines", () => {
 		for (let i = 1; i <= 20_000; i++) lines.push(i % 100 === 0 ? `error: ${word(i)} failed` : `ok ${i}`);
 		const options = viewOptions();
 		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
-		const signals = numbersOf(shown).filter((n) => n > 60 && n <= 20_000 - 80);
-		assert.equal(signals.length, 40);
-		assert.ok(signals.every((n) => n % 100 === 0));
+		// The middle shows the 40 chosen signal lines and nothing else, but those of them the tail shows:
+		// the tail, one run of `ok` lines, reaches past it to the last errors (the runs between them folded).
+		const middle = numbersOf(shown.filter((line) => !line.inTail && line.lineNumber > 60));
+		assert.ok(middle.every((n) => n % 100 === 0));
+		const tailFrom = shown.find((line) => line.inTail)?.lineNumber ?? 0;
+		assert.ok(middle.length >= 36 && middle.length <= 40 && tailFrom < 20_000 - 80, `${middle.length} in the middle`);
+		const signals = numbersOf(shown).filter((n) => n > 60 && n <= 20_000 - 80 && n % 100 === 0);
+		assert.ok(signals.length >= 40, `${signals.length} shown`);
 		assert.ok(signals[0] <= 2_000, `first at ${signals[0]}`);
 		assert.ok(
 			signals.some((n) => n >= 8_000 && n <= 12_000),
@@ -778,7 +851,8 @@ describe("signal lines", () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
 		for (let i = 1; i <= 30; i++) lines.push(`error: ${word(i)} broken`, `warning: ${word(i)} unused`);
-		for (let i = 1; i <= 80; i++) lines.push(`tail ${i}`);
+		// Tail lines of shapes of their own: a tail that is one run would reach past it to these lines.
+		for (let i = 1; i <= 80; i++) lines.push(`tail ${word(i)}`);
 		const options = viewOptions();
 		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
 		// Lines shown for themselves; a warning right under an error may also be shown as its context.
