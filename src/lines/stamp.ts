@@ -70,6 +70,18 @@ export function unstamped(text: string): string {
  */
 export const LINE_TAG =
 	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\] )/;
+/** A tag that is a level or a verdict (`[INFO] `, `[ERROR] `, `[PASS] `): the line's own first word, no job's. */
+const LEVEL_TAG =
+	/^\[(?:info|error|errors|warn|warning|debug|trace|fatal|notice|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)\] $/i;
+
+/**
+ * Can `tag` (lineTagOf) name a job whose lines a multiplexer interleaves with other jobs' (not a
+ * level or a verdict)? Whether it does is told by the lines around it (hunks.ts neighboursOf).
+ */
+export function isStreamTag(tag: string): boolean {
+	return tag !== "" && !LEVEL_TAG.test(tag);
+}
+
 /** Characters of a line (after its timestamp) a tag is looked for in: every form is bounded, and shorter. */
 const TAG_WINDOW_CHARS = 80;
 

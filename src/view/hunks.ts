@@ -8,7 +8,7 @@
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
-import { lineTagOf, untagged } from "../lines/stamp.js";
+import { isStreamTag, lineTagOf, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
@@ -327,11 +327,12 @@ function takeBlock(
 	keepChars: number,
 	shapeKind: (raw: string) => ShapeKind,
 	own: (text: string) => string = (text) => text,
+	belowAt: (index: number) => number = (index) => line.lineNumber + 1 + index,
 ): ScannedLine[] {
 	const indent = Math.max(0, indentOf(own(line.text)));
 	const block: ScannedLine[] = [];
 	for (let k = 0; k < Math.min(limit, belowRaw.length); k++) {
-		const below = renderLine(line.lineNumber + 1 + k, belowRaw[k], keepChars);
+		const below = renderLine(belowAt(k), belowRaw[k], keepChars);
 		const pastBlank =
 			k === 0 &&
 			indentOf(own(below.text)) < 0 &&
@@ -354,6 +355,55 @@ function ownText(line: string, above: string | undefined, below?: string): (text
 	const shares = (neighbour: string | undefined) => neighbour !== undefined && lineTagOf(neighbour) === tag;
 	if (tag === "" || !(shares(above) || shares(below))) return (text) => text;
 	return (text) => untagged(text, tag);
+}
+
+/** Lines right above and below a tagged line looked at for the tag of another job interleaved with its own. */
+const STREAM_PROBE_LINES = 8;
+
+/** A line's neighbours as its hunk reads them: the raw lines above and below it, their line numbers, and how each is read. */
+interface Neighbours {
+	above: string[];
+	aboveAt: (index: number) => number;
+	below: string[];
+	belowAt: (index: number) => number;
+	own: (text: string) => string;
+}
+
+/**
+ * The lines around a line (`text`, number `lineNumber`) that its hunk reads: where a multiplexer
+ * interleaves the lines of several jobs, each line with its job's tag (turborepo's and pnpm's
+ * parallel tasks, docker compose's services: stamp.ts isStreamTag), the lines of its own job, each
+ * read without the tag, at their own numbers; otherwise the lines right around it (ownText).
+ * Interleaved means a line of another tag lies among the nearest STREAM_PROBE_LINES above or below,
+ * and a line of its own tag too.
+ */
+function neighboursOf(text: string, lineNumber: number, above: string[], below: string[]): Neighbours {
+	const plain: Neighbours = {
+		above,
+		aboveAt: (index) => lineNumber - above.length + index,
+		below,
+		belowAt: (index) => lineNumber + 1 + index,
+		own: ownText(text, above.at(-1), below[0]),
+	};
+	const tag = lineTagOf(text);
+	if (!isStreamTag(tag)) return plain;
+	const near = [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(lineTagOf);
+	if (!near.includes(tag) || !near.some((other) => other !== tag && other !== "")) return plain;
+	const aboveAt: number[] = [];
+	const belowAt: number[] = [];
+	above.forEach((raw, index) => {
+		if (lineTagOf(raw) === tag) aboveAt.push(lineNumber - above.length + index);
+	});
+	below.forEach((raw, index) => {
+		if (lineTagOf(raw) === tag) belowAt.push(lineNumber + 1 + index);
+	});
+	return {
+		above: above.filter((raw) => lineTagOf(raw) === tag),
+		aboveAt: (index) => aboveAt[index],
+		below: below.filter((raw) => lineTagOf(raw) === tag),
+		belowAt: (index) => belowAt[index],
+		own: (line) => untagged(line, tag),
+	};
 }
 
 /** Lines below a signal line its hunk looks at, at most: its block (and the line under it), a block's messages. */
@@ -413,10 +463,16 @@ async function readHunk(
 	const belowRaw = decodeFirstLines(afterBytes, 1 + HUNK_BELOW_LINES, reachedEnd);
 	belowRaw.shift(); // the signal line itself
 
-	const aboveLines = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
-	const own = ownText(item.text, aboveLines.at(-1), belowRaw[0]);
+	const neighbours = neighboursOf(
+		item.text,
+		item.lineNumber,
+		decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0),
+		belowRaw,
+	);
+	const { own, below, belowAt, aboveAt } = neighbours;
+	const aboveLines = neighbours.above;
 	const signalIndent = Math.max(0, indentOf(own(item.text)));
-	const block = takeBlock(item, belowRaw, HUNK_BLOCK_SCAN_LINES, keepChars, shapeKind, own);
+	const block = takeBlock(item, below, HUNK_BLOCK_SCAN_LINES, keepChars, shapeKind, own, belowAt);
 	const after = thinRuns(block, own);
 	// A block longer than the cap keeps its last line: where a report ends (the second free, the frame below the recursion).
 	if (after.length > HUNK_AFTER_LINES) after.splice(HUNK_AFTER_LINES - 1, after.length - HUNK_AFTER_LINES);
@@ -424,10 +480,10 @@ async function readHunk(
 	if (opensBlock(own(item.text))) {
 		for (
 			let k = block.length;
-			k < Math.min(BLOCK_SCAN_LINES, belowRaw.length) && messages.length < BLOCK_MESSAGE_LINES;
+			k < Math.min(BLOCK_SCAN_LINES, below.length) && messages.length < BLOCK_MESSAGE_LINES;
 			k++
 		) {
-			const line = renderLine(item.lineNumber + 1 + k, belowRaw[k], keepChars);
+			const line = renderLine(belowAt(k), below[k], keepChars);
 			const text = own(line.text);
 			if (indentOf(text) >= 0 && indentOf(text) <= signalIndent) break; // the block's closing line
 			if (isBlockMessage(text)) messages.push(line);
@@ -438,8 +494,7 @@ async function readHunk(
 	const leading = findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(aboveLines[index]));
 	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
 	const subject = findSubjectLines(own(item.text), aboveShown, (index) => inContext.has(index));
-	const renderAbove = (index: number) =>
-		renderLine(item.lineNumber - aboveLines.length + index, aboveLines[index], keepChars);
+	const renderAbove = (index: number) => renderLine(aboveAt(index), aboveLines[index], keepChars);
 	return {
 		item,
 		before: leading.context.map(renderAbove),

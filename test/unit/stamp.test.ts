@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
-import { lineTagOf, stampLength, unstamped, untagged } from "../../src/lines/stamp.js";
+import { isStreamTag, lineTagOf, stampLength, unstamped, untagged } from "../../src/lines/stamp.js";
 import { scanText } from "../../src/scan/scan.js";
 import { alternativesOf, DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN } from "../../src/signals/pattern.js";
 import { loadRealFixtures } from "../fixtures/real/fixtures.js";
@@ -157,6 +157,50 @@ test("a tagged line's failure words and blocks are read after its tag, as withou
 			`${JSON.stringify(tag)}: the details indented under the error are its block`,
 		);
 	}
+});
+
+test("in jobs interleaved by a multiplexer, a line's block and context are its own job's lines", async () => {
+	// Two parallel tasks (turborepo, pnpm -r --parallel): the failing one's lines with another's among them.
+	const api = Array.from({ length: 3000 }, (_, i) => `ok ${i} checked`);
+	api.splice(
+		1500,
+		0,
+		"Traceback (most recent call last):",
+		'  File "app/cart.py", line 12, in total',
+		"    return sum(item.price for item in items)",
+		"TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'",
+		"error: widget 7 failed to compile",
+		"    cause: header w7.h is missing",
+		"    in: src/w7.c:12",
+	);
+	const build = (i: number) => `transforming (${i}) src/components/Widget${i}.tsx`;
+	const lines: string[] = [];
+	const at: number[] = [];
+	api.forEach((line, i) => {
+		if (i % 2 === 0) lines.push(`@acme/web:build: ${build(i)}`);
+		lines.push(`@acme/api:test: ${line}`);
+		at.push(lines.length);
+	});
+	const options = { ...DEFAULT_CONFIG, id: "0123456789ab", toolName: "bash" };
+	const scanned = await scanSource(bufferSource(Buffer.from(lines.join("\n"))), options);
+	const { hunks } = await readComposeExtras(scanned, options);
+	const error = hunks.find((hunk) => hunk.item.lineNumber === at[1504]);
+	assert.deepEqual(
+		error?.after.map((row) => row.lineNumber),
+		[at[1505], at[1506]],
+		"the details indented under the error, the other job's line between them left out",
+	);
+	const exception = hunks.find((hunk) => hunk.item.lineNumber === at[1503]);
+	assert.deepEqual(
+		exception?.before.map((row) => row.lineNumber),
+		[at[1500], at[1501], at[1502]],
+		"the traceback above the exception, its frames in the job's own lines",
+	);
+	// A level is not a job: `[INFO]` and `[ERROR]` lines are read as they come.
+	assert.equal(isStreamTag("[ERROR] "), false);
+	assert.equal(isStreamTag("[INFO] "), false);
+	assert.equal(isStreamTag(""), false);
+	for (const tag of ["[api] ", "api-1  | ", "@acme/api:test: ", "[pid  8890] "]) assert.ok(isStreamTag(tag), tag);
 });
 
 test("after a prefix, the line-start alternatives decide as the whole pattern would", () => {
