@@ -73,13 +73,16 @@ export const LINE_TAG =
 /** A tag that is a level or a verdict (`[INFO] `, `[ERROR] `, `[PASS] `): the line's own first word, no job's. */
 const LEVEL_TAG =
 	/^\[(?:info|error|errors|warn|warning|debug|trace|fatal|notice|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)\] $/i;
+/** A tag that counts or tells the time (`[12/345] `, `[100%] `, `[Sun Dec 06 10:00:00 2026] `): it changes from line to line. */
+const COUNTING_TAG = /\d:\d\d|\d%|\d\/\d/;
 
 /**
- * Can `tag` (lineTagOf) name a job whose lines a multiplexer interleaves with other jobs' (not a
- * level or a verdict)? Whether it does is told by the lines around it (hunks.ts neighboursOf).
+ * Can `tag` (lineTagOf) name a job whose lines a multiplexer interleaves with other jobs' (a name,
+ * not a level, a verdict, a progress count or a time)? Whether it does is told by the lines around
+ * it (hunks.ts neighboursOf).
  */
 export function isStreamTag(tag: string): boolean {
-	return tag !== "" && !LEVEL_TAG.test(tag);
+	return /[A-Za-z]/.test(tag) && !LEVEL_TAG.test(tag) && !COUNTING_TAG.test(tag);
 }
 
 /** Characters of a line (after its timestamp) a tag is looked for in: every form is bounded, and shorter. */

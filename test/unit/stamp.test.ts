@@ -200,6 +200,15 @@ test("in jobs interleaved by a multiplexer, a line's block and context are its o
 	assert.equal(isStreamTag("[ERROR] "), false);
 	assert.equal(isStreamTag("[INFO] "), false);
 	assert.equal(isStreamTag(""), false);
+	// Nor is a progress count or a time that changes from line to line.
+	for (const tag of [
+		"[12/345] ",
+		"[100%] ",
+		"[Sun Dec 06 10:00:00 2026] ",
+		"[W 2026-12-01 10:00:00] ",
+		"[==========] ",
+	])
+		assert.equal(isStreamTag(tag), false, tag);
 	for (const tag of ["[api] ", "api-1  | ", "@acme/api:test: ", "[pid  8890] "]) assert.ok(isStreamTag(tag), tag);
 });
 
