@@ -14,6 +14,12 @@ import {
 	SHAPE_HASH_BYTES,
 	shapeOf,
 } from "../../src/signals/shape.js";
+import { DEFAULT_CONFIG } from "../../src/config/config.js";
+import { bufferSource } from "../../src/io/source.js";
+import { buildViewFromFile, scanSource } from "../../src/view/compose.js";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createTempDir } from "../helpers/tmp.js";
 
 function hashOf(text: string): number {
 	const bytes = Buffer.from(text, "utf8");
@@ -68,5 +74,32 @@ describe("classifyShape", () => {
 		assert.equal(classifyShape(share - 1, lines), "usual");
 		assert.equal(classifyShape(ROUTINE_CONTEXT_MIN_LINES - 1, ROUTINE_CONTEXT_MIN_LINES), "usual");
 		assert.equal(classifyShape(ROUTINE_CONTEXT_MIN_LINES, ROUTINE_CONTEXT_MIN_LINES), "routine");
+	});
+});
+
+describe("the shape counter", () => {
+	test("shapes the end of a long output whole, past the sampled middle: its odd line is rare", async (t) => {
+		// 3.6 MB of passing lines, then a job's batches with one odd line among them.
+		const passing = Array.from(
+			{ length: 80_000 },
+			(_, i) => `ok ${i + 1} - suite ${i % 97} case ${i} passed in ${i % 13} ms`,
+		);
+		const batches = Array.from({ length: 3000 }, (_, i) => `processed batch ${i} in ${i % 90} ms`);
+		batches[2500] = "reconciling house accounts before the next window";
+		const lines = [...passing, ...batches];
+		const options = { ...DEFAULT_CONFIG, id: "0123456789ab", toolName: "bash" };
+		const { scan } = await scanSource(bufferSource(Buffer.from(lines.join("\n") + "\n")), options);
+		const odd = passing.length + 2501;
+		assert.equal(scan.shapes.complete, false, "the middle was sampled");
+		assert.deepEqual(
+			scan.shapes.rare.map((line) => line.lineNumber),
+			[odd],
+		);
+		// Read from a file through reused buffers: the end waits as a copy, not as a view of a buffer read into again.
+		const dir = await createTempDir(t);
+		const path = join(dir, "long.log");
+		await writeFile(path, lines.join("\n") + "\n");
+		const view = (await buildViewFromFile(path, { ...options, thresholdChars: 24_000 })).text;
+		assert.match(view, new RegExp(`\\n *${odd}: reconciling house accounts before the next window {2}\\[a rare line`));
 	});
 });
