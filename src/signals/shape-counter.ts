@@ -44,9 +44,10 @@ const SAMPLED_SHARE = 1 / 32;
  */
 const END_BYTES = 2 * 1024 * 1024;
 
-/** A block past the first FULL_BYTES, waiting to be shaped: a copy of its whole lines. */
+/** A block past the first FULL_BYTES, waiting to be shaped: a copy of its whole lines (the first `length` bytes of `bytes`). */
 interface WaitingBlock {
 	bytes: Uint8Array;
+	length: number;
 	firstLine: number;
 	/** Offset of its first byte in the scanned stream. */
 	offset: number;
@@ -106,6 +107,8 @@ export class ShapeCounter {
 	/** Blocks past the first FULL_BYTES not shaped yet, oldest first, and their bytes. */
 	private readonly waiting: WaitingBlock[] = [];
 	private waitingBytes = 0;
+	/** Copies of blocks shaped already, to copy the next blocks into (a scan's blocks are of a few sizes). */
+	private readonly spare: Uint8Array[] = [];
 
 	/**
 	 * The whole lines of bytes[from, end) (each ending in "\n"), the first numbered `firstLine`,
@@ -120,27 +123,33 @@ export class ShapeCounter {
 		}
 		this.seenBytes += end - from;
 		// A copy: the scan's read buffers are reused (and a Buffer's slice would be a view of one).
-		this.waiting.push({ bytes: new Uint8Array(bytes.subarray(from, end)), firstLine, offset });
-		this.waitingBytes += end - from;
+		const length = end - from;
+		const spare = this.spare.pop();
+		// With room to spare: the next blocks are about as long, and reuse it.
+		const copy = spare !== undefined && spare.length >= length ? spare : new Uint8Array(length + (length >> 2));
+		copy.set(bytes.subarray(from, end));
+		this.waiting.push({ bytes: copy, length, firstLine, offset });
+		this.waitingBytes += length;
 		// A block with END_BYTES after it is not the output's end: its share is shaped, the rest not.
-		while (this.waitingBytes - this.waiting[0].bytes.length >= END_BYTES) {
+		while (this.waitingBytes - this.waiting[0].length >= END_BYTES) {
 			const block = this.waiting.shift() as WaitingBlock;
-			this.waitingBytes -= block.bytes.length;
-			const { bytes: copy } = block;
+			this.waitingBytes -= block.length;
 			// The block's first lines, up to a whole line.
-			const cut = Math.ceil(copy.length * SAMPLED_SHARE);
-			const lineEnd = cut < copy.length ? copy.indexOf(NEWLINE, cut) : -1;
-			const stop = lineEnd < 0 ? copy.length : lineEnd + 1;
-			if (stop < copy.length) this.sampled = true;
-			this.shapeLines(copy, 0, stop, block.firstLine, block.offset);
+			const cut = Math.ceil(block.length * SAMPLED_SHARE);
+			const lineEnd = cut < block.length ? block.bytes.indexOf(NEWLINE, cut) : -1;
+			const stop = lineEnd < 0 || lineEnd >= block.length ? block.length : lineEnd + 1;
+			if (stop < block.length) this.sampled = true;
+			this.shapeLines(block.bytes, 0, stop, block.firstLine, block.offset);
+			this.spare.push(block.bytes);
 		}
 	}
 
 	/** Shapes the waiting blocks whole: the output's last END_BYTES (or more, up to a block) end it. */
 	private shapeWaiting(): void {
 		for (const block of this.waiting.splice(0))
-			this.shapeLines(block.bytes, 0, block.bytes.length, block.firstLine, block.offset);
+			this.shapeLines(block.bytes, 0, block.length, block.firstLine, block.offset);
 		this.waitingBytes = 0;
+		this.spare.length = 0;
 	}
 
 	/** One line (its bytes, without the newline; only its start matters) that did not come in a block. */
