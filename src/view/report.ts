@@ -14,8 +14,8 @@ import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
-import { FOLD_RUN_LINES, shapeOf } from "../signals/shape.js";
-import { fitRows, TAIL_UNFOLDED_LINES } from "./rows.js";
+import { FOLD_RUN_LINES } from "../signals/shape.js";
+import { fitRows, leadingRun, TAIL_UNFOLDED_LINES } from "./rows.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -103,7 +103,7 @@ function reportOf(
  */
 function tailIsOneRun(tail: readonly ScannedLine[]): boolean {
 	const foldable = tail.slice(0, Math.max(0, tail.length - TAIL_UNFOLDED_LINES));
-	return foldable.length >= FOLD_RUN_LINES && runFrom(foldable) === foldable.length;
+	return foldable.length >= FOLD_RUN_LINES && leadingRun(foldable) === foldable.length;
 }
 
 /**
@@ -116,19 +116,10 @@ function pastRuns(scan: ScanResult, above: readonly ScannedLine[]): ReportLines 
 	const foldable = Math.max(0, scan.tail.length - TAIL_UNFOLDED_LINES);
 	const candidates = [...marked(scan, above), ...scan.tail.slice(0, foldable)];
 	// Lines of the tail's own run only (going on above the lines read): nothing new to show.
-	if (runFrom(candidates) === candidates.length) return undefined;
+	if (leadingRun(candidates) === candidates.length) return undefined;
 	const reach = Math.min(above.length, fitRows(candidates, foldable).lines - foldable);
 	if (reach <= 0) return undefined;
 	return { lines: candidates.slice(above.length - reach, above.length), openers: [], pastRuns: true };
-}
-
-/** Lines of the run of one shape that `lines` start with (none when the first is a signal line). */
-function runFrom(lines: readonly ScannedLine[]): number {
-	if (lines.length === 0 || lines[0].signal) return 0;
-	const shape = shapeOf(lines[0].text);
-	let length = 1;
-	while (length < lines.length && !lines[length].signal && shapeOf(lines[length].text) === shape) length++;
-	return length;
 }
 
 /** Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail. */

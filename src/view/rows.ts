@@ -61,6 +61,15 @@ export const TAIL_UNFOLDED_LINES = 20;
 /** Rows a run of `lines` lines of one shape takes in foldRuns: its first and last line and a count. */
 const FOLDED_RUN_ROWS = 3;
 
+/** Lines of the run of one shape (as foldRuns reads shapes) that `lines` start with; none when the first is a signal line. */
+export function leadingRun(lines: readonly ScannedLine[]): number {
+	if (lines.length === 0 || lines[0].signal) return 0;
+	const shape = shapeOf(lines[0].text);
+	let length = 1;
+	while (length < lines.length && !lines[length].signal && shapeOf(lines[length].text) === shape) length++;
+	return length;
+}
+
 /**
  * How many of the last of `lines` show in at most `rows` rows, runs of one shape folded as foldRuns
  * folds them, and the rows they take: a tail whose runs fold can show the lines above it (report.ts).
