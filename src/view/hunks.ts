@@ -389,19 +389,23 @@ function neighboursOf(text: string, lineNumber: number, above: string[], below: 
 	if (!isStreamTag(tag)) return plain;
 	const near = [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(lineTagOf);
 	if (!near.includes(tag) || !near.some((other) => other !== tag && other !== "")) return plain;
-	const aboveAt: number[] = [];
-	const belowAt: number[] = [];
-	above.forEach((raw, index) => {
-		if (lineTagOf(raw) === tag) aboveAt.push(lineNumber - above.length + index);
-	});
-	below.forEach((raw, index) => {
-		if (lineTagOf(raw) === tag) belowAt.push(lineNumber + 1 + index);
-	});
+	// The lines of its job, each with its number.
+	const ofJob = (lines: readonly string[], numberOf: (index: number) => number) => {
+		const kept: string[] = [];
+		const numbers: number[] = [];
+		lines.forEach((raw, index) => {
+			if (lineTagOf(raw) !== tag) return;
+			kept.push(raw);
+			numbers.push(numberOf(index));
+		});
+		return { kept, numbers };
+	};
+	const job = { above: ofJob(above, plain.aboveAt), below: ofJob(below, plain.belowAt) };
 	return {
-		above: above.filter((raw) => lineTagOf(raw) === tag),
-		aboveAt: (index) => aboveAt[index],
-		below: below.filter((raw) => lineTagOf(raw) === tag),
-		belowAt: (index) => belowAt[index],
+		above: job.above.kept,
+		aboveAt: (index) => job.above.numbers[index],
+		below: job.below.kept,
+		belowAt: (index) => job.below.numbers[index],
 		own: (line) => untagged(line, tag),
 	};
 }
