@@ -169,7 +169,8 @@ export async function readViewExtras(
 		if (first === undefined) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
 		if (takenTexts.has(rendered.text)) return;
-		const after = takeBlock(rendered, below, below.length, keepChars, shapeKind, ownText(first, undefined, below[0]));
+		const job = neighboursOf(first, line.lineNumber, [], below);
+		const after = takeBlock(rendered, job.below, job.below.length, keepChars, shapeKind, job.own, job.belowAt);
 		const exact = scan.shapes.complete;
 		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after });
 	});
@@ -262,17 +263,20 @@ async function readTailSubjects(
 	for (const item of signals) {
 		const from = Math.max(0, item.offset - READ_BEFORE_BYTES);
 		const window = bytes.subarray(from - readFrom, item.offset - readFrom);
-		const above = decodeLastLines(window, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0);
-		const first = item.lineNumber - above.length;
-		const isShown = (index: number) => first + index <= headEnd || first + index >= tailStart;
-		const own = ownText(item.text, above.at(-1));
+		const { above, aboveAt, own } = neighboursOf(
+			item.text,
+			item.lineNumber,
+			decodeLastLines(window, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0),
+			[],
+		);
+		const isShown = (index: number) => aboveAt(index) <= headEnd || aboveAt(index) >= tailStart;
 		const aboveShown = above.map((raw) => own(renderShownText(raw, keepChars)));
 		const subject = findSubjectLines(own(item.text), aboveShown, isShown);
 		const leading = atTop(item)
 			? findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(above[index])).context
 			: [];
 		for (const index of [...subject, ...leading])
-			if (!isShown(index)) byLine.set(first + index, renderLine(first + index, above[index], keepChars));
+			if (!isShown(index)) byLine.set(aboveAt(index), renderLine(aboveAt(index), above[index], keepChars));
 	}
 	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
 }
@@ -346,12 +350,11 @@ function takeBlock(
 
 /**
  * A line's own text as its neighbours are read around it: without the tag a multiplexer put before it
- * (stamp.ts lineTagOf: `api-1  | `, `@acme/api:test: `) when the line right above or right below it
- * has that tag too; each line read with the same tag loses it. Lines with other tags, or none, are
+ * (`tag`, stamp.ts lineTagOf: `api-1  | `, `@acme/api:test: `) when the line right above or right below
+ * it has that tag too; each line read with the same tag loses it. Lines with other tags, or none, are
  * read as they are.
  */
-function ownText(line: string, above: string | undefined, below?: string): (text: string) => string {
-	const tag = lineTagOf(line);
+function ownText(tag: string, above: string | undefined, below?: string): (text: string) => string {
 	const shares = (neighbour: string | undefined) => neighbour !== undefined && lineTagOf(neighbour) === tag;
 	if (tag === "" || !(shares(above) || shares(below))) return (text) => text;
 	return (text) => untagged(text, tag);
@@ -378,17 +381,14 @@ interface Neighbours {
  * and a line of its own tag too.
  */
 function neighboursOf(text: string, lineNumber: number, above: string[], below: string[]): Neighbours {
-	const plain: Neighbours = {
-		above,
-		aboveAt: (index) => lineNumber - above.length + index,
-		below,
-		belowAt: (index) => lineNumber + 1 + index,
-		own: ownText(text, above.at(-1), below[0]),
-	};
+	const aboveAt = (index: number) => lineNumber - above.length + index;
+	const belowAt = (index: number) => lineNumber + 1 + index;
 	const tag = lineTagOf(text);
-	if (!isStreamTag(tag)) return plain;
-	const near = [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(lineTagOf);
-	if (!near.includes(tag) || !near.some((other) => other !== tag && other !== "")) return plain;
+	const near = isStreamTag(tag)
+		? [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(lineTagOf)
+		: [];
+	if (!near.includes(tag) || !near.some((other) => other !== tag && other !== ""))
+		return { above, aboveAt, below, belowAt, own: ownText(tag, above.at(-1), below[0]) };
 	// The lines of its job, each with its number.
 	const ofJob = (lines: readonly string[], numberOf: (index: number) => number) => {
 		const kept: string[] = [];
@@ -400,7 +400,7 @@ function neighboursOf(text: string, lineNumber: number, above: string[], below: 
 		});
 		return { kept, numbers };
 	};
-	const job = { above: ofJob(above, plain.aboveAt), below: ofJob(below, plain.belowAt) };
+	const job = { above: ofJob(above, aboveAt), below: ofJob(below, belowAt) };
 	return {
 		above: job.above.kept,
 		aboveAt: (index) => job.above.numbers[index],
