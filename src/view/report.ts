@@ -15,7 +15,7 @@ import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
 import { FOLD_RUN_LINES } from "../signals/shape.js";
-import { fitRows, leadingRun, TAIL_UNFOLDED_LINES } from "./rows.js";
+import { fitRows, leadingRun, runShapes, TAIL_UNFOLDED_LINES } from "./rows.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -80,14 +80,16 @@ function endsInFailure(scan: ScanResult): boolean {
 
 /**
  * The lines above the tail (`above`) as the report the output ends with, when it ends in failure
- * and at least one of them opens a step or they lie in a CI job's last failed step; else undefined.
+ * (`failing`: endsInFailure) and at least one of them opens a step or they lie in a CI job's last
+ * failed step; else undefined.
  */
 function reportOf(
 	scan: ScanResult,
 	step: FailedStep | undefined,
 	above: readonly ScannedLine[] | undefined,
+	failing: boolean,
 ): ReportLines | undefined {
-	if (above === undefined || !endsInFailure(scan)) return undefined;
+	if (above === undefined || !failing) return undefined;
 	const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
 	const opener = step?.opener;
 	const inFailedStep =
@@ -97,29 +99,34 @@ function reportOf(
 }
 
 /**
- * Is the tail one run of a shape (all but its last TAIL_UNFOLDED_LINES, which view.ts folds into
- * three rows)? Then it shows little but that run, and the lines above it may make up for the rows
- * it saves (pastRuns).
+ * The shapes (rows.ts runShapes) of the tail's lines that fold (all but its last TAIL_UNFOLDED_LINES,
+ * which view.ts folds into three rows for a run) when they are one run of a shape: then the tail
+ * shows little but that run, and the lines above it may make up for the rows it saves (pastRuns).
+ * Undefined otherwise.
  */
-function tailIsOneRun(tail: readonly ScannedLine[]): boolean {
-	const foldable = tail.slice(0, Math.max(0, tail.length - TAIL_UNFOLDED_LINES));
-	return foldable.length >= FOLD_RUN_LINES && leadingRun(foldable) === foldable.length;
+function tailRunShapes(tail: readonly ScannedLine[]): Array<string | undefined> | undefined {
+	const shapes = runShapes(tail.slice(0, Math.max(0, tail.length - TAIL_UNFOLDED_LINES)));
+	return shapes.length >= FOLD_RUN_LINES && leadingRun(shapes) === shapes.length ? shapes : undefined;
 }
 
 /**
- * The lines above a tail that is one run that make up for the rows its fold saves: a tail of 300
- * `adding: coverage/…` lines shows three rows for them, and as room allows, the lines the output
- * printed before them (runs folded), up to as many rows in all as the tail has lines. Undefined
- * when none.
+ * The lines above a tail that is one run (of `tailShapes`) that make up for the rows its fold saves:
+ * a tail of 300 `adding: coverage/…` lines shows three rows for them, and as room allows, the lines
+ * the output printed before them (runs folded), up to as many rows in all as the tail has lines.
+ * Undefined when none.
  */
-function pastRuns(scan: ScanResult, above: readonly ScannedLine[]): ReportLines | undefined {
-	const foldable = Math.max(0, scan.tail.length - TAIL_UNFOLDED_LINES);
-	const candidates = [...marked(scan, above), ...scan.tail.slice(0, foldable)];
+function pastRuns(
+	scan: ScanResult,
+	above: readonly ScannedLine[],
+	tailShapes: ReadonlyArray<string | undefined>,
+): ReportLines | undefined {
+	const lines = marked(scan, above);
+	const shapes = [...runShapes(lines), ...tailShapes];
 	// Lines of the tail's own run only (going on above the lines read): nothing new to show.
-	if (leadingRun(candidates) === candidates.length) return undefined;
-	const reach = Math.min(above.length, fitRows(candidates, foldable).lines - foldable);
+	if (leadingRun(shapes) === shapes.length) return undefined;
+	const reach = Math.min(above.length, fitRows(shapes, tailShapes.length).lines - tailShapes.length);
 	if (reach <= 0) return undefined;
-	return { lines: candidates.slice(above.length - reach, above.length), openers: [], pastRuns: true };
+	return { lines: lines.slice(above.length - reach), openers: [], pastRuns: true };
 }
 
 /** Lines joined to the tail: signal lines never fold (foldRuns), so the scan's are marked as in the tail. */
@@ -286,14 +293,19 @@ export async function readEnd(source: ByteSource, scan: ScanResult, keepChars: n
 	const step = lastFailedStep(scan.steps);
 	const endingAbove = failedStepEndingAbove(scan, source, step);
 	// Without a failed CI step, a tail that is one run may show the lines above it instead of the rows it saves.
-	const folds = step === undefined && tailIsOneRun(scan.tail);
+	const tailShapes = step === undefined ? tailRunShapes(scan.tail) : undefined;
+	const failing = endsInFailure(scan);
 	const [stepHead, stepEnd, above] = await Promise.all([
 		readStepHead(source, scan, step, scan.head.length, keepChars),
 		endingAbove === undefined ? undefined : readStepEnd(source, scan, endingAbove, scan.tail.length, keepChars),
 		// With the tail a failed step's, the lines above the output's tail are not its report.
-		endingAbove === undefined && (folds || endsInFailure(scan)) ? readAboveTail(source, scan, keepChars) : undefined,
+		endingAbove === undefined && (tailShapes !== undefined || failing)
+			? readAboveTail(source, scan, keepChars)
+			: undefined,
 	]);
-	const report = reportOf(scan, step, above) ?? (folds && above !== undefined ? pastRuns(scan, above) : undefined);
+	const report =
+		reportOf(scan, step, above, failing) ??
+		(tailShapes !== undefined && above !== undefined ? pastRuns(scan, above, tailShapes) : undefined);
 	const end = tailOfFailedStep(scan, step, report, stepEnd);
 	return {
 		...(end.report !== undefined ? { report: end.report } : {}),

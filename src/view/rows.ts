@@ -61,24 +61,28 @@ export const TAIL_UNFOLDED_LINES = 20;
 /** Rows a run of `lines` lines of one shape takes in foldRuns: its first and last line and a count. */
 const FOLDED_RUN_ROWS = 3;
 
-/** Lines of the run of one shape (as foldRuns reads shapes) that `lines` start with; none when the first is a signal line. */
-export function leadingRun(lines: readonly ScannedLine[]): number {
-	if (lines.length === 0 || lines[0].signal) return 0;
-	const shape = shapeOf(lines[0].text);
+/** The shape key of each line as foldRuns reads them (undefined for a signal line: it joins no run). */
+export function runShapes(lines: readonly ScannedLine[]): Array<string | undefined> {
+	return lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
+}
+
+/** Lines of the run of one shape that lines of these shapes (runShapes) start with; none when the first is a signal line. */
+export function leadingRun(shapes: ReadonlyArray<string | undefined>): number {
+	if (shapes.length === 0 || shapes[0] === undefined) return 0;
 	let length = 1;
-	while (length < lines.length && !lines[length].signal && shapeOf(lines[length].text) === shape) length++;
+	while (length < shapes.length && shapes[length] === shapes[0]) length++;
 	return length;
 }
 
 /**
- * How many of the last of `lines` show in at most `rows` rows, runs of one shape folded as foldRuns
- * folds them, and the rows they take: a tail whose runs fold can show the lines above it (report.ts).
+ * How many of the last of lines of these shapes (runShapes) show in at most `rows` rows, runs of one
+ * shape folded as foldRuns folds them, and the rows they take: a tail whose runs fold can show the
+ * lines above it (report.ts).
  */
-export function fitRows(lines: readonly ScannedLine[], rows: number): { lines: number; rows: number } {
-	const shapes = lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
+export function fitRows(shapes: ReadonlyArray<string | undefined>, rows: number): { lines: number; rows: number } {
 	let used = 0;
 	let taken = 0;
-	for (let end = lines.length; end > 0 && used < rows;) {
+	for (let end = shapes.length; end > 0 && used < rows;) {
 		// The run that ends at `end` (a signal line is a run of one).
 		let start = end - 1;
 		if (shapes[start] !== undefined) while (start > 0 && shapes[start - 1] === shapes[end - 1]) start--;
@@ -128,7 +132,7 @@ function foldText(count: number): string {
 export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
 	const rows: HeadRow[] = [];
 	// Each line's shape once (a signal line never joins a run).
-	const shapes = lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
+	const shapes = runShapes(lines);
 	for (let i = 0; i < lines.length;) {
 		let j = i + 1;
 		if (shapes[i] !== undefined) while (j < lines.length && shapes[j] === shapes[i]) j++;
