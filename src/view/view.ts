@@ -674,19 +674,8 @@ export function buildView(
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
 	const { shownItems } = shown;
-	// A report shown before the tail is part of it (shown only with the tail shown whole); a line of
-	// it the middle shows for itself keeps its notes there (its count, "a rare line").
-	const ownText = new Map<number, string>();
-	shownItems.forEach((item, index) => ownText.set(item.lineNumber, shown.signalText[index]));
-	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => {
-		if (!ownText.has(line.lineNumber)) ownText.set(line.lineNumber, shown.shapeText[index]);
-	});
-	const tailRows = shown.report
-		? joinFolds(shown.report.tailRows, shown.tailRows).map((row) => ({
-				...row,
-				text: row.lines === undefined ? (ownText.get(row.lineNumber) ?? row.text) : row.text,
-			}))
-		: shown.tailRows;
+	// A report shown before the tail is part of it (shown only with the tail shown whole).
+	const tailRows = shown.report ? reportJoined(shown, shapeLines) : shown.tailRows;
 	const tailCount = shown.report ? tailRows.length : shown.tailCount;
 	const tailText = shown.report ? tailRows.map((row) => row.text) : shown.tailText;
 
@@ -743,6 +732,23 @@ export function buildView(
 	return view.length <= thresholdChars
 		? view
 		: `${keepStart(view, thresholdChars - footer.length - 2)}\n${footer}`.slice(0, thresholdChars);
+}
+
+/**
+ * The rows of a shown report (shown.report) joined to the tail's: a run folded at the end of one and
+ * the start of the other is one fold, and a line of it the middle shows for itself (a signal line,
+ * a rare line) keeps its notes there (its count, "a rare line").
+ */
+function reportJoined(shown: Allotment, shapeLines: readonly ShapeFind[]): HeadRow[] {
+	const ownText = new Map<number, string>();
+	shown.shownItems.forEach((item, index) => ownText.set(item.lineNumber, shown.signalText[index]));
+	shapeLines.slice(0, shown.shapeCount).forEach((line, index) => {
+		if (!ownText.has(line.lineNumber)) ownText.set(line.lineNumber, shown.shapeText[index]);
+	});
+	return joinFolds(shown.report?.tailRows ?? [], shown.tailRows).map((row) => ({
+		...row,
+		text: row.lines === undefined ? (ownText.get(row.lineNumber) ?? row.text) : row.text,
+	}));
 }
 
 /**
