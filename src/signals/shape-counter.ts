@@ -146,6 +146,8 @@ export class ShapeCounter {
 
 	/** Shapes the waiting blocks whole: the output's last END_BYTES (or more, up to a block) end it. */
 	private shapeWaiting(): void {
+		// Called before every count is read (countOf runs per line a view reads): nothing to do once done.
+		if (this.waiting.length === 0) return;
 		for (const block of this.waiting.splice(0))
 			this.shapeLines(block.bytes, 0, block.length, block.firstLine, block.offset);
 		this.waitingBytes = 0;
