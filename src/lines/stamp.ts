@@ -1,6 +1,7 @@
 // The timestamp a logger or a CI service prints before every line of a log (hosted CI's raw logs:
 // `2026-12-02T10:18:20.9133560Z `; loggers: `2024-05-01 12:00:00,123 `, `[10:18:20] `; BuildKit's
-// `#8 12.345 `), and the
+// `#8 12.345 `; syslog's and journald's, with the host and the program: `Dec  6 10:00:00 ci-7
+// make[4123]: `), and the
 // tab-separated columns a CI client puts before it (`gh run view --log`: `build\tRun npm test\t`
 // then the timestamp). What a line says starts after them: a failure word "at the line's start",
 // a line's indentation, a section's opener are read there. Pure; one linear match at the start.
@@ -9,19 +10,28 @@
  * A date and time, or a time, optionally bracketed, then one space or tab (the indentation after it
  * is the line's own); then, where GitLab's runner stamps lines (FF_TIMESTAMPS), its stream column:
  * the stream's number, O or E (stdout, stderr), "+" when the line goes on one cut before (`00O+ `).
+ * Sticky: matched where a caller sets lastIndex.
  */
 const STAMP =
-	/^\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t])?/;
+	/\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t])?/y;
 /**
  * BuildKit's plain progress (`docker build` in CI): each line a build step prints after the step's
  * number and the seconds since it started (`#8 12.345 `), the time column docker puts before it.
  */
-const BUILD_STEP_STAMP = /^#\d{1,5} \d{1,7}\.\d{3} /;
+const BUILD_STEP_STAMP = /#\d{1,5} \d{1,7}\.\d{3} /y;
+/**
+ * Syslog's and journald's line (`journalctl`, `/var/log/syslog`): the month's name, the day, the
+ * time, the host, then the program, with its process id when it has one (`kernel: `).
+ */
+const SYSLOG_STAMP =
+	/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})? [\w.-]{1,64} [\w.@/()-]{1,64}(?:\[\d{1,10}\])?: /y;
 /** At most this many tab-separated columns, each at most COLUMN_CHARS long, before a timestamp. */
 const MAX_COLUMNS = 3;
 const COLUMN_CHARS = 120;
 const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
+const CAPITAL_A = 0x41;
+const CAPITAL_Z = 0x5a;
 const OPEN_BRACKET = 0x5b;
 const HASH = 0x23;
 const TAB = 0x09;
@@ -45,12 +55,23 @@ export function stampLength(text: string): number {
 	return 0;
 }
 
-/** The length of the timestamp (STAMP, or BUILD_STEP_STAMP after a `#`) `text` has at `from`, 0 when none. */
+/**
+ * The length of the timestamp (STAMP; BUILD_STEP_STAMP after a `#`; SYSLOG_STAMP after a capital)
+ * `text` has at `from`, 0 when none.
+ */
 function stampAt(text: string, from: number): number {
 	const first = text.charCodeAt(from);
-	if (first !== HASH && first !== OPEN_BRACKET && (first < DIGIT_0 || first > DIGIT_9)) return 0;
-	const stamp = first === HASH ? BUILD_STEP_STAMP : STAMP;
-	const match = stamp.exec(from === 0 ? text : text.slice(from, from + 64));
+	const stamp =
+		first === HASH
+			? BUILD_STEP_STAMP
+			: first >= CAPITAL_A && first <= CAPITAL_Z
+				? SYSLOG_STAMP
+				: first === OPEN_BRACKET || (first >= DIGIT_0 && first <= DIGIT_9)
+					? STAMP
+					: null;
+	if (stamp === null) return 0;
+	stamp.lastIndex = from;
+	const match = stamp.exec(text);
 	return match === null ? 0 : match[0].length;
 }
 

@@ -23,6 +23,10 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		// BuildKit's plain progress: a build step's number and the seconds since it started.
 		["#8 12.345 ", "FAILED tests/test_cart.py::test_total"],
 		["#12 0.051 ", "    at Ledger.transfer(Ledger.java:16)"],
+		// Syslog's and journald's: the host and the program (its process id when it has one) after the time.
+		["Dec  6 10:27:25 ci-runner-07 npm[4123]: ", "FAIL src/a.test.js"],
+		["Dec 06 09:30:01 ci-runner-07 kernel: ", "Out of memory: Killed process 4123 (node)"],
+		["Jun 14 15:16:01.123456 build-host systemd[1]: ", "widgets.service: Failed with result 'exit-code'."],
 	];
 	for (const [stamp, text] of stamped) {
 		assert.equal(stampLength(stamp + text), stamp.length, stamp);
@@ -58,6 +62,10 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		"#8 [4/5] RUN make check",
 		"#8 DONE 0.1s",
 		"# 3.14159 is pi",
+		"Dec 6 is when we ship",
+		"May 12 10:00:00 release day",
+		"Mon Dec 06 10:00:00 2026 build started",
+		"Error: 10:00:00 host foo: bar",
 		"",
 		"x",
 	])
