@@ -57,7 +57,7 @@ interface FilterExports {
 	lines: WebAssembly.Global;
 	scan(tables: number, trie: number, start: number, end: number, out: number): number;
 	count(start: number, end: number): number;
-	shapes(start: number, end: number, out: number): number;
+	shapes(start: number, end: number, out: number, window: number): number;
 }
 
 /** The default module, compiled once per process (undefined until first needed), or why it could not be. */
@@ -357,10 +357,10 @@ export interface ShapeHasher {
 	readonly windowBytes: number;
 	/**
 	 * Hashes the lines of bytes[from, to) (whole lines, each ending in "\n", at most windowBytes in
-	 * all): returns how many lines were not blank; for the k-th of them, records[3k] is its hash,
+	 * all), each on `shapeWindow` skeleton bytes (hashShape's `window`): returns how many lines were not blank; for the k-th of them, records[3k] is its hash,
 	 * records[3k + 1] its line index from 0 and records[3k + 2] its start, from `from`.
 	 */
-	hash(bytes: Uint8Array, from: number, to: number): number;
+	hash(bytes: Uint8Array, from: number, to: number, shapeWindow: number): number;
 	readonly records: Uint32Array;
 	/** The lines (blank ones too) of the last call's range. */
 	lastLines(): number;
@@ -385,9 +385,9 @@ export function getShapeHasher(): ShapeHasher | null {
 	shapeHasher = {
 		windowBytes: WASM_WINDOW_BYTES,
 		records,
-		hash(bytes, from, to) {
+		hash(bytes, from, to, shapeWindow) {
 			const start = placeInput(memory, bytes, from, to, layout.input);
-			return filter.shapes(start, start + (to - from), out);
+			return filter.shapes(start, start + (to - from), out, shapeWindow);
 		},
 		lastLines: () => filter.lines.value as number,
 	};

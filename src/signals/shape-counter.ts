@@ -27,6 +27,7 @@ const {
 	REPEAT_MAX_SPREAD,
 	REPEAT_MIN_LINES,
 	SHAPE_HASH_BLANK,
+	shapeWindowOf,
 } = shapeModule;
 
 /**
@@ -62,6 +63,28 @@ const MAX_LINE_RECORDS = 131_072;
 const INITIAL_LINE_RECORDS = 1024;
 
 const NEWLINE = 0x0a;
+/**
+ * The output's first lines whose frame sets its shape window (shape.ts shapeWindowOf): at most this
+ * many, in its first FRAME_SAMPLE_BYTES bytes, however the scan's blocks cut them.
+ */
+const FRAME_SAMPLE_LINES = 64;
+const FRAME_SAMPLE_BYTES = 16 * 1024;
+
+/** An output's first block or line, copied, while the shape window waits for more of its first lines. */
+interface EarlyPart {
+	bytes: Uint8Array;
+	firstLine: number;
+	offset: number;
+	/** A line of its own (addLine: its start, without its newline), not a block of whole lines. */
+	line: boolean;
+}
+
+const LINE_END = new Uint8Array([NEWLINE]);
+
+/** The shape window (shape.ts shapeWindowOf) of an output whose first FRAME_SAMPLE_BYTES bytes (at most) are `text`. */
+function windowOfFirstLines(text: string): number {
+	return shapeWindowOf(text.split("\n", FRAME_SAMPLE_LINES));
+}
 
 interface ShapeEntry {
 	count: number;
@@ -109,6 +132,12 @@ export class ShapeCounter {
 	private waitingBytes = 0;
 	/** Copies of blocks shaped already, to copy the next blocks into (a scan's blocks are of a few sizes). */
 	private readonly spare: Uint8Array[] = [];
+	/** Skeleton bytes each line is hashed on (shape.ts shapeWindowOf), set by the output's first lines; 0 before them. */
+	private window = 0;
+	/** The output's first blocks and lines, while too few lines have come to set the window. */
+	private early: EarlyPart[] = [];
+	private earlyBytes = 0;
+	private earlyLines = 0;
 
 	/**
 	 * The whole lines of bytes[from, end) (each ending in "\n"), the first numbered `firstLine`,
@@ -116,6 +145,7 @@ export class ShapeCounter {
 	 */
 	addBlock(bytes: Uint8Array, from: number, end: number, firstLine: number, offset: number): void {
 		if (end <= from) return;
+		if (this.window === 0 && this.waitForWindow(bytes, from, end, firstLine, offset, false)) return;
 		if (this.seenBytes < FULL_BYTES) {
 			this.seenBytes += end - from;
 			this.shapeLines(bytes, from, end, firstLine, offset - from);
@@ -147,6 +177,7 @@ export class ShapeCounter {
 	/** Shapes the waiting blocks whole: the output's last END_BYTES (or more, up to a block) end it. */
 	private shapeWaiting(): void {
 		// Called before every count is read (countOf runs per line a view reads): nothing to do once done.
+		if (this.window === 0) this.settleWindow();
 		if (this.waiting.length === 0) return;
 		for (const block of this.waiting.splice(0))
 			this.shapeLines(block.bytes, 0, block.length, block.firstLine, block.offset);
@@ -161,8 +192,9 @@ export class ShapeCounter {
 			this.sampled = true;
 			return;
 		}
+		if (this.window === 0 && this.waitForWindow(bytes, 0, bytes.length, lineNumber, offset, true)) return;
 		this.seenBytes += bytes.length + 1;
-		const hash = hashShape(bytes, 0, bytes.length);
+		const hash = hashShape(bytes, 0, bytes.length, this.window);
 		if (hash !== SHAPE_HASH_BLANK) this.count(hash, lineNumber, offset);
 	}
 
@@ -189,7 +221,7 @@ export class ShapeCounter {
 				at = end;
 				continue;
 			}
-			const written = hasher.hash(bytes, at, end);
+			const written = hasher.hash(bytes, at, end, this.window);
 			for (let k = 0; k < written * 3; k += 3)
 				this.count(records[k], line + records[k + 1], base + at + records[k + 2]);
 			line += hasher.lastLines();
@@ -203,7 +235,7 @@ export class ShapeCounter {
 		for (let at = from; at < stop; line++) {
 			let end = bytes.indexOf(NEWLINE, at);
 			if (end < 0 || end > stop) end = stop;
-			const hash = hashShape(bytes, at, end);
+			const hash = hashShape(bytes, at, end, this.window);
 			if (hash !== SHAPE_HASH_BLANK) this.count(hash, line, base + at);
 			at = end + 1;
 		}
@@ -216,8 +248,58 @@ export class ShapeCounter {
 	countOf(text: string): number {
 		this.shapeWaiting();
 		const bytes = Buffer.from(text.length > 1024 ? text.slice(0, 1024) : text, "utf8");
-		const hash = hashShape(bytes, 0, bytes.length);
+		const hash = hashShape(bytes, 0, bytes.length, this.window);
 		return hash === SHAPE_HASH_BLANK ? 0 : (this.shapes.get(hash)?.count ?? 0);
+	}
+
+	/**
+	 * Before the window is set: keeps a copy of the output's next block (bytes[from, end)) or line
+	 * until its first FRAME_SAMPLE_LINES lines or FRAME_SAMPLE_BYTES bytes have come, then sets the
+	 * window from them and shapes every part kept, in order. True while the part waits (or was shaped
+	 * with the others); false when the output's first part is enough alone (set, not copied).
+	 */
+	private waitForWindow(
+		bytes: Uint8Array,
+		from: number,
+		end: number,
+		firstLine: number,
+		offset: number,
+		line: boolean,
+	): boolean {
+		let lines = line ? 1 : 0;
+		if (!line)
+			for (
+				let at = bytes.indexOf(NEWLINE, from);
+				at >= 0 && at < end && lines < FRAME_SAMPLE_LINES;
+				at = bytes.indexOf(NEWLINE, at + 1)
+			)
+				lines++;
+		if (this.early.length === 0 && (lines >= FRAME_SAMPLE_LINES || end - from >= FRAME_SAMPLE_BYTES)) {
+			this.window = windowOfFirstLines(
+				Buffer.from(bytes.buffer, bytes.byteOffset + from, Math.min(end - from, FRAME_SAMPLE_BYTES)).toString("utf8"),
+			);
+			return false;
+		}
+		// A copy: the scan's read buffers are reused (and a Buffer's slice would be a view of one).
+		const copy = new Uint8Array(end - from);
+		copy.set(bytes.subarray(from, end));
+		this.early.push({ bytes: copy, firstLine, offset, line });
+		this.earlyBytes += end - from + (line ? 1 : 0);
+		this.earlyLines += lines;
+		if (this.earlyLines < FRAME_SAMPLE_LINES && this.earlyBytes < FRAME_SAMPLE_BYTES) return true;
+		this.settleWindow();
+		return true;
+	}
+
+	/** Sets the window from the output's first lines kept (however few) and shapes them, in order. */
+	private settleWindow(): void {
+		if (this.window !== 0) return;
+		const first = Buffer.concat(this.early.flatMap((part) => (part.line ? [part.bytes, LINE_END] : [part.bytes])));
+		this.window = windowOfFirstLines(first.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"));
+		for (const part of this.early.splice(0)) {
+			if (part.line) this.addLine(part.bytes, part.firstLine, part.offset);
+			else this.addBlock(part.bytes, 0, part.bytes.length, part.firstLine, part.offset);
+		}
 	}
 
 	private count(hash: number, line: number, offset: number): void {

@@ -4,12 +4,15 @@
 // (shapeOf, a string, for the few lines already chosen) and the shape hash (hashShape, 32 bits over
 // raw bytes, for every line of an output, computed in WebAssembly too). Pure: text or bytes in.
 
+import { isStreamTag, lineTagAt, stampLength } from "../lines/stamp.js";
+
 // ---------------------------------------------------------------------------------------------
 // The two forms of a shape
 //
 //                      shapeOf(text): the shape key              hashShape(bytes): the shape hash
 //   reads              a line's text, first SHAPE_CHARS (160)    its raw bytes: indentation, then the
 //                      UTF-16 units                              first SHAPE_HASH_BYTES (48) skeleton bytes
+//                                                                past its output's frame (shapeWindowOf)
 //   indentation        dropped (whitespace runs become one " ")  kept (its spaces and tabs, up to 16)
 //   numbers            numbers (with their `.`/`,`/`:` parts:    each run of digits becomes "0"
 //                      `-1.5`, `12:30:01`) become "0"            (`12:30:01` is "0:0:0")
@@ -57,20 +60,29 @@ export function shapeOf(text: string): string {
 		.trim();
 }
 
-/** Bytes of a line's skeleton (after its indentation) that make its shape hash. */
+/**
+ * Bytes of a line's skeleton (after its indentation) that make its shape hash, past the frame every
+ * line of its output starts with (shapeWindowOf).
+ */
 export const SHAPE_HASH_BYTES = 48;
+/** Skeleton bytes of a frame (a log's timestamp, a job's tag) the hash reads past, at most. */
+export const MAX_FRAME_BYTES = 64;
 /** What hashShape returns for a blank line (it has no shape). */
 export const SHAPE_HASH_BLANK = -1;
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
+/** Skeleton bytes the last hashShape call read (frameSkeletonBytes measures a frame with it). */
+let skeletonRead = 0;
+
 /**
  * The shape hash of the line in bytes[from, end) (no newline in it; a final "\r" is dropped):
- * indentation, then up to SHAPE_HASH_BYTES bytes with each digit run as one "0", each quoted
- * string as its quote, and a leading `path:` (a token before a colon and a digit) as one token.
- * SHAPE_HASH_BLANK for a blank line. The WebAssembly module's `shapes` gives the same bits.
+ * indentation, then up to `window` bytes (SHAPE_HASH_BYTES and its output's frame: shapeWindowOf)
+ * with each digit run as one "0", each quoted string as its quote, and a leading `path:` (a token
+ * before a colon and a digit) as one token. SHAPE_HASH_BLANK for a blank line. The WebAssembly
+ * module's `shapes` gives the same bits.
  */
-export function hashShape(bytes: Uint8Array, from: number, end: number): number {
+export function hashShape(bytes: Uint8Array, from: number, end: number, window = SHAPE_HASH_BYTES): number {
 	if (end > from && bytes[end - 1] === 0x0d) end--;
 	let at = from;
 	let indent = 0;
@@ -78,6 +90,7 @@ export function hashShape(bytes: Uint8Array, from: number, end: number): number 
 		indent++;
 		at++;
 	}
+	skeletonRead = 0;
 	if (at >= end) return SHAPE_HASH_BLANK;
 	let hash = Math.imul(FNV_OFFSET ^ Math.min(indent, 16), FNV_PRIME);
 	let probe = at;
@@ -88,7 +101,7 @@ export function hashShape(bytes: Uint8Array, from: number, end: number): number 
 	}
 	let emitted = 0;
 	let inDigits = false;
-	while (at < end && emitted < SHAPE_HASH_BYTES) {
+	while (at < end && emitted < window) {
 		const byte = bytes[at++];
 		if (byte >= 0x30 && byte <= 0x39) {
 			if (!inDigits) {
@@ -108,7 +121,36 @@ export function hashShape(bytes: Uint8Array, from: number, end: number): number 
 		hash = Math.imul(hash ^ byte, FNV_PRIME);
 		emitted++;
 	}
+	skeletonRead = emitted;
 	return hash >>> 0;
+}
+
+/**
+ * Skeleton bytes (as hashShape reads them) of the frame `text` starts with: the timestamp a logger
+ * or a CI service prints before it, then a multiplexer's tag naming a job (src/lines/stamp.ts).
+ */
+export function frameSkeletonBytes(text: string): number {
+	const stamp = stampLength(text);
+	const tag = lineTagAt(text, stamp);
+	const frame = stamp + (tag !== "" && isStreamTag(tag) ? tag.length : 0);
+	if (frame === 0) return 0;
+	const bytes = Buffer.from(text.slice(0, frame), "utf8");
+	hashShape(bytes, 0, bytes.length, Number.MAX_SAFE_INTEGER);
+	return skeletonRead;
+}
+
+/**
+ * The skeleton bytes hashShape reads of each line of an output whose first lines are `lines`:
+ * SHAPE_HASH_BYTES past the frame most of them start with (their median frame, at most
+ * MAX_FRAME_BYTES). A timestamp (`2026-12-06T10:00:00.1234567Z `, syslog's `Dec  6 10:00:00 host
+ * app[42]: `) or a job's tag (`[pod/api-7d9f8b6c5-x2k4q/test] `) would otherwise take a third or more
+ * of what tells one print statement's lines from another's. A line without the frame is read as far.
+ */
+export function shapeWindowOf(lines: readonly string[]): number {
+	const frames = lines.filter((line) => line.trim() !== "").map(frameSkeletonBytes);
+	if (frames.length === 0) return SHAPE_HASH_BYTES;
+	frames.sort((a, b) => a - b);
+	return SHAPE_HASH_BYTES + Math.min(frames[frames.length >> 1], MAX_FRAME_BYTES);
 }
 
 /** Fewest words (after shapeOf) for a line to be compared with others word by word. */

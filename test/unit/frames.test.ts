@@ -26,15 +26,12 @@ const FIXTURES = [...loadTuningFixtures()].filter(([key]) => !key.startsWith("ci
 const FRAME_KNOWN_MISSES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = {
 	// The tool's two group lines push the line above the tail's out of it; the report there starts at a group.
 	"github-grouped": { "pytest-benchmark-regression": [405] },
-	// The tag takes 16 of the 48 bytes a line's shape is hashed on (shape.ts SHAPE_HASH_BYTES): the
-	// `Feature:` line under the hook error hashes as its 29 siblings do (`… region bg`), so it is no rare line.
-	turbo: { "behave-before-feature-hook-error": [1135] },
 	// The docker build's own 12 closing lines move the tail up: the first blocked thread's frame lies 3 lines
 	// above the tail, in no signal line's block (Jenkins' frame loses the same line, in `npm run frames`).
 	buildkit: { "jvm-deadlock-thread-dump": [1600] },
 	// The other task's assets are named by content hash: each of its lines has a shape of its own (the shape hash
 	// counts digits, not hex ids), the output is no longer "of few shapes", and no line of it is rare.
-	parallel: { "gcc-analyzer-double-free": [1491], "svn-update-conflicts": [228, 729, 1144] },
+	parallel: { "svn-update-conflicts": [228, 729, 1144] },
 	// The first blocked thread's frame lies above the lines the tail reaches past the zip's run to.
 	"zip-after": { "jvm-deadlock-thread-dump": [1573] },
 };
@@ -69,6 +66,8 @@ const TESTED_FRAMES: Readonly<Record<string, (index: number) => boolean>> = {
 	"zip-after": (index) => index % 2 === 1,
 	// 3.3 MB before each output: a few of them.
 	"long-suite": (index) => index % 8 === 3,
+	journald: (index) => index % 4 === 0,
+	kubectl: (index) => index % 4 === 2,
 };
 
 describe("an output as the failing step of a CI job", () => {

@@ -14,31 +14,31 @@ import {
 	SHARED_READ_BUFFER_BYTES,
 	type ShapeHasher,
 } from "../../src/prefilter/keyword-filter.js";
-import { hashShape } from "../../src/signals/shape.js";
+import { hashShape, MAX_FRAME_BYTES, SHAPE_HASH_BYTES } from "../../src/signals/shape.js";
 import { loadRealFixtures, REAL_FIXTURES_DIR } from "../fixtures/real/fixtures.js";
 
 const hasher = getShapeHasher() as ShapeHasher;
 
 /** (hash, line index, line start) of each line that is not blank, by hashShape. */
-function byJs(bytes: Buffer, from: number, to: number): number[] {
+function byJs(bytes: Buffer, from: number, to: number, window = SHAPE_HASH_BYTES): number[] {
 	const out: number[] = [];
 	let line = 0;
 	for (let at = from; at < to; line++) {
 		const end = bytes.indexOf(0x0a, at);
-		const hash = hashShape(bytes, at, end);
+		const hash = hashShape(bytes, at, end, window);
 		if (hash !== -1) out.push(hash, line, at - from);
 		at = end + 1;
 	}
 	return out;
 }
 
-function byWasm(bytes: Buffer, from: number, to: number): number[] {
-	const written = hasher.hash(bytes, from, to);
+function byWasm(bytes: Buffer, from: number, to: number, window = SHAPE_HASH_BYTES): number[] {
+	const written = hasher.hash(bytes, from, to, window);
 	return [...hasher.records.subarray(0, written * 3)];
 }
 
-function assertSame(bytes: Buffer, from: number, to: number, label: string): void {
-	assert.deepEqual(byWasm(bytes, from, to), byJs(bytes, from, to), label);
+function assertSame(bytes: Buffer, from: number, to: number, label: string, window = SHAPE_HASH_BYTES): void {
+	assert.deepEqual(byWasm(bytes, from, to, window), byJs(bytes, from, to, window), label);
 	let lines = 0;
 	for (let at = bytes.indexOf(0x0a, from); at >= 0 && at < to; at = bytes.indexOf(0x0a, at + 1)) lines++;
 	assert.equal(hasher.lastLines(), lines, `${label}: line count`);
@@ -115,12 +115,17 @@ test("fuzzed lines of digits, quotes, paths, indentation and carriage returns ha
 		fc.nat({ max: 300 }).map((n) => `${"c".repeat(n)}:7`),
 	);
 	fc.assert(
-		fc.property(fc.array(piece, { maxLength: 80 }), (parts) => {
-			const text = `${parts.join("")}\n`;
-			const bytes = Buffer.from(text, "utf8");
-			if (bytes.length > hasher.windowBytes) return;
-			assertSame(bytes, 0, bytes.length, JSON.stringify(text));
-		}),
+		// Each on the window of an output without a frame and of one with the widest frame read past.
+		fc.property(
+			fc.array(piece, { maxLength: 80 }),
+			fc.constantFrom(SHAPE_HASH_BYTES, SHAPE_HASH_BYTES + 9, SHAPE_HASH_BYTES + MAX_FRAME_BYTES),
+			(parts, window) => {
+				const text = `${parts.join("")}\n`;
+				const bytes = Buffer.from(text, "utf8");
+				if (bytes.length > hasher.windowBytes) return;
+				assertSame(bytes, 0, bytes.length, JSON.stringify(text), window);
+			},
+		),
 		{ numRuns: 3000 },
 	);
 });

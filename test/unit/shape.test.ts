@@ -13,7 +13,11 @@ import {
 	SHAPE_HASH_BLANK,
 	SHAPE_HASH_BYTES,
 	shapeOf,
+	shapeWindowOf,
+	frameSkeletonBytes,
+	MAX_FRAME_BYTES,
 } from "../../src/signals/shape.js";
+import { ShapeCounter } from "../../src/signals/shape-counter.js";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { bufferSource } from "../../src/io/source.js";
 import { buildViewFromFile, scanSource } from "../../src/view/compose.js";
@@ -54,6 +58,34 @@ describe("the shape key and the shape hash", () => {
 		assert.deepEqual(sameShape(`${longer} one`, `${longer} two`), [true, true]);
 	});
 
+	test("the hash reads SHAPE_HASH_BYTES past the frame its output's lines start with", () => {
+		// A journal's time, host and program: 33 skeleton bytes (each number one byte).
+		const journal = Array.from({ length: 9 }, (_, i) => `Dec  6 10:27:${10 + i} ci-runner-07 npm[4123]: line ${i}`);
+		assert.equal(frameSkeletonBytes(journal[0]), 33);
+		assert.equal(shapeWindowOf(journal), SHAPE_HASH_BYTES + 33);
+		// A job's tag (kubectl logs --prefix) is a frame; a level is the line's own word; no frame, no more.
+		const tag = "[pod/widgets-check-7d9f8b6c5-x2k4q/check] ";
+		assert.equal(
+			shapeWindowOf([`${tag}ok 1`, `${tag}ok 2`, "", "unframed"]),
+			SHAPE_HASH_BYTES + frameSkeletonBytes(tag),
+		);
+		assert.equal(shapeWindowOf(["[INFO] started", "[INFO] done"]), SHAPE_HASH_BYTES);
+		assert.equal(shapeWindowOf(["make check", "ok 1"]), SHAPE_HASH_BYTES);
+		// Most lines decide: a frame before one line in three is not the output's.
+		assert.equal(shapeWindowOf([journal[0], "a", "b"]), SHAPE_HASH_BYTES);
+		const long = `[${"x".repeat(38)}] `;
+		assert.equal(
+			shapeWindowOf([`${journal[0].slice(0, 40)}${long}${"y".repeat(60)}`]),
+			SHAPE_HASH_BYTES + MAX_FRAME_BYTES,
+		);
+		// Two lines of one statement, different after the frame's 42 bytes and 18 of their own.
+		const [a, b] = [`${tag}ok 12 - cart total is summed`, `${tag}ok 13 - cart total exceeds its limit`];
+		const window = shapeWindowOf([a]);
+		const [bytesA, bytesB] = [Buffer.from(a), Buffer.from(b)];
+		assert.equal(hashShape(bytesA, 0, bytesA.length), hashShape(bytesB, 0, bytesB.length));
+		assert.notEqual(hashShape(bytesA, 0, bytesA.length, window), hashShape(bytesB, 0, bytesB.length, window));
+	});
+
 	test("a blank line has no shape hash", () => {
 		assert.equal(hashOf("  \t \r"), SHAPE_HASH_BLANK);
 	});
@@ -78,6 +110,33 @@ describe("classifyShape", () => {
 });
 
 describe("the shape counter", () => {
+	test("finds the odd line of an output whose every line has a long tag, however its blocks come", () => {
+		// `kubectl logs --prefix`: the pod's and container's tag takes 42 of the line's first 48 bytes.
+		const tag = "[pod/widgets-check-7d9f8b6c5-x2k4q/check] ";
+		const lines = Array.from({ length: 400 }, (_, i) => `${tag}ok ${i + 1} - cart total is summed for basket ${i}`);
+		lines[300] = `${tag}ok 301 - cart total exceeds the basket's limit`;
+		// What kubectl prints first has no tag: the window is the frame of the output's first 64 lines.
+		lines.unshift(
+			"$ kubectl logs job/widgets-check --all-containers --prefix",
+			"Found 1 pods, using pod/widgets-check-7d9f8b6c5-x2k4q",
+		);
+		const bytes = Buffer.from(lines.join("\n") + "\n");
+		const rareOf = (blockLines: number) => {
+			const counter = new ShapeCounter();
+			let line = 1;
+			for (let from = 0; from < bytes.length; line += blockLines) {
+				let end = from;
+				for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
+				counter.addBlock(bytes, from, end, line, from);
+				from = end;
+			}
+			return counter.result().rare.map((rare) => rare.lineNumber);
+		};
+		assert.deepEqual(rareOf(402), [303]);
+		// Three lines at a time: the window waits for the output's first 64 lines.
+		assert.deepEqual(rareOf(3), [303]);
+	});
+
 	test("shapes the end of a long output whole, past the sampled middle: its odd line is rare", async (t) => {
 		// 3.6 MB of passing lines, then a job's batches with one odd line among them.
 		const passing = Array.from(

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
 import { stampLength } from "../../src/lines/stamp.js";
-import { hashShape, shapeOf } from "../../src/signals/shape.js";
+import { hashShape, shapeOf, shapeWindowOf } from "../../src/signals/shape.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../fixtures/unseen-late/fixtures.js";
@@ -29,8 +29,11 @@ class Truth {
 	private readonly lines: string[];
 	private signalShapes: Map<string, number[]> | undefined;
 	private hashes: Map<number, { count: number; last: number }> | undefined;
+	/** The skeleton bytes each line's shape hash reads: past the frame of the output's first 64 lines. */
+	private readonly shapeWindow: number;
 	constructor(readonly fixture: RealFixture) {
 		this.lines = fixture.lines.map(withoutLineEnd);
+		this.shapeWindow = shapeWindowOf(this.lines.slice(0, 64));
 	}
 
 	line(lineNumber: number): string {
@@ -88,7 +91,7 @@ class Truth {
 
 	private hashOf(lineNumber: number): number {
 		const bytes = Buffer.from(this.line(lineNumber), "utf8");
-		return hashShape(bytes, 0, bytes.length);
+		return hashShape(bytes, 0, bytes.length, this.shapeWindow);
 	}
 
 	private groupSignalLines(): Map<string, number[]> {

@@ -238,12 +238,12 @@
 		(call $uncount (local.get $line) (local.get $end) (local.get $p)))
 
 	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
-	;; hashShape in src/signals/shape.ts: indentation, then up to 48 bytes with each digit run as one
-	;; "0", each quoted string as its quote, a leading `path:` (a token before a colon and a digit) as
-	;; one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
+	;; hashShape in src/signals/shape.ts: indentation, then up to `window` bytes with each digit run as
+	;; one "0", each quoted string as its quote, a leading `path:` (a token before a colon and a digit)
+	;; as one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
 	;; at `out`; returns how many, and leaves the number of lines in $lines. Reads up to 15 bytes past
 	;; `end` (a line's end is found 16 bytes at a time).
-	(func (export "shapes") (param $start i32) (param $end i32) (param $out i32) (result i32)
+	(func (export "shapes") (param $start i32) (param $end i32) (param $out i32) (param $window i32) (result i32)
 		(local $from i32)
 		(local $lineEnd i32)
 		(local $e i32)
@@ -343,8 +343,8 @@
 					(block $skeleton
 						(loop $next
 							(br_if $skeleton (i32.ge_u (local.get $p) (local.get $e)))
-							(br_if $skeleton (i32.ge_u (local.get $emitted) (i32.const 48)))
-							;; The plain bytes from p: up to the first digit or quote, the line's end and the 48th byte emitted.
+							(br_if $skeleton (i32.ge_u (local.get $emitted) (local.get $window)))
+							;; The plain bytes from p: up to the first digit or quote, the line's end and the window's last byte.
 							(local.set $chunk (v128.load (local.get $p)))
 							(local.set $run (i32.ctz (i32.or (i32.const 0x10000) (i8x16.bitmask
 								(v128.or
@@ -356,8 +356,8 @@
 										(i8x16.eq (local.get $chunk) (local.get $backQuotes))))))))
 							(local.set $run (select (local.get $run) (i32.sub (local.get $e) (local.get $p))
 								(i32.lt_u (local.get $run) (i32.sub (local.get $e) (local.get $p)))))
-							(local.set $run (select (local.get $run) (i32.sub (i32.const 48) (local.get $emitted))
-								(i32.lt_u (local.get $run) (i32.sub (i32.const 48) (local.get $emitted)))))
+							(local.set $run (select (local.get $run) (i32.sub (local.get $window) (local.get $emitted))
+								(i32.lt_u (local.get $run) (i32.sub (local.get $window) (local.get $emitted)))))
 							(if (local.get $run) (then
 								(local.set $inDigits (i32.const 0))
 								(local.set $emitted (i32.add (local.get $emitted) (local.get $run)))
