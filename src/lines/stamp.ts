@@ -20,11 +20,12 @@ const STAMP =
  */
 const BUILD_STEP_STAMP = /#\d{1,5} \d{1,7}\.\d{3} /y;
 /**
- * Syslog's and journald's line (`journalctl`, `/var/log/syslog`): the month's name, the day, the
- * time, the host, then the program, with its process id when it has one (`kernel: `).
+ * The month's name, the day and the time: moreutils' `ts` (`Dec 06 10:00:00 `), and syslog's and
+ * journald's line (`journalctl`, `/var/log/syslog`) with the host, then the program and its process
+ * id (the kernel has none). A line's own words (`error TS2304: `) are no host and program.
  */
 const SYSLOG_STAMP =
-	/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})? [\w.-]{1,64} [\w.@/()-]{1,64}(?:\[\d{1,10}\])?: /y;
+	/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})? (?:[\w.-]{1,64} (?:kernel|[\w.@/()-]{1,64}\[\d{1,10}\]): )?/y;
 /** At most this many tab-separated columns, each at most COLUMN_CHARS long, before a timestamp. */
 const MAX_COLUMNS = 3;
 const COLUMN_CHARS = 120;
