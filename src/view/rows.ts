@@ -40,8 +40,10 @@ export interface HeadRow extends Row {
 	/** Lines this row stands for (a folded run), when more than one. */
 	lines?: number;
 	lastLine?: number;
-	/** The shape key of a folded run's lines. */
+	/** The shape keys of a folded run's group of lines (one shape, or a few in turn), one per line. */
 	shape?: string;
+	/** Lines in a folded run's group: 1 for a run of one shape, 2 or 3 for shapes in turn. */
+	period?: number;
 }
 
 /** The last output line that rows stand for (0 when there are none). */
@@ -58,62 +60,128 @@ export function linesOf(rows: readonly HeadRow[]): number {
 /** The tail's last lines never fold: what a run printed last is shown as it was. */
 export const TAIL_UNFOLDED_LINES = 20;
 
-/** Rows a run of `lines` lines of one shape takes in foldRuns: its first and last line and a count. */
-const FOLDED_RUN_ROWS = 3;
+/**
+ * Most lines in a group that repeats as a run: two or three shapes in turn (pip's `Collecting …`,
+ * `Downloading ….metadata`, `Downloading ….whl`; a pool's `[worker 1] done …` and `[primary] worker 1
+ * finished …`) fold as one shape's lines do.
+ */
+const MAX_FOLD_PERIOD = 3;
+
+/** Lines [start, end) of lines of these shapes: a run whose group of `period` lines repeats, or (period 0) one line not in a run. */
+interface Segment {
+	start: number;
+	end: number;
+	period: number;
+}
 
 /** The shape key of each line as foldRuns reads them (undefined for a signal line: it joins no run). */
 export function runShapes(lines: readonly ScannedLine[]): Array<string | undefined> {
 	return lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
 }
 
-/** Lines of the run of one shape that lines of these shapes (runShapes) start with; none when the first is a signal line. */
+/**
+ * The run that starts at `start`: lines whose shapes repeat every `period` lines, FOLD_RUN_LINES
+ * groups or more, the period that covers most lines (the shortest on a tie); a group of more than
+ * one line has more than one shape. The line alone (period 0) when there is none. Linear: a period's
+ * run that stops short of FOLD_RUN_LINES groups has fewer than FOLD_RUN_LINES × MAX_FOLD_PERIOD lines.
+ */
+function runAt(shapes: ReadonlyArray<string | undefined>, start: number): Segment {
+	let best: Segment = { start, end: start + 1, period: 0 };
+	for (let period = 1; period <= MAX_FOLD_PERIOD && start + period <= shapes.length; period++) {
+		const group = shapes.slice(start, start + period);
+		if (group.includes(undefined) || (period > 1 && group.every((shape) => shape === group[0]))) continue;
+		let end = start + period;
+		while (end < shapes.length && shapes[end] !== undefined && shapes[end] === shapes[end - period]) end++;
+		if (end - start >= FOLD_RUN_LINES * period && end - start > best.end - best.start) best = { start, end, period };
+	}
+	return best;
+}
+
+/** Lines of these shapes (runShapes) as foldRuns cuts them: runs, from the first line on, and the lines between. */
+function segmentsOf(shapes: ReadonlyArray<string | undefined>): Segment[] {
+	const segments: Segment[] = [];
+	for (let start = 0; start < shapes.length;) {
+		const segment = runAt(shapes, start);
+		segments.push(segment);
+		start = segment.end;
+	}
+	return segments;
+}
+
+/** Rows a run folds into: its first group, a count, its last group. */
+function foldedRows(period: number): number {
+	return 2 * period + 1;
+}
+
+/**
+ * Lines of the run lines of these shapes (runShapes) start with: a run foldRuns folds, or the lines
+ * of the first one's shape; none when the first is a signal line.
+ */
 export function leadingRun(shapes: ReadonlyArray<string | undefined>): number {
 	if (shapes.length === 0 || shapes[0] === undefined) return 0;
+	const run = runAt(shapes, 0);
+	if (run.period > 0) return run.end;
 	let length = 1;
 	while (length < shapes.length && shapes[length] === shapes[0]) length++;
 	return length;
 }
 
 /**
- * How many of the last of lines of these shapes (runShapes) show in at most `rows` rows, runs of one
- * shape folded as foldRuns folds them, and the rows they take: a tail whose runs fold can show the
- * lines above it (report.ts).
+ * How many of the last of lines of these shapes (runShapes) show in at most `rows` rows, runs
+ * folded as foldRuns folds them, and the rows they take: a tail whose runs fold can show the lines
+ * above it (report.ts).
  */
 export function fitRows(shapes: ReadonlyArray<string | undefined>, rows: number): { lines: number; rows: number } {
 	let used = 0;
 	let taken = 0;
-	for (let end = shapes.length; end > 0 && used < rows;) {
-		// The run that ends at `end` (a signal line is a run of one).
-		let start = end - 1;
-		if (shapes[start] !== undefined) while (start > 0 && shapes[start - 1] === shapes[end - 1]) start--;
+	const segments = segmentsOf(shapes);
+	for (let k = segments.length - 1; k >= 0 && used < rows; k--) {
+		const { start, end, period } = segments[k];
 		const length = end - start;
-		const cost = length >= FOLD_RUN_LINES ? FOLDED_RUN_ROWS : length;
+		const cost = period > 0 ? foldedRows(period) : length;
 		// A run that does not fit is taken in part, its last lines unfolded, as many as rows are left.
 		if (used + cost > rows) return { lines: taken + Math.min(length, rows - used), rows };
 		used += cost;
 		taken += length;
-		end = start;
 	}
 	return { lines: taken, rows: used };
 }
 
 /**
- * Rows shown right above `below` joined to them: a run of one shape folded at the end of `above`
- * and again at the start of `below` (a report read above the tail, and the tail) is one fold.
+ * Rows shown right above `below` joined to them: a run folded at the end of `above` and again at the
+ * start of `below` (a report read above the tail, and the tail), its group going on in step, is one
+ * fold.
  */
 export function joinFolds(above: readonly HeadRow[], below: readonly HeadRow[]): HeadRow[] {
-	const upper = above.at(-2);
-	const lower = below.at(1);
-	const joins =
-		above.length >= 3 &&
-		below.length >= 3 &&
-		upper?.shape !== undefined &&
-		upper.shape === lower?.shape &&
-		lastLineOf(above) + 1 === below[0].lineNumber;
-	if (!joins) return [...above, ...below];
-	const lastLine = lastLineOf(below.slice(0, 2));
+	// The fold below's first group, and the one above its last group, of one period.
+	let period = 1;
+	while (period < MAX_FOLD_PERIOD && below[period]?.period !== period) period++;
+	const upper = above.at(-period - 1);
+	const lower = below.at(period);
+	if (
+		upper === undefined ||
+		lower === undefined ||
+		upper.period !== period ||
+		lower.period !== period ||
+		upper.shape === undefined ||
+		lower.shape !== inStep(upper.shape, lower.lineNumber - upper.lineNumber) ||
+		lastLineOf(above) + 1 !== below[0].lineNumber
+	)
+		return [...above, ...below];
+	const lastLine = lower.lastLine as number;
 	const lines = lastLine - upper.lineNumber + 1;
-	return [...above.slice(0, -2), { ...upper, text: foldText(lines), lines, lastLine }, ...below.slice(2)];
+	return [
+		...above.slice(0, -period - 1),
+		{ ...upper, text: foldText(lines), lines, lastLine },
+		...below.slice(period + 1),
+	];
+}
+
+/** A run's group (HeadRow.shape) as it stands `lines` lines further on: the same shapes, turned. */
+function inStep(shape: string, lines: number): string {
+	const group = shape.split("\n");
+	const turn = lines % group.length;
+	return [...group.slice(turn), ...group.slice(0, turn)].join("\n");
 }
 
 /** The row that stands for `count` lines of a folded run. */
@@ -123,33 +191,34 @@ function foldText(count: number): string {
 
 /**
  * Head or tail lines with each run of FOLD_RUN_LINES or more lines of one shape (shapeOf: numbers,
- * quoted strings, paths and hex ids aside) folded into its first line, a count, and its last line:
- * a head or tail of sixty `CC [M] drivers/module_N.o`, or of a server's JSON access records whose
- * paths, ports and member order differ, leaves room for what matters. The last line stays a line
- * of its own, and a signal line (marked by the scan) is never part of a run: `failed=1` among
- * ansible's `failed=0` recap lines stays.
+ * quoted strings, paths and hex ids aside), or of as many groups of two or three shapes in turn,
+ * folded into its first group, a count, and its last group: a head or tail of sixty `CC [M]
+ * drivers/module_N.o`, of a server's JSON access records whose paths, ports and member order
+ * differ, or of an install's `Collecting …` / `Downloading …` pairs, leaves room for what matters.
+ * The last line stays a line of its own, and a signal line (marked by the scan) is never part of a
+ * run: `failed=1` among ansible's `failed=0` recap lines stays.
  */
 export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
 	const rows: HeadRow[] = [];
 	// Each line's shape once (a signal line never joins a run).
 	const shapes = runShapes(lines);
-	for (let i = 0; i < lines.length;) {
-		let j = i + 1;
-		if (shapes[i] !== undefined) while (j < lines.length && shapes[j] === shapes[i]) j++;
-		if (j - i >= FOLD_RUN_LINES) {
-			rows.push({ lineNumber: lines[i].lineNumber, text: format(lines[i]) });
-			rows.push({
-				lineNumber: lines[i + 1].lineNumber,
-				text: foldText(j - i - 2),
-				lines: j - i - 2,
-				lastLine: lines[j - 2].lineNumber,
-				shape: shapes[i],
-			});
-			rows.push({ lineNumber: lines[j - 1].lineNumber, text: format(lines[j - 1]) });
-		} else {
-			for (let k = i; k < j; k++) rows.push({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
+	const row = (k: number): HeadRow => ({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
+	for (const { start, end, period } of segmentsOf(shapes)) {
+		if (period === 0) {
+			rows.push(row(start));
+			continue;
 		}
-		i = j;
+		for (let k = start; k < start + period; k++) rows.push(row(k));
+		const folded = end - start - 2 * period;
+		rows.push({
+			lineNumber: lines[start + period].lineNumber,
+			text: foldText(folded),
+			lines: folded,
+			lastLine: lines[end - period - 1].lineNumber,
+			shape: shapes.slice(start + period, start + 2 * period).join("\n"),
+			period,
+		});
+		for (let k = end - period; k < end; k++) rows.push(row(k));
 	}
 	return rows;
 }

@@ -13,6 +13,8 @@ import { markTemplateFamilies } from "../../src/signals/shape.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../../src/signals/pattern.js";
 import { buildView, renderTerminalLine, type ViewOptions } from "../../src/view/view.js";
 import { buildViewFromFile, buildViewFromText } from "../../src/view/compose.js";
+import { foldRuns } from "../../src/view/rows.js";
+import type { ScannedLine } from "../../src/lines/render.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
@@ -243,6 +245,77 @@ describe("the view's shape", () => {
 			"the tail's records fold to their first and last line",
 		);
 		assert.ok(view.length < 8000, `${view.length} chars`);
+	});
+
+	test("folds a group of two or three shapes in turn as a run, in the tail and above it as one fold (tune2: a worker pool)", async () => {
+		// A pool's worker and primary print in turn; the one odd line is the primary's, near the end.
+		const lines = Array.from({ length: 40 }, (_, i) => `setup step ${word(i)} done`);
+		for (let i = 0; i < 400; i++)
+			lines.push(
+				i === 350
+					? "[primary] worker 2 stopped answering; its queue is handed to worker 1"
+					: `[worker 1] thumbnail ok uploads/img_${i}.jpg -> 256x192`,
+				`[primary] worker 1 finished uploads/img_${i}.jpg (${i}/400)`,
+			);
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		// The tail (its last 80 lines) is one run of two shapes in turn: it folds to its first pair, a
+		// count and its last pair above its last twenty lines, and the view reads on above it, where the
+		// same run, on the other side of the odd line, folds again; the fold the odd line's side shares
+		// with the tail's is one (its pairs start on the other shape: the group goes on in step).
+		assert.deepEqual(
+			numbersOf(shown).filter((n) => n > 60 && n < lines.length - 19),
+			[361, 362, 739, 740, 741, 742, 743, 819, 820],
+		);
+		assert.deepEqual(
+			view.split("\n").filter((row) => row.includes("more lines like these")),
+			// The head's last twenty lines are the run's first: they fold too.
+			[
+				"  ... 16 more lines like these ...",
+				"  ... 376 more lines like these ...",
+				"  ... 75 more lines like these ...",
+			],
+		);
+	});
+
+	test("a group folds from FOLD_RUN_LINES repetitions on, its lines of more than one shape, never with a signal line", () => {
+		const line = (lineNumber: number, text: string, signal = false): ScannedLine => ({
+			lineNumber,
+			text,
+			totalChars: text.length,
+			partial: false,
+			...(signal ? { signal: true as const } : {}),
+		});
+		const group = (n: number) => [
+			`Collecting pkg==${n}.0`,
+			`  Downloading pkg-${n}.0.whl.metadata`,
+			`  Downloading pkg-${n}.0.whl`,
+		];
+		const ofGroups = (count: number) =>
+			Array.from({ length: count }, (_, i) => group(i))
+				.flat()
+				.map((text, i) => line(i + 1, text));
+		const rowsOf = (lines: ScannedLine[]) => foldRuns(lines, (scanned) => `${scanned.lineNumber}: ${scanned.text}`);
+		// Six groups of three: the first group, a count of the twelve between, the last group.
+		assert.deepEqual(
+			rowsOf(ofGroups(6)).map((row) => row.lines ?? row.lineNumber),
+			[1, 2, 3, 12, 16, 17, 18],
+		);
+		assert.equal(rowsOf(ofGroups(5)).length, 15, "five groups stay as they are");
+		// A line of one shape twice over is a run of one shape, not a group of two.
+		const same = Array.from({ length: 8 }, (_, i) => line(i + 1, `step ${i}`));
+		assert.deepEqual(
+			rowsOf(same).map((row) => row.lines ?? row.lineNumber),
+			[1, 6, 8],
+		);
+		// A signal line among the groups is shown; the groups above it fold (six and a line), the five below not.
+		const broken = ofGroups(12);
+		broken[19] = line(20, "ERROR: Could not find a version that satisfies the requirement pkg==6.0", true);
+		assert.deepEqual(
+			rowsOf(broken).map((row) => row.lines ?? row.lineNumber),
+			[1, 2, 3, 13, 17, 18, 19, ...Array.from({ length: 17 }, (_, i) => 20 + i)],
+		);
 	});
 
 	test("routine lines around an error are not its block, however they are indented; its own block is", async () => {
