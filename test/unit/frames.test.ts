@@ -49,8 +49,9 @@ async function viewOf(text: string, thresholdChars: number) {
  * The frames tested here, and which outputs: GitHub's plain frame with every output, its variants,
  * GitLab's stamped frame, an install chained before the command, two multiplexers' tagged jobs,
  * a Dockerfile's `RUN` under BuildKit, parallel tasks' interleaved lines and a zip's 300 lines after
- * the output with every other one, 3.3 MB of passing lines before it with every eighth (the unit tier
- * stays fast); GitLab's plain frame, Travis, Jenkins and
+ * the output with every other one, a journal's and a pod's prefix before each line with every fourth,
+ * 3.3 MB of passing lines before it with every eighth (the unit tier stays fast); GitLab's plain
+ * frame, Travis, Jenkins and
  * concurrently's jobs, whose views read as bare or as compose's ones do, in `npm run frames` only.
  */
 const TESTED_FRAMES: Readonly<Record<string, (index: number) => boolean>> = {
