@@ -154,7 +154,7 @@ export function shapeWindowOf(lines: readonly string[]): number {
 }
 
 /** Fewest words (after shapeOf) for a line to be compared with others word by word. */
-const TEMPLATE_MIN_WORDS = 3;
+export const TEMPLATE_MIN_WORDS = 3;
 
 /**
  * Which of `texts` (lines the shape counter found rare) belong to a template's family: at least

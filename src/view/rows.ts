@@ -4,7 +4,7 @@
 // counts (linesOf).
 
 import type { ScannedLine } from "../lines/render.js";
-import { FOLD_RUN_LINES, shapeOf } from "../signals/shape.js";
+import { FOLD_RUN_LINES, shapeOf, TEMPLATE_MIN_WORDS } from "../signals/shape.js";
 
 /** A line of the view with the output line it shows (for ordering and overlap). */
 export interface Row {
@@ -85,23 +85,50 @@ export function runShapes(lines: readonly ScannedLine[]): Array<string | undefin
  * one line has more than one shape. The line alone (period 0) when there is none. Linear: a period's
  * run that stops short of FOLD_RUN_LINES groups has fewer than FOLD_RUN_LINES × MAX_FOLD_PERIOD lines.
  */
-function runAt(shapes: ReadonlyArray<string | undefined>, start: number): Segment {
+/** Whether two lines of these shape keys go on one run. */
+export type SameRun = (a: string, b: string) => boolean;
+
+/** Lines of one shape key. */
+const sameShape: SameRun = (a, b) => a === b;
+
+/**
+ * Lines whose shape keys differ in one word at most, of three or more (an install's `Collecting
+ * requests==…` and `Collecting urllib3==…`, a build's `Compiling serde v…`): a head's routine, which
+ * folds as one shape's lines do. Not in the tail, where such lines may be a traceback's frames
+ * (`File "…", line N in <function>`).
+ */
+export const oneWordApart: SameRun = (a, b) => {
+	if (a === b) return true;
+	const x = a.split(" ");
+	const y = b.split(" ");
+	if (x.length !== y.length || x.length < TEMPLATE_MIN_WORDS) return false;
+	let differ = 0;
+	for (let k = 0; k < x.length && differ < 2; k++) if (x[k] !== y[k]) differ++;
+	return differ <= 1;
+};
+
+function runAt(shapes: ReadonlyArray<string | undefined>, start: number, same: SameRun = sameShape): Segment {
 	let best: Segment = { start, end: start + 1, period: 0 };
 	for (let period = 1; period <= MAX_FOLD_PERIOD && start + period <= shapes.length; period++) {
 		const group = shapes.slice(start, start + period);
 		if (group.includes(undefined) || (period > 1 && group.every((shape) => shape === group[0]))) continue;
 		let end = start + period;
-		while (end < shapes.length && shapes[end] !== undefined && shapes[end] === shapes[end - period]) end++;
+		while (
+			end < shapes.length &&
+			shapes[end] !== undefined &&
+			same(shapes[end] as string, shapes[end - period] as string)
+		)
+			end++;
 		if (end - start >= FOLD_RUN_LINES * period && end - start > best.end - best.start) best = { start, end, period };
 	}
 	return best;
 }
 
 /** Lines of these shapes (runShapes) as foldRuns cuts them: runs, from the first line on, and the lines between. */
-function segmentsOf(shapes: ReadonlyArray<string | undefined>): Segment[] {
+function segmentsOf(shapes: ReadonlyArray<string | undefined>, same: SameRun = sameShape): Segment[] {
 	const segments: Segment[] = [];
 	for (let start = 0; start < shapes.length;) {
-		const segment = runAt(shapes, start);
+		const segment = runAt(shapes, start, same);
 		segments.push(segment);
 		start = segment.end;
 	}
@@ -196,14 +223,19 @@ function foldText(count: number): string {
  * drivers/module_N.o`, of a server's JSON access records whose paths, ports and member order
  * differ, or of an install's `Collecting …` / `Downloading …` pairs, leaves room for what matters.
  * The last line stays a line of its own, and a signal line (marked by the scan) is never part of a
- * run: `failed=1` among ansible's `failed=0` recap lines stays.
+ * run: `failed=1` among ansible's `failed=0` recap lines stays. `same` tells which lines go on a run:
+ * one shape key (the default), or, in a head, keys one word apart (oneWordApart).
  */
-export function foldRuns(lines: readonly ScannedLine[], format: (line: ScannedLine) => string): HeadRow[] {
+export function foldRuns(
+	lines: readonly ScannedLine[],
+	format: (line: ScannedLine) => string,
+	same: SameRun = sameShape,
+): HeadRow[] {
 	const rows: HeadRow[] = [];
 	// Each line's shape once (a signal line never joins a run).
 	const shapes = runShapes(lines);
 	const row = (k: number): HeadRow => ({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
-	for (const { start, end, period } of segmentsOf(shapes)) {
+	for (const { start, end, period } of segmentsOf(shapes, same)) {
 		if (period === 0) {
 			rows.push(row(start));
 			continue;

@@ -22,6 +22,7 @@ import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
 import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
 import {
 	foldRuns,
+	oneWordApart,
 	type HeadRow,
 	joinFolds,
 	lastLineOf,
@@ -530,10 +531,11 @@ function allotRoom(
 			}
 		}
 	};
-	const headRows = foldRuns(head, format);
+	// The head's routine folds whole: lines one word apart are one run there (rows.ts oneWordApart).
+	const headRows = foldRuns(head, format, oneWordApart);
 	const headTexts = headRows.map((row) => row.text);
 	// A failed step's head takes the head's share; the job's own head then waits until the end.
-	const stepHeadRows = foldRuns(parts.stepHead, format);
+	const stepHeadRows = foldRuns(parts.stepHead, format, oneWordApart);
 	const jobHeadLast = stepHeadRows.length > 0;
 	let stepHeadCount = fitFromStart(stepHeadRows, 0, Math.min(room, Math.floor(budget * HEAD_SHARE)));
 	pay(stepHeadRows.slice(0, stepHeadCount));

@@ -269,7 +269,7 @@ test("a job whose step failed: its view's head is that step's head, and a few of
 		...job([
 			{
 				run: "make check",
-				lines: Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} checked`),
+				lines: Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} ok ${word(i + 7)}`),
 				exit: 2,
 			},
 		]),
@@ -318,7 +318,7 @@ test("a failed step's head starts after the runner's header, and its tail ends a
 		"  CI: true",
 		"##[endgroup]",
 	].map(at);
-	const output = Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} checked`);
+	const output = Array.from({ length: 1500 }, (_, i) => `unit ${word(i)} ok ${word(i + 7)}`);
 	const cleanup = [
 		"Post job cleanup.",
 		"[command]/usr/bin/git version",

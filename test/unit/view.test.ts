@@ -249,7 +249,7 @@ describe("the view's shape", () => {
 
 	test("folds a group of two or three shapes in turn as a run, in the tail and above it as one fold (tune2: a worker pool)", async () => {
 		// A pool's worker and primary print in turn; the one odd line is the primary's, near the end.
-		const lines = Array.from({ length: 40 }, (_, i) => `setup step ${word(i)} done`);
+		const lines = Array.from({ length: 40 }, (_, i) => `setup step ${word(i)} done in ${word(i + 100)}`);
 		for (let i = 0; i < 400; i++)
 			lines.push(
 				i === 350
@@ -277,6 +277,33 @@ describe("the view's shape", () => {
 				"  ... 75 more lines like these ...",
 			],
 		);
+	});
+
+	test("a head's routine folds whole, lines one word apart too; a tail's lines one word apart stay (a traceback's frames)", async () => {
+		// An install before the command (its lines name different packages), then the command's output,
+		// which ends in faulthandler's frames: one word apart, each decisive.
+		const packages = ["requests", "urllib3", "idna", "certifi", "numpy", "pandas", "pytz", "six", "attrs", "click"];
+		const lines = ["$ pip install -r requirements.txt && pytest"];
+		packages.forEach((name, i) =>
+			lines.push(
+				`Collecting ${name}==1.${i}.0 (from -r requirements.txt (line ${i + 1}))`,
+				`  Downloading ${name}-1.${i}.0-py3-none-any.whl (${20 + i * 7} kB)`,
+			),
+		);
+		lines.push(...Array.from({ length: 3000 }, (_, i) => `tests/test_tiles_${i}.py ok`));
+		lines.push("Fatal Python error: Segmentation fault", "", "Current thread 0x00007f3a (most recent call first):");
+		for (const name of ["peek_header", "header_of", "released_tile", "fastpath", "check_tile", "test_fastpath"])
+			lines.push(`  File "/srv/tiles/fastpath.py", line 6 in ${name}`);
+		lines.push(...Array.from({ length: 20 }, (_, i) => `cleanup step ${word(i)}`));
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		// The install's pairs fold to their first pair, a count and their last pair; the frames are all shown.
+		assert.deepEqual(
+			numbersOf(shown).filter((n) => n <= 21),
+			[1, 2, 3, 20, 21],
+		);
+		for (let k = 0; k < 6; k++) assert.ok(numbersOf(shown).includes(3025 + k), `frame ${k}`);
 	});
 
 	test("a group folds from FOLD_RUN_LINES repetitions on, its lines of more than one shape, never with a signal line", () => {
@@ -780,7 +807,8 @@ describe("the end is always visible", () => {
 
 	test("says how many lines were dropped to fit, and from which part", async () => {
 		const lines: string[] = [];
-		for (let i = 0; i < 60; i++) lines.push(`head ${word(i)} ${"h".repeat(600)}`);
+		// Head lines two words apart: no run folds them.
+		for (let i = 0; i < 60; i++) lines.push(`head ${word(i)} ${word(i + 100)} ${"h".repeat(600)}`);
 		for (let i = 0; i < 40; i++) lines.push(`error: ${word(i)} ${"s".repeat(600)}`);
 		for (let i = 0; i < 80; i++) lines.push(`tail ${word(i)} ${"t".repeat(600)}`);
 		const options = viewOptions();
@@ -901,7 +929,8 @@ describe("signal lines", () => {
 	test("shows the error lines of a head and a tail the budget cuts, where they are, and counts the rest as dropped", async () => {
 		const lines: string[] = [];
 		// Lines of distinct shapes: no run folds, so a tight budget cuts the head and the tail.
-		for (let i = 1; i <= 60; i++) lines.push(`starting service ${word(i)} with its settings ${"=".repeat(80)}`);
+		for (let i = 1; i <= 60; i++)
+			lines.push(`starting service ${word(i)} with settings ${word(i + 100)} ${"=".repeat(80)}`);
 		lines[46] = "[ALERT] config : Proxy 'fe_edge': unable to find required use_backend: 'be_order_211'.";
 		for (let i = 1; i <= 2000; i++) lines.push(`checking backend ${i}`);
 		for (let i = 1; i <= 80; i++) lines.push(`stopping service ${word(i)} and releasing its port ${"=".repeat(80)}`);
