@@ -135,7 +135,7 @@ export class ShapeCounter {
 	/** Skeleton bytes each line is hashed on (shape.ts shapeWindowOf), set by the output's first lines; 0 before them. */
 	private window = 0;
 	/** The output's first blocks and lines, while too few lines have come to set the window. */
-	private early: EarlyPart[] = [];
+	private readonly early: EarlyPart[] = [];
 	private earlyBytes = 0;
 	private earlyLines = 0;
 

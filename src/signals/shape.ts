@@ -154,7 +154,22 @@ export function shapeWindowOf(lines: readonly string[]): number {
 }
 
 /** Fewest words (after shapeOf) for a line to be compared with others word by word. */
-export const TEMPLATE_MIN_WORDS = 3;
+const TEMPLATE_MIN_WORDS = 3;
+
+/**
+ * Do two shape keys (shapeOf) differ in one word at most, of TEMPLATE_MIN_WORDS or more: lines of
+ * one template (an install's `Collecting requests==…` and `Collecting urllib3==…`, a build's
+ * `Compiling serde v…`), as markTemplateFamilies groups them?
+ */
+export function oneWordApart(a: string, b: string): boolean {
+	if (a === b) return true;
+	const x = a.split(" ");
+	const y = b.split(" ");
+	if (x.length !== y.length || x.length < TEMPLATE_MIN_WORDS) return false;
+	let differ = 0;
+	for (let k = 0; k < x.length && differ < 2; k++) if (x[k] !== y[k]) differ++;
+	return differ <= 1;
+}
 
 /**
  * Which of `texts` (lines the shape counter found rare) belong to a template's family: at least

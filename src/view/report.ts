@@ -14,8 +14,7 @@ import type { ScanResult } from "../scan/scan.js";
 import { opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
-import { FOLD_RUN_LINES } from "../signals/shape.js";
-import { fitRows, leadingRun, runShapes, TAIL_UNFOLDED_LINES } from "./rows.js";
+import { fitRows, isOneRun, runShapes, TAIL_UNFOLDED_LINES } from "./rows.js";
 
 /** Lines above the tail looked at for where the report starts. */
 export const REPORT_LOOKBACK_LINES = 400;
@@ -100,13 +99,13 @@ function reportOf(
 
 /**
  * The shapes (rows.ts runShapes) of the tail's lines that fold (all but its last TAIL_UNFOLDED_LINES,
- * which view.ts folds into three rows for a run) when they are one run of a shape: then the tail
- * shows little but that run, and the lines above it may make up for the rows it saves (pastRuns).
- * Undefined otherwise.
+ * which view.ts folds into a run's first group, a count and its last group) when they are one run:
+ * then the tail shows little but that run, and the lines above it may make up for the rows it saves
+ * (pastRuns). Undefined otherwise.
  */
 function tailRunShapes(tail: readonly ScannedLine[]): Array<string | undefined> | undefined {
 	const shapes = runShapes(tail.slice(0, Math.max(0, tail.length - TAIL_UNFOLDED_LINES)));
-	return shapes.length >= FOLD_RUN_LINES && leadingRun(shapes) === shapes.length ? shapes : undefined;
+	return isOneRun(shapes) ? shapes : undefined;
 }
 
 /**
@@ -123,7 +122,7 @@ function pastRuns(
 	const lines = marked(scan, above);
 	const shapes = [...runShapes(lines), ...tailShapes];
 	// Lines of the tail's own run only (going on above the lines read): nothing new to show.
-	if (leadingRun(shapes) === shapes.length) return undefined;
+	if (isOneRun(shapes)) return undefined;
 	const reach = Math.min(above.length, fitRows(shapes, tailShapes.length).lines - tailShapes.length);
 	if (reach <= 0) return undefined;
 	return { lines: lines.slice(above.length - reach), openers: [], pastRuns: true };

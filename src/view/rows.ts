@@ -1,10 +1,11 @@
-// The rows of a view: lines taken to fit a room, and runs of one shape in the head or tail folded
-// into their first and last line and a count (and how many lines fit in so many rows folded so).
+// The rows of a view: lines taken to fit a room, and runs in the head or tail (of one shape, or of
+// two or three in turn) folded into their first and last group and a count (and how many lines fit
+// in so many rows folded so).
 // Invariant: every row shows an output line with its own number, or stands for a run whose lines it
 // counts (linesOf).
 
 import type { ScannedLine } from "../lines/render.js";
-import { FOLD_RUN_LINES, shapeOf, TEMPLATE_MIN_WORDS } from "../signals/shape.js";
+import { FOLD_RUN_LINES, shapeOf } from "../signals/shape.js";
 
 /** A line of the view with the output line it shows (for ordering and overlap). */
 export interface Row {
@@ -79,12 +80,6 @@ export function runShapes(lines: readonly ScannedLine[]): Array<string | undefin
 	return lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
 }
 
-/**
- * The run that starts at `start`: lines whose shapes repeat every `period` lines, FOLD_RUN_LINES
- * groups or more, the period that covers most lines (the shortest on a tie); a group of more than
- * one line has more than one shape. The line alone (period 0) when there is none. Linear: a period's
- * run that stops short of FOLD_RUN_LINES groups has fewer than FOLD_RUN_LINES × MAX_FOLD_PERIOD lines.
- */
 /** Whether two lines of these shape keys go on one run. */
 export type SameRun = (a: string, b: string) => boolean;
 
@@ -92,21 +87,11 @@ export type SameRun = (a: string, b: string) => boolean;
 const sameShape: SameRun = (a, b) => a === b;
 
 /**
- * Lines whose shape keys differ in one word at most, of three or more (an install's `Collecting
- * requests==…` and `Collecting urllib3==…`, a build's `Compiling serde v…`): a head's routine, which
- * folds as one shape's lines do. Not in the tail, where such lines may be a traceback's frames
- * (`File "…", line N in <function>`).
+ * The run that starts at `start`: lines whose shapes repeat every `period` lines, FOLD_RUN_LINES
+ * groups or more, the period that covers most lines (the shortest on a tie); a group of more than
+ * one line has more than one shape. The line alone (period 0) when there is none. Linear: a period's
+ * run that stops short of FOLD_RUN_LINES groups has fewer than FOLD_RUN_LINES × MAX_FOLD_PERIOD lines.
  */
-export const oneWordApart: SameRun = (a, b) => {
-	if (a === b) return true;
-	const x = a.split(" ");
-	const y = b.split(" ");
-	if (x.length !== y.length || x.length < TEMPLATE_MIN_WORDS) return false;
-	let differ = 0;
-	for (let k = 0; k < x.length && differ < 2; k++) if (x[k] !== y[k]) differ++;
-	return differ <= 1;
-};
-
 function runAt(shapes: ReadonlyArray<string | undefined>, start: number, same: SameRun = sameShape): Segment {
 	let best: Segment = { start, end: start + 1, period: 0 };
 	for (let period = 1; period <= MAX_FOLD_PERIOD && start + period <= shapes.length; period++) {
@@ -140,17 +125,10 @@ function foldedRows(period: number): number {
 	return 2 * period + 1;
 }
 
-/**
- * Lines of the run lines of these shapes (runShapes) start with: a run foldRuns folds, or the lines
- * of the first one's shape; none when the first is a signal line.
- */
-export function leadingRun(shapes: ReadonlyArray<string | undefined>): number {
-	if (shapes.length === 0 || shapes[0] === undefined) return 0;
+/** Are lines of these shapes (runShapes) one run, all of them, as foldRuns folds it? */
+export function isOneRun(shapes: ReadonlyArray<string | undefined>): boolean {
 	const run = runAt(shapes, 0);
-	if (run.period > 0) return run.end;
-	let length = 1;
-	while (length < shapes.length && shapes[length] === shapes[0]) length++;
-	return length;
+	return run.period > 0 && run.end === shapes.length;
 }
 
 /**
@@ -224,7 +202,7 @@ function foldText(count: number): string {
  * differ, or of an install's `Collecting …` / `Downloading …` pairs, leaves room for what matters.
  * The last line stays a line of its own, and a signal line (marked by the scan) is never part of a
  * run: `failed=1` among ansible's `failed=0` recap lines stays. `same` tells which lines go on a run:
- * one shape key (the default), or, in a head, keys one word apart (oneWordApart).
+ * one shape key (the default), or, in a head, keys one word apart (shape.ts oneWordApart).
  */
 export function foldRuns(
 	lines: readonly ScannedLine[],

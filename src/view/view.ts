@@ -17,12 +17,12 @@ import type { JsonProblem } from "./json-outline.js";
 import type { Section } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
+import { oneWordApart } from "../signals/shape.js";
 import type { ScanOptions } from "../scan/scan.js";
 import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
 import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
 import {
 	foldRuns,
-	oneWordApart,
 	type HeadRow,
 	joinFolds,
 	lastLineOf,
@@ -531,7 +531,8 @@ function allotRoom(
 			}
 		}
 	};
-	// The head's routine folds whole: lines one word apart are one run there (rows.ts oneWordApart).
+	// The head's routine folds whole: lines one word apart are one run there (not in the tail, where
+	// such lines may be a traceback's frames: `File "…", line N in <function>`).
 	const headRows = foldRuns(head, format, oneWordApart);
 	const headTexts = headRows.map((row) => row.text);
 	// A failed step's head takes the head's share; the job's own head then waits until the end.
