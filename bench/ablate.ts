@@ -4,12 +4,14 @@
 // with that entry alone taken out (bench/ablate-hook.mjs loads the module with it replaced by a source
 // that never matches), and the decisive lines and fully served outputs each set loses or gains are
 // printed beside the fixtures that justify the entry. `--all` measures the principles too; `--only=
-// <text>` only the entries whose source contains it. An entry nothing here moves is redundant with
+// <text>` only the entries whose source contains it; `--core` measures every per-tool entry taken
+// out at once (the generic core alone) and prints `npm run recall`'s report, misses and all. An entry nothing here moves is redundant with
 // the rest; one only its own tuning fixtures move is knowledge no other output here needs; the
 // held-out columns (counts only, never lines: do not tune on them) say what an entry is worth beyond
 // what it was made for. Not a test.
 
 import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { SetTotals } from "./recall.js";
@@ -110,38 +112,89 @@ function change(base: SetTotals, without: SetTotals): string {
 	return `${signed(lines)}/${signed(served)}`;
 }
 
+/**
+ * Every per-tool entry taken out at once, as one edit per pattern part and per form: what the
+ * generic core alone keeps. A tuning output then stands where an output of a toolchain no entry
+ * names stands, so the lines it loses are what a principle should find.
+ */
+function coreEdits(): Entry["edit"][] {
+	const edits: Entry["edit"][] = [];
+	for (const part of SIGNAL_PATTERN_PARTS) {
+		if (part.tool === undefined) continue;
+		const principles = alternativesOf(part.source).filter((_, index) => part.tool?.[index] === undefined);
+		edits.push({
+			file: "src/signals/pattern.ts",
+			from: part.source,
+			to: principles.length > 0 ? principles.join("|") : NEVER,
+		});
+	}
+	for (const form of BLOCK_FORMS)
+		if (form.fixtures !== undefined) edits.push({ file: "src/signals/forms.ts", from: form.source, to: NEVER });
+	return edits;
+}
+
 const argv = process.argv.slice(2);
-const only = argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
-const entries = listEntries(argv.includes("--all"), only);
-const baseline = await measure(undefined);
-const measured = await measureAll(entries);
+if (argv.includes("--core")) {
+	// `npm run recall` as it prints, with the lines the tuning sets miss, under the generic core alone.
+	console.log("ablate --core — every per-tool pattern alternative and block form taken out at once");
+	const child = spawn(
+		process.execPath,
+		[
+			"--import",
+			"tsx",
+			"--import",
+			"./bench/ablate-register.mjs",
+			"bench/recall.ts",
+			...argv.filter((arg) => arg !== "--core"),
+		],
+		{
+			cwd: ROOT,
+			env: { ...process.env, POF_ABLATE: JSON.stringify(coreEdits()) },
+			stdio: ["ignore", "pipe", "inherit"],
+		},
+	);
+	// Its closing counts of the pattern's and the forms' entries would count the edited modules: left out.
+	const counts = /^(?:default signal pattern|block forms \(src\/signals\/forms\.ts\)):/;
+	createInterface({ input: child.stdout }).on("line", (line) => {
+		if (!counts.test(line)) console.log(line);
+	});
+	child.on("close", (code) => process.exit(code ?? 1));
+} else await ablateEach(argv);
 
-const header = ["entry", "source", ...baseline.map((set) => set.title), "justified by"];
-const rows = entries.map((entry, index) => [
-	entry.label,
-	entry.source.length > 40 ? `${entry.source.slice(0, 39)}…` : entry.source,
-	...baseline.map((set, setIndex) => change(set, measured[index][setIndex])),
-	entry.fixtures === undefined
-		? "(principle)"
-		: entry.fixtures.length === 0
-			? "(documented format)"
-			: entry.fixtures.join(" "),
-]);
-console.log(
-	"ablate — each entry taken out alone: decisive lines / fully served outputs gained (+) or lost (-) per set against the baseline (· none)",
-);
-console.log(
-	`baseline: ${baseline.map((set) => `${set.title} ${set.kept}/${set.decisive} ${set.served}/${set.outputs}`).join("; ")}`,
-);
-// The entry, its source and its fixtures are text; the sets' changes are figures.
-for (const line of formatTable(header, rows, (column) => column < 2 || column === header.length - 1)) console.log(line);
+async function ablateEach(argv: readonly string[]): Promise<void> {
+	const only = argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
+	const entries = listEntries(argv.includes("--all"), only);
+	const baseline = await measure(undefined);
+	const measured = await measureAll(entries);
 
-const heldOut = baseline.map((set) => HELD_OUT_TITLES.has(set.title));
-const moves = (index: number, held: boolean): boolean =>
-	baseline.some((set, setIndex) => heldOut[setIndex] === held && change(set, measured[index][setIndex]) !== "·");
-const idle = entries.filter((_, index) => !moves(index, false) && !moves(index, true));
-const tuningOnly = entries.filter((_, index) => moves(index, false) && !moves(index, true));
-const heldOutMoved = entries.filter((_, index) => moves(index, true));
-console.log(
-	`\n${entries.length} entries: ${idle.length} move no set (${idle.map((entry) => entry.label).join(" ") || "none"}); ${tuningOnly.length} move tuning sets only; ${heldOutMoved.length} move a held-out set (${heldOutMoved.map((entry) => entry.label).join(" ") || "none"})`,
-);
+	const header = ["entry", "source", ...baseline.map((set) => set.title), "justified by"];
+	const rows = entries.map((entry, index) => [
+		entry.label,
+		entry.source.length > 40 ? `${entry.source.slice(0, 39)}…` : entry.source,
+		...baseline.map((set, setIndex) => change(set, measured[index][setIndex])),
+		entry.fixtures === undefined
+			? "(principle)"
+			: entry.fixtures.length === 0
+				? "(documented format)"
+				: entry.fixtures.join(" "),
+	]);
+	console.log(
+		"ablate — each entry taken out alone: decisive lines / fully served outputs gained (+) or lost (-) per set against the baseline (· none)",
+	);
+	console.log(
+		`baseline: ${baseline.map((set) => `${set.title} ${set.kept}/${set.decisive} ${set.served}/${set.outputs}`).join("; ")}`,
+	);
+	// The entry, its source and its fixtures are text; the sets' changes are figures.
+	for (const line of formatTable(header, rows, (column) => column < 2 || column === header.length - 1))
+		console.log(line);
+
+	const heldOut = baseline.map((set) => HELD_OUT_TITLES.has(set.title));
+	const moves = (index: number, held: boolean): boolean =>
+		baseline.some((set, setIndex) => heldOut[setIndex] === held && change(set, measured[index][setIndex]) !== "·");
+	const idle = entries.filter((_, index) => !moves(index, false) && !moves(index, true));
+	const tuningOnly = entries.filter((_, index) => moves(index, false) && !moves(index, true));
+	const heldOutMoved = entries.filter((_, index) => moves(index, true));
+	console.log(
+		`\n${entries.length} entries: ${idle.length} move no set (${idle.map((entry) => entry.label).join(" ") || "none"}); ${tuningOnly.length} move tuning sets only; ${heldOutMoved.length} move a held-out set (${heldOutMoved.map((entry) => entry.label).join(" ") || "none"})`,
+	);
+}
