@@ -92,6 +92,8 @@ interface ShapeEntry {
 	/** Byte offset of its first line in the scanned stream. */
 	firstOffset: number;
 	lastLine: number;
+	/** Stretches of consecutive lines its lines make: 1 while every line of it follows the one before. */
+	places: number;
 	/** The second and third lines of a shape seen at most RARE_SHAPE_LINES times: [line, offset]. */
 	more?: Array<[number, number]>;
 }
@@ -110,7 +112,11 @@ export interface ShapeStats {
 	shapedLines: number;
 	/** True when every line was shaped (no sampling). */
 	complete: boolean;
-	/** Each line of a shape seen at most RARE_SHAPE_LINES times (the rarest shapes first), when common shapes make COMMON_SHAPE_SHARE of the lines. */
+	/**
+	 * When common shapes make COMMON_SHAPE_SHARE of the lines: each line of a shape seen at most
+	 * RARE_SHAPE_LINES times, and the first line of a shape printed in one place (all its lines in a
+	 * row) fewer than REPEAT_MIN_LINES times; the rarest first, a shape in one place as one event.
+	 */
 	rare: ShapeLine[];
 	/** Shapes repeated in a burst (REPEAT_MIN_LINES and more) that are not the output's bulk, by first line. */
 	repeated: ShapeLine[];
@@ -308,6 +314,7 @@ export class ShapeCounter {
 		const entry = this.shapes.get(hash);
 		if (entry !== undefined) {
 			entry.count++;
+			if (line !== entry.lastLine + 1) entry.places++;
 			entry.lastLine = line;
 			if (entry.count <= RARE_SHAPE_LINES) (entry.more ??= []).push([line, offset]);
 			return;
@@ -316,7 +323,7 @@ export class ShapeCounter {
 			this.overflow = true;
 			return;
 		}
-		this.shapes.set(hash, { count: 1, firstLine: line, firstOffset: offset, lastLine: line });
+		this.shapes.set(hash, { count: 1, firstLine: line, firstOffset: offset, lastLine: line, places: 1 });
 	}
 
 	/** Records a shaped line, growing the records up to MAX_LINE_RECORDS; past that, records stop. */
@@ -382,14 +389,23 @@ export class ShapeCounter {
 			count: entry.count,
 			lastLine: entry.lastLine,
 		});
+		// A shape printed in one place is one event however many lines it took (busted prints a failed
+		// `before_each` hook's error once for each test of its file, in a row); a burst of
+		// REPEAT_MIN_LINES or more is a repetition (below).
+		const rarity = (entry: ShapeEntry) => (entry.places === 1 ? 1 : entry.count);
 		// Each line of a rare shape, the rarest shapes first (a line seen once before one of three).
 		const rare = fewShapes
 			? entries
-					.filter((entry) => entry.count <= RARE_SHAPE_LINES)
-					.sort((a, b) => a.count - b.count || a.firstLine - b.firstLine)
+					.filter((entry) => entry.count <= RARE_SHAPE_LINES || (entry.places === 1 && entry.count < REPEAT_MIN_LINES))
+					.sort((a, b) => rarity(a) - rarity(b) || a.firstLine - b.firstLine)
 					.flatMap((entry) => [
 						toLine(entry),
-						...(entry.more ?? []).map(([lineNumber, offset]) => ({ ...toLine(entry), lineNumber, offset })),
+						// A stretch of one shape longer than a rare shape's lines is one event: its first line stands for it.
+						...(entry.count > RARE_SHAPE_LINES ? [] : (entry.more ?? [])).map(([lineNumber, offset]) => ({
+							...toLine(entry),
+							lineNumber,
+							offset,
+						})),
 					])
 					.filter((line) => line.lineNumber >= settled)
 			: [];

@@ -125,8 +125,10 @@ function noteOf(line: ScannedLine): string {
 			: `  [×${item.count} lines of this shape, the last at line ${item.lastLine}]`;
 	if (item.kind === "rare") {
 		if (item.exact === false) return "  [a rare line]";
-		return item.count === undefined || item.count <= 1
-			? "  [a rare line: its shape appears once]"
+		if (item.count === undefined || item.count <= 1) return "  [a rare line: its shape appears once]";
+		const inRow = item.lastLine !== undefined && item.lastLine - line.lineNumber + 1 === item.count;
+		return inRow
+			? `  [a rare line: its shape appears ${item.count} times, in a row to line ${item.lastLine}]`
 			: `  [a rare line: its shape appears ${item.count} times]`;
 	}
 	if (item.count !== undefined && item.count > 1) return `  [${atLeast}×${item.count}]`;

@@ -16,6 +16,7 @@ import {
 	shapeWindowOf,
 	frameSkeletonBytes,
 	MAX_FRAME_BYTES,
+	REPEAT_MIN_LINES,
 } from "../../src/signals/shape.js";
 import { ShapeCounter } from "../../src/signals/shape-counter.js";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
@@ -135,6 +136,50 @@ describe("the shape counter", () => {
 		assert.deepEqual(rareOf(402), [303]);
 		// Three lines at a time: the window waits for the output's first 64 lines.
 		assert.deepEqual(rareOf(3), [303]);
+	});
+
+	test("a shape printed in one place, fewer than REPEAT_MIN_LINES times, is one odd event", async (t) => {
+		// busted: a failing `before_each` prints its error once per test of the file, in a row (here in
+		// words no signal pattern knows).
+		const spec = (file: string, i: number) => [
+			`[ RUN      ] spec/${file}_spec.lua @ ${5 + 6 * i}: ${file} case ${i} sums its postings`,
+			`[       OK ] spec/${file}_spec.lua @ ${5 + 6 * i}: ${file} case ${i} sums its postings (0.05 ms)`,
+		];
+		const files = ["accounts", "budget", "cashflow", "journal", "transfers"];
+		const burst = (count: number) =>
+			Array.from({ length: count }, () => "spec/journal_spec.lua:6: field 'open_journal' is a nil value here");
+		const outputOf = (count: number, places: number) =>
+			files.flatMap((file, f) => [
+				...(f >= 3 && f < 3 + places ? burst(count) : []),
+				...Array.from({ length: 40 }, (_, i) => spec(file, i)).flat(),
+			]);
+		const rareOf = (lines: readonly string[]) => {
+			const counter = new ShapeCounter();
+			const bytes = Buffer.from(lines.join("\n") + "\n");
+			counter.addBlock(bytes, 0, bytes.length, 1, 0);
+			return counter.result().rare.map(({ lineNumber, count, lastLine }) => ({ lineNumber, count, lastLine }));
+		};
+		const first = 3 * 80 + 1;
+		// Six in a row: its first line stands for them.
+		assert.deepEqual(rareOf(outputOf(6, 1)), [{ lineNumber: first, count: 6, lastLine: first + 5 }]);
+		assert.deepEqual(rareOf(outputOf(REPEAT_MIN_LINES - 1, 1)), [
+			{ lineNumber: first, count: REPEAT_MIN_LINES - 1, lastLine: first + REPEAT_MIN_LINES - 2 },
+		]);
+		// A burst of REPEAT_MIN_LINES is a repetition, and the same lines in two places are no one event.
+		assert.deepEqual(rareOf(outputOf(REPEAT_MIN_LINES, 1)), []);
+		assert.deepEqual(rareOf(outputOf(4, 2)), []);
+		const dir = await createTempDir(t);
+		const path = join(dir, "busted.log");
+		await writeFile(path, outputOf(6, 1).join("\n") + "\n");
+		const options = { ...DEFAULT_CONFIG, id: "0123456789ab", toolName: "bash", thresholdChars: 24_000 };
+		const view = (await buildViewFromFile(path, options)).text;
+		assert.match(
+			view,
+			new RegExp(
+				`\\n *${first}: spec/journal_spec.lua:6: field .*\\[a rare line: its shape appears 6 times, in a row to line ${first + 5}\\]`,
+			),
+		);
+		assert.doesNotMatch(view, new RegExp(`\\n *${first + 1}: `), "the burst's other lines are not shown one by one");
 	});
 
 	test("shapes the end of a long output whole, past the sampled middle: its odd line is rare", async (t) => {

@@ -28,7 +28,7 @@ const NOTED_LINE = /^ *(?:key +)?(\d+)[:-] .*? {2}\[([^\]\n]*)\]$/;
 class Truth {
 	private readonly lines: string[];
 	private signalShapes: Map<string, number[]> | undefined;
-	private hashes: Map<number, { count: number; last: number }> | undefined;
+	private hashes: Map<number, { count: number; first: number; last: number }> | undefined;
 	/** The skeleton bytes each line's shape hash reads: past the frame of the output's first 64 lines. */
 	private readonly shapeWindow: number;
 	constructor(readonly fixture: RealFixture) {
@@ -53,8 +53,8 @@ class Truth {
 		return this.signalShapes.get(this.signalKey(lineNumber)) ?? [];
 	}
 
-	/** Lines of the output with this line's shape hash (the shape counter's): how many, and the last. */
-	linesOfHash(lineNumber: number): { count: number; last: number } {
+	/** Lines of the output with this line's shape hash (the shape counter's): how many, the first and the last. */
+	linesOfHash(lineNumber: number): { count: number; first: number; last: number } {
 		if (this.hashes === undefined) {
 			this.hashes = new Map();
 			for (let n = 1; n <= this.lines.length; n++) {
@@ -63,10 +63,10 @@ class Truth {
 				if (seen) {
 					seen.count++;
 					seen.last = n;
-				} else this.hashes.set(hash, { count: 1, last: n });
+				} else this.hashes.set(hash, { count: 1, first: n, last: n });
 			}
 		}
-		return this.hashes.get(this.hashOf(lineNumber)) ?? { count: 0, last: 0 };
+		return this.hashes.get(this.hashOf(lineNumber)) ?? { count: 0, first: 0, last: 0 };
 	}
 
 	/** Lines of the output with exactly this line's text, as the view renders it. */
@@ -132,11 +132,15 @@ function checkNote(truth: Truth, lineNumber: number, note: string): string | und
 			return `states ${note}, the last is at line ${last}`;
 		return undefined;
 	}
-	if ((match = /^a rare line(?:: its shape appears (once|(\d+) times))?$/.exec(note))) {
+	if ((match = /^a rare line(?:: its shape appears (once|(\d+) times)(, in a row to line (\d+))?)?$/.exec(note))) {
 		if (match[1] === undefined) return undefined;
 		const stated = match[1] === "once" ? 1 : Number(match[2]);
-		const actual = truth.linesOfHash(lineNumber).count;
-		return actual === stated ? undefined : `states ${note}, the output has ${actual} lines of its shape`;
+		const { count: actual, first, last } = truth.linesOfHash(lineNumber);
+		if (actual !== stated) return `states ${note}, the output has ${actual} lines of its shape`;
+		// In a row: the stated number of lines, from this one to the stated last, and no other.
+		if (match[3] !== undefined && (first !== lineNumber || last !== Number(match[4]) || last - first + 1 !== actual))
+			return `states ${note}, its lines run from line ${first} to line ${last}`;
+		return undefined;
 	}
 	if ((match = /^(at least )?×(\d+)$/.exec(note))) {
 		const stated = Number(match[2]);

@@ -78,7 +78,7 @@ function shownLines(view: string): ShownLine[] {
 		const context = match[2] === "-";
 		let count = 1;
 		const note =
-			/ {2}\[(?:(?:at least )?×(\d+)\]|(?:at least )?×\d+ (?:signal )?lines of this shape(?:, the last (?:found )?at line \d+)?\]|a rare line(?:: its shape appears (?:once|\d+ times))?\])$/.exec(
+			/ {2}\[(?:(?:at least )?×(\d+)\]|(?:at least )?×\d+ (?:signal )?lines of this shape(?:, the last (?:found )?at line \d+)?\]|a rare line(?:: its shape appears (?:once|\d+ times(?:, in a row to line \d+)?))?\])$/.exec(
 				body,
 			);
 		if (note) {
