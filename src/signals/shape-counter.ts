@@ -115,7 +115,8 @@ export interface ShapeStats {
 	/**
 	 * When common shapes make COMMON_SHAPE_SHARE of the lines: each line of a shape seen at most
 	 * RARE_SHAPE_LINES times, and the first line of a shape printed in one place (all its lines in a
-	 * row) fewer than REPEAT_MIN_LINES times; the rarest first, a shape in one place as one event.
+	 * row) more often but fewer than REPEAT_MIN_LINES times; the rarest first, a shape in one place
+	 * as rare as a line seen once.
 	 */
 	rare: ShapeLine[];
 	/** Shapes repeated in a burst (REPEAT_MIN_LINES and more) that are not the output's bulk, by first line. */
@@ -389,18 +390,20 @@ export class ShapeCounter {
 			count: entry.count,
 			lastLine: entry.lastLine,
 		});
-		// A shape printed in one place is one event however many lines it took (busted prints a failed
-		// `before_each` hook's error once for each test of its file, in a row); a burst of
+		// Each line of a rare shape, the rarest shapes first (a line seen once before one of three). A
+		// shape printed in one place, fewer than REPEAT_MIN_LINES times, is as rare as a line seen
+		// once: the same line printed in a row is one event however many lines it took (busted prints
+		// a failed `before_each` hook's error once for each test of its file). Whether its lines are
+		// one line repeated, not a list, is read from the output (hunks.ts); a burst of
 		// REPEAT_MIN_LINES or more is a repetition (below).
 		const rarity = (entry: ShapeEntry) => (entry.places === 1 ? 1 : entry.count);
-		// Each line of a rare shape, the rarest shapes first (a line seen once before one of three).
 		const rare = fewShapes
 			? entries
 					.filter((entry) => entry.count <= RARE_SHAPE_LINES || (entry.places === 1 && entry.count < REPEAT_MIN_LINES))
 					.sort((a, b) => rarity(a) - rarity(b) || a.firstLine - b.firstLine)
 					.flatMap((entry) => [
 						toLine(entry),
-						// A stretch of one shape longer than a rare shape's lines is one event: its first line stands for it.
+						// A stretch in one place longer than a rare shape's lines: its first line stands for it.
 						...(entry.count > RARE_SHAPE_LINES ? [] : (entry.more ?? [])).map(([lineNumber, offset]) => ({
 							...toLine(entry),
 							lineNumber,

@@ -8,7 +8,7 @@
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
-import { isStreamTag, lineTagOf, untagged } from "../lines/stamp.js";
+import { isStreamTag, lineTagOf, unstamped, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
@@ -37,6 +37,7 @@ import {
 	RARE_BLOCK_LINES,
 	RARE_CANDIDATE_LINES,
 	RARE_PROBE_BYTES,
+	RARE_SHAPE_LINES,
 	type ShapeKind,
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
@@ -213,11 +214,35 @@ export async function readViewExtras(
 }
 
 /**
+ * `rare` without the stretches of one shape (the shape counter's lines of a shape printed in one
+ * place, more than RARE_SHAPE_LINES of them) that are not one line printed again and again: a
+ * failed hook's error printed once for each test of its file is one event, a parametrized test's
+ * `PASSED` lines in a row are a list. Each stretch is read whole (fewer than REPEAT_MIN_LINES
+ * lines, RARE_PROBE_BYTES each at most), its lines compared after their timestamps.
+ */
+async function oneLineBursts(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
+	const repeated = await Promise.all(
+		rare.map(async (line) => {
+			if (line.count <= RARE_SHAPE_LINES) return true;
+			const lines = await readLinesAt(source, line.offset, line.count, line.count * RARE_PROBE_BYTES);
+			// After their timestamps: a CI service stamps each line with its own time.
+			const first = unstamped(lines[0] ?? "");
+			return lines.length === line.count && lines.every((text) => unstamped(text) === first);
+		}),
+	);
+	return rare.filter((_, index) => repeated[index]);
+}
+
+/**
  * The first RARE_CANDIDATE_LINES of `rare` without the lines of a template's family among them
  * (markTemplateFamilies): what is left are the odd lines.
  */
 async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
-	const candidates = rare.slice(0, RARE_CANDIDATE_LINES);
+	// Stretches that are lists drop out first: they are looked for among twice the candidates.
+	const candidates = (await oneLineBursts(source, rare.slice(0, 2 * RARE_CANDIDATE_LINES))).slice(
+		0,
+		RARE_CANDIDATE_LINES,
+	);
 	if (candidates.length < TEMPLATE_FAMILY_LINES) return candidates;
 	const texts = await Promise.all(
 		candidates.map(async (line) => (await readLinesAt(source, line.offset, 1, RARE_PROBE_BYTES))[0] ?? ""),

@@ -180,6 +180,29 @@ describe("the shape counter", () => {
 			),
 		);
 		assert.doesNotMatch(view, new RegExp(`\\n *${first + 1}: `), "the burst's other lines are not shown one by one");
+		// Each line stamped with its own time, as a CI service prints it: still one line printed again.
+		const stamp = (index: number) =>
+			`2026-12-06T09:${String(30 + Math.floor(index / 600)).padStart(2, "0")}:${String(Math.floor(index / 10) % 60).padStart(2, "0")}.${String(index % 10).padStart(7, "0")}Z `;
+		await writeFile(
+			path,
+			outputOf(6, 1)
+				.map((line, index) => stamp(index) + line)
+				.join("\n") + "\n",
+		);
+		const stampedView = (await buildViewFromFile(path, options)).text;
+		assert.match(
+			stampedView,
+			new RegExp(`\\n *${first}: \\S+ spec/journal_spec.lua:6: field .*in a row to line ${first + 5}\\]`),
+		);
+		// Lines of one shape in a row that differ (a parametrized test's cases) are a list, not an event.
+		const listed = outputOf(6, 1).map((line, index) =>
+			line.startsWith("spec/journal_spec.lua:6:")
+				? `spec/journal_spec.lua:6: field 'open_${index}' is a nil value here`
+				: line,
+		);
+		await writeFile(path, listed.join("\n") + "\n");
+		const listView = (await buildViewFromFile(path, options)).text;
+		assert.doesNotMatch(listView, /journal_spec\.lua:6: field .*\[a rare line/);
 	});
 
 	test("shapes the end of a long output whole, past the sampled middle: its odd line is rare", async (t) => {
