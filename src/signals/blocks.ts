@@ -62,10 +62,10 @@ export const BLOCK_MESSAGE_LINES = 3;
  */
 const CONTINUATION = blockFormRegex("continuation");
 /**
- * A line that opens a section a failure may sit in (forms.ts): a title between rules, a numbered
- * failure, a test's name (GoogleTest's `[ RUN      ]`, Go's `=== RUN`), Ansible's `TASK [x]`, the
- * package line Go's build and vet print above a package's diagnostics. Shown above a signal that
- * follows it.
+ * A line that opens a section a failure may sit in (forms.ts): a title between rules or a rule
+ * follows (Ansible's `TASK [x] ****`), a numbered failure, a line that says what starts to run
+ * (GoogleTest's `[ RUN      ]`, Go's `=== RUN`), Go's `--- FAIL:`, the package line Go's build and
+ * vet print above a package's diagnostics. Shown above a signal that follows it.
  */
 const SECTION_HEADER = blockFormRegex("section");
 

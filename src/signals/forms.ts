@@ -110,32 +110,24 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 	},
 	{
 		kind: "section",
+		source: String.raw`^[A-Za-z][^|]*?\S (?:\*{3,}|={3,}|-{3,}|_{3,}|~{3,}|#{3,})\s*$`,
+		why: "a title a rule follows to the end of its line: Ansible's `TASK [render config] ****` and `RUNNING HANDLER [restart] ****`, `PLAY RECAP ****` (a title starts with a letter: a level's `[INFO] ----` rule and a code frame's `6 | =======` are none)",
+	},
+	{
+		kind: "section",
+		source: String.raw`^[^\w\s]{0,4} *RUN(?:NING)?\b +\S`,
+		why: "a line that says what starts to run, the word in capitals after a mark or two: GoogleTest's (and busted's) `[ RUN      ] Suite.Test`, Go's `=== RUN   TestTransfer`, Ansible's `RUNNING HANDLER [restart config]`",
+	},
+	{
+		kind: "section",
 		source: String.raw`^\s*\d+\) \S`,
 		why: "a numbered failure: RSpec's and ExUnit's `  1) Billing computes totals`, mocha's `  3) Error:`",
-	},
-	{
-		kind: "section",
-		source: String.raw`^\[ RUN +\]`,
-		why: "GoogleTest's (and busted's gtest output's) `[ RUN      ] Suite.Test`",
-		fixtures: ["tune4/busted-before-each-error"],
-	},
-	{
-		kind: "section",
-		source: String.raw`^=== RUN\b`,
-		why: "Go's `=== RUN   TestTransfer`",
-		fixtures: ["real/go-test-fail-panic", "tune2/go-race-detector"],
 	},
 	{
 		kind: "section",
 		source: String.raw`^--- (?:FAIL|PASS):`,
 		why: "Go's `--- FAIL: TestTransfer (0.00s)`",
 		fixtures: ["real/go-test-fail-panic", "tune2/go-race-detector"],
-	},
-	{
-		kind: "section",
-		source: String.raw`^(?:TASK|PLAY|RUNNING HANDLER) \[`,
-		why: "Ansible's `TASK [deploy : render config]`",
-		fixtures: ["tuning/ansible-task-fatal"],
 	},
 	{
 		kind: "section",
