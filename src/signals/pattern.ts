@@ -49,9 +49,9 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` and `WARN:` (kept as weak signals); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
 	},
 	{
-		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
+		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe|conflict)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
 		tool: { 2: ["tune3/go-test-json-ndjson-failure"] },
-		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …`, docker/pip `ERROR …`, phpunit `FAILURES!`, a numbered failure header (`  3) Error:`); not `Errors: 0`, nor a setting or a flag that starts with one (`fail-fast: true`, `errors = off`). Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
+		why: 'a line that starts with a failure word: jest `FAIL src/x.test.js`, go `FAIL\tpkg` and `--- FAIL: TestX`, pytest `FAILED tests/…`, unittest `FAIL: test_x`, git `fatal: …` and `CONFLICT (content): Merge conflict in …` (a conflict is a failure: a merge, svn `Conflict discovered in …`), docker/pip `ERROR …`, phpunit `FAILURES!`, a numbered failure header (`  3) Error:`); not `Errors: 0`, nor a setting or a flag that starts with one (`fail-fast: true`, `errors = off`). Also such a line wrapped in a JSON-lines record\'s text member: `go test -json`\'s `"Output":"--- FAIL: TestTotal037 (0.00s)\\n"` and `"Output":"FAIL\\texample.com/shop/invoice…"`',
 	},
 	{
 		source: String.raw`(?<!\b0 )\b(?:failed|panicked|aborted|killed)\b(?! *[:=] *0\b)`,
@@ -171,9 +171,8 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "linkers and builds: `multiple definition of`, `collect2: error: ld returned 1 exit status`, `make[1]: *** … Error 1`, `CMake Error`",
 	},
 	{
-		source: String.raw`\bcommand not found\b|\bmerge conflict\b|^conflict \(|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
-		tool: { 1: ["tune2/git-merge-conflicts"], 2: ["tune2/git-merge-conflicts"] },
-		why: "shells, processes and version control: bash `command not found`, git `CONFLICT (content): Merge conflict in …`, dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
+		source: String.raw`\bcommand not found\b|\bmerge conflict\b|: not found\b|\b(?:permission|access) (?:is )?denied\b|no such file or directory|\bconnection refused\b|\btimed out\b|\bdeadline exceeded\b|\bexit(?:ed)?(?: with)? (?:code|status)[ :=]*[1-9]|\bexited with [1-9]|\bnon-zero (?:exit )?(?:code|status)`,
+		why: "shells, processes and version control: bash `command not found`, a merge conflict whatever version control reports it (git's `CONFLICT (content): Merge conflict in …` behind a frame no stamp rule knows, Perforce's `… - merge conflict`), dash `sh: 1: x: not found`, `Permission denied`, `No such file or directory`, `exited with status 139`, strace's `+++ exited with 3 +++`, `exit code 1`, `returned a non-zero code`; not `exit code 0`",
 	},
 	{
 		source: String.raw`\b(?:operation not permitted|connection reset|broken pipe|no space left|read-only file system|too many open files|address already in use| is unreachable|no route to host|bad file descriptor|disk quota exceeded|name or service not known)\b`,

@@ -216,6 +216,7 @@ describe("the vocabulary of failure", () => {
 		"Parse error near line 2218: table orders has no column named discount_cents",
 		"CONFLICT (content): Merge conflict in handlers/refund_0213.go",
 		"CONFLICT (modify/delete): jobs/sweep_0847.go deleted in HEAD and modified in release/2.4.",
+		"Conflict discovered in file 'src/ledger.c'.",
 		"[pid  8890] +++ exited with 3 +++",
 		"==16570== Possible data race during read of size 8 at 0x10C120 by thread #3",
 		"==16570== This conflicts with a previous write of size 8 by thread #5",
@@ -359,6 +360,10 @@ describe("the vocabulary of failure", () => {
 		"![build status](https://example.com/badge.svg)",
 		"!important overrides: 0",
 		"x = 3 × 4",
+		// A setting, a plural and a word that only starts like conflict.
+		"conflict: false",
+		"conflicts resolved: 3",
+		"conflicting-peer-deps = warn",
 		// BuildKit's first line: a build step numbered 0, not a frame.
 		'#0 building with "default" instance using docker driver',
 	];
@@ -403,7 +408,10 @@ describe("the pattern itself", () => {
 			principle + tool,
 			SIGNAL_PATTERN_PARTS.reduce((sum, part) => sum + countAlternatives(part.source), 0),
 		);
-		assert.ok(withoutFixture < tool / 4, `${withoutFixture} of ${tool} per-tool entries have no fixture`);
+		// Per-tool entries justified by a documented format alone: no more than the eight there are (a new
+		// one needs a tuning fixture). A bound on their number, not their share: a principle that retires
+		// entries with fixtures must not make room for entries without.
+		assert.ok(withoutFixture <= 8, `${withoutFixture} of ${tool} per-tool entries have no fixture`);
 		assert.deepEqual(alternativesOf(String.raw`a|(b|c)|[|]|\|d`), ["a", "(b|c)", "[|]", String.raw`\|d`]);
 	});
 
