@@ -217,8 +217,9 @@ export async function readViewExtras(
  * `rare` without the stretches of one shape (the shape counter's lines of a shape printed in one
  * place, more than RARE_SHAPE_LINES of them) that are not one line printed again and again: a
  * failed hook's error printed once for each test of its file is one event, a parametrized test's
- * `PASSED` lines in a row are a list. Each stretch is read whole (fewer than REPEAT_MIN_LINES
- * lines, RARE_PROBE_BYTES each at most), its lines compared after their timestamps.
+ * `PASSED` lines in a row are a list. Each stretch is read whole, its lines compared after their
+ * timestamps: fewer than REPEAT_MIN_LINES lines, in count × RARE_PROBE_BYTES at most (a stretch of
+ * longer lines is not read further, and not taken).
  */
 async function oneLineBursts(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
 	const repeated = await Promise.all(
