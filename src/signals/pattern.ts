@@ -45,8 +45,8 @@ export const NO_FIXTURE: readonly string[] = Object.freeze([]);
 /** The alternatives of DEFAULT_SIGNAL_PATTERN, in order; documented in the README. */
 export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<SignalPatternPart[]>([
 	{
-		source: String.raw`(?:error|exception|warning|warn)(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| *(?:true|yes|no|on|off|\d+)[ \t]*$| no test specified)`,
-		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, `warning:` and `WARN:` (kept as weak signals); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
+		source: String.raw`(?:error|exception|warning|warn|\bpanic(?!::))(?: ?\[[\w-]{1,20}\])?:(?! *(?:null|none|nil|undefined|false|0)\b| *(?:true|yes|no|on|off|\d+)[ \t]*$| no test specified)`,
+		why: "a diagnostic or an exception with its message: gcc/rustc `error:`, `error[E0308]:`, `TypeError:`, `KeyError:`, `java.lang.IllegalStateException:`, node `Error [ERR_X]:`, a panic with its message (Go's `panic: runtime error: index out of range`, a kernel's `panic: page fault`; not rust's `core::panic::` frames), `warning:` and `WARN:` (kept as weak signals); not `error: null`, nor a setting echoed with its value (`werror: true`, `max_errors: 3`, `on_warning: off`), nor npm's default `Error: no test specified` script",
 	},
 	{
 		source: String.raw`^[ \t]*(?:--- |\d{1,4}\) )?(?:error|errors|fatal|fail|failed|failures?|critical|severe|conflict)\b(?! *[:=]? *0\b|-[a-z]| *[:=] *(?:true|false|yes|no|on|off|none|null)[ \t]*$)|^[ \t]*(?!no |without )[a-z]{3,12} error\b(?! *[:=]? *0\b)(?!s? (?:handling|handler|code|message|page|response)s?\b)|"(?:output|msg|message|log|line|text)" ?: ?"(?:--- )?(?:error|errors|fatal|fail|failed|failures?|critical|severe)\b(?! ?[:=]? ?0\b)`,
@@ -129,14 +129,13 @@ export const SIGNAL_PATTERN_PARTS: readonly SignalPatternPart[] = Object.freeze<
 		why: "a verdict: a failure word that ends its line, whatever tool wrote it: unittest's `test_x (t.T.test_x) ... FAIL` and `... ERROR`, pytest's `tests/t.py:17: AssertionError` (an exception's name ends the line), surefire's `<<< FAILURE!`, maven's `BUILD FAILURE`; not `0 failed`, `no error`",
 	},
 	{
-		source: String.raw`traceback \(most recent call last\)|\bun(?:caught|handled)|\bterminate called\b|\bpanic:(?!:)|\bcalled \x60(?:option|result)::`,
+		source: String.raw`traceback \(most recent call last\)|\bun(?:caught|handled)|\bterminate called\b|\bcalled \x60(?:option|result)::`,
 		tool: {
 			0: ["real/python-etl-traceback", "real/python-unittest-failure"],
 			2: ["real/abort-killed-signals"],
-			3: ["real/go-test-fail-panic", "tune3/go-test-timeout-deadlock"],
-			4: ["real/rust-thread-panic"],
+			3: ["real/rust-thread-panic"],
 		},
-		why: "exceptions and panics: python `Traceback` (java's `Exception in thread \"main\" java.lang.IllegalStateException: boom` and `Caused by: java.io.IOException: …`, python's `The above exception was the direct cause of the following exception:` need no part of their own: the exception's name with its message, or ending the line, is a diagnostic and a verdict above), a failure nobody handled (node's `Uncaught TypeError` and `[UnhandledPromiseRejection: …]`, SBCL's `Unhandled DIVISION-BY-ZERO in thread`), C++ `terminate called after throwing`, go `panic:` (not rust's `core::panic::` frames), rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
+		why: "exceptions and panics: python `Traceback` (java's `Exception in thread \"main\" java.lang.IllegalStateException: boom` and `Caused by: java.io.IOException: …`, python's `The above exception was the direct cause of the following exception:` need no part of their own: the exception's name with its message, or ending the line, is a diagnostic and a verdict above), a failure nobody handled (node's `Uncaught TypeError` and `[UnhandledPromiseRejection: …]`, SBCL's `Unhandled DIVISION-BY-ZERO in thread`), C++ `terminate called after throwing`, rust `called \x60Option::unwrap()\x60 on a \x60None\x60 value`",
 	},
 	{
 		source: String.raw`\bsegmentation fault\b|\bcore dumped\b|\bbus error\b|\billegal instruction\b|stack smashing detected|double free or corruption|\bsig(?:segv|abrt|bus|ill|fpe|kill)\b|\b(?:terminated|killed) (?:by|with) signal\b|\bout of memory\b|\boom-kill|^#0 (?: ?0x[\da-f]+ in \S| ?[\w:~<>\.]+ \()`,
