@@ -391,20 +391,21 @@ export class ShapeCounter {
 			lastLine: entry.lastLine,
 		});
 		// Each line of a rare shape, the rarest shapes first (a line seen once before one of three). A
-		// shape printed in one place, fewer than REPEAT_MIN_LINES times, is as rare as a line seen
-		// once: the same line printed in a row is one event however many lines it took (busted prints
-		// a failed `before_each` hook's error once for each test of its file). Whether its lines are
-		// one line repeated, not a list, is read from the output (hunks.ts); a burst of
+		// shape printed in one place more often, but fewer than REPEAT_MIN_LINES times, is as rare as a
+		// line seen once: the same line printed in a row is one event however many lines it took
+		// (busted prints a failed `before_each` hook's error once for each test of its file). Whether
+		// its lines are one line repeated, not a list, is read from the output (hunks.ts); a burst of
 		// REPEAT_MIN_LINES or more is a repetition (below).
-		const rarity = (entry: ShapeEntry) => (entry.places === 1 ? 1 : entry.count);
+		const inOnePlace = (entry: ShapeEntry) => entry.places === 1 && entry.count > RARE_SHAPE_LINES;
+		const rarity = (entry: ShapeEntry) => (inOnePlace(entry) ? 1 : entry.count);
 		const rare = fewShapes
 			? entries
-					.filter((entry) => entry.count <= RARE_SHAPE_LINES || (entry.places === 1 && entry.count < REPEAT_MIN_LINES))
+					.filter((entry) => entry.count <= RARE_SHAPE_LINES || (inOnePlace(entry) && entry.count < REPEAT_MIN_LINES))
 					.sort((a, b) => rarity(a) - rarity(b) || a.firstLine - b.firstLine)
 					.flatMap((entry) => [
 						toLine(entry),
-						// A stretch in one place longer than a rare shape's lines: its first line stands for it.
-						...(entry.count > RARE_SHAPE_LINES ? [] : (entry.more ?? [])).map(([lineNumber, offset]) => ({
+						// A shape in one place: its first line stands for it.
+						...(inOnePlace(entry) ? [] : (entry.more ?? [])).map(([lineNumber, offset]) => ({
 							...toLine(entry),
 							lineNumber,
 							offset,
