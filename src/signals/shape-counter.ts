@@ -21,6 +21,7 @@ const {
 	COMMON_SHAPE_LINES,
 	COMMON_SHAPE_SHARE,
 	hashShape,
+	isInOnePlace,
 	MIN_SHAPED_LINES,
 	RARE_SHAPE_LINES,
 	REPEAT_MAX_SHARE,
@@ -92,8 +93,6 @@ interface ShapeEntry {
 	/** Byte offset of its first line in the scanned stream. */
 	firstOffset: number;
 	lastLine: number;
-	/** Stretches of consecutive lines its lines make: 1 while every line of it follows the one before. */
-	places: number;
 	/** The second and third lines of a shape seen at most RARE_SHAPE_LINES times: [line, offset]. */
 	more?: Array<[number, number]>;
 }
@@ -315,7 +314,6 @@ export class ShapeCounter {
 		const entry = this.shapes.get(hash);
 		if (entry !== undefined) {
 			entry.count++;
-			if (line !== entry.lastLine + 1) entry.places++;
 			entry.lastLine = line;
 			if (entry.count <= RARE_SHAPE_LINES) (entry.more ??= []).push([line, offset]);
 			return;
@@ -324,7 +322,7 @@ export class ShapeCounter {
 			this.overflow = true;
 			return;
 		}
-		this.shapes.set(hash, { count: 1, firstLine: line, firstOffset: offset, lastLine: line, places: 1 });
+		this.shapes.set(hash, { count: 1, firstLine: line, firstOffset: offset, lastLine: line });
 	}
 
 	/** Records a shaped line, growing the records up to MAX_LINE_RECORDS; past that, records stop. */
@@ -396,7 +394,7 @@ export class ShapeCounter {
 		// (busted prints a failed `before_each` hook's error once for each test of its file). Whether
 		// its lines are one line repeated, not a list, is read from the output (hunks.ts); a burst of
 		// REPEAT_MIN_LINES or more is a repetition (below).
-		const inOnePlace = (entry: ShapeEntry) => entry.places === 1 && entry.count > RARE_SHAPE_LINES;
+		const inOnePlace = (entry: ShapeEntry) => isInOnePlace(entry.firstLine, entry.lastLine, entry.count);
 		const rarity = (entry: ShapeEntry) => (inOnePlace(entry) ? 1 : entry.count);
 		const rare = fewShapes
 			? entries

@@ -223,6 +223,24 @@ export const MIN_SHAPED_LINES = 200;
 export const ROUTINE_CONTEXT_SHARE = 0.25;
 export const ROUTINE_CONTEXT_MIN_LINES = 50;
 /**
+ * Are a shape's `count` lines, the first at line `firstLine` and the last at `lastLine`, all in a
+ * row (no other line between them)?
+ */
+export function inARow(firstLine: number, lastLine: number, count: number): boolean {
+	return lastLine - firstLine + 1 === count;
+}
+
+/**
+ * Is a shape of `count` lines from `firstLine` to `lastLine` printed in one place more often than a
+ * rare shape: its lines in a row, more than RARE_SHAPE_LINES of them? Printed fewer than
+ * REPEAT_MIN_LINES times, and one line printed again, it is one odd event (the shape counter ranks
+ * it as a line seen once; hunks.ts reads whether its lines are one line).
+ */
+export function isInOnePlace(firstLine: number, lastLine: number, count: number): boolean {
+	return count > RARE_SHAPE_LINES && inARow(firstLine, lastLine, count);
+}
+
+/**
  * A shape hash is a repetition worth a line of its own when it comes at least REPEAT_MIN_LINES
  * times in a burst (its lines make at least 1 / REPEAT_MAX_SPREAD of the lines between its first
  * and its last: a retry loop, a lock wait) and is not the output's bulk (at most REPEAT_MAX_SHARE

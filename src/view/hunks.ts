@@ -32,12 +32,12 @@ import {
 import type { ShapeLine } from "../signals/shape-counter.js";
 import {
 	classifyShape,
+	isInOnePlace,
 	markTemplateFamilies,
 	MAX_SHAPE_LINES,
 	RARE_BLOCK_LINES,
 	RARE_CANDIDATE_LINES,
 	RARE_PROBE_BYTES,
-	RARE_SHAPE_LINES,
 	type ShapeKind,
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
@@ -214,8 +214,8 @@ export async function readViewExtras(
 }
 
 /**
- * `rare` without the stretches of one shape (the shape counter's lines of a shape printed in one
- * place, more than RARE_SHAPE_LINES of them) that are not one line printed again and again: a
+ * `rare` without the shapes printed in one place (shape.ts isInOnePlace) whose lines are not one
+ * line printed again and again: a
  * failed hook's error printed once for each test of its file is one event, a parametrized test's
  * `PASSED` lines in a row are a list. Each stretch is read whole, its lines compared after their
  * timestamps: fewer than REPEAT_MIN_LINES lines, in count × RARE_PROBE_BYTES at most (a stretch of
@@ -224,7 +224,7 @@ export async function readViewExtras(
 async function oneLineBursts(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
 	const repeated = await Promise.all(
 		rare.map(async (line) => {
-			if (line.count <= RARE_SHAPE_LINES) return true;
+			if (!isInOnePlace(line.lineNumber, line.lastLine, line.count)) return true;
 			const lines = await readLinesAt(source, line.offset, line.count, line.count * RARE_PROBE_BYTES);
 			// After their timestamps: a CI service stamps each line with its own time.
 			const first = unstamped(lines[0] ?? "");

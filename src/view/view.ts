@@ -17,7 +17,7 @@ import type { JsonProblem } from "./json-outline.js";
 import type { Section } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
-import { oneWordApart } from "../signals/shape.js";
+import { inARow, oneWordApart } from "../signals/shape.js";
 import type { ScanOptions } from "../scan/scan.js";
 import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
 import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
@@ -126,8 +126,7 @@ function noteOf(line: ScannedLine): string {
 	if (item.kind === "rare") {
 		if (item.exact === false) return "  [a rare line]";
 		if (item.count === undefined || item.count <= 1) return "  [a rare line: its shape appears once]";
-		const inRow = item.lastLine !== undefined && item.lastLine - line.lineNumber + 1 === item.count;
-		return inRow
+		return item.lastLine !== undefined && inARow(line.lineNumber, item.lastLine, item.count)
 			? `  [a rare line: its shape appears ${item.count} times, in a row to line ${item.lastLine}]`
 			: `  [a rare line: its shape appears ${item.count} times]`;
 	}
