@@ -16,8 +16,8 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { SetTotals } from "./recall.js";
 import { formatTable } from "./table.js";
-import { BLOCK_FORMS } from "../src/signals/forms.js";
-import { alternativesOf, SIGNAL_PATTERN_PARTS } from "../src/signals/pattern.js";
+import { BLOCK_FORMS, type BlockForm } from "../src/signals/forms.js";
+import { alternativesOf, SIGNAL_PATTERN_PARTS, type SignalPatternPart } from "../src/signals/pattern.js";
 
 /** A source that matches no line of any output here, with a prefilter keyword of its own. */
 const NEVER = String.raw`\x00pof-ablated\x00`;
@@ -35,19 +35,28 @@ interface Entry {
 	edit: { file: string; from: string; to: string };
 }
 
+/** The edit that takes the alternatives `drop` names (by index) out of a pattern part. */
+function withoutAlternatives(part: SignalPatternPart, drop: (index: number) => boolean): Entry["edit"] {
+	const rest = alternativesOf(part.source).filter((_, index) => !drop(index));
+	return { file: "src/signals/pattern.ts", from: part.source, to: rest.length > 0 ? rest.join("|") : NEVER };
+}
+
+/** The edit that takes a block form out. */
+function withoutForm(form: BlockForm): Entry["edit"] {
+	return { file: "src/signals/forms.ts", from: form.source, to: NEVER };
+}
+
 function listEntries(all: boolean, only: string | undefined): Entry[] {
 	const entries: Entry[] = [];
 	SIGNAL_PATTERN_PARTS.forEach((part, partIndex) => {
-		const alternatives = alternativesOf(part.source);
-		alternatives.forEach((source, index) => {
+		alternativesOf(part.source).forEach((source, index) => {
 			const fixtures = part.tool?.[index];
 			if (fixtures === undefined && !all) return;
-			const rest = alternatives.filter((_, other) => other !== index);
 			entries.push({
 				label: `P${partIndex + 1}.${index + 1}`,
 				source,
 				fixtures,
-				edit: { file: "src/signals/pattern.ts", from: part.source, to: rest.length > 0 ? rest.join("|") : NEVER },
+				edit: withoutAlternatives(part, (other) => other === index),
 			});
 		});
 	});
@@ -57,24 +66,25 @@ function listEntries(all: boolean, only: string | undefined): Entry[] {
 			label: `F${index + 1} ${form.kind}`,
 			source: form.source,
 			fixtures: form.fixtures,
-			edit: { file: "src/signals/forms.ts", from: form.source, to: NEVER },
+			edit: withoutForm(form),
 		});
 	});
 	return only === undefined ? entries : entries.filter((entry) => entry.source.includes(only));
 }
 
+/** `npm run recall` with `args`, its modules loaded through bench/ablate-hook.mjs. */
+function recallArgs(args: readonly string[]): string[] {
+	return ["--import", "tsx", "--import", "./bench/ablate-register.mjs", "bench/recall.ts", ...args];
+}
+
 /** `npm run recall --json` with one entry taken out (none for the baseline). */
 function measure(edit: Entry["edit"] | undefined): Promise<SetTotals[]> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(
-			process.execPath,
-			["--import", "tsx", "--import", "./bench/ablate-register.mjs", "bench/recall.ts", "--json"],
-			{
-				cwd: ROOT,
-				env: { ...process.env, POF_ABLATE: edit === undefined ? "" : JSON.stringify(edit) },
-				stdio: ["ignore", "pipe", "pipe"],
-			},
-		);
+		const child = spawn(process.execPath, recallArgs(["--json"]), {
+			cwd: ROOT,
+			env: { ...process.env, POF_ABLATE: edit === undefined ? "" : JSON.stringify(edit) },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
 		let stdout = "";
 		let stderr = "";
 		child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
@@ -118,41 +128,23 @@ function change(base: SetTotals, without: SetTotals): string {
  * names stands, so the lines it loses are what a principle should find.
  */
 function coreEdits(): Entry["edit"][] {
-	const edits: Entry["edit"][] = [];
-	for (const part of SIGNAL_PATTERN_PARTS) {
-		if (part.tool === undefined) continue;
-		const principles = alternativesOf(part.source).filter((_, index) => part.tool?.[index] === undefined);
-		edits.push({
-			file: "src/signals/pattern.ts",
-			from: part.source,
-			to: principles.length > 0 ? principles.join("|") : NEVER,
-		});
-	}
-	for (const form of BLOCK_FORMS)
-		if (form.fixtures !== undefined) edits.push({ file: "src/signals/forms.ts", from: form.source, to: NEVER });
-	return edits;
+	return [
+		...SIGNAL_PATTERN_PARTS.filter((part) => part.tool !== undefined).map((part) =>
+			withoutAlternatives(part, (index) => part.tool?.[index] !== undefined),
+		),
+		...BLOCK_FORMS.filter((form) => form.fixtures !== undefined).map(withoutForm),
+	];
 }
 
 const argv = process.argv.slice(2);
 if (argv.includes("--core")) {
 	// `npm run recall` as it prints, with the lines the tuning sets miss, under the generic core alone.
 	console.log("ablate --core — every per-tool pattern alternative and block form taken out at once");
-	const child = spawn(
-		process.execPath,
-		[
-			"--import",
-			"tsx",
-			"--import",
-			"./bench/ablate-register.mjs",
-			"bench/recall.ts",
-			...argv.filter((arg) => arg !== "--core"),
-		],
-		{
-			cwd: ROOT,
-			env: { ...process.env, POF_ABLATE: JSON.stringify(coreEdits()) },
-			stdio: ["ignore", "pipe", "inherit"],
-		},
-	);
+	const child = spawn(process.execPath, recallArgs(argv.filter((arg) => arg !== "--core")), {
+		cwd: ROOT,
+		env: { ...process.env, POF_ABLATE: JSON.stringify(coreEdits()) },
+		stdio: ["ignore", "pipe", "inherit"],
+	});
 	// Its closing counts of the pattern's and the forms' entries would count the edited modules: left out.
 	const counts = /^(?:default signal pattern|block forms \(src\/signals\/forms\.ts\)):/;
 	createInterface({ input: child.stdout }).on("line", (line) => {
