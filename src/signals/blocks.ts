@@ -70,11 +70,12 @@ const CONTINUATION = blockFormRegex("continuation");
 const SECTION_HEADER = blockFormRegex("section");
 
 /**
- * A line that announces a database migration step (forms.ts: Alembic, Django, Flyway, Rails and
- * Sequelize, Liquibase). A failure below it happened in that step: the step is its section, like a
- * test's name above a test's failure.
+ * A line that says what the program is doing now (forms.ts: `Running upgrade 0030 -> 0031`,
+ * `Applying shop.0031_unique_email...`, `Compiling ledger v0.1.0`). A failure below it happened in
+ * that step: when no section header above it says more, the step is its section, like a test's name
+ * above a test's failure.
  */
-const MIGRATION_STEP = blockFormRegex("migration");
+const STEP_IN_PROGRESS = blockFormRegex("progress");
 
 /**
  * A location that names no file: `line 11 column 1 - Error: <tabel> is not recognized!` (HTML
@@ -86,14 +87,14 @@ const FILELESS_LOCATION = /^\W{0,3}line \d+(?:(?:,| -)? col(?:umn)? \d+)?\b/i;
 const NAMES_FILE = /(?:^|[\s'"`(=:])(?:[\w.-]*\/)*[\w-][\w.-]*\.[a-z][a-z\d]{0,5}(?=$|[\s'"`),:;])/i;
 
 /**
- * Is `line` the header of a section that `signal` sits in: a section header (SECTION_HEADER), a
- * migration step (MIGRATION_STEP), or, for a signal whose location names no file
- * (FILELESS_LOCATION), the nearest line naming a file that is not itself such a finding (the
- * script's `check: site/guide/page_143.html` above Tidy's findings for that page)?
+ * Is `line` the header of a section that `signal` sits in: a section header (SECTION_HEADER), or,
+ * for a signal whose location names no file (FILELESS_LOCATION), the nearest line naming a file
+ * that is not itself such a finding (the script's `check: site/guide/page_143.html` above Tidy's
+ * findings for that page)?
  */
 function headsSection(line: string, filelessSignal: boolean): boolean {
 	const text = unstamped(line);
-	if (SECTION_HEADER.test(text) || MIGRATION_STEP.test(text)) return true;
+	if (SECTION_HEADER.test(text)) return true;
 	return filelessSignal && NAMES_FILE.test(text) && !FILELESS_LOCATION.test(text);
 }
 
@@ -219,7 +220,12 @@ export function opensStep(line: string): boolean {
 	return BUILD_STEP.test(text) || RULED_TITLE.test(text) || FAILURE_LIST_HEADER.test(text) || isSectionHeader(text);
 }
 
-/** Is `line` a section header (a test's name, a build step, a migration step) that a signal below it belongs to? */
+/** Does `line` say what the program is doing now (STEP_IN_PROGRESS: `Running upgrade 0030 -> 0031`)? Read after its timestamp. */
+export function isStepInProgress(line: string): boolean {
+	return STEP_IN_PROGRESS.test(unstamped(line));
+}
+
+/** Is `line` a section header (a test's name, a build step) that a signal below it belongs to? */
 export function isSectionHeader(line: string): boolean {
 	return headsSection(line, false);
 }
@@ -229,15 +235,16 @@ export function isSectionHeader(line: string): boolean {
  * it continues from (deeper-indented or rare lines right above an unindented signal: the frames
  * above Python's exception; lines of the same or deeper indentation above an indented one, up to
  * their parent), its parent (the nearest line indented less, e.g. ESLint's file name above its
- * findings), and the nearest section header (headsSection: a test's name, a migration step, the
- * line naming the file of a finding whose location names none). Returns indexes into `above`,
- * ascending.
+ * findings), and the nearest section header (headsSection: a test's name, the line naming the file
+ * of a finding whose location names none), or, when there is none, the step in progress
+ * (STEP_IN_PROGRESS: `Running upgrade 0030 -> 0031`, the last thing the program said it was doing).
+ * Returns indexes into `above`, ascending.
  */
 export function findLeadingContext(
 	signal: string,
 	above: readonly string[],
 	shapeKindOf: (index: number) => ShapeKind = () => "usual",
-): { context: number[]; header?: number } {
+): { context: number[]; header?: number; step?: number } {
 	const signalIndent = Math.max(0, indentOf(signal));
 	// An unindented report takes the indented lines above it only when it does not open with its own location.
 	const takesIndented = !LOCATION_LED.test(signal.slice(marginOf(signal)));
@@ -280,14 +287,20 @@ export function findLeadingContext(
 	let header: number | undefined;
 	const fileless = FILELESS_LOCATION.test(unstamped(signal));
 	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
+	let step: number | undefined;
 	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
 		if (headsSection(above[k], fileless)) {
 			header = k;
 			break;
 		}
+		// A CI step's start ends the search for the step in progress: what ran before it is another step.
+		if (step === undefined && stepMarkOf(above[k])?.kind === "open") step = -1;
+		if (step === undefined && isStepInProgress(above[k])) step = k;
 	}
+	if (step === -1) step = undefined;
 	context.sort((a, b) => a - b);
-	return header === undefined || context.includes(header) ? { context } : { context, header };
+	if (header !== undefined) return context.includes(header) ? { context } : { context, header };
+	return step === undefined || context.includes(step) ? { context } : { context, step };
 }
 
 /** strace -f: `[pid 8890] <... openat resumed>) = -1 ENOENT …` finishes a call another line started. */

@@ -1,6 +1,6 @@
 // The block forms of the signal policy, as data: the lines that continue the diagnostic above them,
-// that head the section a failure sits in, that announce a database migration step, and that open a
-// build tool's step. In each kind the principles come first (forms many tools print); a form only
+// that head the section a failure sits in, that say what step the program is in (the step a failure
+// below them happened in), and that open a build tool's step. In each kind the principles come first (forms many tools print); a form only
 // one tool prints names the tuning fixtures that justify it, as the signal pattern's per-tool
 // alternatives do (src/signals/pattern.ts: `set/name`, never a held-out output; NO_FIXTURE where
 // the tool's documented format alone does). blocks.ts compiles each kind into one regex. Pure.
@@ -8,7 +8,7 @@
 import { NO_FIXTURE } from "./pattern.js";
 
 /** What a form says about the line it matches. */
-export type BlockFormKind = "continuation" | "section" | "migration" | "build-step";
+export type BlockFormKind = "continuation" | "section" | "progress" | "build-step";
 
 /** One form of a kind, with the output it exists for. */
 export interface BlockForm {
@@ -24,7 +24,7 @@ export interface BlockForm {
 const KIND_FLAGS: Readonly<Record<BlockFormKind, string>> = Object.freeze({
 	continuation: "i",
 	section: "",
-	migration: "",
+	progress: "",
 	"build-step": "",
 });
 
@@ -135,35 +135,17 @@ export const BLOCK_FORMS: readonly BlockForm[] = Object.freeze<BlockForm[]>([
 		why: "the `# example.com/api/handlers/h061` package line Go's build and vet print above a package's diagnostics",
 		fixtures: ["tune3/go-vet-printf-wrong-type"],
 	},
-	// A database migration step: a failure below it happened in that step (its section).
+	// A step in progress: a failure below it happened in that step (its section), when no section
+	// header above it says more (blocks.ts).
 	{
-		kind: "migration",
-		source: String.raw`\bRunning (?:upgrade|downgrade) [\w-]+ -> [\w-]+`,
-		why: "Alembic's `INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer email`",
-		fixtures: ["tune4/alembic-migration-integrity-error"],
+		kind: "progress",
+		source: String.raw`(?:^|[\]\t]|: )[ \t]*(?:[A-Z]{4,7} +(?:\[[^\]\s]{1,80}\] *)?)?[^\w\s]{0,3} *(?!(?:During|Warning|Nothing|Something|Anything|Everything|Missing|Pending|String|Following|Remaining)\b)[A-Z][a-z]{2,}ing \S`,
+		why: "a line that says what the program is doing now, a capitalised verb in -ing leading its message (at the line's start or after a tag, a tab or a colon that ends a frame, then after a level and a logger's name) with its object after it: Alembic's `INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer email`, Django's `  Applying shop.0031_unique_email...`, Flyway's `Migrating schema \"public\" to version \"31\"`, Liquibase's `Running Changeset: db/changelog.xml::31::dev`, cargo's `   Compiling ledger v0.1.0`, CMake's `-- Looking for pthread.h`; not `During handling of …`, `Warning …`, `Nothing to do`",
 	},
 	{
-		kind: "migration",
-		source: String.raw`^\s*Applying [\w-]+\.[\w-]+\.\.\.`,
-		why: "Django's `  Applying shop.0031_unique_email...`",
-		fixtures: ["tune2/django-test-vat-failure"],
-	},
-	{
-		kind: "migration",
-		source: String.raw`\bMigrating schema \S+ to version\b`,
-		why: 'Flyway\'s `Migrating schema "public" to version "31 - unique email"`',
-		fixtures: NO_FIXTURE,
-	},
-	{
-		kind: "migration",
+		kind: "progress",
 		source: String.raw`^== [\w.-]+ [\w:-]+: (?:migrating|reverting)\b`,
 		why: "Rails' and Sequelize's `== 20240101120000 AddIndex: migrating ===`",
-		fixtures: NO_FIXTURE,
-	},
-	{
-		kind: "migration",
-		source: String.raw`\bRunning Changeset:`,
-		why: "Liquibase's `Running Changeset: db/changelog.xml::31::dev`",
 		fixtures: NO_FIXTURE,
 	},
 	// A build tool's step: a report or a failing step may start with it.

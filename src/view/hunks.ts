@@ -11,6 +11,7 @@ import { renderLine, renderShownText, type ScannedLine } from "../lines/render.j
 import { isStreamTag, lineTagOf, unstamped, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
+import { SEVERITY_ERROR } from "../signals/policy.js";
 import {
 	BLOCK_MESSAGE_LINES,
 	BLOCK_SCAN_LINES,
@@ -18,7 +19,6 @@ import {
 	continuesPastBlank,
 	findLeadingContext,
 	findSubjectLines,
-	findSubjectTokens,
 	HUNK_AFTER_LINES,
 	HUNK_BEFORE_LINES,
 	HUNK_BLOCK_SCAN_LINES,
@@ -55,6 +55,8 @@ export interface Hunk {
 	item: SignalItem;
 	/** A section header further up (a test's name, a build step), when there is one. */
 	header?: ScannedLine;
+	/** Else the step in progress further up (`Running upgrade 0030 -> 0031`), when there is one. */
+	step?: ScannedLine;
 	/** Leading context, in line order. */
 	before: ScannedLine[];
 	/** Lines further up that name the signal's subject (a test's table row, its `=== RUN` line), in line order. */
@@ -279,9 +281,11 @@ async function readTailSubjects(
 				item.offset >= 0 &&
 				!item.keptEnd,
 		)
-		.filter((item) => atTop(item) || findSubjectTokens(item.text).length > 0)
 		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
 	if (signals.length === 0) return [];
+	let firstError = Number.POSITIVE_INFINITY;
+	for (const item of [...scan.signals, ...scan.shownSignals])
+		if (item.severity === SEVERITY_ERROR) firstError = Math.min(firstError, item.lineNumber);
 	// They lie within a few lines of each other: one read holds what each one's own read would.
 	const readFrom = Math.max(0, Math.min(...signals.map((item) => item.offset)) - READ_BEFORE_BYTES);
 	const bytes = await readRange(source, readFrom, Math.max(...signals.map((item) => item.offset)));
@@ -292,16 +296,18 @@ async function readTailSubjects(
 		const { above, aboveAt, own } = neighboursOf(
 			item.text,
 			item.lineNumber,
-			decodeLastLines(window, Math.min(SUBJECT_LOOKBACK_LINES, item.lineNumber - 1), from === 0),
+			decodeLastLines(window, Math.min(HUNK_HEADER_LOOKBACK_LINES, item.lineNumber - 1), from === 0),
 			[],
 		);
 		const isShown = (index: number) => aboveAt(index) <= headEnd || aboveAt(index) >= tailStart;
 		const aboveShown = above.map((raw) => own(renderShownText(raw, keepChars)));
 		const subject = findSubjectLines(own(item.text), aboveShown, isShown);
-		const leading = atTop(item)
-			? findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(above[index])).context
-			: [];
-		for (const index of [...subject, ...leading])
+		const leading = findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(above[index]));
+		const context = atTop(item) ? leading.context : [];
+		// Its section header; for the output's first error, else the step it failed in.
+		const heading = leading.header ?? (item.lineNumber === firstError ? leading.step : undefined);
+		const header = heading !== undefined && !isShown(heading) ? [heading] : [];
+		for (const index of [...subject, ...context, ...header])
 			if (!isShown(index)) byLine.set(aboveAt(index), renderLine(aboveAt(index), above[index], keepChars));
 	}
 	return [...byLine.values()].sort((a, b) => a.lineNumber - b.lineNumber);
@@ -522,7 +528,8 @@ async function readHunk(
 	// Looked at as shown, and rendered (copied out) only where taken.
 	const aboveShown = aboveLines.map((raw) => own(renderShownText(raw, keepChars)));
 	const leading = findLeadingContext(own(item.text), aboveShown, (index) => shapeKind(aboveLines[index]));
-	const inContext = new Set(leading.header === undefined ? leading.context : [...leading.context, leading.header]);
+	const heading = leading.header ?? leading.step;
+	const inContext = new Set(heading === undefined ? leading.context : [...leading.context, heading]);
 	const subject = findSubjectLines(own(item.text), aboveShown, (index) => inContext.has(index));
 	const renderAbove = (index: number) => renderLine(aboveAt(index), aboveLines[index], keepChars);
 	return {
@@ -530,6 +537,7 @@ async function readHunk(
 		before: leading.context.map(renderAbove),
 		...(subject.length > 0 ? { subject: subject.map(renderAbove) } : {}),
 		...(leading.header !== undefined ? { header: renderAbove(leading.header) } : {}),
+		...(leading.step !== undefined ? { step: renderAbove(leading.step) } : {}),
 		after,
 		messages,
 	};
@@ -537,16 +545,19 @@ async function readHunk(
 
 /**
  * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
- * opens first (they name what failed), then a line further up naming its subject, then its block
- * in order, then the lines just above it.
+ * opens first (they name what failed), then a line further up naming its subject, then its block in
+ * order, then the lines just above it, then, `withStep` (the failure's first error: the step it
+ * failed in), the step in progress further up (`hunk.step`); else that waits until everything else
+ * has had its room (view.ts).
  */
-export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string): Row[] {
+export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string, withStep = false): Row[] {
 	const byPriority = [
 		...(hunk.header ? [hunk.header] : []),
 		...hunk.messages,
 		...(hunk.subject ?? []),
 		...hunk.after,
 		...[...hunk.before].reverse(),
+		...(withStep && hunk.step ? [hunk.step] : []),
 	];
 	return byPriority
 		.slice(0, limit)

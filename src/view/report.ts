@@ -11,7 +11,7 @@
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
-import { opensStep } from "../signals/blocks.js";
+import { isStepInProgress, opensStep } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
 import { fitRows, isOneRun, runShapes, TAIL_UNFOLDED_LINES } from "./rows.js";
@@ -95,6 +95,27 @@ function reportOf(
 		opener !== undefined && opener.lineNumber > scan.headEnd && opener.lineNumber < above[0].lineNumber;
 	if (openers.length === 0 && !inFailedStep) return undefined;
 	return { lines: [...above], openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
+}
+
+/**
+ * The lines above the tail from the step the failure happened in, as the report the output ends
+ * with, when no line there opens a step: the last line saying what the program was doing
+ * (`Running upgrade 0030 -> 0031`) before the first error signal line among them. Undefined when the
+ * output does not end in failure or there is no such line.
+ */
+function failingStepOnwards(
+	scan: ScanResult,
+	above: readonly ScannedLine[] | undefined,
+	failing: boolean,
+): ReportLines | undefined {
+	if (above === undefined || !failing) return undefined;
+	let firstError = Number.POSITIVE_INFINITY;
+	for (const item of [...scan.signals, ...scan.shownSignals])
+		if (item.severity === SEVERITY_ERROR && item.lineNumber >= above[0].lineNumber)
+			firstError = Math.min(firstError, item.lineNumber);
+	for (let k = above.length - 1; k >= 0; k--)
+		if (above[k].lineNumber < firstError && isStepInProgress(above[k].text)) return { lines: [...above], openers: [k] };
+	return undefined;
 }
 
 /**
@@ -304,7 +325,8 @@ export async function readEnd(source: ByteSource, scan: ScanResult, keepChars: n
 	]);
 	const report =
 		reportOf(scan, step, above, failing) ??
-		(tailShapes !== undefined && above !== undefined ? pastRuns(scan, above, tailShapes) : undefined);
+		(tailShapes !== undefined && above !== undefined ? pastRuns(scan, above, tailShapes) : undefined) ??
+		failingStepOnwards(scan, above, failing);
 	const end = tailOfFailedStep(scan, step, report, stepEnd);
 	return {
 		...(end.report !== undefined ? { report: end.report } : {}),

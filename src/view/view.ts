@@ -518,13 +518,16 @@ function allotRoom(
 	let signalCount = fitFromStart(primaryRows, 0, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	pay(signalRows.slice(0, signalCount));
 	const context = new Map<number, Row[]>();
+	// The failure's first error: the step in progress above it is the step the failure happened in.
+	let firstError = Number.POSITIVE_INFINITY;
+	for (const item of items) if (item.severity === SEVERITY_ERROR) firstError = Math.min(firstError, item.lineNumber);
 	/** Context for the shown signal lines `only` picks, CONTEXT_STEPS lines at a time, best hunk first, while room lasts. */
 	const growContext = (only: (item: SignalItem) => boolean) => {
 		for (const step of CONTEXT_STEPS) {
 			for (const item of items.slice(0, signalCount)) {
 				const hunk = hunkOf.get(item.lineNumber);
 				if (hunk === undefined || !only(item)) continue;
-				const rows = contextRows(hunk, step, (line) => format(line, "-"));
+				const rows = contextRows(hunk, step, (line) => format(line, "-"), item.lineNumber === firstError);
 				const extra = costOf(rows);
 				if (extra <= 0 || extra > room) continue;
 				context.set(item.lineNumber, rows);
@@ -613,6 +616,18 @@ function allotRoom(
 		if (rows.length === 0 || costOf(rows) > room) continue;
 		context.set(line.lineNumber, rows);
 		pay(rows);
+	}
+	// The step in progress above a shown signal line (`Running upgrade 0030 -> 0031`), apart from it:
+	// the last of its context, with the room everything else leaves.
+	for (const item of items.slice(0, signalCount)) {
+		const step = hunkOf.get(item.lineNumber)?.step;
+		if (step === undefined) continue;
+		const row = { lineNumber: step.lineNumber, text: format(step, "-") };
+		const cost = costOf([row]);
+		if (cost === 0 || cost + SEPARATOR_CHARS > room) continue;
+		context.set(item.lineNumber, [...(context.get(item.lineNumber) ?? []), row]);
+		pay([row]);
+		room -= SEPARATOR_CHARS;
 	}
 	// What room is left goes to the report the output ends with, when the tail is shown whole.
 	const report =

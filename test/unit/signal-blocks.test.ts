@@ -140,7 +140,7 @@ describe("a section header above a signal", () => {
 });
 
 describe("the section a failure happened in (tune4)", () => {
-	test("a migration step heads the failure under it: Alembic's `Running upgrade`, Django's `Applying`, Flyway's `Migrating schema`", () => {
+	test("the step in progress above a failure is its step: Alembic's `Running upgrade`, Django's `Applying`, Flyway's `Migrating schema`", () => {
 		const alembic = [
 			"INFO  [sqlalchemy.engine.Engine] COMMIT",
 			"INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer email",
@@ -148,32 +148,35 @@ describe("the section a failure happened in (tune4)", () => {
 			"INFO  [sqlalchemy.engine.Engine] [no key 0.00009s] ()",
 			"INFO  [sqlalchemy.engine.Engine] ROLLBACK",
 		];
-		assert.equal(findLeadingContext("Traceback (most recent call last):", alembic).header, 1);
-		const django = [
-			"  Applying shop.0030_orders... OK",
-			"  Applying shop.0031_unique_email...",
-			"Creating index on shop_customer",
-		];
+		assert.equal(findLeadingContext("Traceback (most recent call last):", alembic).step, 1);
+		const django = ["  Applying shop.0030_orders... OK", "  Applying shop.0031_unique_email...", "x"];
 		assert.equal(
-			findLeadingContext("django.db.utils.IntegrityError: UNIQUE constraint failed: shop_customer.email", django)
-				.header,
+			findLeadingContext("django.db.utils.IntegrityError: UNIQUE constraint failed: shop_customer.email", django).step,
 			1,
+			"the nearest step is the one in progress",
 		);
 		assert.equal(
 			findLeadingContext("ERROR: Migration V31__unique_email.sql failed", [
 				'Migrating schema "public" to version "31 - unique email"',
 				"x",
-			]).header,
+			]).step,
 			0,
 		);
 		for (const line of [
-			"INFO  Running tests...",
-			"Applying patches",
-			"Running upgrade checks",
-			"  Applying shop.0031 OK",
+			"During handling of the above exception, another exception occurred:",
+			"Nothing to do",
+			"running 12 tests",
+			"Something went wrong",
 		]) {
-			assert.equal(findLeadingContext("Traceback (most recent call last):", [line, "x"]).header, undefined, line);
+			assert.equal(findLeadingContext("Traceback (most recent call last):", [line, "x"]).step, undefined, line);
 		}
+	});
+
+	test("a section header further up wins over a nearer step in progress: the test's name, not the log line inside it", () => {
+		const above = ["=== RUN   TestMigrate", "    Running upgrade 0030 -> 0031", "x"];
+		const leading = findLeadingContext("    migrate_test.go:12: unique constraint failed", above);
+		assert.equal(leading.header, 0);
+		assert.equal(leading.step, undefined);
 	});
 
 	test("a finding whose location names no file is headed by the nearest line above naming a file (HTML Tidy under a script's `check:` line)", () => {
@@ -384,8 +387,16 @@ describe("the block forms, as data (src/signals/forms.ts)", () => {
 			["section", "[error]   6 | =======", false],
 			["section", "Running 12 tests in parallel", false],
 			["section", "The runner is RUNNING now", false],
-			["migration", "  Applying shop.0031_unique_email...", true],
-			["migration", "Applying patches", false],
+			["progress", "  Applying shop.0031_unique_email...", true],
+			["progress", "INFO  [alembic.runtime.migration] Running upgrade 0030 -> 0031, unique customer email", true],
+			["progress", "   Compiling ledger v0.1.0 (/tmp/ledger)", true],
+			["progress", "-- Looking for pthread.h", true],
+			["progress", "== 20240101120000 AddIndex: migrating ======================================", true],
+			["progress", "During handling of the above exception, another exception occurred:", false],
+			["progress", "Nothing to commit, working tree clean", false],
+			["progress", "Warning deprecated option", false],
+			["progress", "running 12 tests", false],
+			["progress", "Running", false],
 			["build-step", "> Task :compileJava", true],
 			["build-step", "#8 [3/7] RUN make", true],
 			["build-step", "#12 [build 3/7] RUN npm ci", true],

@@ -892,6 +892,53 @@ describe("signal lines", () => {
 		);
 	});
 
+	test("shows the step the failure happened in: the last line above its first error saying what the program was doing", async () => {
+		const lines: string[] = [];
+		for (let i = 1; i <= 40; i++) {
+			lines.push(
+				`INFO  [alembic.runtime.migration] Running upgrade ${String(i - 1).padStart(4, "0")} -> ${String(i).padStart(4, "0")}, seed ${word(i)}`,
+			);
+			for (let k = 1; k <= 30; k++)
+				lines.push(`INFO  [sqlalchemy.engine.Engine] INSERT INTO customers VALUES (${i * 100 + k})`);
+		}
+		lines.push("INFO  [sqlalchemy.engine.Engine] ROLLBACK");
+		const failure = lines.length + 1;
+		lines.push("sqlite3.IntegrityError: UNIQUE constraint failed: customers.email");
+		// Far from the end: the error is shown among the middle's lines, with its context.
+		for (let k = 1; k <= 3000; k++)
+			lines.push(k % 2 === 0 ? `INFO  [cleanup] closing connection ${k}` : `DEBUG pool size now ${k}, idle ${k % 7}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const steps = shown.filter((line) => line.text.includes("Running upgrade"));
+		assert.ok(shown.some((line) => line.lineNumber === failure));
+		assert.deepEqual(
+			steps.filter((line) => line.lineNumber > 60).map((line) => line.text),
+			[lines[failure - 33]],
+			"the last step before the error, no other",
+		);
+		assert.match(lines[failure - 33], /Running upgrade 0039 -> 0040/);
+	});
+
+	test("does not take a step in progress from before the CI step a failure is in", async () => {
+		const lines: string[] = [];
+		for (let k = 1; k <= 100; k++) lines.push(`runner preamble ${k}`);
+		lines.push("##[group]Run actions/checkout@v4");
+		for (let k = 1; k <= 100; k++) lines.push(`Fetching object ${k}`);
+		lines.push("##[endgroup]", "##[group]Run make check", "make check", "##[endgroup]");
+		for (let k = 1; k <= 100; k++) lines.push(`compiled module ${k}`);
+		const failure = lines.length + 1;
+		lines.push("src/a.c:3:5: error: 'total' undeclared");
+		for (let k = 1; k <= 3000; k++) lines.push(`linked object ${k}`);
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		assert.ok(shown.some((line) => line.lineNumber === failure));
+		assert.deepEqual(
+			shown.filter((line) => line.text.startsWith("Fetching object 100")),
+			[],
+			"the checkout step's last line is not the failing step's step",
+		);
+	});
+
 	test("keeps an error's own lines before the tail's oldest lines when room is short", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
