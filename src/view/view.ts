@@ -90,6 +90,17 @@ const MIN_CLEANUP_FOLD_LINES = 3;
 /** The line between two runs of middle lines that do not touch, and what it costs. */
 const SEPARATOR = "  --";
 const SEPARATOR_CHARS = SEPARATOR.length + 1;
+
+/** A row with what showing it costs: `apart`, it pays for a `--` above it too (allotRoom). */
+type CostRow = Row & { apart?: true };
+
+/** How many runs of consecutive line numbers `lineNumbers` make (each a separator's worth apart). */
+function runsOf(lineNumbers: readonly number[]): number {
+	const sorted = [...new Set(lineNumbers)].sort((a, b) => a - b);
+	let runs = sorted.length > 0 ? 1 : 0;
+	for (let k = 1; k < sorted.length; k++) if (sorted[k] > sorted[k - 1] + 1) runs++;
+	return runs;
+}
 /** Longest tool name, store error and notes repeated in the header, in characters. */
 const MAX_TOOL_NAME_CHARS = 40;
 const MAX_STORE_ERROR_CHARS = 120;
@@ -477,40 +488,43 @@ function allotRoom(
 	);
 	room -= sizeOf(tailText.slice(tailText.length - tailCount));
 	// What each line between the head and the tail costs, paid once: a line shown twice (a signal
-	// line in another's context, a rare line in a block) is printed once, its longest text counted.
+	// line in another's context, a rare line in a block) is printed once, its longest text counted. A
+	// row shown for itself (a signal line, a rare line, a line naming a tail signal's subject) is
+	// `apart`: it may start a run of its own, and pays for the `--` above it.
 	const paid = new Map<number, number>();
-	const costOf = (rows: readonly Row[]) => {
+	const sizeOfRow = (row: CostRow) => row.text.length + 1 + (row.apart === true ? SEPARATOR_CHARS : 0);
+	const costOf = (rows: readonly CostRow[]) => {
 		let cost = 0;
-		for (const row of rows) cost += Math.max(0, row.text.length + 1 - (paid.get(row.lineNumber) ?? 0));
+		for (const row of rows) cost += Math.max(0, sizeOfRow(row) - (paid.get(row.lineNumber) ?? 0));
 		return cost;
 	};
-	const pay = (rows: readonly Row[]) => {
+	const pay = (rows: readonly CostRow[]) => {
 		let cost = 0;
 		for (const row of rows) {
 			const before = paid.get(row.lineNumber) ?? 0;
-			if (row.text.length + 1 <= before) continue;
-			cost += row.text.length + 1 - before;
-			paid.set(row.lineNumber, row.text.length + 1);
+			if (sizeOfRow(row) <= before) continue;
+			cost += sizeOfRow(row) - before;
+			paid.set(row.lineNumber, sizeOfRow(row));
 		}
 		room -= cost;
 	};
 	/** How many of `rows` from the start fit in `limit` more characters, each paid once. */
-	const fitFromStart = (rows: readonly Row[], from: number, limit: number) => {
+	const fitFromStart = (rows: readonly CostRow[], from: number, limit: number) => {
 		let count = from;
 		let used = 0;
 		const seen = new Map<number, number>();
 		for (let k = from; k < rows.length; k++) {
 			const row = rows[k];
 			const before = Math.max(paid.get(row.lineNumber) ?? 0, seen.get(row.lineNumber) ?? 0);
-			const cost = Math.max(0, row.text.length + 1 - before);
+			const cost = Math.max(0, sizeOfRow(row) - before);
 			if (used + cost > limit) break;
 			used += cost;
-			seen.set(row.lineNumber, Math.max(before, row.text.length + 1));
+			seen.set(row.lineNumber, Math.max(before, sizeOfRow(row)));
 			count++;
 		}
 		return count;
 	};
-	const signalRows = items.map((item) => ({ lineNumber: item.lineNumber, text: format(item) }));
+	const signalRows = items.map((item) => ({ lineNumber: item.lineNumber, text: format(item), apart: true as const }));
 	const signalText = signalRows.map((row) => row.text);
 	// Other instances of a collapsed shape (ranked last) wait until everything else has had its room.
 	const primary = items.findIndex((item) => item.instance);
@@ -518,6 +532,9 @@ function allotRoom(
 	let signalCount = fitFromStart(primaryRows, 0, Math.min(room, Math.floor(budget * SIGNAL_SHARE)));
 	pay(signalRows.slice(0, signalCount));
 	const context = new Map<number, Row[]>();
+	// The separators a hunk's context rows add: the view reserves one for each signal line's own run,
+	// and a row apart from it (a section header further up) opens another.
+	const separatorsPaid = new Map<number, number>();
 	// The failure's first error: the step in progress above it is the step the failure happened in.
 	let firstError = Number.POSITIVE_INFINITY;
 	for (const item of items) if (item.severity === SEVERITY_ERROR) firstError = Math.min(firstError, item.lineNumber);
@@ -528,10 +545,16 @@ function allotRoom(
 				const hunk = hunkOf.get(item.lineNumber);
 				if (hunk === undefined || !only(item)) continue;
 				const rows = contextRows(hunk, step, (line) => format(line, "-"), item.lineNumber === firstError);
-				const extra = costOf(rows);
+				const separators = (runsOf([item.lineNumber, ...rows.map((row) => row.lineNumber)]) - 1) * SEPARATOR_CHARS;
+				const paidBefore = separatorsPaid.get(item.lineNumber) ?? 0;
+				const extra = costOf(rows) + Math.max(0, separators - paidBefore);
 				if (extra <= 0 || extra > room) continue;
 				context.set(item.lineNumber, rows);
 				pay(rows);
+				if (separators > paidBefore) {
+					room -= separators - paidBefore;
+					separatorsPaid.set(item.lineNumber, separators);
+				}
 			}
 		}
 	};
@@ -582,7 +605,7 @@ function allotRoom(
 	for (const line of parts.tailSubjects) {
 		// A line shown for itself (a signal line, a rare line) needs no row here.
 		if (hunkOf.has(line.lineNumber) || shapeLines.some((shape) => shape.lineNumber === line.lineNumber)) continue;
-		const row = { lineNumber: line.lineNumber, text: format(line, "-") };
+		const row = { lineNumber: line.lineNumber, text: format(line, "-"), apart: true as const };
 		if (costOf([row]) > room) continue;
 		context.set(line.lineNumber, [row]);
 		pay([row]);
@@ -596,7 +619,11 @@ function allotRoom(
 		headCount = grownHead;
 	};
 	if (!jobHeadLast) growHead();
-	const shapeRows = shapeLines.map((line) => ({ lineNumber: line.lineNumber, text: format(line) }));
+	const shapeRows = shapeLines.map((line) => ({
+		lineNumber: line.lineNumber,
+		text: format(line),
+		apart: true as const,
+	}));
 	const shapeText = shapeRows.map((row) => row.text);
 	const shapeCount = fitFromStart(shapeRows, 0, room);
 	pay(shapeRows.slice(0, shapeCount));
@@ -688,8 +715,9 @@ export function buildView(
 		frame.gapNotice(Math.max(1, scan.totalLines), frame.droppedNote(head.length, items.length, scan.totalLines))
 			.length +
 		frame.tailNotice(scan.totalLines).length +
-		// A "--" between two runs of middle lines that do not touch (a report's start is one run, a failed step's head another).
-		(items.length + shapeLines.length + parts.tailSubjects.length + 2) * SEPARATOR_CHARS +
+		// A "--" between two runs of middle lines that do not touch: a report's start is one run, a
+		// failed step's head another (a row shown for itself pays for its own: allotRoom).
+		2 * SEPARATOR_CHARS +
 		2;
 	const shown = allotRoom(parts, thresholdChars - fixed, width, format);
 	const { shownItems } = shown;

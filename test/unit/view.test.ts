@@ -16,6 +16,7 @@ import { buildViewFromFile, buildViewFromText } from "../../src/view/compose.js"
 import { foldRuns } from "../../src/view/rows.js";
 import type { ScannedLine } from "../../src/lines/render.js";
 import { createTempDir } from "../helpers/tmp.js";
+import { loadRealFixtures } from "../fixtures/real/fixtures.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
 	return {
@@ -936,6 +937,36 @@ describe("signal lines", () => {
 			shown.filter((line) => line.text.startsWith("Fetching object 100")),
 			[],
 			"the checkout step's last line is not the failing step's step",
+		);
+	});
+
+	test("pays for the separators context rows apart from their signal line need: the view fits and its last line is whole", async () => {
+		// A real build's output with another job's lines interleaved (turbo's `pkg:task: ` tags): an
+		// error's context rows are its own job's lines, each apart from the next, and the step in
+		// progress (`make[1]: Entering directory`) is far above. Each apart row costs a `--` row too.
+		const fixture = loadRealFixtures().find((candidate) => candidate.name === "gcc-make-error");
+		assert.ok(fixture);
+		const lines: string[] = [];
+		let seed = 7;
+		const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+		const hex = (k: number) => (((k + 1) * 2654435761) % 4294967296).toString(16).padStart(8, "0");
+		const other = (k: number) =>
+			k % 2 === 0
+				? `transforming (${k}) src/components/Widget${k}.tsx`
+				: `dist/assets/Widget${k}-${hex(k)}.js  ${(k % 300) + 1}.${k % 100} kB │ gzip: ${(k % 90) + 1}.${k % 10} kB`;
+		let k = 0;
+		for (const line of fixture.lines) {
+			if (next() < 0.3)
+				for (let n = 1 + Math.floor(next() * 4); n > 0; n--) lines.push(`@acme/web:build: ${other(k++)}`);
+			lines.push(`@acme/api:test: ${line}`);
+		}
+		const options = { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" };
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = assertFaithfulView(view, lines, options);
+		assert.equal(shown.at(-1)?.kept, "whole", "the last line is whole");
+		assert.ok(
+			shown.some((line) => line.text.includes("make[1]: Entering directory")),
+			"a step in progress is shown",
 		);
 	});
 
