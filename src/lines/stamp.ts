@@ -34,6 +34,8 @@ const DIGIT_9 = 0x39;
 const CAPITAL_A = 0x41;
 const CAPITAL_Z = 0x5a;
 const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
 const HASH = 0x23;
 const TAB = 0x09;
 const BYTE_ORDER_MARK = 0xfeff;
@@ -129,4 +131,52 @@ export function untagged(text: string, tag: string): string {
 	if (tag === "") return text;
 	const stamp = stampLength(text);
 	return text.startsWith(tag, stamp) ? text.slice(0, stamp) + text.slice(stamp + tag.length) : text;
+}
+
+/** Longest line read as a JSON-lines record for the line it wraps (wrappedLineOf): longer ones are documents. */
+export const MAX_WRAPPING_RECORD_CHARS = 16 * 1024;
+/**
+ * A JSON-lines record's text member with its string value: a container runtime's `{"log":"…\n"}`
+ * (docker's json-file, fluentd), a logger's `"msg"` or `"message"`, `go test -json`'s `"Output"`.
+ * The value's characters are either not a quote nor a backslash, or an escape: one way to match each.
+ */
+const TEXT_MEMBER = /"(?:log|msg|message|output|text|line)" ?: ?"((?:[^"\\]|\\.)*)"/gi;
+
+/**
+ * The line a JSON-lines record wraps in its text member, decoded (`{"log":"FAIL src/a.test.js\n",
+ * "stream":"stderr"}` wraps `FAIL src/a.test.js`), without its line end; undefined when `text` is no
+ * such record (it starts with `{`, at most MAX_WRAPPING_RECORD_CHARS long) or the value is not a
+ * valid JSON string.
+ */
+export function wrappedLineOf(text: string): string | undefined {
+	const member = textMemberOf(text);
+	if (member === null) return undefined;
+	try {
+		return (JSON.parse(`"${member[1]}"`) as string).replace(/\r?\n$/, "");
+	} catch {
+		return undefined;
+	}
+}
+
+/** Where the line a JSON-lines record wraps starts in it (its text member's value: wrappedLineOf), 0 when it wraps none. */
+export function wrappedLineStart(text: string): number {
+	const member = textMemberOf(text);
+	return member === null ? 0 : member.index + member[0].length - member[1].length - 1;
+}
+
+/** Characters before a record a line may start with: a timestamp, a tag, a column (GNU parallel's `--tag`). */
+const MAX_RECORD_PREFIX_CHARS = 200;
+
+/**
+ * The text member (TEXT_MEMBER) of a JSON-lines record, null when `text` is none: the line is a
+ * record from a `{"` at its start or after a prefix of at most MAX_RECORD_PREFIX_CHARS, to a `}` at
+ * its end.
+ */
+function textMemberOf(text: string): RegExpExecArray | null {
+	if (text.length > MAX_WRAPPING_RECORD_CHARS || text.trimEnd().charCodeAt(text.trimEnd().length - 1) !== CLOSE_BRACE)
+		return null;
+	const start = text.charCodeAt(0) === OPEN_BRACE ? 0 : text.indexOf('{"');
+	if (start < 0 || start > MAX_RECORD_PREFIX_CHARS) return null;
+	TEXT_MEMBER.lastIndex = start;
+	return TEXT_MEMBER.exec(text);
 }

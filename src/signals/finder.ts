@@ -28,7 +28,7 @@ const { findSignalRegexes } = cacheModule;
 const { findPatternKeywords } = keywordsModule;
 const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
-const { lineTagAt, stampLength } = stampModule;
+const { lineTagAt, stampLength, wrappedLineOf } = stampModule;
 const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
 const { DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
 
@@ -247,7 +247,10 @@ export class SignalFinder {
 		if (stamp > 0 && lineStart.test(text.slice(stamp))) return true;
 		// And after a multiplexer's tag (`api-1  | `, `@acme/api:test: `), where its job's line starts.
 		const tag = lineTagAt(text, stamp);
-		return tag !== "" && lineStart.test(text.slice(stamp + tag.length));
+		if (tag !== "" && lineStart.test(text.slice(stamp + tag.length))) return true;
+		// And the line a JSON-lines record wraps (docker's `{"log":"FAIL src/a.test.js\n",…}`), decoded.
+		const wrapped = wrappedLineOf(text);
+		return wrapped !== undefined && this.lineRegex.test(wrapped);
 	}
 
 	/** The pattern's verdict on a candidate line (`raw`, its line ending included); a repeat of the last one is not tested again. */

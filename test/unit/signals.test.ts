@@ -225,8 +225,6 @@ describe("the vocabulary of failure", () => {
 		"WARNING: DATA RACE",
 		"Previous write at 0x00c0000b4010 by goroutine 8:",
 		'{"Time":"2026-11-30T21:04:35.109849747Z","Action":"fail","Package":"example.com/shop/invoice","Test":"TestTotal037","Elapsed":0}',
-		'{"Time":"2026-11-30T21:04:35.109847538Z","Action":"output","Package":"example.com/shop/invoice","Test":"TestTotal037","Output":"--- FAIL: TestTotal037 (0.00s)\\n"}',
-		'{"Action":"output","Package":"example.com/shop/invoice","Output":"FAIL\\texample.com/shop/invoice\\t0.007s\\n"}',
 		'  "conclusion": "failure",',
 		"example.com/bank/ledger.(*Book).Transfer(0x0?, 0xc000058060, 0xc000058080, 0xa, 0x0?)",
 		"example.com/bank/ledger.TestTransferBothWaysConcurrently(0xc000007520)",

@@ -5,7 +5,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
-import { isStreamTag, lineTagOf, stampLength, unstamped, untagged } from "../../src/lines/stamp.js";
+import {
+	isStreamTag,
+	lineTagOf,
+	stampLength,
+	unstamped,
+	untagged,
+	wrappedLineOf,
+	wrappedLineStart,
+} from "../../src/lines/stamp.js";
 import { scanText } from "../../src/scan/scan.js";
 import { alternativesOf, DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN } from "../../src/signals/pattern.js";
 import { loadRealFixtures } from "../fixtures/real/fixtures.js";
@@ -238,4 +246,70 @@ test("after a prefix, the line-start alternatives decide as the whole pattern wo
 				assert.equal(lineStart.test(line), whole.test(line), JSON.stringify(prefix + line));
 			}
 	assert.ok(tested > 10_000, `${tested} lines`);
+});
+
+test("reads the line a JSON-lines record wraps in its text member, decoded", () => {
+	const wrapped: [string, string][] = [
+		['{"log":"FAIL src/a.test.js\\n","stream":"stderr","time":"2026-12-06T10:00:00.1Z"}', "FAIL src/a.test.js"],
+		[
+			'{"Action":"output","Output":"FAIL\\texample.com/shop/invoice\\t0.007s\\n"}',
+			"FAIL\texample.com/shop/invoice\t0.007s",
+		],
+		['{"level":50,"time":1,"msg":"could not connect: \\"db\\" refused"}', 'could not connect: "db" refused'],
+		['{"log":"    at Object.<anonymous> (src/a.js:3:9)\\r\\n"}', "    at Object.<anonymous> (src/a.js:3:9)"],
+		['{"log":""}', ""],
+	];
+	for (const [record, line] of wrapped) {
+		assert.equal(wrappedLineOf(record), line, record);
+		assert.ok(wrappedLineStart(record) > 0, record);
+	}
+	assert.equal(wrappedLineStart('{"log":"  at f\\n"}'), '{"log":"'.length);
+	// After a prefix (a column, a timestamp, a tag) too.
+	assert.equal(
+		wrappedLineOf('tests/test_cart.py\t{"Output":"--- FAIL: TestTotal (0.00s)\\n"}'),
+		"--- FAIL: TestTotal (0.00s)",
+	);
+	for (const other of [
+		"FAIL src/a.test.js",
+		'{"log":"FAIL", "and the record goes on',
+		`${"x".repeat(300)} {"log":"FAIL"}`,
+		'{"status":"FAIL"}',
+		'{"log":"bad escape \\x"}',
+		`{"log":"${"x".repeat(20_000)}"}`,
+	]) {
+		assert.equal(wrappedLineOf(other), undefined, other.slice(0, 60));
+		if (!other.includes("\\x")) assert.equal(wrappedLineStart(other), 0, other.slice(0, 60));
+	}
+});
+
+test("a wrapped line is a signal line as the line it wraps is, and its block is the wrapped lines", () => {
+	const record = (line: string) => JSON.stringify({ log: `${line}\n`, stream: "stdout", time: "2026-12-06T10:00:00Z" });
+	// Among 100 routine records (none in the head or the tail), which are signal lines.
+	const signalsAmong = (line: string) => {
+		const lines = Array.from({ length: 100 }, (_, k) => record(`ok ${k} - case ${k} passed`));
+		lines[50] = record(line);
+		const scan = scanText(`${lines.join("\n")}\n`, { ...DEFAULT_CONFIG, headLines: 10, tailLines: 10 });
+		return scan.signals.map((item) => item.lineNumber);
+	};
+	assert.deepEqual(signalsAmong("FAIL src/a.test.js"), [51], "a failure word where the wrapped line starts");
+	assert.deepEqual(signalsAmong("E       assert 580 == 460"), [51], "pytest's E line");
+	assert.deepEqual(signalsAmong("ok 17 - the totals add up"), []);
+	// go test -json's output records, whose failure lines only the wrapped line shows.
+	for (const output of ["--- FAIL: TestTotal037 (0.00s)", "FAIL\texample.com/shop/invoice\t0.007s"]) {
+		const lines = Array.from({ length: 100 }, (_, k) =>
+			JSON.stringify({ Action: "output", Package: "example.com/shop/invoice", Output: `ok case ${k}\n` }),
+		);
+		lines[50] = JSON.stringify({ Action: "output", Package: "example.com/shop/invoice", Output: `${output}\n` });
+		const scan = scanText(`${lines.join("\n")}\n`, { ...DEFAULT_CONFIG, headLines: 10, tailLines: 10 });
+		assert.deepEqual(
+			scan.signals.map((item) => item.lineNumber),
+			[51],
+			output,
+		);
+	}
+	assert.equal(indentOf(record("    at Object.<anonymous> (src/a.js:3:9)")), 4, "indentation is the wrapped line's");
+	assert.ok(
+		continuesBlock(0, record("    at Object.<anonymous> (src/a.js:3:9)"), "routine"),
+		"a frame continues the block",
+	);
 });

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
-import { stampLength } from "../../src/lines/stamp.js";
+import { stampLength, wrappedLineOf } from "../../src/lines/stamp.js";
 import { hashShape, shapeOf, shapeWindowOf } from "../../src/signals/shape.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
@@ -40,11 +40,16 @@ class Truth {
 		return this.lines[lineNumber - 1];
 	}
 
-	/** The default pattern matches the line, or its text after a timestamp. */
+	/** The default pattern matches the line, its text after a timestamp, or the line a JSON-lines record wraps. */
 	isSignal(text: string): boolean {
 		const shown = stripAnsi(text);
 		const stamp = stampLength(shown);
-		return config.signalRegex.test(shown) || (stamp > 0 && config.signalRegex.test(shown.slice(stamp)));
+		const wrapped = wrappedLineOf(shown);
+		return (
+			config.signalRegex.test(shown) ||
+			(stamp > 0 && config.signalRegex.test(shown.slice(stamp))) ||
+			(wrapped !== undefined && config.signalRegex.test(wrapped))
+		);
 	}
 
 	/** The signal lines of the output of this signal line's shape (the collector's shape key). */
