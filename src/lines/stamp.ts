@@ -134,7 +134,7 @@ export function untagged(text: string, tag: string): string {
 }
 
 /** Longest line read as a JSON-lines record for the line it wraps (wrappedLineOf): longer ones are documents. */
-export const MAX_WRAPPING_RECORD_CHARS = 16 * 1024;
+const MAX_WRAPPING_RECORD_CHARS = 16 * 1024;
 /**
  * A JSON-lines record's text member with its string value: a container runtime's `{"log":"…\n"}`
  * (docker's json-file, fluentd), a logger's `"msg"` or `"message"`, `go test -json`'s `"Output"`.
@@ -173,10 +173,11 @@ const MAX_RECORD_PREFIX_CHARS = 200;
  * its end.
  */
 function textMemberOf(text: string): RegExpExecArray | null {
-	if (text.length > MAX_WRAPPING_RECORD_CHARS || text.trimEnd().charCodeAt(text.trimEnd().length - 1) !== CLOSE_BRACE)
-		return null;
-	const start = text.charCodeAt(0) === OPEN_BRACE ? 0 : text.indexOf('{"');
-	if (start < 0 || start > MAX_RECORD_PREFIX_CHARS) return null;
+	if (text.length > MAX_WRAPPING_RECORD_CHARS) return null;
+	const record = text.trimEnd();
+	if (record.charCodeAt(record.length - 1) !== CLOSE_BRACE) return null;
+	const start = text.charCodeAt(0) === OPEN_BRACE ? 0 : text.slice(0, MAX_RECORD_PREFIX_CHARS + 2).indexOf('{"');
+	if (start < 0) return null;
 	TEXT_MEMBER.lastIndex = start;
 	return TEXT_MEMBER.exec(text);
 }

@@ -289,16 +289,20 @@ export function findLeadingContext(
 	const fileless = FILELESS_LOCATION.test(unstamped(signal));
 	const from = Math.min(above.length - 1, (parent ?? above.length - context.length) - 1);
 	let step: number | undefined;
+	// A CI step's start ends the search for the step in progress: what ran before it is another step's.
+	let stepSought = true;
 	for (let k = from; k >= 0 && above.length - k <= HUNK_HEADER_LOOKBACK_LINES; k--) {
 		if (headsSection(above[k], fileless)) {
 			header = k;
 			break;
 		}
-		// A CI step's start ends the search for the step in progress: what ran before it is another step.
-		if (step === undefined && stepMarkOf(above[k])?.kind === "open") step = -1;
-		if (step === undefined && isStepInProgress(above[k])) step = k;
+		if (!stepSought) continue;
+		if (stepMarkOf(above[k])?.kind === "open") stepSought = false;
+		else if (isStepInProgress(above[k])) {
+			step = k;
+			stepSought = false;
+		}
 	}
-	if (step === -1) step = undefined;
 	context.sort((a, b) => a - b);
 	if (header !== undefined) return context.includes(header) ? { context } : { context, header };
 	return step === undefined || context.includes(step) ? { context } : { context, step };

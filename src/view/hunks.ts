@@ -11,7 +11,6 @@ import { renderLine, renderShownText, type ScannedLine } from "../lines/render.j
 import { isStreamTag, lineTagOf, unstamped, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
-import { SEVERITY_ERROR } from "../signals/policy.js";
 import {
 	BLOCK_MESSAGE_LINES,
 	BLOCK_SCAN_LINES,
@@ -42,7 +41,7 @@ import {
 	TEMPLATE_FAMILY_LINES,
 } from "../signals/shape.js";
 import { type ByteSource, readRange } from "../io/source.js";
-import { type EndLines, readEnd } from "./report.js";
+import { type EndLines, firstErrorLine, readEnd } from "./report.js";
 import type { Row } from "./rows.js";
 
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
@@ -283,9 +282,7 @@ async function readTailSubjects(
 		)
 		.slice(0, MAX_TAIL_SUBJECT_SIGNALS);
 	if (signals.length === 0) return [];
-	let firstError = Number.POSITIVE_INFINITY;
-	for (const item of [...scan.signals, ...scan.shownSignals])
-		if (item.severity === SEVERITY_ERROR) firstError = Math.min(firstError, item.lineNumber);
+	const firstError = firstErrorLine(scan);
 	// They lie within a few lines of each other: one read holds what each one's own read would.
 	const readFrom = Math.max(0, Math.min(...signals.map((item) => item.offset)) - READ_BEFORE_BYTES);
 	const bytes = await readRange(source, readFrom, Math.max(...signals.map((item) => item.offset)));

@@ -69,12 +69,21 @@ async function readAboveTail(
 	return lines.length > 0 ? lines : undefined;
 }
 
+/**
+ * The first error signal line of the output at line `from` or after it (Infinity when none): from
+ * its start, the failure's first error, whose step in progress is the step the failure happened in.
+ */
+export function firstErrorLine(scan: ScanResult, from = 1): number {
+	let first = Number.POSITIVE_INFINITY;
+	for (const items of [scan.signals, scan.shownSignals])
+		for (const item of items)
+			if (item.severity === SEVERITY_ERROR && item.lineNumber >= from) first = Math.min(first, item.lineNumber);
+	return first;
+}
+
 /** Does the output end in failure: an error signal line among the lines above its tail or in it? */
 function endsInFailure(scan: ScanResult): boolean {
-	const first = Math.max(scan.headEnd + 1, scan.tailStart - REPORT_LOOKBACK_LINES);
-	return [...scan.signals, ...scan.shownSignals].some(
-		(item) => item.severity === SEVERITY_ERROR && item.lineNumber >= first,
-	);
+	return firstErrorLine(scan, Math.max(scan.headEnd + 1, scan.tailStart - REPORT_LOOKBACK_LINES)) < Infinity;
 }
 
 /**
@@ -109,10 +118,7 @@ function failingStepOnwards(
 	failing: boolean,
 ): ReportLines | undefined {
 	if (above === undefined || !failing) return undefined;
-	let firstError = Number.POSITIVE_INFINITY;
-	for (const item of [...scan.signals, ...scan.shownSignals])
-		if (item.severity === SEVERITY_ERROR && item.lineNumber >= above[0].lineNumber)
-			firstError = Math.min(firstError, item.lineNumber);
+	const firstError = firstErrorLine(scan, above[0].lineNumber);
 	for (let k = above.length - 1; k >= 0; k--)
 		if (above[k].lineNumber < firstError && isStepInProgress(above[k].text)) return { lines: [...above], openers: [k] };
 	return undefined;

@@ -535,26 +535,30 @@ function allotRoom(
 	// The separators a hunk's context rows add: the view reserves one for each signal line's own run,
 	// and a row apart from it (a section header further up) opens another.
 	const separatorsPaid = new Map<number, number>();
-	// The failure's first error: the step in progress above it is the step the failure happened in.
+	// The failure's first error among the middle's: the step in progress above it is the step the failure happened in.
 	let firstError = Number.POSITIVE_INFINITY;
 	for (const item of items) if (item.severity === SEVERITY_ERROR) firstError = Math.min(firstError, item.lineNumber);
+	/** Shows `rows` as a signal line's context when they fit: their lines and the separators they add, each paid once. */
+	const offerContext = (item: SignalItem, rows: Row[]) => {
+		const separators = (runsOf([item.lineNumber, ...rows.map((row) => row.lineNumber)]) - 1) * SEPARATOR_CHARS;
+		const moreSeparators = Math.max(0, separators - (separatorsPaid.get(item.lineNumber) ?? 0));
+		const extra = costOf(rows) + moreSeparators;
+		if (extra <= 0 || extra > room) return;
+		context.set(item.lineNumber, rows);
+		pay(rows);
+		room -= moreSeparators;
+		if (moreSeparators > 0) separatorsPaid.set(item.lineNumber, separators);
+	};
 	/** Context for the shown signal lines `only` picks, CONTEXT_STEPS lines at a time, best hunk first, while room lasts. */
 	const growContext = (only: (item: SignalItem) => boolean) => {
 		for (const step of CONTEXT_STEPS) {
 			for (const item of items.slice(0, signalCount)) {
 				const hunk = hunkOf.get(item.lineNumber);
 				if (hunk === undefined || !only(item)) continue;
-				const rows = contextRows(hunk, step, (line) => format(line, "-"), item.lineNumber === firstError);
-				const separators = (runsOf([item.lineNumber, ...rows.map((row) => row.lineNumber)]) - 1) * SEPARATOR_CHARS;
-				const paidBefore = separatorsPaid.get(item.lineNumber) ?? 0;
-				const extra = costOf(rows) + Math.max(0, separators - paidBefore);
-				if (extra <= 0 || extra > room) continue;
-				context.set(item.lineNumber, rows);
-				pay(rows);
-				if (separators > paidBefore) {
-					room -= separators - paidBefore;
-					separatorsPaid.set(item.lineNumber, separators);
-				}
+				offerContext(
+					item,
+					contextRows(hunk, step, (line) => format(line, "-"), item.lineNumber === firstError),
+				);
 			}
 		}
 	};
@@ -648,13 +652,11 @@ function allotRoom(
 	// the last of its context, with the room everything else leaves.
 	for (const item of items.slice(0, signalCount)) {
 		const step = hunkOf.get(item.lineNumber)?.step;
-		if (step === undefined) continue;
-		const row = { lineNumber: step.lineNumber, text: format(step, "-") };
-		const cost = costOf([row]);
-		if (cost === 0 || cost + SEPARATOR_CHARS > room) continue;
-		context.set(item.lineNumber, [...(context.get(item.lineNumber) ?? []), row]);
-		pay([row]);
-		room -= SEPARATOR_CHARS;
+		if (step !== undefined)
+			offerContext(item, [
+				...(context.get(item.lineNumber) ?? []),
+				{ lineNumber: step.lineNumber, text: format(step, "-") },
+			]);
 	}
 	// What room is left goes to the report the output ends with, when the tail is shown whole.
 	const report =
