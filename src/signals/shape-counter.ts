@@ -345,6 +345,41 @@ export class ShapeCounter {
 	}
 
 	/**
+	 * Where a line of a rare shape stands out: everywhere when the output is of few shapes
+	 * (`fewShapes`); else where the MIN_SHAPED_LINES shaped lines around it are (common shapes make
+	 * COMMON_SHAPE_SHARE of them). An output is made of steps, each of its own texture: svn's three
+	 * `C` lines among 700 `U` stand out after a thousand lines of a bundler's hashed file names as
+	 * they do alone. Undefined: nowhere (no line recorded, or a sampled output).
+	 */
+	private standsOut(kept: ReadonlySet<ShapeEntry>, fewShapes: boolean): ((lineNumber: number) => boolean) | undefined {
+		if (fewShapes) return () => true;
+		if (this.overflow || this.recordsFull || this.records < MIN_SHAPED_LINES) return undefined;
+		// Prefix counts over the recorded lines: lines of kept shapes, and of kept common shapes.
+		const shaped = new Uint32Array(this.records + 1);
+		const common = new Uint32Array(this.records + 1);
+		for (let k = 0; k < this.records; k++) {
+			const entry = this.shapes.get(this.recordHashes[k]);
+			const isKept = entry !== undefined && kept.has(entry);
+			shaped[k + 1] = shaped[k] + (isKept ? 1 : 0);
+			common[k + 1] = common[k] + (isKept && entry.count >= COMMON_SHAPE_LINES ? 1 : 0);
+		}
+		return (lineNumber) => {
+			// The recorded line at lineNumber (records are in line order), and the window around it.
+			let low = 0;
+			let high = this.records;
+			while (low < high) {
+				const middle = (low + high) >>> 1;
+				if (this.recordLines[middle] < lineNumber) low = middle + 1;
+				else high = middle;
+			}
+			const from = Math.max(0, Math.min(low - (MIN_SHAPED_LINES >>> 1), this.records - MIN_SHAPED_LINES));
+			const to = from + MIN_SHAPED_LINES;
+			const lines = shaped[to] - shaped[from];
+			return 2 * lines >= MIN_SHAPED_LINES && common[to] - common[from] >= COMMON_SHAPE_SHARE * lines;
+		};
+	}
+
+	/**
 	 * The counts' findings. `setAside(line)`: lines that are not the output's own (a CI job's steps
 	 * that passed, around the step that failed); a shape whose first and last lines both are is left
 	 * out of the rare lines and of the share that says whether the output has few shapes.
@@ -382,6 +417,7 @@ export class ShapeCounter {
 		// Blank lines are never shaped: the lines of the shapes left out are all that goes.
 		const shapedLines = this.overflow ? this.shapedLines : counted;
 		const fewShapes = !this.overflow && shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHAPE_SHARE * shapedLines;
+		const standsOut = this.standsOut(kept, fewShapes);
 		const toLine = (entry: ShapeEntry): ShapeLine => ({
 			lineNumber: entry.firstLine,
 			offset: entry.firstOffset,
@@ -396,21 +432,22 @@ export class ShapeCounter {
 		// REPEAT_MIN_LINES or more is a repetition (below).
 		const inOnePlace = (entry: ShapeEntry) => isInOnePlace(entry.firstLine, entry.lastLine, entry.count);
 		const rarity = (entry: ShapeEntry) => (inOnePlace(entry) ? 1 : entry.count);
-		const rare = fewShapes
-			? entries
-					.filter((entry) => entry.count <= RARE_SHAPE_LINES || (inOnePlace(entry) && entry.count < REPEAT_MIN_LINES))
-					.sort((a, b) => rarity(a) - rarity(b) || a.firstLine - b.firstLine)
-					.flatMap((entry) => [
-						toLine(entry),
-						// A shape in one place: its first line stands for it.
-						...(inOnePlace(entry) ? [] : (entry.more ?? [])).map(([lineNumber, offset]) => ({
-							...toLine(entry),
-							lineNumber,
-							offset,
-						})),
-					])
-					.filter((line) => line.lineNumber >= settled)
-			: [];
+		const rare =
+			standsOut !== undefined
+				? entries
+						.filter((entry) => entry.count <= RARE_SHAPE_LINES || (inOnePlace(entry) && entry.count < REPEAT_MIN_LINES))
+						.sort((a, b) => rarity(a) - rarity(b) || a.firstLine - b.firstLine)
+						.flatMap((entry) => [
+							toLine(entry),
+							// A shape in one place: its first line stands for it.
+							...(inOnePlace(entry) ? [] : (entry.more ?? [])).map(([lineNumber, offset]) => ({
+								...toLine(entry),
+								lineNumber,
+								offset,
+							})),
+						])
+						.filter((line) => line.lineNumber >= settled && standsOut(line.lineNumber))
+				: [];
 		const isBurst = (entry: ShapeEntry) =>
 			entry.count >= REPEAT_MIN_LINES &&
 			entry.lastLine - entry.firstLine + 1 <= REPEAT_MAX_SPREAD * entry.count &&

@@ -205,6 +205,34 @@ describe("the shape counter", () => {
 		assert.doesNotMatch(listView, /journal_spec\.lua:6: field .*\[a rare line/);
 	});
 
+	test("an odd line stands out among the routine lines around it, after a step of many shapes", () => {
+		// A bundler's thousand lines, most of them hashed file names (each a shape of its own), then
+		// svn's `U` lines with two `C` among them: the output is not of few shapes (it settles into its
+		// routine with the bundler's first lines), the stretch around each `C` is.
+		const letters = (i: number) =>
+			[...i.toString(26)].map((digit) => "klmnopqrstuvwxyzabcdefghij"[parseInt(digit, 26)]).join("");
+		const bundle = Array.from({ length: 1000 }, (_, i) =>
+			i % 5 === 0
+				? `transforming (${i}) modules`
+				: `dist/assets/Widget-${letters(i * 7919 + 17)}.js  ${i % 300}.${i % 10} kB`,
+		);
+		const update = Array.from({ length: 600 }, (_, i) => `U    site/section_${Math.floor(i / 60)}/page_${i}.html`);
+		update[150] = "C    site/section_2/page_150.html";
+		update[450] = "C    site/section_7/page_450.html";
+		const rareOf = (lines: readonly string[]) => {
+			const counter = new ShapeCounter();
+			const bytes = Buffer.from(lines.join("\n") + "\n");
+			counter.addBlock(bytes, 0, bytes.length, 1, 0);
+			return counter.result().rare.map((line) => line.lineNumber);
+		};
+		assert.deepEqual(rareOf(update), [151, 451], "alone, the output is of few shapes");
+		assert.deepEqual(rareOf([...bundle, ...update]), [1151, 1451]);
+		// An odd line among the hashed names does not stand out: the lines around it are all different.
+		const odd = [...bundle];
+		odd[500] = "C    site/section_2/page_150.html";
+		assert.deepEqual(rareOf([...odd, ...update.map((line) => line.replace(/^C /, "U "))]), []);
+	});
+
 	test("shapes the end of a long output whole, past the sampled middle: its odd line is rare", async (t) => {
 		// 3.6 MB of passing lines, then a job's batches with one odd line among them.
 		const passing = Array.from(
