@@ -115,6 +115,8 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		["@acme/api: ", "npm error code ELIFECYCLE"],
 		["[api] ", "    at Object.<anonymous> (src/a.test.js:4:9)"],
 		["[pid 1001] ", "write(2, ...) = -1 EBADF"],
+		["app[web.1]: ", "FAIL\texample.com/toolkit/ringbuf\t0.008s"],
+		["sshd[812]: ", "error: kex_exchange_identification: Connection closed by remote host"],
 	];
 	for (const [tag, text] of tagged) {
 		assert.equal(lineTagOf(tag + text), tag, tag);
@@ -135,6 +137,9 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		"Tests: 1 failed, 2 passed",
 		"Test Suites: 1 failed, 2 passed",
 		"Run actions/checkout@v4",
+		"error[E0308]: mismatched types",
+		"warning[unused]: x",
+		"goroutine 7 [running]:",
 		"",
 	])
 		assert.equal(lineTagOf(text), "", text);

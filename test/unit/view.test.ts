@@ -16,7 +16,7 @@ import { buildViewFromFile, buildViewFromText } from "../../src/view/compose.js"
 import { foldRuns } from "../../src/view/rows.js";
 import type { ScannedLine } from "../../src/lines/render.js";
 import { createTempDir } from "../helpers/tmp.js";
-import { loadRealFixtures } from "../fixtures/real/fixtures.js";
+import { isShownInView, loadRealFixtures, parseViewLines, showLine } from "../fixtures/real/fixtures.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
 	return {
@@ -967,6 +967,27 @@ describe("signal lines", () => {
 		assert.ok(
 			shown.some((line) => line.text.includes("make[1]: Entering directory")),
 			"a step in progress is shown",
+		);
+	});
+
+	test("reads a line after the syslog tag a log drain puts before it, as after any job's tag", async () => {
+		// Heroku's log drain: a timestamp, then the program and its dyno (`app[web.1]: `) before every
+		// line. Go's `FAIL\tpkg` verdicts start their lines only after it.
+		const fixture = loadRealFixtures().find((candidate) => candidate.name === "go-test-fail-panic");
+		assert.ok(fixture);
+		const pad = (n: number) => String(n).padStart(2, "0");
+		const lines = fixture.lines.map(
+			(line, i) => `2026-12-06T10:${pad(Math.floor(i / 60) % 60)}:${pad(i % 60)}.123456+00:00 app[web.1]: ${line}`,
+		);
+		const options = { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" };
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = parseViewLines(view);
+		const missed = fixture.decisive.filter(
+			(line) => !isShownInView(shown, line.lineNumber, showLine(lines[line.lineNumber - 1]), options.maxLineChars),
+		);
+		assert.deepEqual(
+			missed.map((line) => lines[line.lineNumber - 1]),
+			[],
 		);
 	});
 
