@@ -9,11 +9,13 @@
 /**
  * A date and time, or a time, optionally bracketed, then one space or tab (the indentation after it
  * is the line's own); then, where GitLab's runner stamps lines (FF_TIMESTAMPS), its stream column:
- * the stream's number, O or E (stdout, stderr), "+" when the line goes on one cut before (`00O+ `).
+ * the stream's number, O or E (stdout, stderr), "+" when the line goes on one cut before (`00O+ `);
+ * or the container runtime's (the CRI log format kubelet writes, `/var/log/containers/*.log`): the
+ * stream's name, then P for a partial line or F for a full one (`stdout F `).
  * Sticky: matched where a caller sets lastIndex.
  */
 const STAMP =
-	/\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t])?/y;
+	/\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t]|std(?:out|err) [PF] )?/y;
 /**
  * BuildKit's plain progress (`docker build` in CI): each line a build step prints after the step's
  * number and the seconds since it started (`#8 12.345 `), the time column docker puts before it.

@@ -49,6 +49,16 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		"    |   (7) first ‘free’ here",
 	);
 	assert.equal(unstamped("2026-12-06T09:30:02.756845Z 01E+ followed by more"), "followed by more");
+	// The container runtime's (CRI) log format: the stream's name, then P (partial) or F (full).
+	assert.equal(
+		unstamped("2026-12-06T10:00:35.123456789Z stderr F --- FAIL: TestTotal (0.00s)"),
+		"--- FAIL: TestTotal (0.00s)",
+	);
+	assert.equal(
+		unstamped("2026-12-06T10:00:35.123456789Z stdout P     at Object.<anonymous>"),
+		"    at Object.<anonymous>",
+	);
+	assert.equal(unstamped("2026-12-06T10:00:35.123456789Z stdout is where it went"), "stdout is where it went");
 	// A program's own log line in a CI job: its timestamp after CI's.
 	assert.equal(
 		unstamped("2026-12-06T09:30:04.4796252Z 2026-12-01 03:10:03,591 INFO gave up: ledger-sync entered FATAL state"),
