@@ -92,11 +92,13 @@ export function unstamped(text: string): string {
  * package's task (turborepo's `@acme/api:test: `, `web:build: `; pnpm's `packages/api test: `), a
  * scoped package (lerna's `@acme/api: `), a name in brackets (concurrently's
  * `[api] `, strace's `[pid 1001] `), a program and its process or dyno, as syslog tags a line
- * (Heroku's `app[web.1]: `, `sshd[812]: `, make's `make[2]: `; not rustc's `error[E0308]: `). Read per line, a tag may also be a line's own first word (`[INFO] `
+ * (Heroku's `app[web.1]: `, `sshd[812]: `, make's `make[2]: `; not rustc's `error[E0308]: `), a
+ * first column a tab ends that names a file or a host (GNU parallel's `--tag`: `tests/test_cart.py\t`;
+ * not go test's `FAIL\t` nor `ok  \t`, nor du's `4.0K\t`). Read per line, a tag may also be a line's own first word (`[INFO] `
  * is a level, `name | value` a table's row): a caller takes it for one when the lines around share it.
  */
 export const LINE_TAG =
-	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\] |(?!(?:error|warning|warn|note|help|info|debug|fatal|panic)\[)[A-Za-z][\w.-]{0,40}\[[\w.:-]{1,40}\]: )/i;
+	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\] |(?!(?:error|warning|warn|note|help|info|debug|fatal|panic)\[)[A-Za-z][\w.-]{0,40}\[[\w.:-]{1,40}\]: |(?=[^\t/.]{0,79}[/.])[A-Za-z./~][^\t]{0,79}\t)/i;
 /** A tag that is a level or a verdict (`[INFO] `, `[ERROR] `, `[PASS] `): the line's own first word, no job's. */
 const LEVEL_TAG =
 	/^\[(?:info|error|errors|warn|warning|debug|trace|fatal|notice|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)\] $/i;

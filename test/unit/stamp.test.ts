@@ -127,6 +127,8 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		["[pid 1001] ", "write(2, ...) = -1 EBADF"],
 		["app[web.1]: ", "FAIL\texample.com/toolkit/ringbuf\t0.008s"],
 		["sshd[812]: ", "error: kex_exchange_identification: Connection closed by remote host"],
+		["tests/test_cart.py\t", "E       assert 3 == 4"],
+		["web-03.example.com\t", "fatal: unable to access 'https://example.com/app.git/'"],
 	];
 	for (const [tag, text] of tagged) {
 		assert.equal(lineTagOf(tag + text), tag, tag);
@@ -150,6 +152,10 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		"error[E0308]: mismatched types",
 		"warning[unused]: x",
 		"goroutine 7 [running]:",
+		"FAIL\texample.com/toolkit/ringbuf\t0.008s",
+		"ok  \texample.com/toolkit/queue\t0.004s",
+		"4.0K\tsrc/app.ts",
+		"name\tsize\tdate",
 		"",
 	])
 		assert.equal(lineTagOf(text), "", text);

@@ -17,6 +17,7 @@ import { foldRuns } from "../../src/view/rows.js";
 import type { ScannedLine } from "../../src/lines/render.js";
 import { createTempDir } from "../helpers/tmp.js";
 import { isShownInView, loadRealFixtures, parseViewLines, showLine } from "../fixtures/real/fixtures.js";
+import { loadTuningFixtures } from "../fixtures/tuning.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
 	return {
@@ -970,25 +971,39 @@ describe("signal lines", () => {
 		);
 	});
 
-	test("reads a line after the syslog tag a log drain puts before it, as after any job's tag", async () => {
-		// Heroku's log drain: a timestamp, then the program and its dyno (`app[web.1]: `) before every
-		// line. Go's `FAIL\tpkg` verdicts start their lines only after it.
-		const fixture = loadRealFixtures().find((candidate) => candidate.name === "go-test-fail-panic");
-		assert.ok(fixture);
+	test("reads a line after a log drain's, a container runtime's or a job runner's frame", async () => {
+		// Each tuning output here loses decisive lines behind the frame when it is not read past: a
+		// failure word is no longer at the line's start, a block's lines are indented past it.
 		const pad = (n: number) => String(n).padStart(2, "0");
-		const lines = fixture.lines.map(
-			(line, i) => `2026-12-06T10:${pad(Math.floor(i / 60) % 60)}:${pad(i % 60)}.123456+00:00 app[web.1]: ${line}`,
-		);
+		const time = (i: number) => `2026-12-06T10:${pad(Math.floor(i / 60) % 60)}:${pad(i % 60)}`;
+		const frames: Array<[string, string, (line: string, i: number) => string]> = [
+			// Heroku's log drain: a timestamp, then the program and its dyno, as syslog tags a line.
+			["real/go-test-fail-panic", "log drain", (line, i) => `${time(i)}.123456+00:00 app[web.1]: ${line}`],
+			// The CRI log format kubelet writes: the time, the stream, P (partial) or F (full).
+			[
+				"real/go-test-fail-panic",
+				"container runtime",
+				(line, i) => `${time(i)}.123456789Z ${/fail|panic|error/i.test(line) ? "stderr" : "stdout"} F ${line}`,
+			],
+			// GNU parallel's `--tag`: the job's argument and a tab.
+			["tune2/helgrind-data-race", "parallel --tag", (line) => `tests/ledger_race.sh\t${line}`],
+		];
+		const fixtures = loadTuningFixtures();
 		const options = { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" };
-		const view = (await buildViewFromText(lines.join("\n"), options)).text;
-		const shown = parseViewLines(view);
-		const missed = fixture.decisive.filter(
-			(line) => !isShownInView(shown, line.lineNumber, showLine(lines[line.lineNumber - 1]), options.maxLineChars),
-		);
-		assert.deepEqual(
-			missed.map((line) => lines[line.lineNumber - 1]),
-			[],
-		);
+		for (const [name, frame, framed] of frames) {
+			const fixture = fixtures.get(name);
+			assert.ok(fixture, name);
+			const lines = fixture.lines.map(framed);
+			const shown = parseViewLines((await buildViewFromText(lines.join("\n"), options)).text);
+			const missed = fixture.decisive.filter(
+				(line) => !isShownInView(shown, line.lineNumber, showLine(lines[line.lineNumber - 1]), options.maxLineChars),
+			);
+			assert.deepEqual(
+				missed.map((line) => lines[line.lineNumber - 1]),
+				[],
+				`${name} behind ${frame}`,
+			);
+		}
 	});
 
 	test("keeps an error's own lines before the tail's oldest lines when room is short", async () => {
