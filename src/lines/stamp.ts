@@ -42,14 +42,24 @@ const HASH = 0x23;
 const TAB = 0x09;
 const BYTE_ORDER_MARK = 0xfeff;
 
-/** Characters of the columns and timestamp `text` starts with, and the one space after it (0 when none). */
+/**
+ * The name of the stream a line was written to, in brackets, where a runner labels each line with
+ * it (`[stderr] `, `[stdout] `): one process's lines, whichever stream, are one job's.
+ */
+const STREAM_LABEL = /\[std(?:out|err)\] /y;
+
+/** Characters of the columns, timestamp and stream label `text` starts with, and the one space after them (0 when none). */
 export function stampLength(text: string): number {
 	// A file's byte-order mark (hosted CI's raw logs start with one) comes before its first line's stamp.
-	let from = text.charCodeAt(0) === BYTE_ORDER_MARK ? 1 : 0;
+	const start = text.charCodeAt(0) === BYTE_ORDER_MARK ? 1 : 0;
+	let from = start;
 	for (let column = 0; column <= MAX_COLUMNS; column++) {
 		const stamp = stampAt(text, from);
 		// A program's own timestamp may follow CI's (a logger run in a CI job: `…Z 2026-12-01 03:10:03,591 INFO …`).
-		if (stamp > 0) return from + stamp + stampAt(text, from + stamp);
+		if (stamp > 0) {
+			const end = from + stamp + stampAt(text, from + stamp);
+			return end + streamLabelAt(text, end);
+		}
 		if (column === MAX_COLUMNS) break;
 		// The next column, when a tab ends this one soon enough.
 		const tab = text.indexOf("\t", from);
@@ -57,7 +67,14 @@ export function stampLength(text: string): number {
 		from = tab + 1;
 		if (text.charCodeAt(from) === TAB) break;
 	}
-	return 0;
+	return streamLabelAt(text, start);
+}
+
+/** The length of the stream label (STREAM_LABEL) `text` has at `from`, 0 when none. */
+function streamLabelAt(text: string, from: number): number {
+	if (text.charCodeAt(from) !== OPEN_BRACKET) return 0;
+	STREAM_LABEL.lastIndex = from;
+	return STREAM_LABEL.exec(text)?.[0].length ?? 0;
 }
 
 /**

@@ -59,6 +59,11 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		"    at Object.<anonymous>",
 	);
 	assert.equal(unstamped("2026-12-06T10:00:35.123456789Z stdout is where it went"), "stdout is where it went");
+	// A stream's name in brackets, with a timestamp or alone: one process's lines, whichever stream.
+	assert.equal(unstamped("[stderr]     |      |   (8) second ‘free’ here"), "    |      |   (8) second ‘free’ here");
+	assert.equal(unstamped("2026-12-06T10:00:35.1234567Z [stdout] FAIL src/a.test.js"), "FAIL src/a.test.js");
+	assert.equal(unstamped("[stdin] read 3 lines"), "[stdin] read 3 lines");
+	assert.equal(unstamped("[stderr]x"), "[stderr]x");
 	// A program's own log line in a CI job: its timestamp after CI's.
 	assert.equal(
 		unstamped("2026-12-06T09:30:04.4796252Z 2026-12-01 03:10:03,591 INFO gave up: ledger-sync entered FATAL state"),

@@ -971,7 +971,7 @@ describe("signal lines", () => {
 		);
 	});
 
-	test("reads a line after a log drain's, a container runtime's or a job runner's frame", async () => {
+	test("reads a line after a log drain's, a container runtime's, a stream's or a job runner's frame", async () => {
 		// Each tuning output here loses decisive lines behind the frame when it is not read past: a
 		// failure word is no longer at the line's start, a block's lines are indented past it.
 		const pad = (n: number) => String(n).padStart(2, "0");
@@ -984,6 +984,12 @@ describe("signal lines", () => {
 				"real/go-test-fail-panic",
 				"container runtime",
 				(line, i) => `${time(i)}.123456789Z ${/fail|panic|error/i.test(line) ? "stderr" : "stdout"} F ${line}`,
+			],
+			// A runner that labels each line with the stream it was written to.
+			[
+				"tune2/helgrind-data-race",
+				"stream labels",
+				(line) => `${/error|fail|conflict|race/i.test(line) ? "[stderr]" : "[stdout]"} ${line}`,
 			],
 			// GNU parallel's `--tag`: the job's argument and a tab.
 			["tune2/helgrind-data-race", "parallel --tag", (line) => `tests/ledger_race.sh\t${line}`],
