@@ -14,13 +14,15 @@ const { keepEnd, keepStart } = textModule;
 export const GIANT_LINE_KEEP_BYTES = 64 * 1024;
 const CARRIAGE_RETURN = 0x0d;
 
-// ANSI: CSI sequences, OSC sequences (ended by BEL or ST, never crossing a line), and two-character
+// ANSI: CSI sequences, the control strings a terminal does not show (OSC `ESC ]`: a title, a
+// hyperlink; APC `ESC _`: Buildkite's `ESC _bk;t=1733476800000 BEL` before each line; DCS `ESC P`,
+// PM `ESC ^`, SOS `ESC X`), each ended by BEL or ST and never crossing a line, and two-character
 // escapes. Linear, and never matches a newline, so stripping a block keeps its lines in place.
-export const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
+export const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]_P^X][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]/g;
 const ERASE_LINE_PATTERN = /^\x1b\[[012]?K/;
 // What is left of an escape sequence cut at the end of a kept piece, or at its start (the tail of a
 // CSI sequence, recognised only when another escape follows, so visible text is never dropped).
-const PARTIAL_ESCAPE_AT_END = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b\n]*)?$/;
+const PARTIAL_ESCAPE_AT_END = /\x1b(?:\[[0-?]*[ -/]*|[\]_P^X][^\x07\x1b\n]*)?$/;
 const PARTIAL_ESCAPE_AT_START = /^\[?[0-?]*[ -/]*[@-~](?=\x1b)/;
 // C0 controls other than tab, and DEL: shown as U+FFFD so the view stays one line per line.
 const CONTROL_PATTERN = /[\x00-\x08\x0b-\x1f\x7f]/g;

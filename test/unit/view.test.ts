@@ -1134,6 +1134,20 @@ describe("what a terminal would show", () => {
 		assert.ok(!view.includes("\x1b"));
 	});
 
+	test("hides the control strings a terminal does not show, and reads a line's start after them", async () => {
+		// Buildkite stamps each line with an APC string (`ESC _bk;t=<ms> BEL`); a DCS, a PM, an SOS
+		// and an OSC hyperlink (`ESC ]8;;url ESC \\`) are not shown either.
+		const lines = Array.from({ length: 1000 }, (_, i) => `\x1b_bk;t=${1733476800000 + i}\x07ok ${i}`);
+		lines[500] = "\x1b_bk;t=1733476800500\x07FAIL src/cart.test.js";
+		lines[600] =
+			"\x1bPq#0;2;0;0;0\x1b\\\x1b^private\x07\x1bXstring\x1b\\see \x1b]8;;https://example.com/x\x1b\\the docs\x1b]8;;\x1b\\";
+		const view = (await buildViewFromText(lines.join("\n"), viewOptions())).text;
+		assert.ok(view.includes("\n   501: FAIL src/cart.test.js\n"), view);
+		assert.equal(renderTerminalLine(lines[600]), "see the docs");
+		assert.equal(renderTerminalLine("\x1b_unterminated"), "");
+		assert.ok(!view.includes("bk;t="));
+	});
+
 	test("finds coloured signal lines and shows them without colour", async () => {
 		const lines = Array.from({ length: 1000 }, (_, i) =>
 			i === 500 ? "\x1b[1;31merror[E0308]\x1b[0m: mismatched types" : `ok ${i}`,
