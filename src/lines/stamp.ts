@@ -15,7 +15,7 @@
  * Sticky: matched where a caller sets lastIndex.
  */
 const STAMP =
-	/\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?\]?[ \t](?:[\da-f]{2}[OE]\+?[ \t]|std(?:out|err) [PF] )?/y;
+	/[[(]?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?[\])]?[ \t](?:[\da-f]{2}[OE]\+?[ \t]|std(?:out|err) [PF] |[\w.-]{1,64} (?:kernel|[\w.@/()-]{1,64}\[\d{1,10}\]): )?/y;
 /**
  * BuildKit's plain progress (`docker build` in CI): each line a build step prints after the step's
  * number and the seconds since it started (`#8 12.345 `), the time column docker puts before it.
@@ -36,6 +36,7 @@ const DIGIT_9 = 0x39;
 const CAPITAL_A = 0x41;
 const CAPITAL_Z = 0x5a;
 const OPEN_BRACKET = 0x5b;
+const OPEN_PARENTHESIS = 0x28;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const HASH = 0x23;
@@ -88,7 +89,7 @@ function stampAt(text: string, from: number): number {
 			? BUILD_STEP_STAMP
 			: first >= CAPITAL_A && first <= CAPITAL_Z
 				? SYSLOG_STAMP
-				: first === OPEN_BRACKET || (first >= DIGIT_0 && first <= DIGIT_9)
+				: first === OPEN_BRACKET || first === OPEN_PARENTHESIS || (first >= DIGIT_0 && first <= DIGIT_9)
 					? STAMP
 					: null;
 	if (stamp === null) return 0;
@@ -115,10 +116,10 @@ export function unstamped(text: string): string {
  * is a level, `name | value` a table's row): a caller takes it for one when the lines around share it.
  */
 export const LINE_TAG =
-	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\] |(?!(?:error|warning|warn|note|help|info|debug|fatal|panic)\[)[A-Za-z][\w.-]{0,40}\[[\w.:-]{1,40}\]: |(?=[^\t/.]{0,79}[/.])[A-Za-z./~][^\t]{0,79}\t)/i;
+	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\]:? |(?!(?:error|warning|warn|note|help|info|debug|fatal|panic)\[)[A-Za-z][\w.-]{0,40}\[[\w.:-]{1,40}\]: |(?=[^\t/.]{0,79}[/.])[A-Za-z./~][^\t]{0,79}\t)/i;
 /** A tag that is a level or a verdict (`[INFO] `, `[ERROR] `, `[PASS] `): the line's own first word, no job's. */
 const LEVEL_TAG =
-	/^\[(?:info|error|errors|warn|warning|debug|trace|fatal|notice|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)\] $/i;
+	/^\[(?:info|error|errors|warn|warning|debug|trace|fatal|notice|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)\]:? $/i;
 /** A tag that counts or tells the time (`[12/345] `, `[100%] `, `[Sun Dec 06 10:00:00 2026] `): it changes from line to line. */
 const COUNTING_TAG = /\d:\d\d|\d%|\d\/\d/;
 

@@ -27,6 +27,11 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 		["2024-05-01 12:00:00,123 ", "ERROR x"],
 		["2024-05-01T12:00:00+02:00 ", "  left: 1"],
 		["[10:18:20] ", "FAILED tests/a.py::b"],
+		// Bazel's `--show_timestamps`: the time in parentheses.
+		["(10:18:20) ", "ERROR: /src/app/BUILD:3:10: Compiling app/main.cc failed: (Exit 1)"],
+		// rsyslog's and `journalctl -o short-iso`'s: the host and the program after an RFC 3339 time.
+		["2026-12-06T10:00:35.123456+00:00 ci-runner-07 npm[4123]: ", "FAIL src/a.test.js"],
+		["2026-12-06T10:00:35+0000 ci-runner-07 kernel: ", "Out of memory: Killed process 4123 (node)"],
 		["10:18:20.5 ", "x"],
 		// BuildKit's plain progress: a build step's number and the seconds since it started.
 		["#8 12.345 ", "FAILED tests/test_cart.py::test_total"],
@@ -134,6 +139,8 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		["sshd[812]: ", "error: kex_exchange_identification: Connection closed by remote host"],
 		["tests/test_cart.py\t", "E       assert 3 == 4"],
 		["web-03.example.com\t", "fatal: unable to access 'https://example.com/app.git/'"],
+		// yarn's `workspaces foreach --verbose`: the workspace in brackets, then a colon.
+		["[@acme/api]: ", "FAIL src/cart.test.ts"],
 	];
 	for (const [tag, text] of tagged) {
 		assert.equal(lineTagOf(tag + text), tag, tag);
@@ -243,6 +250,7 @@ test("in jobs interleaved by a multiplexer, a line's block and context are its o
 	// A level is not a job: `[INFO]` and `[ERROR]` lines are read as they come.
 	assert.equal(isStreamTag("[ERROR] "), false);
 	assert.equal(isStreamTag("[INFO] "), false);
+	assert.equal(isStreamTag("[WARN]: "), false);
 	assert.equal(isStreamTag(""), false);
 	// Nor is a progress count or a time that changes from line to line.
 	for (const tag of [

@@ -991,6 +991,11 @@ describe("signal lines", () => {
 				"stream labels",
 				(line) => `${/error|fail|conflict|race/i.test(line) ? "[stderr]" : "[stdout]"} ${line}`,
 			],
+			// rsyslog's file format: an RFC 3339 time, the host, the program and its process id.
+			["real/go-test-fail-panic", "rsyslog", (line, i) => `${time(i)}.123456+00:00 ci-runner-07 go[4123]: ${line}`],
+			// Bazel's `--show_timestamps`, yarn's `workspaces foreach --verbose`.
+			["tune2/helgrind-data-race", "a time in parentheses", (line, i) => `(${time(i).slice(11)}) ${line}`],
+			["tune2/helgrind-data-race", "yarn foreach", (line) => `[@acme/ledger]: ${line}`],
 			// GNU parallel's `--tag`: the job's argument and a tab.
 			["tune2/helgrind-data-race", "parallel --tag", (line) => `tests/ledger_race.sh\t${line}`],
 		];
