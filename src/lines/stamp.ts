@@ -44,12 +44,15 @@ const TAB = 0x09;
 const BYTE_ORDER_MARK = 0xfeff;
 
 /**
- * The name of the stream a line was written to, in brackets, where a runner labels each line with
- * it (`[stderr] `, `[stdout] `): one process's lines, whichever stream, are one job's.
+ * What a runner draws before each line of one job's output, after the timestamp: the name of the
+ * stream it was written to, in brackets (`[stderr] `, `[stdout] `: one process's lines, whichever
+ * stream, are one job's), or the left edge of the box it draws around the job (pnpm's `│ ` under
+ * `packages/api test$ jest`, down to `└─ Failed in 2.3s`; a blank line of it is the edge alone).
  */
-const STREAM_LABEL = /\[std(?:out|err)\] /y;
+const JOB_MARGIN = /\[std(?:out|err)\] |\u2502(?: |$)/y;
+const BOX_EDGE = 0x2502;
 
-/** Characters of the columns, timestamp and stream label `text` starts with, and the one space after them (0 when none). */
+/** Characters of the columns, timestamp and job's margin `text` starts with, and the one space after them (0 when none). */
 export function stampLength(text: string): number {
 	// A file's byte-order mark (hosted CI's raw logs start with one) comes before its first line's stamp.
 	const start = text.charCodeAt(0) === BYTE_ORDER_MARK ? 1 : 0;
@@ -59,7 +62,7 @@ export function stampLength(text: string): number {
 		// A program's own timestamp may follow CI's (a logger run in a CI job: `…Z 2026-12-01 03:10:03,591 INFO …`).
 		if (stamp > 0) {
 			const end = from + stamp + stampAt(text, from + stamp);
-			return end + streamLabelAt(text, end);
+			return end + jobMarginAt(text, end);
 		}
 		if (column === MAX_COLUMNS) break;
 		// The next column, when a tab ends this one soon enough.
@@ -68,14 +71,15 @@ export function stampLength(text: string): number {
 		from = tab + 1;
 		if (text.charCodeAt(from) === TAB) break;
 	}
-	return streamLabelAt(text, start);
+	return jobMarginAt(text, start);
 }
 
-/** The length of the stream label (STREAM_LABEL) `text` has at `from`, 0 when none. */
-function streamLabelAt(text: string, from: number): number {
-	if (text.charCodeAt(from) !== OPEN_BRACKET) return 0;
-	STREAM_LABEL.lastIndex = from;
-	return STREAM_LABEL.exec(text)?.[0].length ?? 0;
+/** The length of the job's margin (JOB_MARGIN) `text` has at `from`, 0 when none. */
+function jobMarginAt(text: string, from: number): number {
+	const first = text.charCodeAt(from);
+	if (first !== OPEN_BRACKET && first !== BOX_EDGE) return 0;
+	JOB_MARGIN.lastIndex = from;
+	return JOB_MARGIN.exec(text)?.[0].length ?? 0;
 }
 
 /**
@@ -106,17 +110,19 @@ export function unstamped(text: string): string {
 
 /**
  * The tag a multiplexer puts before each line of one of the jobs whose output it interleaves: a
- * service's name and a bar (docker compose's `api-1  | `, foreman's and honcho's `web.1  | `), a
+ * service's or a target's name and a bar (docker compose's `api-1  | `, foreman's and honcho's
+ * `web.1  | `, Earthly's `+test | `), a
  * package's task (turborepo's `@acme/api:test: `, `web:build: `; pnpm's `packages/api test: `), a
  * scoped package (lerna's `@acme/api: `), a name in brackets (concurrently's
  * `[api] `, strace's `[pid 1001] `), a program and its process or dyno, as syslog tags a line
  * (Heroku's `app[web.1]: `, `sshd[812]: `, make's `make[2]: `; not rustc's `error[E0308]: `), a
  * first column a tab ends that names a file or a host (GNU parallel's `--tag`: `tests/test_cart.py\t`;
- * not go test's `FAIL\t` nor `ok  \t`, nor du's `4.0K\t`). Read per line, a tag may also be a line's own first word (`[INFO] `
- * is a level, `name | value` a table's row): a caller takes it for one when the lines around share it.
+ * not go test's `FAIL\t` nor `ok  \t`, nor du's `4.0K\t`). Read per line, a tag may also be a
+ * line's own first word (`[INFO] ` is a level, `name | value` a table's row): a caller takes it for
+ * one when the lines around share it.
  */
 export const LINE_TAG =
-	/^(?:[A-Za-z][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\]:? |(?!(?:error|warning|warn|note|help|info|debug|fatal|panic)\[)[A-Za-z][\w.-]{0,40}\[[\w.:-]{1,40}\]: |(?=[^\t/.]{0,79}[/.])[A-Za-z./~][^\t]{0,79}\t)/i;
+	/^(?:[A-Za-z+][\w.@/-]{0,40} +\| |@?[\w./-]{1,60}:(?=[\w-]{0,29}[A-Za-z])[\w-]{1,30}: |(?=[\w.@-]{0,40}\/)[\w.@/-]{1,80} [\w:-]{1,30}: |@[\w.-]{1,40}\/[\w.-]{1,60}: |\[[^\]\s][^\]]{0,38}\]:? |(?!(?:error|warning|warn|note|help|info|debug|fatal|panic)\[)[A-Za-z][\w.-]{0,40}\[[\w.:-]{1,40}\]: |(?=[^\t/.]{0,79}[/.])[A-Za-z./~][^\t]{0,79}\t)/i;
 /** A tag that is a level or a verdict (`[INFO] `, `[ERROR] `, `[PASS] `): the line's own first word, no job's. */
 const LEVEL_TAG =
 	/^\[(?:info|error|errors|warn|warning|debug|trace|fatal|notice|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)\]:? $/i;

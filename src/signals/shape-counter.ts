@@ -374,6 +374,7 @@ export class ShapeCounter {
 			}
 			const from = Math.max(0, Math.min(low - (MIN_SHAPED_LINES >>> 1), this.records - MIN_SHAPED_LINES));
 			const to = from + MIN_SHAPED_LINES;
+			// At least half of them the output's own (not lines of shapes set aside).
 			const lines = shaped[to] - shaped[from];
 			return 2 * lines >= MIN_SHAPED_LINES && common[to] - common[from] >= COMMON_SHAPE_SHARE * lines;
 		};

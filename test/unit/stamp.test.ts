@@ -69,6 +69,11 @@ test("recognises the timestamps of hosted CI and of loggers, and nothing else", 
 	assert.equal(unstamped("2026-12-06T10:00:35.1234567Z [stdout] FAIL src/a.test.js"), "FAIL src/a.test.js");
 	assert.equal(unstamped("[stdin] read 3 lines"), "[stdin] read 3 lines");
 	assert.equal(unstamped("[stderr]x"), "[stderr]x");
+	// The left edge of the box pnpm draws around a script's output; a blank line of it is the edge alone.
+	assert.equal(unstamped("│   ● cart › applies the coupon"), "  ● cart › applies the coupon");
+	assert.equal(unstamped("│"), "");
+	assert.equal(unstamped("│x"), "│x");
+	assert.equal(unstamped("└─ Failed in 2.3s at /repo/packages/api"), "└─ Failed in 2.3s at /repo/packages/api");
 	// A program's own log line in a CI job: its timestamp after CI's.
 	assert.equal(
 		unstamped("2026-12-06T09:30:04.4796252Z 2026-12-01 03:10:03,591 INFO gave up: ledger-sync entered FATAL state"),
@@ -141,6 +146,8 @@ test("recognises a multiplexer's tag before a line, after its timestamp, and lea
 		["web-03.example.com\t", "fatal: unable to access 'https://example.com/app.git/'"],
 		// yarn's `workspaces foreach --verbose`: the workspace in brackets, then a colon.
 		["[@acme/api]: ", "FAIL src/cart.test.ts"],
+		// Earthly's target and a bar.
+		["+test | ", "--- FAIL: TestTotal (0.00s)"],
 	];
 	for (const [tag, text] of tagged) {
 		assert.equal(lineTagOf(tag + text), tag, tag);

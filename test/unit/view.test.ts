@@ -996,6 +996,9 @@ describe("signal lines", () => {
 			// Bazel's `--show_timestamps`, yarn's `workspaces foreach --verbose`.
 			["tune2/helgrind-data-race", "a time in parentheses", (line, i) => `(${time(i).slice(11)}) ${line}`],
 			["tune2/helgrind-data-race", "yarn foreach", (line) => `[@acme/ledger]: ${line}`],
+			// pnpm's box around a script's output, and Earthly's target before each line.
+			["tune2/helgrind-data-race", "pnpm's box", (line) => `│ ${line}`],
+			["real/go-test-fail-panic", "Earthly", (line) => `+test | ${line}`],
 			// GNU parallel's `--tag`: the job's argument and a tab.
 			["tune2/helgrind-data-race", "parallel --tag", (line) => `tests/ledger_race.sh\t${line}`],
 		];
