@@ -4,7 +4,7 @@
 // (shapeOf, a string, for the few lines already chosen) and the shape hash (hashShape, 32 bits over
 // raw bytes, for every line of an output, computed in WebAssembly too). Pure: text or bytes in.
 
-import { isStreamTag, lineTagAt, stampLength } from "../lines/stamp.js";
+import { isStreamTag, lineTagAt, stampLength, wrappedLineOf } from "../lines/stamp.js";
 
 // ---------------------------------------------------------------------------------------------
 // The two forms of a shape
@@ -51,7 +51,10 @@ const VARIABLE_PARTS =
  * prefix): the signal collector's memo relies on it.
  */
 export function shapeOf(text: string): string {
-	return text
+	// A JSON-lines record's shape is the line it wraps (`{"log":"FAIL src/a.test.js\n",…}`): as
+	// quoted strings, every record of an output would be one shape.
+	const wrapped = text.includes('{"') ? wrappedLineOf(text) : undefined;
+	return (wrapped ?? text)
 		.slice(0, SHAPE_CHARS)
 		.replace(VARIABLE_PARTS, (part) =>
 			part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V",

@@ -52,6 +52,24 @@ describe("the shape key and the shape hash", () => {
 		assert.deepEqual(sameShape("src/a.c:12: error: x", "lib/other.c:3: error: x"), [true, true]);
 	});
 
+	test("the key of a JSON-lines record is its wrapped line's; the hash reads the record", () => {
+		const record = (line: string, time: string) =>
+			`{"log":${JSON.stringify(`${line}\n`)},"stream":"stderr","time":"2026-12-06T10:${time}.123456789Z"}`;
+		// Two different lines: two keys (as quoted strings, every record would be one shape).
+		assert.deepEqual(
+			sameShape(record("--- FAIL: TestTotal (0.00s)", "00:01"), record("=== RUN   TestTotal", "00:02")),
+			[false, true],
+		);
+		// One print statement's lines: one key, as the lines alone have.
+		assert.equal(shapeOf(record("request 17 took 5 ms", "00:01")), shapeOf("request 18 took 120 ms"));
+		assert.equal(
+			shapeOf('{"level":40,"time":1796041042727,"msg":"upstream slow","sku":"SKU-1"}'),
+			shapeOf("upstream slow"),
+		);
+		// A record with no text member keeps its own key.
+		assert.equal(shapeOf('{"Action":"fail","Test":"TestTotal037"}'), "{Q:Q,Q:Q}");
+	});
+
 	test("the key reads SHAPE_CHARS characters, the hash SHAPE_HASH_BYTES bytes after the indentation", () => {
 		const start = "w".repeat(SHAPE_HASH_BYTES);
 		assert.deepEqual(sameShape(`${start} one`, `${start} two`), [false, true]);

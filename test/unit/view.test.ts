@@ -1020,6 +1020,27 @@ describe("signal lines", () => {
 		}
 	});
 
+	test("shows distinct failures of a JSON-lines log as distinct lines, not one record shape", async () => {
+		// Docker's json-file log: every line a record of quoted members. As quoted strings every record
+		// was one shape, and the race's `--- FAIL` and `FAIL\tpkg` lines collapsed into its first warning.
+		const fixture = loadTuningFixtures().get("tune2/go-race-detector");
+		assert.ok(fixture);
+		const lines = fixture.lines.map(
+			(line, i) =>
+				`{"log":${JSON.stringify(`${line}\n`)},"stream":"stdout","time":"2026-12-06T10:00:${String(i % 60).padStart(2, "0")}.1Z"}`,
+		);
+		const options = { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" };
+		const shown = parseViewLines((await buildViewFromText(lines.join("\n"), options)).text);
+		for (const text of [
+			"--- FAIL: TestConcurrentRestock (0.01s)",
+			"FAIL\texample.invalid/inventory/pkg11/cache\t0.042s",
+		]) {
+			const number = fixture.lines.indexOf(text) + 1;
+			assert.ok(number > 0, text);
+			assert.ok(isShownInView(shown, number, showLine(lines[number - 1]), options.maxLineChars), text);
+		}
+	});
+
 	test("keeps an error's own lines before the tail's oldest lines when room is short", async () => {
 		const lines: string[] = [];
 		for (let i = 1; i <= 60; i++) lines.push(`head ${i}`);
