@@ -1031,8 +1031,11 @@ describe("signal lines", () => {
 		);
 		const options = { ...createDefaultConfig(), id: "0123456789ab", toolName: "bash" };
 		const shown = parseViewLines((await buildViewFromText(lines.join("\n"), options)).text);
+		// And a record is no routine line of a block for being one of thousands of records: the test's
+		// `testing.go:1319: race detected` under its `--- FAIL` is shown with it.
 		for (const text of [
 			"--- FAIL: TestConcurrentRestock (0.01s)",
+			"    testing.go:1319: race detected during execution of test",
 			"FAIL\texample.invalid/inventory/pkg11/cache\t0.042s",
 		]) {
 			const number = fixture.lines.indexOf(text) + 1;
