@@ -53,8 +53,7 @@ const VARIABLE_PARTS =
 export function shapeOf(text: string): string {
 	// A JSON-lines record's shape is the line it wraps (`{"log":"FAIL src/a.test.js\n",…}`): as
 	// quoted strings, every record of an output would be one shape.
-	const wrapped = text.includes('{"') ? wrappedLineOf(text) : undefined;
-	return (wrapped ?? text)
+	return (wrappedLineOf(text) ?? text)
 		.slice(0, SHAPE_CHARS)
 		.replace(VARIABLE_PARTS, (part) =>
 			part[0] === '"' || part[0] === "'" || part[0] === "`" ? "Q" : /^[+-]?\d/.test(part) ? "0" : "V",

@@ -132,7 +132,7 @@ export async function readViewExtras(
 	// The shape hash reads a JSON-lines record's quoted members as tokens: its count is every record's,
 	// and says nothing of the line it wraps (shape.ts shapeOf reads that one).
 	const shapeKind = (raw: string) =>
-		raw.includes('{"') && wrappedLineStart(raw) > 0 ? "usual" : classifyShape(countShape(raw), scan.shapes.shapedLines);
+		wrappedLineStart(raw) > 0 ? "usual" : classifyShape(countShape(raw), scan.shapes.shapedLines);
 	const hunks: Hunk[] = [];
 	// All at once: each read is positional, and one round of I/O costs what one read costs.
 	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
