@@ -7,15 +7,23 @@
 // a line's indentation, a section's opener are read there. Pure; one linear match at the start.
 
 /**
- * A date and time, or a time, optionally bracketed, then one space or tab (the indentation after it
- * is the line's own); then, where GitLab's runner stamps lines (FF_TIMESTAMPS), its stream column:
- * the stream's number, O or E (stdout, stderr), "+" when the line goes on one cut before (`00O+ `);
- * or the container runtime's (the CRI log format kubelet writes, `/var/log/containers/*.log`): the
- * stream's name, then P for a partial line or F for a full one (`stdout F `).
- * Sticky: matched where a caller sets lastIndex.
+ * Syslog's header after its time: the host, then the program and its process id (the kernel has
+ * none): `ci-7 make[4123]: `. A line's own words (`error TS2304: `) are no host and program.
  */
-const STAMP =
-	/[[(]?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?[\])]?[ \t](?:[\da-f]{2}[OE]\+?[ \t]|std(?:out|err) [PF] |[\w.-]{1,64} (?:kernel|[\w.@/()-]{1,64}\[\d{1,10}\]): )?/y;
+const SYSLOG_HEADER = String.raw`[\w.-]{1,64} (?:kernel|[\w.@/()-]{1,64}\[\d{1,10}\]): `;
+/**
+ * A date and time, or a time, optionally in brackets or parentheses (Bazel's `(10:18:20) `), then
+ * one space or tab (the indentation after it is the line's own); then, where GitLab's runner stamps
+ * lines (FF_TIMESTAMPS), its stream column: the stream's number, O or E (stdout, stderr), "+" when
+ * the line goes on one cut before (`00O+ `); or the container runtime's (the CRI log format kubelet
+ * writes, `/var/log/containers/*.log`): the stream's name, then P for a partial line or F for a full
+ * one (`stdout F `); or syslog's header (rsyslog's file format, `journalctl -o short-iso`:
+ * `2026-12-06T10:00:35+00:00 ci-7 npm[4123]: `). Sticky: matched where a caller sets lastIndex.
+ */
+const STAMP = new RegExp(
+	String.raw`[[(]?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?[\])]?[ \t](?:[\da-f]{2}[OE]\+?[ \t]|std(?:out|err) [PF] |${SYSLOG_HEADER})?`,
+	"y",
+);
 /**
  * BuildKit's plain progress (`docker build` in CI): each line a build step prints after the step's
  * number and the seconds since it started (`#8 12.345 `), the time column docker puts before it.
@@ -23,11 +31,12 @@ const STAMP =
 const BUILD_STEP_STAMP = /#\d{1,5} \d{1,7}\.\d{3} /y;
 /**
  * The month's name, the day and the time: moreutils' `ts` (`Dec 06 10:00:00 `), and syslog's and
- * journald's line (`journalctl`, `/var/log/syslog`) with the host, then the program and its process
- * id (the kernel has none). A line's own words (`error TS2304: `) are no host and program.
+ * journald's line (`journalctl`, `/var/log/syslog`) with its header (SYSLOG_HEADER).
  */
-const SYSLOG_STAMP =
-	/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})? (?:[\w.-]{1,64} (?:kernel|[\w.@/()-]{1,64}\[\d{1,10}\]): )?/y;
+const SYSLOG_STAMP = new RegExp(
+	String.raw`(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:\.\d{1,9})? (?:${SYSLOG_HEADER})?`,
+	"y",
+);
 /** At most this many tab-separated columns, each at most COLUMN_CHARS long, before a timestamp. */
 const MAX_COLUMNS = 3;
 const COLUMN_CHARS = 120;

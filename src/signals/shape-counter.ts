@@ -11,12 +11,14 @@
 // of waiting bytes; past MAX_HASHED_SHAPES the output is not "of few shapes" and only the shapes
 // already known go on being counted.
 
+import * as stampModule from "../lines/stamp.js";
 import * as keywordFilterModule from "../prefilter/keyword-filter.js";
 import * as shapeModule from "./shape.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { getShapeHasher } = keywordFilterModule;
+const { wrappedLineStart } = stampModule;
 const {
 	COMMON_SHAPE_LINES,
 	COMMON_SHAPE_SHARE,
@@ -249,9 +251,13 @@ export class ShapeCounter {
 
 	/**
 	 * How many lines of this line's shape were counted (0 when its shape was never seen: a sampled
-	 * output may not have looked at it). `text` is the line as it was in the output.
+	 * output may not have looked at it). `text` is the line as it was in the output. 0 too for a
+	 * JSON-lines record that wraps a line (stamp.ts wrappedLineOf): the hash reads its quoted members
+	 * as tokens, so its count is every record's and says nothing of the line it wraps (shape.ts
+	 * shapeOf reads that one).
 	 */
 	countOf(text: string): number {
+		if (wrappedLineStart(text) > 0) return 0;
 		this.shapeWaiting();
 		const bytes = Buffer.from(text.length > 1024 ? text.slice(0, 1024) : text, "utf8");
 		const hash = hashShape(bytes, 0, bytes.length, this.window);

@@ -47,12 +47,13 @@ const VARIABLE_PARTS =
  * The shape key of a line: its first SHAPE_CHARS characters with quoted strings ("Q"), paths and
  * hex ids ("V") and numbers ("0") replaced and whitespace runs made one space, so that lines
  * written by one print statement share one (`request 17 took 5 ms`, `request 18 took 12 ms`).
+ * A JSON-lines record that wraps a line (`{"log":"FAIL src/a.test.js\n",…}`, stamp.ts
+ * wrappedLineOf) has that line's key: as quoted strings, every record of an output would be one.
  * Lines that differ only in their digits share one, unless a digit stands before an `x` (a `0x`
- * prefix): the signal collector's memo relies on it.
+ * prefix) or is a record's `\u` escape (it decodes to another character): the signal collector's
+ * memo relies on it, and takes such lines for one shape.
  */
 export function shapeOf(text: string): string {
-	// A JSON-lines record's shape is the line it wraps (`{"log":"FAIL src/a.test.js\n",…}`): as
-	// quoted strings, every record of an output would be one shape.
 	return (wrappedLineOf(text) ?? text)
 		.slice(0, SHAPE_CHARS)
 		.replace(VARIABLE_PARTS, (part) =>

@@ -8,7 +8,7 @@
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
-import { isStreamTag, lineTagOf, unstamped, untagged, wrappedLineStart } from "../lines/stamp.js";
+import { isStreamTag, lineTagOf, unstamped, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import {
@@ -129,10 +129,7 @@ export async function readViewExtras(
 	keepChars: number,
 	countShape: (raw: string) => number = () => 0,
 ): Promise<ViewExtras> {
-	// The shape hash reads a JSON-lines record's quoted members as tokens: its count is every record's,
-	// and says nothing of the line it wraps (shape.ts shapeOf reads that one).
-	const shapeKind = (raw: string) =>
-		wrappedLineStart(raw) > 0 ? "usual" : classifyShape(countShape(raw), scan.shapes.shapedLines);
+	const shapeKind = (raw: string) => classifyShape(countShape(raw), scan.shapes.shapedLines);
 	const hunks: Hunk[] = [];
 	// All at once: each read is positional, and one round of I/O costs what one read costs.
 	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
