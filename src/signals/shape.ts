@@ -17,8 +17,10 @@ import { isStreamTag, lineTagAt, stampLength, wrappedLineOf } from "../lines/sta
 //   numbers            numbers (with their `.`/`,`/`:` parts:    each run of digits becomes "0"
 //                      `-1.5`, `12:30:01`) become "0"            (`12:30:01` is "0:0:0")
 //   quoted strings     "…" '…' `…` (≤ 200 chars) become "Q"      the same, each kept as its quote
-//   paths, hex ids     `a/b/c`, `0x…`, 7+ hex digits become "V"  only a leading `token:` before a digit
-//                      ("0" when they start with a digit)        (`src/a.c:12: …`) is one token
+//   paths, hex ids     `a/b/c`, `0x…`, 7+ hex digits become "V"  a word of 7+ hex digits is one token, as
+//                      ("0" when they start with a digit)        a digit run is; paths are read as they
+//                                                                are, but a leading `token:` before a
+//                                                                digit (`src/a.c:12: …`) is one token
 //   made as            a string (a Map key; split into words     FNV-1a, no string made; the same bits
 //                      for template families)                    from src/prefilter/wasm/keyword-filter.wat
 //   used by            the signal collector (candidates of one   the shape counter (rare and repeated lines
@@ -75,14 +77,40 @@ export const SHAPE_HASH_BLANK = -1;
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
+/** Fewest hex digits of a hex id (a commit, a content hash, a container's id), as the shape key reads them. */
+const HEX_ID_DIGITS = 7;
+
+function isHexDigit(byte: number): boolean {
+	const lower = byte | 0x20;
+	return (byte >= 0x30 && byte <= 0x39) || (lower >= 0x61 && lower <= 0x66);
+}
+
+function isWordByte(byte: number): boolean {
+	const lower = byte | 0x20;
+	return (byte >= 0x30 && byte <= 0x39) || (lower >= 0x61 && lower <= 0x7a) || byte === 0x5f;
+}
+
+/**
+ * Where the hex id that starts at `at` ends, in the line that starts at `from` and ends at `end`: a
+ * whole word of HEX_ID_DIGITS or more hex digits (`9b2f8e61`, `f22ae6c9…`, a layer's
+ * `a3ed95caeb02`). `at` when there is none.
+ */
+function hexIdEnd(bytes: Uint8Array, from: number, at: number, end: number): number {
+	if (!isHexDigit(bytes[at]) || (at > from && isWordByte(bytes[at - 1]))) return at;
+	let run = at + 1;
+	while (run < end && isHexDigit(bytes[run])) run++;
+	return run - at >= HEX_ID_DIGITS && !(run < end && isWordByte(bytes[run])) ? run : at;
+}
+
 /** Skeleton bytes the last hashShape call read (frameSkeletonBytes measures a frame with it). */
 let skeletonRead = 0;
 
 /**
  * The shape hash of the line in bytes[from, end) (no newline in it; a final "\r" is dropped):
  * indentation, then up to `window` bytes (SHAPE_HASH_BYTES and its output's frame: shapeWindowOf)
- * with each digit run as one "0", each quoted string as its quote, and a leading `path:` (a token
- * before a colon and a digit) as one token. SHAPE_HASH_BLANK for a blank line. The WebAssembly
+ * with each digit run and each hex id (a word of HEX_ID_DIGITS or more hex digits: a bundle's
+ * `Widget12-9b2f8e61.js`, a layer's `a3ed95caeb02: Pull complete`) as one "0", each quoted string as
+ * its quote, and a leading `path:` (a token before a colon and a digit) as one token. SHAPE_HASH_BLANK for a blank line. The WebAssembly
  * module's `shapes` gives the same bits.
  */
 export function hashShape(bytes: Uint8Array, from: number, end: number, window = SHAPE_HASH_BYTES): number {
@@ -105,6 +133,15 @@ export function hashShape(bytes: Uint8Array, from: number, end: number, window =
 	let emitted = 0;
 	let inDigits = false;
 	while (at < end && emitted < window) {
+		const idEnd = hexIdEnd(bytes, from, at, end);
+		if (idEnd > at) {
+			// A hex id is one token, as a digit run is.
+			hash = Math.imul(hash ^ 0x30, FNV_PRIME);
+			emitted++;
+			inDigits = false;
+			at = idEnd;
+			continue;
+		}
 		const byte = bytes[at++];
 		if (byte >= 0x30 && byte <= 0x39) {
 			if (!inDigits) {

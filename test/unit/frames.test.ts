@@ -29,9 +29,6 @@ const FRAME_KNOWN_MISSES: Readonly<Record<string, Readonly<Record<string, readon
 	// The docker build's own 12 closing lines move the tail up: the first blocked thread's frame lies 3 lines
 	// above the tail, in no signal line's block (Jenkins' frame loses the same line, in `npm run frames`).
 	buildkit: { "jvm-deadlock-thread-dump": [1600] },
-	// The other task's assets are named by content hash: each of its lines has a shape of its own (the shape hash
-	// counts digits, not hex ids), the output is no longer "of few shapes", and no line of it is rare.
-	parallel: { "svn-update-conflicts": [228, 729, 1144] },
 	// The first blocked thread's frame lies above the lines the tail reaches past the zip's run to.
 	"zip-after": { "jvm-deadlock-thread-dump": [1573] },
 };

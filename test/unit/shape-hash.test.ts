@@ -91,6 +91,15 @@ test("fuzzed lines of digits, quotes, paths, indentation and carriage returns ha
 			"-",
 			"é",
 			"🚀",
+			// Hex ids, whole words or not (the module finds where one may start 16 bytes at a time).
+			"9b2f8e61",
+			"f22ae6c9",
+			"A3ED95CAEB02",
+			"1234567",
+			"abcdef",
+			"deadbeef",
+			"0x1f2e3d4c",
+			"cafe123g",
 		),
 		// Bytes next to the digits and quotes (the module finds digits and quotes 16 bytes at a time).
 		fc.constantFrom(
@@ -108,6 +117,8 @@ test("fuzzed lines of digits, quotes, paths, indentation and carriage returns ha
 			"c".repeat(17),
 			"d".repeat(47),
 			"e".repeat(48),
+			"f".repeat(15),
+			"0a".repeat(8),
 		),
 		fc.string({ maxLength: 12 }),
 		fc.nat({ max: 300 }).map((n) => "a".repeat(n)),

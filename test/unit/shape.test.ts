@@ -46,10 +46,23 @@ describe("the shape key and the shape hash", () => {
 		assert.deepEqual(sameShape("    at run (a.js:1:2)", "at run (a.js:1:2)"), [true, false]);
 	});
 
-	test("the key sets paths and hex ids aside anywhere, the hash only a leading path before a line number", () => {
+	test("the key sets paths aside anywhere, the hash only a leading path before a line number", () => {
 		assert.deepEqual(sameShape("open /srv/a/b failed", "open /var/c failed"), [true, false]);
-		assert.deepEqual(sameShape("commit deadbeefcafe by ann", "commit feedfacebead by ann"), [true, false]);
 		assert.deepEqual(sameShape("src/a.c:12: error: x", "lib/other.c:3: error: x"), [true, true]);
+	});
+
+	test("both set a hex id (a whole word of 7 or more hex digits) aside, as a number", () => {
+		assert.deepEqual(sameShape("commit deadbeefcafe by ann", "commit feedfacebead by ann"), [true, true]);
+		// A bundler's content-hashed assets: one shape, whatever letters their hashes have.
+		assert.deepEqual(
+			sameShape("dist/assets/Widget12-9b2f8e61.js  4.1 kB", "dist/assets/Widget13-f22ae6c9.js  12.7 kB"),
+			[true, true],
+		);
+		assert.deepEqual(sameShape("a3ed95caeb02: Pull complete", "FE4B2C1D9A07: Pull complete"), [true, true]);
+		// Not whole words of hex digits, or too short: their letters tell lines apart.
+		assert.deepEqual(sameShape("build cafe123g done", "build dead456h done")[1], false);
+		assert.deepEqual(sameShape("build x_cafe1234 done", "build x_dead5678 done")[1], false);
+		assert.deepEqual(sameShape("layer ab12 done", "layer cd34 done")[1], false);
 	});
 
 	test("the key of a JSON-lines record is its wrapped line's; the hash reads the record", () => {

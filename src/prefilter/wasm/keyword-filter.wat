@@ -238,11 +238,25 @@
 		(call $uncount (local.get $line) (local.get $end) (local.get $p)))
 
 	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
-	;; hashShape in src/signals/shape.ts: indentation, then up to `window` bytes with each digit run as
-	;; one "0", each quoted string as its quote, a leading `path:` (a token before a colon and a digit)
-	;; as one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
+	;; hashShape in src/signals/shape.ts: indentation, then up to `window` bytes with each digit run and
+	;; each hex id (a word of 7 or more hex digits) as one "0", each quoted string as its quote, a
+	;; leading `path:` (a token before a colon and a digit) as one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
 	;; at `out`; returns how many, and leaves the number of lines in $lines. Reads up to 15 bytes past
 	;; `end` (a line's end is found 16 bytes at a time).
+	;; Is the byte a hex digit (0-9, a-f, A-F)?
+	(func $isHex (param $byte i32) (result i32)
+		(i32.or
+			(i32.lt_u (i32.sub (local.get $byte) (i32.const 0x30)) (i32.const 10))
+			(i32.lt_u (i32.sub (i32.or (local.get $byte) (i32.const 0x20)) (i32.const 0x61)) (i32.const 6))))
+
+	;; Is the byte a word's (0-9, a-z, A-Z, _)?
+	(func $isWord (param $byte i32) (result i32)
+		(i32.or
+			(i32.or
+				(i32.lt_u (i32.sub (local.get $byte) (i32.const 0x30)) (i32.const 10))
+				(i32.lt_u (i32.sub (i32.or (local.get $byte) (i32.const 0x20)) (i32.const 0x61)) (i32.const 26)))
+			(i32.eq (local.get $byte) (i32.const 0x5f))))
+
 	(func (export "shapes") (param $start i32) (param $end i32) (param $out i32) (param $window i32) (result i32)
 		(local $from i32)
 		(local $lineEnd i32)
@@ -268,6 +282,14 @@
 		(local $backQuotes v128)
 		(local $colons v128)
 		(local $spaces v128)
+		(local $lowerA v128)
+		(local $caseBit v128)
+		(local $six v128)
+		(local $twentySix v128)
+		(local $underscores v128)
+		(local $previous v128)
+		(local $hexStarts i32)
+		(local $q i32)
 		(local.set $newline (i8x16.splat (i32.const 10)))
 		(local.set $zeroes (i8x16.splat (i32.const 0x30)))
 		(local.set $tens (i8x16.splat (i32.const 10)))
@@ -276,6 +298,11 @@
 		(local.set $backQuotes (i8x16.splat (i32.const 0x60)))
 		(local.set $colons (i8x16.splat (i32.const 0x3a)))
 		(local.set $spaces (i8x16.splat (i32.const 0x20)))
+		(local.set $lowerA (i8x16.splat (i32.const 0x61)))
+		(local.set $caseBit (i8x16.splat (i32.const 0x20)))
+		(local.set $six (i8x16.splat (i32.const 6)))
+		(local.set $twentySix (i8x16.splat (i32.const 26)))
+		(local.set $underscores (i8x16.splat (i32.const 0x5f)))
 		(local.set $from (local.get $start))
 		(block $done
 			(loop $lines
@@ -344,9 +371,22 @@
 						(loop $next
 							(br_if $skeleton (i32.ge_u (local.get $p) (local.get $e)))
 							(br_if $skeleton (i32.ge_u (local.get $emitted) (local.get $window)))
-							;; The plain bytes from p: up to the first digit or quote, the line's end and the window's last byte.
+							;; The plain bytes from p: up to the first digit, quote or hex digit that starts a word (a
+							;; hex id may start there), the line's end and the window's last byte.
 							(local.set $chunk (v128.load (local.get $p)))
-							(local.set $run (i32.ctz (i32.or (i32.const 0x10000) (i8x16.bitmask
+							(local.set $previous (v128.load offset=0 (i32.sub (local.get $p) (i32.const 1))))
+							(local.set $hexStarts (i32.and
+								(i8x16.bitmask (i8x16.lt_u (i8x16.sub (v128.or (local.get $chunk) (local.get $caseBit)) (local.get $lowerA)) (local.get $six)))
+								(i32.xor (i32.const -1) (i8x16.bitmask (v128.or
+									(v128.or
+										(i8x16.lt_u (i8x16.sub (local.get $previous) (local.get $zeroes)) (local.get $tens))
+										(i8x16.lt_u (i8x16.sub (v128.or (local.get $previous) (local.get $caseBit)) (local.get $lowerA)) (local.get $twentySix)))
+									(i8x16.eq (local.get $previous) (local.get $underscores)))))))
+							;; The line's first byte has no byte before it.
+							(if (i32.eq (local.get $p) (local.get $from)) (then
+								(local.set $hexStarts (i32.or (local.get $hexStarts)
+									(i32.and (i32.const 1) (i8x16.bitmask (i8x16.lt_u (i8x16.sub (v128.or (local.get $chunk) (local.get $caseBit)) (local.get $lowerA)) (local.get $six))))))))
+							(local.set $run (i32.ctz (i32.or (i32.or (i32.const 0x10000) (local.get $hexStarts)) (i8x16.bitmask
 								(v128.or
 									(v128.or
 										(i8x16.lt_u (i8x16.sub (local.get $chunk) (local.get $zeroes)) (local.get $tens))
@@ -368,6 +408,26 @@
 									(br_if $plain (i32.lt_u (local.get $p) (local.get $run))))
 								(br $next)))
 							(local.set $byte (i32.load8_u (local.get $p)))
+							;; A hex id (7 or more hex digits that make a whole word) is one token, as a digit run is.
+							(if (i32.and (call $isHex (local.get $byte))
+									(i32.or (i32.eq (local.get $p) (local.get $from))
+										(i32.eqz (call $isWord (i32.load8_u offset=0 (i32.sub (local.get $p) (i32.const 1)))))))
+								(then
+									(local.set $q (i32.add (local.get $p) (i32.const 1)))
+									(block $hexEnd
+										(loop $hexRun
+											(br_if $hexEnd (i32.ge_u (local.get $q) (local.get $e)))
+											(br_if $hexEnd (i32.eqz (call $isHex (i32.load8_u (local.get $q)))))
+											(local.set $q (i32.add (local.get $q) (i32.const 1)))
+											(br $hexRun)))
+									(if (i32.and (i32.ge_u (i32.sub (local.get $q) (local.get $p)) (i32.const 7))
+											(i32.or (i32.ge_u (local.get $q) (local.get $e)) (i32.eqz (call $isWord (i32.load8_u (local.get $q))))))
+										(then
+											(local.set $hash (i32.mul (i32.xor (local.get $hash) (i32.const 0x30)) (i32.const 0x01000193)))
+											(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
+											(local.set $inDigits (i32.const 0))
+											(local.set $p (local.get $q))
+											(br $next)))))
 							(local.set $p (i32.add (local.get $p) (i32.const 1)))
 							(if (i32.lt_u (i32.sub (local.get $byte) (i32.const 0x30)) (i32.const 10)) (then
 								(if (i32.eqz (local.get $inDigits)) (then
@@ -375,8 +435,15 @@
 									(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
 									(local.set $inDigits (i32.const 1))))
 								(br $next)))
-							;; A quote.
 							(local.set $inDigits (i32.const 0))
+							;; A hex letter that starts a word but no hex id: a plain byte.
+							(if (i32.and (i32.ne (local.get $byte) (i32.const 0x22))
+									(i32.and (i32.ne (local.get $byte) (i32.const 0x27)) (i32.ne (local.get $byte) (i32.const 0x60))))
+								(then
+									(local.set $hash (i32.mul (i32.xor (local.get $hash) (local.get $byte)) (i32.const 0x01000193)))
+									(local.set $emitted (i32.add (local.get $emitted) (i32.const 1)))
+									(br $next)))
+							;; A quote.
 							;; A quoted string is one token: skip to its closing quote (within 200 bytes).
 							(local.set $close (local.get $p))
 							(block $closed
