@@ -154,25 +154,37 @@ export async function readViewExtras(
 		!inStepHead(line.lineNumber);
 	const tailSubjects = await readTailSubjects(source, scan, keepChars, headEnd, tailStart, shapeKind);
 	const shapeLines: ShapeFind[] = [];
-	const pick = (lines: readonly ShapeLine[], kind: ShapeFind["kind"]) =>
-		lines
+	// The rare lines offered (setAsideFamilies: at most RARE_CANDIDATE_LINES) are taken in order until
+	// MAX_SHAPE_LINES are shown; one that the block of a rare line taken before shows takes no place
+	// of its own: a run of odd lines (a step's own preamble after another step's routine, bandit's
+	// `Severity:` under its `>> Issue:`) is one event, not as many as its lines.
+	const picked = [
+		...scan.shapes.repeated
 			.filter(inMiddle)
 			.slice(0, MAX_SHAPE_LINES)
-			.map((line) => ({ line, kind }));
-	const picked = [
-		...pick(scan.shapes.repeated, "repeated"),
-		...pick(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle)), "rare"),
+			.map((line) => ({ line, kind: "repeated" as const })),
+		...(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle))).map((line) => ({
+			line,
+			kind: "rare" as const,
+		})),
 	];
 	const texts = await Promise.all(
 		picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)),
 	);
+	let rareTaken = 0;
+	const inRareBlock = new Set<number>();
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
+		if (kind === "rare" && (rareTaken === MAX_SHAPE_LINES || inRareBlock.has(line.lineNumber))) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
 		if (takenTexts.has(rendered.text)) return;
 		const job = neighboursOf(first, line.lineNumber, [], below);
 		const after = takeBlock(rendered, job.below, job.below.length, keepChars, shapeKind, job.own, job.belowAt);
+		if (kind === "rare") {
+			rareTaken++;
+			for (const row of after) inRareBlock.add(row.lineNumber);
+		}
 		const exact = scan.shapes.complete;
 		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after });
 	});

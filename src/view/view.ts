@@ -641,10 +641,13 @@ function allotRoom(
 		pay(signalRows.slice(signalCount, grown));
 		signalCount = grown;
 	}
-	// A rare line's block, each whole or not at all, in the order the lines were offered.
+	// A rare line's block, in the order the lines were offered: as much of each as fits, from its top
+	// (the line right below an odd line says most about it, and may be a rare line of its own:
+	// hunks.ts offers no rare line its block shows).
 	for (const line of shapeLines.slice(0, shapeCount)) {
-		const rows = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
-		if (rows.length === 0 || costOf(rows) > room) continue;
+		const block = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
+		const rows = block.slice(0, fitFromStart(block, 0, room));
+		if (rows.length === 0) continue;
 		context.set(line.lineNumber, rows);
 		pay(rows);
 	}

@@ -454,6 +454,78 @@ describe("the view's shape", () => {
 		);
 	});
 
+	test("a run of odd lines takes one rare line's place: the odd lines after it are shown too", async () => {
+		// A build's routine, then a test step's own set-up (twelve lines of their own), then its routine with six odd lines.
+		const setUp = [
+			"Preparing the test database from db/schema.sql",
+			"  tables created: 14",
+			"Seeding fixtures for accounts and ledgers",
+			"  seeded rows: 2306",
+			"Starting the mail catcher on port 1025",
+			"Listening for webhooks on /hooks/incoming",
+			"Clock frozen at 2026-12-06T10:00:00Z",
+			"Random seed 48213",
+			"Browser: headless chromium 131",
+			"Parallel workers: 4",
+			"Coverage collection enabled",
+			"Running 1000 examples",
+		];
+		const build = Array.from({ length: 300 }, (_, n) => `  CC [M]  drivers/net/module_${n}.o`);
+		const tests = Array.from({ length: 1000 }, (_, n) => `ok ${n + 1} - ledger case ${n + 1} passed`);
+		const odd = [
+			"retrying the connection to the ledger replica after a reset",
+			"cache directory /tmp/ledger-cache was removed while in use",
+			"slow query: SELECT balance FROM accounts took 2300 ms",
+			"worker 3 restarted by the supervisor",
+			"clock skew of 4 s detected against the database host",
+			"fixture accounts.yml reloaded from disk",
+		];
+		odd.forEach((line, k) => (tests[120 + 140 * k] = line));
+		const lines = [...build, ...setUp, ...tests];
+		const options = viewOptions();
+		const shown = numbersOf(
+			assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+		);
+		for (const line of odd) assert.ok(shown.includes(lines.indexOf(line) + 1), `shown: ${line}`);
+		const setUpFrom = build.length + 1;
+		assert.deepEqual(
+			shown.filter((n) => n >= setUpFrom && n < setUpFrom + setUp.length),
+			range(setUpFrom, setUpFrom + setUp.length - 1),
+			"the set-up's lines, in the blocks of three of them",
+		);
+	});
+
+	test("a rare line's block shows as much as fits from its top", async () => {
+		// The bandit-like output above, its view at tight budgets: short head and tail, little room for the middle.
+		const lines: string[] = [];
+		for (let i = 0; i < 600; i++) {
+			const high = i === 300;
+			lines.push(
+				high
+					? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue."
+					: ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
+				high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
+				`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
+				`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
+				`${13 + (i % 7)}\t    subprocess.run(cmd, check=True)`,
+				"",
+			);
+		}
+		lines.pop();
+		const block = [1802, 1803, 1804];
+		const partial: number[] = [];
+		for (let threshold = 1000; threshold <= 3000; threshold += 20) {
+			const options = viewOptions({ thresholdChars: threshold, headLines: 10, tailLines: 10 });
+			const view = (await buildViewFromText(lines.join("\n"), options)).text;
+			const shown = numbersOf(assertFaithfulView(view, lines, options));
+			if (!shown.includes(1801)) continue;
+			const rows = block.filter((n) => shown.includes(n));
+			assert.deepEqual(rows, block.slice(0, rows.length), `at ${threshold}: the block's top`);
+			if (rows.length > 0 && rows.length < block.length) partial.push(threshold);
+		}
+		assert.ok(partial.length > 0, "at some budget, the block's first lines without its last");
+	});
+
 	test("shows every line of a small group of similar signal lines, and with room the distinct lines of a larger one", async () => {
 		const lines = Array.from({ length: 3000 }, (_, i) => `Auto-merging src/file_${i}.go`);
 		const conflicts = [300, 900, 1400, 2000, 2500, 2700];
