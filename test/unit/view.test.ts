@@ -150,6 +150,29 @@ function word(n: number): string {
 	return n.toString(26).replace(/[0-9]/g, (digit) => String.fromCharCode(113 + Number(digit)));
 }
 
+/**
+ * bandit-like: 600 uniform low findings of six lines, one high finding (its first line is line 1801)
+ * whose Location line is of a common shape.
+ */
+function banditLike(): string[] {
+	const lines: string[] = [];
+	for (let i = 0; i < 600; i++) {
+		const high = i === 300;
+		lines.push(
+			high
+				? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue."
+				: ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
+			high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
+			`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
+			`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
+			`${13 + (i % 7)}\t    subprocess.run(cmd, check=True)`,
+			"",
+		);
+	}
+	lines.pop();
+	return lines;
+}
+
 function numbersOf(shown: ShownLine[]): number[] {
 	return shown.map((line) => line.lineNumber);
 }
@@ -427,22 +450,7 @@ describe("the view's shape", () => {
 	});
 
 	test("shows a rare line with its block: the deeper lines right below it that are not routine", async () => {
-		// bandit-like: 600 uniform low findings, one high finding whose Location line is of a common shape.
-		const lines: string[] = [];
-		for (let i = 0; i < 600; i++) {
-			const high = i === 300;
-			lines.push(
-				high
-					? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue."
-					: ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
-				high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
-				`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
-				`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
-				`${13 + (i % 7)}\t    subprocess.run(cmd, check=True)`,
-				"",
-			);
-		}
-		lines.pop();
+		const lines = banditLike();
 		const options = viewOptions();
 		const shown = numbersOf(
 			assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
@@ -496,22 +504,8 @@ describe("the view's shape", () => {
 	});
 
 	test("a rare line's block shows as much as fits from its top", async () => {
-		// The bandit-like output above, its view at tight budgets: short head and tail, little room for the middle.
-		const lines: string[] = [];
-		for (let i = 0; i < 600; i++) {
-			const high = i === 300;
-			lines.push(
-				high
-					? ">> Issue: [B602:subprocess_popen_with_shell_equals_true] subprocess call with shell=True identified, security issue."
-					: ">> Issue: [B603:subprocess_without_shell_equals_true] subprocess call - check for execution of untrusted input.",
-				high ? "   Severity: High   Confidence: High" : "   Severity: Low   Confidence: High",
-				`   Location: opstools/task_${String(i).padStart(3, "0")}.py:${13 + (i % 7)}`,
-				`   More Info: https://bandit.readthedocs.io/en/latest/plugins/${high ? "b602" : "b603"}.html`,
-				`${13 + (i % 7)}\t    subprocess.run(cmd, check=True)`,
-				"",
-			);
-		}
-		lines.pop();
+		// Its view at tight budgets: short head and tail, little room for the middle.
+		const lines = banditLike();
 		const block = [1802, 1803, 1804];
 		const partial: number[] = [];
 		for (let threshold = 1000; threshold <= 3000; threshold += 20) {
