@@ -110,8 +110,8 @@ let skeletonRead = 0;
  * indentation, then up to `window` bytes (SHAPE_HASH_BYTES and its output's frame: shapeWindowOf)
  * with each digit run and each hex id (a word of HEX_ID_DIGITS or more hex digits: a bundle's
  * `Widget12-9b2f8e61.js`, a layer's `a3ed95caeb02: Pull complete`) as one "0", each quoted string as
- * its quote, and a leading `path:` (a token before a colon and a digit) as one token. SHAPE_HASH_BLANK for a blank line. The WebAssembly
- * module's `shapes` gives the same bits.
+ * its quote, and a leading `path:` (a token before a colon and a digit) as one token.
+ * SHAPE_HASH_BLANK for a blank line. The WebAssembly module's `shapes` gives the same bits.
  */
 export function hashShape(bytes: Uint8Array, from: number, end: number, window = SHAPE_HASH_BYTES): number {
 	if (end > from && bytes[end - 1] === 0x0d) end--;
