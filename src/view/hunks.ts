@@ -79,6 +79,8 @@ export interface ShapeFind extends ScannedLine {
 	exact: boolean;
 	/** A rare line's block: the lines right below it that continue it, as a signal line's do (at most RARE_BLOCK_LINES). */
 	after: ScannedLine[];
+	/** How many of `after`'s first lines it takes to show the rare lines among them (0: none). */
+	rareBelow: number;
 }
 
 /**
@@ -186,8 +188,12 @@ export async function readViewExtras(
 			for (const row of after) inRareBlock.add(row.lineNumber);
 		}
 		const exact = scan.shapes.complete;
-		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after });
+		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after, rareBelow: 0 });
 	});
+	// The rare lines a block shows are paid with the line it belongs to (view.ts), as they were lines of their own.
+	const rareAt = new Set(picked.filter(({ kind }) => kind === "rare").map(({ line }) => line.lineNumber));
+	for (const line of shapeLines)
+		for (let k = 0; k < line.after.length; k++) if (rareAt.has(line.after[k].lineNumber)) line.rareBelow = k + 1;
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
 	const subjects = { ...(tailSubjects.length > 0 ? { tailSubjects } : {}), ...end };

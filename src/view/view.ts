@@ -629,8 +629,19 @@ function allotRoom(
 		apart: true as const,
 	}));
 	const shapeText = shapeRows.map((row) => row.text);
-	const shapeCount = fitFromStart(shapeRows, 0, room);
-	pay(shapeRows.slice(0, shapeCount));
+	const blockRows = (line: ShapeFind) =>
+		line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
+	// Each shape line with its block's first lines, to the last rare line among them: hunks.ts offers
+	// no rare line a block shows, and such a line is paid where it would have been as a line of its
+	// own, not after every shape line (jvm's `watchdog: no output…` under `settlement batches done`).
+	const groups = shapeLines.map((line, index) => [shapeRows[index], ...blockRows(line).slice(0, line.rareBelow)]);
+	const fits = fitFromStart(groups.flat(), 0, room);
+	let shapeCount = 0;
+	for (let at = 0; shapeCount < groups.length && at < fits; at += groups[shapeCount++].length) {
+		const [row, ...below] = groups[shapeCount].slice(0, fits - at);
+		pay([row, ...below]);
+		if (below.length > 0) context.set(row.lineNumber, below);
+	}
 	// With room left, the distinct lines a collapsed shape stands for, within INSTANCE_SHARE.
 	if (primary >= 0 && signalCount >= primary) {
 		const instanceRoom = Math.min(room, Math.floor(budget * INSTANCE_SHARE));
@@ -645,7 +656,7 @@ function allotRoom(
 	// (the line right below an odd line says most about it, and may be a rare line of its own:
 	// hunks.ts offers no rare line its block shows).
 	for (const line of shapeLines.slice(0, shapeCount)) {
-		const block = line.after.map((below) => ({ lineNumber: below.lineNumber, text: format(below, "-") }));
+		const block = blockRows(line);
 		const rows = block.slice(0, fitFromStart(block, 0, room));
 		if (rows.length === 0) continue;
 		context.set(line.lineNumber, rows);

@@ -503,6 +503,33 @@ describe("the view's shape", () => {
 		);
 	});
 
+	test("a rare line that an odd line's block shows is paid with that line, before the odd lines after it", async () => {
+		const lines = Array.from({ length: 800 }, (_, n) => `ok ${n + 1} - ledger case ${n + 1} passed`);
+		lines[199] = "settlement batches done; reconciling house accounts";
+		lines[200] = "watchdog: no output for 5s after 8s, requesting a thread dump of pid 30932";
+		const later = [
+			"cache directory /tmp/ledger-cache was removed while in use",
+			"slow query: SELECT balance FROM accounts took 2300 ms",
+			"worker 3 restarted by the supervisor",
+			"clock skew of 4 s detected against the database host",
+			"fixture accounts.yml reloaded from disk",
+			"retrying the connection to the ledger replica after a reset",
+		];
+		later.forEach((line, k) => (lines[300 + 60 * k] = line));
+		let tight = 0;
+		for (let threshold = 1000; threshold <= 4000; threshold += 20) {
+			const options = viewOptions({ thresholdChars: threshold, headLines: 10, tailLines: 10 });
+			const shown = numbersOf(
+				assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+			);
+			const laterShown = later.filter((line) => shown.includes(lines.indexOf(line) + 1)).length;
+			if (laterShown === 0) continue;
+			assert.ok(shown.includes(201), `at ${threshold}: the watchdog line before any later odd line`);
+			if (laterShown < later.length) tight++;
+		}
+		assert.ok(tight > 0, "at some budget, some later odd lines and not all");
+	});
+
 	test("a rare line's block shows as much as fits from its top", async () => {
 		// Its view at tight budgets: short head and tail, little room for the middle.
 		const lines = banditLike();
