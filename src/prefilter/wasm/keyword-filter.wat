@@ -237,12 +237,6 @@
 				(br $blocks)))
 		(call $uncount (local.get $line) (local.get $end) (local.get $p)))
 
-	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
-	;; hashShape in src/signals/shape.ts: indentation, then up to `window` bytes with each digit run and
-	;; each hex id (a word of 7 or more hex digits) as one "0", each quoted string as its quote, a
-	;; leading `path:` (a token before a colon and a digit) as one token. For each line that is not blank, writes (hash, line index from 0, line start from `start`)
-	;; at `out`; returns how many, and leaves the number of lines in $lines. Reads up to 15 bytes past
-	;; `end` (a line's end is found 16 bytes at a time).
 	;; Is the byte a hex digit (0-9, a-f, A-F)?
 	(func $isHex (param $byte i32) (result i32)
 		(i32.or
@@ -257,6 +251,13 @@
 				(i32.lt_u (i32.sub (i32.or (local.get $byte) (i32.const 0x20)) (i32.const 0x61)) (i32.const 26)))
 			(i32.eq (local.get $byte) (i32.const 0x5f))))
 
+	;; The shape hash of each line of [start, end) (whole lines, each ending in "\n"), bit for bit as
+	;; hashShape in src/signals/shape.ts: indentation, then up to `window` bytes with each digit run and
+	;; each hex id (a word of 7 or more hex digits) as one "0", each quoted string as its quote, a
+	;; leading `path:` (a token before a colon and a digit) as one token. For each line that is not
+	;; blank, writes (hash, line index from 0, line start from `start`) at `out`; returns how many, and
+	;; leaves the number of lines in $lines. Reads up to 15 bytes past `end` (a line's end is found 16
+	;; bytes at a time).
 	(func (export "shapes") (param $start i32) (param $end i32) (param $out i32) (param $window i32) (result i32)
 		(local $from i32)
 		(local $lineEnd i32)
@@ -289,6 +290,7 @@
 		(local $underscores v128)
 		(local $previous v128)
 		(local $hexStarts i32)
+		(local $wordBefore i32)
 		(local $q i32)
 		(local.set $newline (i8x16.splat (i32.const 10)))
 		(local.set $zeroes (i8x16.splat (i32.const 0x30)))
@@ -374,18 +376,19 @@
 							;; The plain bytes from p: up to the first digit, quote or hex digit that starts a word (a
 							;; hex id may start there), the line's end and the window's last byte.
 							(local.set $chunk (v128.load (local.get $p)))
+							;; Hex letters (digits stop the run anyway) whose byte before is not a word's.
 							(local.set $previous (v128.load offset=0 (i32.sub (local.get $p) (i32.const 1))))
-							(local.set $hexStarts (i32.and
-								(i8x16.bitmask (i8x16.lt_u (i8x16.sub (v128.or (local.get $chunk) (local.get $caseBit)) (local.get $lowerA)) (local.get $six)))
-								(i32.xor (i32.const -1) (i8x16.bitmask (v128.or
-									(v128.or
-										(i8x16.lt_u (i8x16.sub (local.get $previous) (local.get $zeroes)) (local.get $tens))
-										(i8x16.lt_u (i8x16.sub (v128.or (local.get $previous) (local.get $caseBit)) (local.get $lowerA)) (local.get $twentySix)))
-									(i8x16.eq (local.get $previous) (local.get $underscores)))))))
+							(local.set $wordBefore (i8x16.bitmask (v128.or
+								(v128.or
+									(i8x16.lt_u (i8x16.sub (local.get $previous) (local.get $zeroes)) (local.get $tens))
+									(i8x16.lt_u (i8x16.sub (v128.or (local.get $previous) (local.get $caseBit)) (local.get $lowerA)) (local.get $twentySix)))
+								(i8x16.eq (local.get $previous) (local.get $underscores)))))
 							;; The line's first byte has no byte before it.
 							(if (i32.eq (local.get $p) (local.get $from)) (then
-								(local.set $hexStarts (i32.or (local.get $hexStarts)
-									(i32.and (i32.const 1) (i8x16.bitmask (i8x16.lt_u (i8x16.sub (v128.or (local.get $chunk) (local.get $caseBit)) (local.get $lowerA)) (local.get $six))))))))
+								(local.set $wordBefore (i32.and (local.get $wordBefore) (i32.const -2)))))
+							(local.set $hexStarts (i32.and
+								(i8x16.bitmask (i8x16.lt_u (i8x16.sub (v128.or (local.get $chunk) (local.get $caseBit)) (local.get $lowerA)) (local.get $six)))
+								(i32.xor (local.get $wordBefore) (i32.const -1))))
 							(local.set $run (i32.ctz (i32.or (i32.or (i32.const 0x10000) (local.get $hexStarts)) (i8x16.bitmask
 								(v128.or
 									(v128.or
