@@ -175,6 +175,7 @@ export async function readViewExtras(
 	);
 	let rareTaken = 0;
 	const inRareBlock = new Set<number>();
+	const rareAt = new Set(picked.filter(({ kind }) => kind === "rare").map(({ line }) => line.lineNumber));
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...below] = texts[index];
 		if (first === undefined) return;
@@ -187,13 +188,12 @@ export async function readViewExtras(
 			rareTaken++;
 			for (const row of after) inRareBlock.add(row.lineNumber);
 		}
+		// The rare lines its block shows are paid with it (view.ts), as they were lines of their own.
+		let rareBelow = after.length;
+		while (rareBelow > 0 && !rareAt.has(after[rareBelow - 1].lineNumber)) rareBelow--;
 		const exact = scan.shapes.complete;
-		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after, rareBelow: 0 });
+		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after, rareBelow });
 	});
-	// The rare lines a block shows are paid with the line it belongs to (view.ts), as they were lines of their own.
-	const rareAt = new Set(picked.filter(({ kind }) => kind === "rare").map(({ line }) => line.lineNumber));
-	for (const line of shapeLines)
-		for (let k = 0; k < line.after.length; k++) if (rareAt.has(line.after[k].lineNumber)) line.rareBelow = k + 1;
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
 	const subjects = { ...(tailSubjects.length > 0 ? { tailSubjects } : {}), ...end };
