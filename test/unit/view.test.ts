@@ -173,6 +173,16 @@ function banditLike(): string[] {
 	return lines;
 }
 
+/** Six odd lines of a ledger's test run, each of a shape of its own and none a signal line. */
+const ODD_LEDGER_LINES = [
+	"retrying the connection to the ledger replica after a reset",
+	"cache directory /tmp/ledger-cache was removed while in use",
+	"slow query: SELECT balance FROM accounts took 2300 ms",
+	"worker 3 restarted by the supervisor",
+	"clock skew of 4 s detected against the database host",
+	"fixture accounts.yml reloaded from disk",
+];
+
 function numbersOf(shown: ShownLine[]): number[] {
 	return shown.map((line) => line.lineNumber);
 }
@@ -480,14 +490,7 @@ describe("the view's shape", () => {
 		];
 		const build = Array.from({ length: 300 }, (_, n) => `  CC [M]  drivers/net/module_${n}.o`);
 		const tests = Array.from({ length: 1000 }, (_, n) => `ok ${n + 1} - ledger case ${n + 1} passed`);
-		const odd = [
-			"retrying the connection to the ledger replica after a reset",
-			"cache directory /tmp/ledger-cache was removed while in use",
-			"slow query: SELECT balance FROM accounts took 2300 ms",
-			"worker 3 restarted by the supervisor",
-			"clock skew of 4 s detected against the database host",
-			"fixture accounts.yml reloaded from disk",
-		];
+		const odd = ODD_LEDGER_LINES;
 		odd.forEach((line, k) => (tests[120 + 140 * k] = line));
 		const lines = [...build, ...setUp, ...tests];
 		const options = viewOptions();
@@ -507,14 +510,7 @@ describe("the view's shape", () => {
 		const lines = Array.from({ length: 800 }, (_, n) => `ok ${n + 1} - ledger case ${n + 1} passed`);
 		lines[199] = "settlement batches done; reconciling house accounts";
 		lines[200] = "watchdog: no output for 5s after 8s, requesting a thread dump of pid 30932";
-		const later = [
-			"cache directory /tmp/ledger-cache was removed while in use",
-			"slow query: SELECT balance FROM accounts took 2300 ms",
-			"worker 3 restarted by the supervisor",
-			"clock skew of 4 s detected against the database host",
-			"fixture accounts.yml reloaded from disk",
-			"retrying the connection to the ledger replica after a reset",
-		];
+		const later = ODD_LEDGER_LINES;
 		later.forEach((line, k) => (lines[300 + 60 * k] = line));
 		let tight = 0;
 		for (let threshold = 1000; threshold <= 4000; threshold += 20) {
