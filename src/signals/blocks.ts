@@ -221,6 +221,33 @@ export function opensStep(line: string): boolean {
 	return BUILD_STEP.test(text) || RULED_TITLE.test(text) || FAILURE_LIST_HEADER.test(text) || isSectionHeader(text);
 }
 
+/** A line of one rule character and nothing else (`=============================`, `---------`), after its timestamp. */
+const RULE_ONLY = /^[ \t]*(?:={3,}|-{3,}|_{3,}|\*{3,}|~{3,}|#{3,})[ \t]*$/;
+
+/**
+ * The indexes of `lines` that open a step (opensStep), and the titles a rule-only line underlines
+ * after a blank line: `Found one Java-level deadlock:` over `=============================`, a
+ * heading as Markdown and reStructuredText write one.
+ */
+export function stepOpeners(lines: ReadonlyArray<{ text: string }>): number[] {
+	const openers: number[] = [];
+	for (let k = 0; k < lines.length; k++) {
+		const text = lines[k].text;
+		if (opensStep(text)) openers.push(k);
+		else if (k > 0 && k + 1 < lines.length && isUnderlinedTitle(lines[k - 1].text, text, lines[k + 1].text))
+			openers.push(k);
+	}
+	return openers;
+}
+
+/** A title starts a paragraph: the line above it is blank (a list's last item over a closing rule is no title). */
+function isUnderlinedTitle(above: string, line: string, next: string): boolean {
+	const title = unstamped(line);
+	return (
+		unstamped(above).trim() === "" && title.trim() !== "" && !RULE_ONLY.test(title) && RULE_ONLY.test(unstamped(next))
+	);
+}
+
 /** Does `line` say what the program is doing now (STEP_IN_PROGRESS: `Running upgrade 0030 -> 0031`)? Read after its timestamp. */
 export function isStepInProgress(line: string): boolean {
 	return STEP_IN_PROGRESS.test(unstamped(line));

@@ -11,7 +11,7 @@
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
-import { isStepInProgress, opensStep } from "../signals/blocks.js";
+import { isStepInProgress, stepOpeners } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
 import { fitRows, isOneRun, runShapes, TAIL_UNFOLDED_LINES } from "./rows.js";
@@ -98,7 +98,7 @@ function reportOf(
 	failing: boolean,
 ): ReportLines | undefined {
 	if (above === undefined || !failing) return undefined;
-	const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
+	const openers = stepOpeners(above);
 	const opener = step?.opener;
 	const inFailedStep =
 		opener !== undefined && opener.lineNumber > scan.headEnd && opener.lineNumber < above[0].lineNumber;
@@ -269,7 +269,7 @@ function tailOfFailedStep(
 		if (stepEnd === undefined) return { tail, report };
 		const lines = marked(scan, stepEnd);
 		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
-		const openers = above.flatMap((line, index) => (opensStep(line.text) ? [index] : []));
+		const openers = stepOpeners(above);
 		return {
 			verdictLine: verdict,
 			tail: [...lines.slice(above.length), ...tail],

@@ -278,6 +278,8 @@ interface ChosenReport {
 function chooseReport(
 	report: ReportLines,
 	signals: readonly SignalItem[],
+	tailFails: boolean,
+	tailRowCount: number,
 	room: number,
 	format: (line: ScannedLine) => string,
 	paidFor: (lineNumber: number) => number,
@@ -292,10 +294,18 @@ function chooseReport(
 		format,
 	);
 	const rowOf = new Map(rows.map((row, index) => [row.lineNumber, index]));
-	const openers = report.openers
-		.map((opener) => report.lines[opener].lineNumber)
-		.filter((line) => rowOf.has(line) && lastError >= line)
-		.map((line) => rowOf.get(line) as number);
+	const starts = report.openers.map((opener) => report.lines[opener].lineNumber).filter((line) => rowOf.has(line));
+	const holdingErrors = starts.filter((line) => lastError >= line);
+	// With its error lines in the tail only, the failure happened in the last step that opens above
+	// it: that step is the report (`Found one Java-level deadlock:` above the runner's `Killed`), when
+	// it is no longer than the tail (a step's whole log is not the failure's report).
+	const lastStart = rowOf.get(starts[starts.length - 1]);
+	const openers =
+		holdingErrors.length === 0
+			? tailFails && lastStart !== undefined && rows.length - lastStart <= tailRowCount
+				? [lastStart]
+				: []
+			: holdingErrors.map((line) => rowOf.get(line) as number);
 	const texts = rows.map((row) => row.text);
 	// What each row costs beyond what its lines were paid for already (they are shown once, here).
 	const costs = rows.map((row) => {
@@ -678,6 +688,8 @@ function allotRoom(
 			? chooseReport(
 					parts.report,
 					parts.signals,
+					parts.edgeErrors.some((item) => item.lineNumber > headLast),
+					tailText.length,
 					room,
 					(line) => format(line),
 					(line) => paid.get(line) ?? 0,

@@ -12,6 +12,7 @@ import {
 	HUNK_AFTER_LINES,
 	indentOf,
 	marginOf,
+	stepOpeners,
 	thinRuns,
 } from "../../src/signals/blocks.js";
 import { BLOCK_FORMS, blockFormRegex, blockFormRegexOf, countBlockForms } from "../../src/signals/forms.js";
@@ -136,6 +137,42 @@ describe("a section header above a signal", () => {
 		for (const line of ["# Release notes", "# TODO: retry later", "#include <stdio.h>"]) {
 			assert.equal(findLeadingContext("./main.go:10:2: undefined: total", ["x", line]).header, undefined, line);
 		}
+	});
+});
+
+describe("where a step opens (stepOpeners)", () => {
+	test("a title a rule-only line underlines after a blank line opens a step; a list's last item over its closing rule does not", () => {
+		const dump = [
+			"\tat java.lang.Thread.run(java.base@17.0.15/Thread.java:840)",
+			"",
+			"Found one Java-level deadlock:",
+			"=============================",
+			'"reconcile-out":',
+			"",
+			"2026-12-06T09:30:01.2132524Z Java stack information for the threads listed above:",
+			"2026-12-06T09:30:01.2132525Z ===================================================",
+			"",
+			"Summary",
+			"-------",
+		];
+		assert.deepEqual(stepOpeners(lines(...dump)), [2, 6, 9]);
+		// twisted's trial: the failing tests' list, then a rule and the count. Nor is a rule a title, or a line at the start.
+		const trial = [
+			"twisted.internet.error.ConnectionRefusedError: Connection was refused by other side",
+			"",
+			"inventory.test.test_reservations_29.CachedReservationTests.test_cached_reserve_0",
+			"inventory.test.test_reservations_29.CachedReservationTests.test_cached_reserve_1",
+			"-------------------------------------------------------------------------------",
+			"Ran 1005 tests in 0.354s",
+		];
+		assert.deepEqual(stepOpeners(lines(...trial)), []);
+		assert.deepEqual(stepOpeners(lines("", "=====", "=====")), []);
+		assert.deepEqual(stepOpeners(lines("Results", "=======")), []);
+		// A rule with more than rule characters on it underlines nothing (a table's border, a rule with a title).
+		assert.ok(!stepOpeners(lines("", "name    size", "----    ----")).includes(1));
+		assert.deepEqual(stepOpeners(lines("", "+------+------+")), []);
+		// The principle's own openers are kept.
+		assert.deepEqual(stepOpeners(lines("ok", "=================== FAILURES ===================")), [1]);
 	});
 });
 

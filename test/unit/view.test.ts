@@ -683,6 +683,40 @@ describe("the view's shape", () => {
 		assert.ok(!plain.includes(header + 20), "no report without a failure");
 	});
 
+	test("keeps the step a tail's failure happened in from its title, above the runner's cleanup", async () => {
+		// A JVM that deadlocked: the watchdog's kill in the tail, the deadlock report (a title a rule
+		// underlines) above it, and 50 lines of a CI runner's cleanup after it pushing the report's
+		// start above the tail. The report holds no error line of its own.
+		const fixture = loadTuningFixtures().get("tune3/jvm-deadlock-thread-dump");
+		assert.ok(fixture);
+		const cleanup = [
+			"Post job cleanup.",
+			"[command]/usr/bin/git version",
+			"Temporarily overriding HOME before making global git config changes",
+			"Cache saved with key: node-cache-Linux-x64-npm-4f3a2b1c",
+			"Stopping container 7d793037a076",
+			"Removing network ci_default",
+			"Evaluate and set job outputs",
+		];
+		const lines = [...fixture.lines, ...Array.from({ length: 50 }, (_, k) => `${cleanup[k % cleanup.length]} (${k})`)];
+		const options = viewOptions();
+		const view = (await buildViewFromText(lines.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, lines, options));
+		const title = fixture.lines.indexOf("Found one Java-level deadlock:") + 1;
+		assert.ok(title > 0 && lines[title] === "=============================");
+		for (let n = title; n <= fixture.lines.length; n++)
+			assert.ok(shown.includes(n), `line ${n} (${lines[n - 1]}) shown`);
+
+		// A step longer than the tail is no failure's report: pytest-benchmark's table of 162 rows, opened
+		// by `--- benchmark: 162 tests ---` above the tail's `FAILED` lines, is not shown from there.
+		const benchmark = loadTuningFixtures().get("tune3/pytest-benchmark-regression");
+		assert.ok(benchmark);
+		const opener = benchmark.lines.findIndex((line) => / benchmark: 162 tests /.test(line)) + 1;
+		assert.ok(opener > 0);
+		const benchmarkView = (await buildViewFromText(benchmark.lines.join("\n"), options)).text;
+		assert.ok(!numbersOf(assertFaithfulView(benchmarkView, benchmark.lines, options)).includes(opener));
+	});
+
 	test("shows identical signal lines once with their count, never again as rare lines", async () => {
 		for (const spread of [false, true]) {
 			const lines = Array.from({ length: 3000 }, (_, i) => `GET /api/items/${i} 200 ${i % 17}ms`);
