@@ -44,6 +44,16 @@ import { type ByteSource, readRange } from "../io/source.js";
 import { type EndLines, firstErrorLine, readEnd } from "./report.js";
 import type { Row } from "./rows.js";
 
+/**
+ * Lines left out between two shown parts that the view shows when room is left, at most: a few lines
+ * say about as much as those around them, and a reader loses the thread at a cut (view.ts). The lines
+ * read around a signal line or a rare line keep their neighbours this far past what is shown of them.
+ */
+export const MAX_GAP_LINES = 10;
+/** Lines kept in hand around a signal line, above it and below it (the reach of its context and block, and a gap). */
+const NEAR_ABOVE_LINES = HUNK_BEFORE_LINES + SUBJECT_LOOKBACK_LINES + MAX_GAP_LINES;
+const NEAR_BELOW_LINES = HUNK_BLOCK_SCAN_LINES + MAX_GAP_LINES;
+
 /** Bytes read before a signal line (its leading context and section header) and after it (its block). */
 const READ_BEFORE_BYTES = 32 * 1024;
 const READ_AFTER_BYTES = 16 * 1024;
@@ -64,6 +74,8 @@ export interface Hunk {
 	after: ScannedLine[];
 	/** Further into a structured block it opens, the lines that say what went wrong (beyond `after`). */
 	messages: ScannedLine[];
+	/** The lines right above and below it as read, in line order (not itself): they may close a small gap. */
+	near?: ScannedLine[];
 }
 
 /** A line found by its shape, with its text. */
@@ -81,6 +93,8 @@ export interface ShapeFind extends ScannedLine {
 	after: ScannedLine[];
 	/** How many of `after`'s first lines it takes to show the rare lines among them (0: none). */
 	rareBelow: number;
+	/** The lines right below it as read, in line order: they may close a small gap. */
+	near?: ScannedLine[];
 }
 
 /**
@@ -171,14 +185,18 @@ export async function readViewExtras(
 		})),
 	];
 	const texts = await Promise.all(
-		picked.map(({ line, kind }) => readLinesAt(source, line.offset, kind === "rare" ? 1 + RARE_BLOCK_LINES : 1)),
+		picked.map(({ line, kind }) =>
+			readLinesAt(source, line.offset, 1 + (kind === "rare" ? RARE_BLOCK_LINES : 0) + MAX_GAP_LINES),
+		),
 	);
 	let rareTaken = 0;
 	const inRareBlock = new Set<number>();
 	const rareAt = new Set(picked.filter(({ kind }) => kind === "rare").map(({ line }) => line.lineNumber));
 	picked.forEach(({ line, kind }, index) => {
-		const [first, ...below] = texts[index];
+		const [first, ...read] = texts[index];
 		if (first === undefined) return;
+		const near = read.map((raw, k) => renderLine(line.lineNumber + 1 + k, raw, keepChars));
+		const below = kind === "rare" ? read.slice(0, RARE_BLOCK_LINES) : [];
 		if (kind === "rare" && (rareTaken === MAX_SHAPE_LINES || inRareBlock.has(line.lineNumber))) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
 		if (takenTexts.has(rendered.text)) return;
@@ -192,7 +210,7 @@ export async function readViewExtras(
 		let rareBelow = after.length;
 		while (rareBelow > 0 && !rareAt.has(after[rareBelow - 1].lineNumber)) rareBelow--;
 		const exact = scan.shapes.complete;
-		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after, rareBelow });
+		shapeLines.push({ ...rendered, kind, count: line.count, lastLine: line.lastLine, exact, after, rareBelow, near });
 	});
 	// The structure is read only when the scan saw exactly these bytes (not a stored copy with a gap).
 	const findings = source.size === scan.totalBytes ? await readJsonFindings(source) : undefined;
@@ -514,12 +532,8 @@ async function readHunk(
 	const belowRaw = decodeFirstLines(afterBytes, 1 + HUNK_BELOW_LINES, reachedEnd);
 	belowRaw.shift(); // the signal line itself
 
-	const neighbours = neighboursOf(
-		item.text,
-		item.lineNumber,
-		decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0),
-		belowRaw,
-	);
+	const aboveRaw = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
+	const neighbours = neighboursOf(item.text, item.lineNumber, aboveRaw, belowRaw);
 	const { own, below, belowAt, aboveAt } = neighbours;
 	const aboveLines = neighbours.above;
 	const signalIndent = Math.max(0, indentOf(own(item.text)));
@@ -555,6 +569,12 @@ async function readHunk(
 		...(leading.step !== undefined ? { step: renderAbove(leading.step) } : {}),
 		after,
 		messages,
+		near: [
+			...aboveRaw
+				.slice(-NEAR_ABOVE_LINES)
+				.map((raw, k, kept) => renderLine(item.lineNumber - kept.length + k, raw, keepChars)),
+			...belowRaw.slice(0, NEAR_BELOW_LINES).map((raw, k) => renderLine(item.lineNumber + 1 + k, raw, keepChars)),
+		],
 	};
 }
 

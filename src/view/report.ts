@@ -309,6 +309,8 @@ export interface EndLines {
 	verdictLine?: number;
 	/** A CI job's last failed step's first lines, when it opens between the head and the tail (readStepHead). */
 	stepHead?: ScannedLine[];
+	/** The lines right above the tail as read for the report (readAboveTail), whether or not they are one. */
+	above?: ScannedLine[];
 }
 
 /**
@@ -329,15 +331,22 @@ export async function readEnd(source: ByteSource, scan: ScanResult, keepChars: n
 			? readAboveTail(source, scan, keepChars)
 			: undefined,
 	]);
+	// A tail that is one run shows the lines above it as far up as rows are saved: a report that opens
+	// below where they reach is among them already (a title above 300 `adding:` lines).
+	const fromOpener = reportOf(scan, step, above, failing);
+	const reaching = tailShapes !== undefined && above !== undefined ? pastRuns(scan, above, tailShapes) : undefined;
+	const coveredBy = (report: ReportLines, reach: ReportLines) =>
+		report.openers.every((opener) => report.lines[opener].lineNumber >= reach.lines[0].lineNumber);
 	const report =
-		reportOf(scan, step, above, failing) ??
-		(tailShapes !== undefined && above !== undefined ? pastRuns(scan, above, tailShapes) : undefined) ??
-		failingStepOnwards(scan, above, failing);
+		(fromOpener !== undefined && reaching !== undefined && coveredBy(fromOpener, reaching)
+			? reaching
+			: (fromOpener ?? reaching)) ?? failingStepOnwards(scan, above, failing);
 	const end = tailOfFailedStep(scan, step, report, stepEnd);
 	return {
 		...(end.report !== undefined ? { report: end.report } : {}),
 		...(end.tail !== scan.tail ? { tail: end.tail } : {}),
 		...(end.verdictLine !== undefined ? { verdictLine: end.verdictLine } : {}),
 		...(stepHead !== undefined && stepHead.length > 0 ? { stepHead } : {}),
+		...(above !== undefined ? { above } : {}),
 	};
 }

@@ -11,7 +11,7 @@
 import { type ScannedLine, renderTerminalLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
-import { contextRows, type Hunk, type JsonExtras, type ShapeFind, type ViewExtras } from "./hunks.js";
+import { contextRows, type Hunk, type JsonExtras, MAX_GAP_LINES, type ShapeFind, type ViewExtras } from "./hunks.js";
 import type { ReportLines } from "./report.js";
 import type { JsonProblem } from "./json-outline.js";
 import type { Section } from "../signals/steps.js";
@@ -168,6 +168,8 @@ interface ViewParts {
 	shapeLines: ShapeFind[];
 	/** Lines in the middle naming the subject of a signal line in the tail. */
 	tailSubjects: ScannedLine[];
+	/** Middle lines read besides (around signal and rare lines, above the tail), by number: they may close a small gap. */
+	inHand: Map<number, ScannedLine>;
 	/** Error lines of the head and the tail (shown there), ranked: shown apart when the budget cuts them out of their part. */
 	edgeErrors: SignalItem[];
 }
@@ -221,6 +223,15 @@ function selectParts(
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
 		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
+		inHand: new Map(
+			[
+				...(extras.above ?? []),
+				...extras.hunks.flatMap((hunk) => hunk.near ?? []),
+				...extras.shapeLines.flatMap((line) => line.near ?? []),
+			]
+				.filter((line) => inMiddle(line.lineNumber))
+				.map((line) => [line.lineNumber, line]),
+		),
 		edgeErrors: scan.shownSignals.filter((item) => item.severity === SEVERITY_ERROR),
 	};
 }
@@ -450,12 +461,15 @@ interface Allotment {
 	shapeCount: number;
 	/** Error lines of the head or the tail the budget cut out of their part, shown among the middle's lines. */
 	edgeRows: Row[];
+	/** Lines left out between two shown parts, few enough to show with the room left (gapsOf). */
+	gapRows: Row[];
 }
 
 /**
  * Shares `room` out: first each part within its share, then what is left: error lines and their
  * context, tail, the other signal lines, their context (best hunk first, a few lines at a time),
- * head, shape lines. An error's own lines (its message, its location, the lines that name its
+ * head, shape lines, the report; last, the few lines left out between two shown parts (gapsOf),
+ * where no signal line is among them. An error's own lines (its message, its location, the lines that name its
  * subject) say more than the tail's oldest lines do: under a tight budget the tail keeps its share
  * and gives up the rest before they do.
  */
@@ -702,6 +716,37 @@ function allotRoom(
 	pay(stepHeadRows.slice(stepHeadCount, grownStepHead));
 	stepHeadCount = grownStepHead;
 	if (jobHeadLast) growHead();
+	// What is shown, as ranges of lines, and the few lines left out between two of them.
+	const shownRanges: Array<[number, number]> = [];
+	const showRows = (rows: readonly HeadRow[]) => {
+		for (const row of rows) shownRanges.push([row.lineNumber, row.lastLine ?? row.lineNumber]);
+	};
+	showRows(headRows.slice(0, headCount));
+	showRows(stepHeadRows.slice(0, stepHeadCount));
+	showRows(items.slice(0, signalCount));
+	showRows(shapeRows.slice(0, shapeCount));
+	for (const rows of context.values()) showRows(rows);
+	showRows(edgeRows);
+	showRows(report?.startRows ?? []);
+	showRows(report?.tailRows ?? []);
+	showRows(tailRows.slice(tailRows.length - tailCount));
+	// A gap that holds a signal line the view left out (another instance of a collapsed shape, a line
+	// ranked below those shown) stays a gap: the view chose what of it to show.
+	const signalLines = new Set(parts.signals.map((item) => item.lineNumber));
+	const gapRows: Row[] = [];
+	for (const gap of gapsOf(shownRanges, MAX_GAP_LINES)) {
+		const lines: ScannedLine[] = [];
+		for (let lineNumber = gap[0]; lineNumber <= gap[1]; lineNumber++) {
+			const line = parts.inHand.get(lineNumber);
+			if (line === undefined || signalLines.has(lineNumber)) break;
+			lines.push(line);
+		}
+		if (lines.length !== gap[1] - gap[0] + 1) continue;
+		const rows = lines.map((line) => ({ lineNumber: line.lineNumber, text: format(line, "-") }));
+		if (costOf(rows) > room) continue;
+		pay(rows);
+		gapRows.push(...rows);
+	}
 	return {
 		report,
 		headRows,
@@ -717,7 +762,23 @@ function allotRoom(
 		shapeText,
 		shapeCount,
 		edgeRows,
+		gapRows,
 	};
+}
+
+/**
+ * The gaps of at most `maxLines` lines between the ranges of shown lines `ranges`, smallest first
+ * (then from the top): a few lines left out say about as much as those around them and cost little.
+ */
+function gapsOf(ranges: ReadonlyArray<[number, number]>, maxLines: number): Array<[number, number]> {
+	const sorted = [...ranges].sort((a, b) => a[0] - b[0]);
+	const gaps: Array<[number, number]> = [];
+	let end = Number.NEGATIVE_INFINITY;
+	for (const [from, to] of sorted) {
+		if (from - end - 1 >= 1 && from - end - 1 <= maxLines) gaps.push([end + 1, from - 1]);
+		end = Math.max(end, to);
+	}
+	return gaps.sort((a, b) => a[1] - a[0] - (b[1] - b[0]) || a[0] - b[0]);
 }
 
 /** Builds the view from a finished scan and the lines read around its signal lines. */
@@ -766,6 +827,7 @@ export function buildView(
 		.slice(0, shown.shapeCount)
 		.forEach((line, index) => putIfAbsent({ lineNumber: line.lineNumber, text: shown.shapeText[index] }));
 	for (const rows of shown.context.values()) for (const row of rows) putIfAbsent(row);
+	for (const row of shown.gapRows) putIfAbsent(row);
 	// A line the grown tail shows is not shown again above it.
 	const firstShownTail = tailCount > 0 ? tailRows[tailRows.length - tailCount].lineNumber : scan.totalLines + 1;
 	const shownHead = shown.headRows.slice(0, shown.headCount);

@@ -26,11 +26,6 @@ const FIXTURES = [...loadTuningFixtures()].filter(([key]) => !key.startsWith("ci
 const FRAME_KNOWN_MISSES: Readonly<Record<string, Readonly<Record<string, readonly number[]>>>> = {
 	// The tool's two group lines push the line above the tail's out of it; the report there starts at a group.
 	"github-grouped": { "pytest-benchmark-regression": [405] },
-	// The docker build's own 12 closing lines move the tail up: the first blocked thread's frame lies 3 lines
-	// above the tail, in no signal line's block (Jenkins' frame loses the same line, in `npm run frames`).
-	buildkit: { "jvm-deadlock-thread-dump": [1600] },
-	// The first blocked thread's frame lies above the lines the tail reaches past the zip's run to.
-	"zip-after": { "jvm-deadlock-thread-dump": [1573] },
 };
 
 const dir = mkdtempSync(join(tmpdir(), "pi-overflow-frames-"));

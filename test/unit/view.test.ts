@@ -717,6 +717,36 @@ describe("the view's shape", () => {
 		assert.ok(!numbersOf(assertFaithfulView(benchmarkView, benchmark.lines, options)).includes(opener));
 	});
 
+	test("shows a few lines left out between two shown parts when room is left, not a gap that holds a left-out signal line", async () => {
+		const build = (errorsAt: readonly number[]) => {
+			const lines = Array.from({ length: 3000 }, (_, i) => `compiled module ${i + 1}`);
+			for (const at of errorsAt) lines[at - 1] = `src/m${at}.c:3:1: error: 'v${at}' undeclared`;
+			return lines;
+		};
+		// Seven routine lines between two errors are shown; fifteen are not (MAX_GAP_LINES).
+		const lines = build([1000, 1008, 1500, 1516]);
+		for (const thresholdChars of [1000, 1500, 2500, 24000]) {
+			const options = viewOptions({ thresholdChars });
+			const shown = numbersOf(
+				assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+			);
+			if (thresholdChars < 24000) continue;
+			for (let n = 1000; n <= 1008; n++) assert.ok(shown.includes(n), `line ${n} shown`);
+			assert.ok(!shown.includes(1508), "a gap of fifteen lines stays");
+		}
+		// With room for two of three errors, the view shows the first and the last; the one between them
+		// is counted with them, and the gap that holds it stays.
+		const three = build([1000, 1004, 1008]);
+		const options = viewOptions({ maxSignalLines: 2 });
+		const view = (await buildViewFromText(three.join("\n"), options)).text;
+		const shown = numbersOf(assertFaithfulView(view, three, options));
+		assert.ok(shown.includes(1000) && shown.includes(1008));
+		assert.deepEqual(
+			shown.filter((n) => n > 1000 && n < 1008),
+			[],
+		);
+	});
+
 	test("shows identical signal lines once with their count, never again as rare lines", async () => {
 		for (const spread of [false, true]) {
 			const lines = Array.from({ length: 3000 }, (_, i) => `GET /api/items/${i} 200 ${i % 17}ms`);
