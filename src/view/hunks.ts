@@ -195,11 +195,12 @@ export async function readViewExtras(
 	picked.forEach(({ line, kind }, index) => {
 		const [first, ...read] = texts[index];
 		if (first === undefined) return;
-		const near = read.map((raw, k) => renderLine(line.lineNumber + 1 + k, raw, keepChars));
-		const below = kind === "rare" ? read.slice(0, RARE_BLOCK_LINES) : [];
 		if (kind === "rare" && (rareTaken === MAX_SHAPE_LINES || inRareBlock.has(line.lineNumber))) return;
 		const rendered = renderLine(line.lineNumber, first, keepChars);
 		if (takenTexts.has(rendered.text)) return;
+		// Its block is read from its first lines below; the others are kept in hand for a gap (view.ts).
+		const below = kind === "rare" ? read.slice(0, RARE_BLOCK_LINES) : [];
+		const near = read.map((raw, k) => renderLine(line.lineNumber + 1 + k, raw, keepChars));
 		const job = neighboursOf(first, line.lineNumber, [], below);
 		const after = takeBlock(rendered, job.below, job.below.length, keepChars, shapeKind, job.own, job.belowAt);
 		if (kind === "rare") {

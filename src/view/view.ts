@@ -272,7 +272,9 @@ function foldCleanup(
 /**
  * What room is left after everything else shows of the report an output ends with (report.ts),
  * joined to the tail shown whole: from the earliest line that opens a step and has an error signal
- * line below it, when the report from there fits; when none does, the last such line and the lines
+ * line below it, when the report from there fits (when the only error lines are in the tail,
+ * `tailFails`, from the last line that opens a step, if the report from there has no more rows than
+ * the tail, `tailRowCount`); when none does, the last such line and the lines
  * after it (half the room) as the report's start, and the lines above the tail as the rest allows
  * (in a CI job's failed step, only those: the step's start is its head; so too the lines a tail that
  * is one run reaches past it to).
@@ -310,13 +312,10 @@ function chooseReport(
 	// With its error lines in the tail only, the failure happened in the last step that opens above
 	// it: that step is the report (`Found one Java-level deadlock:` above the runner's `Killed`), when
 	// it is no longer than the tail (a step's whole log is not the failure's report).
+	let openers = holdingErrors.map((line) => rowOf.get(line) as number);
 	const lastStart = rowOf.get(starts[starts.length - 1]);
-	const openers =
-		holdingErrors.length === 0
-			? tailFails && lastStart !== undefined && rows.length - lastStart <= tailRowCount
-				? [lastStart]
-				: []
-			: holdingErrors.map((line) => rowOf.get(line) as number);
+	if (openers.length === 0 && tailFails && lastStart !== undefined && rows.length - lastStart <= tailRowCount)
+		openers = [lastStart];
 	const texts = rows.map((row) => row.text);
 	// What each row costs beyond what its lines were paid for already (they are shown once, here).
 	const costs = rows.map((row) => {
