@@ -74,8 +74,17 @@ export interface Hunk {
 	after: ScannedLine[];
 	/** Further into a structured block it opens, the lines that say what went wrong (beyond `after`). */
 	messages: ScannedLine[];
-	/** The lines right above and below it as read, in line order (not itself): they may close a small gap. */
-	near?: ScannedLine[];
+	/** The lines right above and below it as read (not itself): they may close a small gap. */
+	near?: RawLines[];
+}
+
+/**
+ * Lines as read, from line `from` on, not rendered: the view renders those it shows (few, if any),
+ * not every line kept in hand.
+ */
+export interface RawLines {
+	from: number;
+	raw: readonly string[];
 }
 
 /** A line found by its shape, with its text. */
@@ -93,8 +102,8 @@ export interface ShapeFind extends ScannedLine {
 	after: ScannedLine[];
 	/** How many of `after`'s first lines it takes to show the rare lines among them (0: none). */
 	rareBelow: number;
-	/** The lines right below it as read, in line order: they may close a small gap. */
-	near?: ScannedLine[];
+	/** The lines right below it as read: they may close a small gap. */
+	near?: RawLines;
 }
 
 /**
@@ -200,7 +209,7 @@ export async function readViewExtras(
 		if (takenTexts.has(rendered.text)) return;
 		// Its block is read from its first lines below; the others are kept in hand for a gap (view.ts).
 		const below = kind === "rare" ? read.slice(0, RARE_BLOCK_LINES) : [];
-		const near = read.map((raw, k) => renderLine(line.lineNumber + 1 + k, raw, keepChars));
+		const near = { from: line.lineNumber + 1, raw: read };
 		const job = neighboursOf(first, line.lineNumber, [], below);
 		const after = takeBlock(rendered, job.below, job.below.length, keepChars, shapeKind, job.own, job.belowAt);
 		if (kind === "rare") {
@@ -571,10 +580,8 @@ async function readHunk(
 		after,
 		messages,
 		near: [
-			...aboveRaw
-				.slice(-NEAR_ABOVE_LINES)
-				.map((raw, k, kept) => renderLine(item.lineNumber - kept.length + k, raw, keepChars)),
-			...belowRaw.slice(0, NEAR_BELOW_LINES).map((raw, k) => renderLine(item.lineNumber + 1 + k, raw, keepChars)),
+			{ from: item.lineNumber - Math.min(aboveRaw.length, NEAR_ABOVE_LINES), raw: aboveRaw.slice(-NEAR_ABOVE_LINES) },
+			{ from: item.lineNumber + 1, raw: belowRaw.slice(0, NEAR_BELOW_LINES) },
 		],
 	};
 }

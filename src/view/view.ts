@@ -8,7 +8,7 @@
 // up for the head or the signals; when room is short, context goes before signal lines, warnings
 // before errors; whatever is dropped to fit is counted.
 
-import { type ScannedLine, renderTerminalLine } from "../lines/render.js";
+import { keepCharsFor, renderLine, type ScannedLine, renderTerminalLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
 import { contextRows, type Hunk, type JsonExtras, MAX_GAP_LINES, type ShapeFind, type ViewExtras } from "./hunks.js";
@@ -168,8 +168,8 @@ interface ViewParts {
 	shapeLines: ShapeFind[];
 	/** Lines in the middle naming the subject of a signal line in the tail. */
 	tailSubjects: ScannedLine[];
-	/** Middle lines read besides (around signal and rare lines, above the tail), by number: they may close a small gap. */
-	inHand: Map<number, ScannedLine>;
+	/** A middle line read besides (around signal and rare lines, above the tail), by number: it may close a small gap. */
+	inHand: (lineNumber: number) => ScannedLine | undefined;
 	/** Error lines of the head and the tail (shown there), ranked: shown apart when the budget cuts them out of their part. */
 	edgeErrors: SignalItem[];
 }
@@ -223,16 +223,31 @@ function selectParts(
 		hunkOf: new Map<number, Hunk>([...extras.hunks, ...problemHunks].map((hunk) => [hunk.item.lineNumber, hunk])),
 		shapeLines: extras.shapeLines.filter((line) => inMiddle(line.lineNumber)),
 		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
-		inHand: new Map(
-			[
-				...(extras.above ?? []),
-				...extras.hunks.flatMap((hunk) => hunk.near ?? []),
-				...extras.shapeLines.flatMap((line) => line.near ?? []),
-			]
-				.filter((line) => inMiddle(line.lineNumber))
-				.map((line) => [line.lineNumber, line]),
-		),
+		inHand: linesInHand(extras, inMiddle, keepCharsFor(options.maxLineChars)),
 		edgeErrors: scan.shownSignals.filter((item) => item.severity === SEVERITY_ERROR),
+	};
+}
+
+/**
+ * The middle lines read besides the view's own (extras: above the tail, around signal lines, below
+ * rare lines), by number; a line read as it is rendered only when asked for (a gap shows few).
+ */
+function linesInHand(
+	extras: ViewExtras,
+	inMiddle: (lineNumber: number) => boolean,
+	keepChars: number,
+): (lineNumber: number) => ScannedLine | undefined {
+	const rendered = new Map((extras.above ?? []).map((line) => [line.lineNumber, line]));
+	const raw = new Map<number, string>();
+	for (const lines of [
+		...extras.hunks.flatMap((hunk) => hunk.near ?? []),
+		...extras.shapeLines.map((line) => line.near),
+	])
+		lines?.raw.forEach((text, k) => raw.set(lines.from + k, text));
+	return (lineNumber) => {
+		if (!inMiddle(lineNumber)) return undefined;
+		const text = raw.get(lineNumber);
+		return rendered.get(lineNumber) ?? (text === undefined ? undefined : renderLine(lineNumber, text, keepChars));
 	};
 }
 
@@ -715,20 +730,17 @@ function allotRoom(
 	pay(stepHeadRows.slice(stepHeadCount, grownStepHead));
 	stepHeadCount = grownStepHead;
 	if (jobHeadLast) growHead();
-	// What is shown, as ranges of lines, and the few lines left out between two of them.
-	const shownRanges: Array<[number, number]> = [];
-	const showRows = (rows: readonly HeadRow[]) => {
-		for (const row of rows) shownRanges.push([row.lineNumber, row.lastLine ?? row.lineNumber]);
-	};
-	showRows(headRows.slice(0, headCount));
-	showRows(stepHeadRows.slice(0, stepHeadCount));
-	showRows(items.slice(0, signalCount));
-	showRows(shapeRows.slice(0, shapeCount));
-	for (const rows of context.values()) showRows(rows);
-	showRows(edgeRows);
-	showRows(report?.startRows ?? []);
-	showRows(report?.tailRows ?? []);
-	showRows(tailRows.slice(tailRows.length - tailCount));
+	// What is shown, as ranges of lines, and the few lines left out between two of them: the middle's
+	// rows paid for (one line each), and the rows of the parts that fold runs (a fold is its lines).
+	const shownRanges: Array<[number, number]> = [...paid.keys()].map((line) => [line, line]);
+	for (const row of [
+		...headRows.slice(0, headCount),
+		...stepHeadRows.slice(0, stepHeadCount),
+		...(report?.startRows ?? []),
+		...(report?.tailRows ?? []),
+		...tailRows.slice(tailRows.length - tailCount),
+	])
+		shownRanges.push([row.lineNumber, row.lastLine ?? row.lineNumber]);
 	// A gap that holds a signal line the view left out (another instance of a collapsed shape, a line
 	// ranked below those shown) stays a gap: the view chose what of it to show.
 	const signalLines = new Set(parts.signals.map((item) => item.lineNumber));
@@ -736,7 +748,7 @@ function allotRoom(
 	for (const gap of gapsOf(shownRanges, MAX_GAP_LINES)) {
 		const lines: ScannedLine[] = [];
 		for (let lineNumber = gap[0]; lineNumber <= gap[1]; lineNumber++) {
-			const line = parts.inHand.get(lineNumber);
+			const line = parts.inHand(lineNumber);
 			if (line === undefined || signalLines.has(lineNumber)) break;
 			lines.push(line);
 		}
