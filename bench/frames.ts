@@ -9,72 +9,25 @@
 // a budget other than the default (the budget follows the context window: a full window leaves a
 // view a few thousand characters), to see which lines a tight budget gives up first. Not a test.
 
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { measureView, optionOf, RECALL_SETS, thresholdOption } from "./framed-sets.js";
 import { cutLikePi } from "./pi-cut.js";
 import { formatTable } from "./table.js";
 import { DEFAULT_CONFIG } from "../src/config/config.js";
 import { CI_FRAMES, frameOutput } from "../test/fixtures/ci/frames.js";
-import { isShownInView, loadRealFixtures, parseViewLines, type RealFixture } from "../test/fixtures/real/fixtures.js";
-import { loadUnseenFixtures } from "../test/fixtures/unseen/fixtures.js";
-import { loadLateFixtures } from "../test/fixtures/unseen-late/fixtures.js";
-import { loadTune2Fixtures } from "../test/fixtures/unseen-tune2/fixtures.js";
-import { loadTune3Fixtures } from "../test/fixtures/unseen-tune3/fixtures.js";
-import { loadTune4Fixtures } from "../test/fixtures/unseen-tune4/fixtures.js";
-import { buildDefaultView } from "../test/fixtures/default-view.js";
 
-const SETS: Array<{ name: string; title: string; load: () => RealFixture[]; heldOut: boolean }> = [
-	{ name: "real", title: "real/", load: () => loadRealFixtures(), heldOut: false },
-	{ name: "tuning", title: "unseen tuning", load: () => loadUnseenFixtures("tuning"), heldOut: false },
-	{ name: "tune2", title: "tuning set 2", load: loadTune2Fixtures, heldOut: false },
-	{ name: "tune3", title: "tuning set 3", load: loadTune3Fixtures, heldOut: false },
-	{ name: "tune4", title: "tuning set 4", load: loadTune4Fixtures, heldOut: false },
-	{ name: "heldout", title: "unseen held-out", load: () => loadUnseenFixtures("heldout"), heldOut: true },
-	{ name: "late", title: "unseen late", load: loadLateFixtures, heldOut: true },
-];
-
-const config = DEFAULT_CONFIG;
 const dir = mkdtempSync(join(tmpdir(), "pi-overflow-frames-"));
-
-interface Measured {
-	decisive: number;
-	kept: number;
-	served: boolean;
-	chars: number;
-	missed: string[];
-}
-
-async function measure(name: string, text: string, decisive: RealFixture["decisive"]): Promise<Measured> {
-	const path = join(dir, "output.log");
-	writeFileSync(path, text);
-	const view = await buildDefaultView(path, threshold);
-	const shown = parseViewLines(view.text);
-	const missed = decisive
-		.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, config.maxLineChars))
-		.map((line) => `${name}:${line.lineNumber}: ${line.shown.slice(0, 140)}`);
-	return {
-		decisive: decisive.length,
-		kept: decisive.length - missed.length,
-		served: missed.length === 0,
-		chars: view.text.length,
-		missed,
-	};
-}
-
-const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
-const threshold = process.argv.includes("--threshold")
-	? Number(process.argv[process.argv.indexOf("--threshold") + 1])
-	: DEFAULT_CONFIG.thresholdChars;
-if (!Number.isInteger(threshold) || threshold < 1000)
-	throw new Error("--threshold takes a number of characters, 1000 or more");
+const only = optionOf("--set");
+const threshold = thresholdOption();
 const keptRows: string[][] = [];
 const piRows: string[][] = [];
 const charRows: string[][] = [];
 const frames = ["bare", ...CI_FRAMES.map((frame) => frame.name)];
-const onlyFrame = process.argv.includes("--frame") ? process.argv[process.argv.indexOf("--frame") + 1] : undefined;
+const onlyFrame = optionOf("--frame");
 const measuredFrames = frames.filter((frame) => onlyFrame === undefined || frame === "bare" || frame === onlyFrame);
-for (const set of SETS.filter((set) => only === undefined || set.name === only)) {
+for (const set of RECALL_SETS.filter((set) => only === undefined || set.name === only)) {
 	const fixtures = set.load();
 	const kept: string[] = [set.title, String(fixtures.length)];
 	const pi: string[] = [set.title, String(fixtures.length)];
@@ -92,7 +45,7 @@ for (const set of SETS.filter((set) => only === undefined || set.name === only))
 		for (const fixture of fixtures) {
 			const framed =
 				frame === undefined ? { text: fixture.text, decisive: fixture.decisive } : frameOutput(frame, fixture);
-			const result = await measure(fixture.name, framed.text, framed.decisive);
+			const result = await measureView(dir, fixture.name, framed.text, framed.decisive, threshold);
 			decisive += result.decisive;
 			shown += result.kept;
 			served += result.served ? 1 : 0;
