@@ -7,6 +7,7 @@
 // candidates and shapes are capped. Runs of ordinary lines are scanned as one block; only the lines
 // that are kept get decoded on their own.
 
+import type { LineFrame } from "../lines/frame.js";
 import * as keywordFilterModule from "../prefilter/keyword-filter.js";
 import * as recordsModule from "../lines/records.js";
 import * as renderModule from "../lines/render.js";
@@ -43,6 +44,8 @@ export interface ScanOptions {
 	signalRegex: RegExp;
 	/** The clock the signal search budget is measured with, in milliseconds. Default performance.now. */
 	now?: () => number;
+	/** The frame the output's lines are written in (lines/frame.ts learnLineFrameOf, from its first bytes), if any. */
+	frame?: LineFrame;
 }
 
 export interface ScanResult {
@@ -76,6 +79,8 @@ export interface ScanResult {
 	steps: StepMarks;
 	/** The steps those markers delimit (signals/steps.ts sectionsOf), in line order. */
 	sections: Section[];
+	/** The frame its lines were read in (ScanOptions.frame). */
+	frame?: LineFrame;
 }
 
 export class LineScanner {
@@ -113,7 +118,7 @@ export class LineScanner {
 	constructor(options: ScanOptions, readsRecords = true) {
 		if (readsRecords) this.recordScanner = new LineScanner(options, false);
 		this.options = options;
-		this.finder = new SignalFinder(options.signalRegex, options.now);
+		this.finder = new SignalFinder(options.signalRegex, options.now, options.frame);
 		this.collector = new SignalCollector(options.maxLineChars);
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		this.recentHits = new RecentLines(options.tailLines);
@@ -268,6 +273,7 @@ export class LineScanner {
 			steps,
 			sections,
 			...(signalSearchStopped ? { signalSearchStopped } : {}),
+			...(this.options.frame !== undefined ? { frame: this.options.frame } : {}),
 		};
 	}
 

@@ -16,6 +16,8 @@ import * as cacheModule from "../regex/cache.js";
 import * as keywordsModule from "../regex/keywords.js";
 import * as safetyModule from "../regex/safety.js";
 import * as renderModule from "../lines/render.js";
+import * as frameModule from "../lines/frame.js";
+import { type LineFrame } from "../lines/frame.js";
 import * as stampModule from "../lines/stamp.js";
 import * as patternModule from "./pattern.js";
 import * as stepsModule from "./steps.js";
@@ -28,6 +30,7 @@ const { findSignalRegexes } = cacheModule;
 const { findPatternKeywords } = keywordsModule;
 const { isByteSafePattern, PATTERN_WINDOW_CHARS } = safetyModule;
 const { ANSI_PATTERN, stripAnsi, stripLineEnd } = renderModule;
+const { frameLengthAt } = frameModule;
 const { lineTagAt, stampLength, wrappedLineOf } = stampModule;
 const { STEP_KEYWORDS, stepMarkOf } = stepsModule;
 const { DEFAULT_LINE_START_PATTERN, DEFAULT_SIGNAL_PATTERN, defaultSignalPrefilterKeywords } = patternModule;
@@ -134,7 +137,11 @@ export class SignalFinder {
 	/** Set once a configured pattern's budget is spent: the first line not (fully) searched, and the time spent. */
 	stopped: { atLine: number; afterMs: number } | undefined;
 
-	constructor(signalRegex: RegExp, now: () => number = () => performance.now()) {
+	/** The frame the output's lines are written in (lines/frame.ts): a line's own text starts after it. */
+	private readonly frame: LineFrame | undefined;
+
+	constructor(signalRegex: RegExp, now: () => number = () => performance.now(), frame?: LineFrame) {
+		this.frame = frame;
 		// Shared and kept compiled (src/regex/cache.ts): the prewarm compiles them before the first result.
 		const flags = signalRegex.flags.replace(/[gmy]/g, "");
 		const shared = findSignalRegexes(signalRegex.source, flags);
@@ -234,16 +241,17 @@ export class SignalFinder {
 	}
 
 	/**
-	 * The line regex on a line; for the default pattern also on its text after a timestamp and after a
-	 * multiplexer's tag (stamp.ts), where a failure word "at the start of a line" stands in a timestamped
-	 * or interleaved log.
+	 * The line regex on a line; for the default pattern also on its text after a timestamp, after the
+	 * frame the output is written in (lines/frame.ts) and after a multiplexer's tag (stamp.ts), where a
+	 * failure word "at the start of a line" stands in a timestamped, framed or interleaved log.
 	 */
 	private testDefault(text: string): boolean {
 		if (this.lineRegex.test(text)) return true;
 		// What only the text after a prefix can match: the default pattern's line-start alternatives (pattern.ts).
 		const lineStart = this.lineStartRegex;
 		if (lineStart === undefined) return false;
-		const stamp = stampLength(text);
+		let stamp = stampLength(text);
+		if (this.frame !== undefined) stamp += frameLengthAt(this.frame, text, stamp);
 		if (stamp > 0 && lineStart.test(text.slice(stamp))) return true;
 		// And after a multiplexer's tag (`api-1  | `, `@acme/api:test: `), where its job's line starts.
 		const tag = lineTagAt(text, stamp);

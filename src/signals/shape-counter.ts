@@ -11,6 +11,7 @@
 // of waiting bytes; past MAX_HASHED_SHAPES the output is not "of few shapes" and only the shapes
 // already known go on being counted.
 
+import * as frameModule from "../lines/frame.js";
 import * as stampModule from "../lines/stamp.js";
 import * as keywordFilterModule from "../prefilter/keyword-filter.js";
 import * as shapeModule from "./shape.js";
@@ -18,6 +19,7 @@ import * as shapeModule from "./shape.js";
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { getShapeHasher } = keywordFilterModule;
+const { FRAME_SAMPLE_BYTES, FRAME_SAMPLE_LINES } = frameModule;
 const { wrappedLineStart } = stampModule;
 const {
 	COMMON_SHAPE_LINES,
@@ -66,12 +68,6 @@ const MAX_LINE_RECORDS = 131_072;
 const INITIAL_LINE_RECORDS = 1024;
 
 const NEWLINE = 0x0a;
-/**
- * The output's first lines whose frame sets its shape window (shape.ts shapeWindowOf): at most this
- * many, in its first FRAME_SAMPLE_BYTES bytes, however the scan's blocks cut them.
- */
-const FRAME_SAMPLE_LINES = 64;
-const FRAME_SAMPLE_BYTES = 16 * 1024;
 
 /** An output's first block or line, copied, while the shape window waits for more of its first lines. */
 interface EarlyPart {
@@ -84,7 +80,11 @@ interface EarlyPart {
 
 const LINE_END = new Uint8Array([NEWLINE]);
 
-/** The shape window (shape.ts shapeWindowOf) of an output whose first FRAME_SAMPLE_BYTES bytes (at most) are `text`. */
+/**
+ * The shape window (shape.ts shapeWindowOf) of an output whose first FRAME_SAMPLE_BYTES bytes (at
+ * most) are `text`: the frame its first FRAME_SAMPLE_LINES lines start with (lines/frame.ts reads
+ * the same lines), however the scan's blocks cut them.
+ */
 function windowOfFirstLines(text: string): number {
 	return shapeWindowOf(text.split("\n", FRAME_SAMPLE_LINES));
 }

@@ -12,10 +12,12 @@ import {
 	bufferSource,
 	pumpCapped,
 	READ_CHUNK_BYTES,
+	readRange,
 	readThroughFd,
 	recordsSource,
 	SlicedScan,
 } from "../io/source.js";
+import { FRAME_SAMPLE_BYTES, learnLineFrameOf } from "../lines/frame.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
@@ -110,9 +112,19 @@ export async function compose(
 	return buildView(scanned.scan, options, await (extras ?? readComposeExtras(scanned, options)));
 }
 
+/**
+ * `options` with the frame the lines of `source` are written in (lines/frame.ts), learned from its
+ * first FRAME_SAMPLE_BYTES bytes before the scan starts: every line, the first ones too, is read in it.
+ */
+export async function withLineFrame(source: ByteSource, options: ScanOptions): Promise<ScanOptions> {
+	const first = await readRange(source, 0, FRAME_SAMPLE_BYTES);
+	const frame = learnLineFrameOf(first.toString("utf8"), first.length >= source.size);
+	return frame === undefined ? options : { ...options, frame };
+}
+
 /** Scans a byte source as a stream: two reused buffers, the next chunk read while one is scanned. */
 export async function scanSource(source: ByteSource, options: ScanOptions): Promise<ScannedSource> {
-	const scanner = new LineScanner(options);
+	const scanner = new LineScanner(await withLineFrame(source, options));
 	// The bound stage's pump without a store.
 	await pumpCapped(source, Number.POSITIVE_INFINITY, {
 		scan: (chunk) => scanner.push(chunk),
@@ -135,7 +147,8 @@ export async function scanStoredCopy(
 ): Promise<ScannedSource> {
 	// Records only as the metadata says: an entry stored before separators were recorded reads as it did.
 	const source = meta.separator === "cr" ? recordsSource(stored) : stored;
-	const scanner = new LineScanner(options, false);
+	// The frame of the lines as first scanned (a CR-separated output's were none: its sample has no LF).
+	const scanner = new LineScanner(await withLineFrame(stored, options), false);
 	const buffers = acquireReadBuffers(1, READ_CHUNK_BYTES);
 	try {
 		await pushStoredCopy(source, buffers[0], scanner, meta.gap);

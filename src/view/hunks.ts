@@ -8,6 +8,7 @@
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
+import { type LineFrame, unframed } from "../lines/frame.js";
 import { isStreamTag, lineTagOf, unstamped, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
@@ -157,7 +158,7 @@ export async function readViewExtras(
 	const shapeKind = (raw: string) => classifyShape(countShape(raw), scan.shapes.shapedLines);
 	const hunks: Hunk[] = [];
 	// All at once: each read is positional, and one round of I/O costs what one read costs.
-	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind)))));
+	hunks.push(...(await Promise.all(items.map((item) => readHunk(source, item, keepChars, shapeKind, scan.frame)))));
 	// Lines the signal pattern matched were ranked as signals already: not offered again as shapes.
 	const taken = new Set<number>([...scan.signals, ...scan.shownSignals].map((item) => item.lineNumber));
 	// A line with a signal line's text is that signal line's repeat, counted with it (`[×3]`): not a rare line too.
@@ -210,7 +211,7 @@ export async function readViewExtras(
 		// Its block is read from its first lines below; the others are kept in hand for a gap (view.ts).
 		const below = kind === "rare" ? read.slice(0, RARE_BLOCK_LINES) : [];
 		const near = { from: line.lineNumber + 1, raw: read };
-		const job = neighboursOf(first, line.lineNumber, [], below);
+		const job = neighboursOf(first, line.lineNumber, [], below, scan.frame);
 		const after = takeBlock(rendered, job.below, job.below.length, keepChars, shapeKind, job.own, job.belowAt);
 		if (kind === "rare") {
 			rareTaken++;
@@ -341,6 +342,7 @@ async function readTailSubjects(
 			item.lineNumber,
 			decodeLastLines(window, Math.min(HUNK_HEADER_LOOKBACK_LINES, item.lineNumber - 1), from === 0),
 			[],
+			scan.frame,
 		);
 		const isShown = (index: number) => aboveAt(index) <= headEnd || aboveAt(index) >= tailStart;
 		const aboveShown = above.map((raw) => own(renderShownText(raw, keepChars)));
@@ -427,10 +429,15 @@ function takeBlock(
  * A line's own text as its neighbours are read around it: without the tag a multiplexer put before it
  * (`tag`, stamp.ts lineTagOf: `api-1  | `, `@acme/api:test: `) when the line right above or right below
  * it has that tag too; each line read with the same tag loses it. Lines with other tags, or none, are
- * read as they are.
+ * read as they are. `tagOf` reads a neighbour's tag (past the output's frame: neighboursOf).
  */
-function ownText(tag: string, above: string | undefined, below?: string): (text: string) => string {
-	const shares = (neighbour: string | undefined) => neighbour !== undefined && lineTagOf(neighbour) === tag;
+function ownText(
+	tag: string,
+	above: string | undefined,
+	below: string | undefined,
+	tagOf: (text: string) => string,
+): (text: string) => string {
+	const shares = (neighbour: string | undefined) => neighbour !== undefined && tagOf(neighbour) === tag;
 	if (tag === "" || !(shares(above) || shares(below))) return (text) => text;
 	return (text) => untagged(text, tag);
 }
@@ -451,25 +458,35 @@ interface Neighbours {
  * The lines around a line (`text`, number `lineNumber`) that its hunk reads: where a multiplexer
  * interleaves the lines of several jobs, each line with its job's tag (turborepo's and pnpm's
  * parallel tasks, docker compose's services: stamp.ts isStreamTag), the lines of its own job, each
- * read without the tag, at their own numbers; otherwise the lines right around it (ownText).
+ * read without the tag, at their own numbers; otherwise the lines right around it (ownText). Every
+ * line is read without the frame its output is written in (`frame`: lines/frame.ts) first.
  * Interleaved means a line of another tag lies among the nearest STREAM_PROBE_LINES above or below,
  * and a line of its own tag too.
  */
-function neighboursOf(text: string, lineNumber: number, above: string[], below: string[]): Neighbours {
+function neighboursOf(
+	text: string,
+	lineNumber: number,
+	above: string[],
+	below: string[],
+	frame: LineFrame | undefined,
+): Neighbours {
 	const aboveAt = (index: number) => lineNumber - above.length + index;
 	const belowAt = (index: number) => lineNumber + 1 + index;
-	const tag = lineTagOf(text);
+	const inFrame = (own: (text: string) => string) =>
+		frame === undefined ? own : (line: string) => own(unframed(frame, line));
+	const tagOf = inFrame(lineTagOf);
+	const tag = tagOf(text);
 	const near = isStreamTag(tag)
-		? [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(lineTagOf)
+		? [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(tagOf)
 		: [];
 	if (!near.includes(tag) || !near.some((other) => other !== tag && other !== ""))
-		return { above, aboveAt, below, belowAt, own: ownText(tag, above.at(-1), below[0]) };
+		return { above, aboveAt, below, belowAt, own: inFrame(ownText(tag, above.at(-1), below[0], tagOf)) };
 	// The lines of its job, each with its number.
 	const ofJob = (lines: readonly string[], numberOf: (index: number) => number) => {
 		const kept: string[] = [];
 		const numbers: number[] = [];
 		lines.forEach((raw, index) => {
-			if (lineTagOf(raw) !== tag) return;
+			if (tagOf(raw) !== tag) return;
 			kept.push(raw);
 			numbers.push(numberOf(index));
 		});
@@ -481,7 +498,7 @@ function neighboursOf(text: string, lineNumber: number, above: string[], below: 
 		aboveAt: (index) => job.above.numbers[index],
 		below: job.below.kept,
 		belowAt: (index) => job.below.numbers[index],
-		own: (line) => untagged(line, tag),
+		own: inFrame((line) => untagged(line, tag)),
 	};
 }
 
@@ -531,6 +548,7 @@ async function readHunk(
 	item: SignalItem,
 	keepChars: number,
 	shapeKind: (raw: string) => ShapeKind,
+	frame: LineFrame | undefined,
 ): Promise<Hunk> {
 	if (item.offset < 0 || item.keptEnd) return { item, before: [], after: [], messages: [] };
 	const [beforeBytes, afterBytes] = await Promise.all([
@@ -543,7 +561,7 @@ async function readHunk(
 	belowRaw.shift(); // the signal line itself
 
 	const aboveRaw = decodeLastLines(beforeBytes, HUNK_HEADER_LOOKBACK_LINES, item.offset - READ_BEFORE_BYTES <= 0);
-	const neighbours = neighboursOf(item.text, item.lineNumber, aboveRaw, belowRaw);
+	const neighbours = neighboursOf(item.text, item.lineNumber, aboveRaw, belowRaw, frame);
 	const { own, below, belowAt, aboveAt } = neighbours;
 	const aboveLines = neighbours.above;
 	const signalIndent = Math.max(0, indentOf(own(item.text)));

@@ -11,6 +11,7 @@
 import { readRange, type ByteSource } from "../io/source.js";
 import { renderLine, type ScannedLine } from "../lines/render.js";
 import type { ScanResult } from "../scan/scan.js";
+import { unframed } from "../lines/frame.js";
 import { isStepInProgress, stepOpeners } from "../signals/blocks.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { closesStepHeader, type FailedStep, lastFailedStep } from "../signals/steps.js";
@@ -98,12 +99,18 @@ function reportOf(
 	failing: boolean,
 ): ReportLines | undefined {
 	if (above === undefined || !failing) return undefined;
-	const openers = stepOpeners(above);
+	const openers = openersOf(scan, above);
 	const opener = step?.opener;
 	const inFailedStep =
 		opener !== undefined && opener.lineNumber > scan.headEnd && opener.lineNumber < above[0].lineNumber;
 	if (openers.length === 0 && !inFailedStep) return undefined;
 	return { lines: [...above], openers, ...(inFailedStep ? { inFailedStep: true as const } : {}) };
+}
+
+/** The lines of `lines` that open a step (blocks.ts stepOpeners), each read without the output's frame (lines/frame.ts). */
+function openersOf(scan: ScanResult, lines: readonly ScannedLine[]): number[] {
+	const { frame } = scan;
+	return stepOpeners(frame === undefined ? lines : lines.map((line) => ({ text: unframed(frame, line.text) })));
 }
 
 /**
@@ -120,7 +127,8 @@ function failingStepOnwards(
 	if (above === undefined || !failing) return undefined;
 	const firstError = firstErrorLine(scan, above[0].lineNumber);
 	for (let k = above.length - 1; k >= 0; k--)
-		if (above[k].lineNumber < firstError && isStepInProgress(above[k].text)) return { lines: [...above], openers: [k] };
+		if (above[k].lineNumber < firstError && isStepInProgress(unframed(scan.frame, above[k].text)))
+			return { lines: [...above], openers: [k] };
 	return undefined;
 }
 
@@ -269,7 +277,7 @@ function tailOfFailedStep(
 		if (stepEnd === undefined) return { tail, report };
 		const lines = marked(scan, stepEnd);
 		const above = lines.slice(0, Math.max(0, lines.length - tail.length));
-		const openers = stepOpeners(above);
+		const openers = openersOf(scan, above);
 		return {
 			verdictLine: verdict,
 			tail: [...lines.slice(above.length), ...tail],

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
+import { FRAME_SAMPLE_BYTES, frameLengthAt, type LineFrame, learnLineFrameOf } from "../../src/lines/frame.js";
 import { stampLength, wrappedLineOf } from "../../src/lines/stamp.js";
 import { hashShape, shapeOf, shapeWindowOf } from "../../src/signals/shape.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
@@ -31,8 +32,15 @@ class Truth {
 	private hashes: Map<number, { count: number; first: number; last: number }> | undefined;
 	/** The skeleton bytes each line's shape hash reads: past the frame of the output's first 64 lines. */
 	private readonly shapeWindow: number;
+	/** The frame its lines are written in, learned from its first bytes as the scan learns it (lines/frame.ts): signal lines are read past it. */
+	private readonly frame: LineFrame | undefined;
 	constructor(readonly fixture: RealFixture) {
 		this.lines = fixture.lines.map(withoutLineEnd);
+		const bytes = Buffer.from(fixture.text, "utf8");
+		this.frame = learnLineFrameOf(
+			bytes.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"),
+			bytes.length <= FRAME_SAMPLE_BYTES,
+		);
 		this.shapeWindow = shapeWindowOf(this.lines.slice(0, 64));
 	}
 
@@ -40,10 +48,11 @@ class Truth {
 		return this.lines[lineNumber - 1];
 	}
 
-	/** The default pattern matches the line, its text after a timestamp, or the line a JSON-lines record wraps. */
+	/** The default pattern matches the line, its text after a timestamp and frame, or the line a JSON-lines record wraps. */
 	isSignal(text: string): boolean {
 		const shown = stripAnsi(text);
-		const stamp = stampLength(shown);
+		let stamp = stampLength(shown);
+		if (this.frame !== undefined) stamp += frameLengthAt(this.frame, shown, stamp);
 		const wrapped = wrappedLineOf(shown);
 		return (
 			config.signalRegex.test(shown) ||

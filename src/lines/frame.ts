@@ -1,0 +1,187 @@
+// The frame an output is written in: what (nearly) every one of its lines starts with after its
+// timestamp (stamp.ts), whatever tool wrote it — a remote builder's `remote: `, a logger's
+// `I, [2026-12-06T09:30:00.123456 #4123]  INFO -- : `, a wrapper's `[09:30:00] :\t [Step 2/3] `,
+// yarn's `➤ YN0000: │ `, `cat -n`'s numbers, an epoch time. It is learned from the output's first
+// lines, not listed per tool: a prefix of whole tokens that most of them share, digits aside. What a
+// line says starts after it: its failure word "at the start of a line", its indentation, the shape
+// that tells it from its neighbours. A line without it is read as it is. Pure; linear in a line's
+// first FRAME_WINDOW_CHARS characters.
+
+import { stripAnsi } from "./render.js";
+import { stampLength } from "./stamp.js";
+
+/** The frame as its tokens' skeletons: each token with its digit runs as DIGITS. */
+export interface LineFrame {
+	readonly tokens: readonly string[];
+}
+
+/**
+ * The output's first lines a frame is learned from: at most this many, in its first
+ * FRAME_SAMPLE_BYTES bytes (signals/shape-counter.ts sets its shape window from the same lines: a
+ * line's shape is hashed as it was, past its timestamp, not past this frame).
+ */
+export const FRAME_SAMPLE_LINES = 64;
+export const FRAME_SAMPLE_BYTES = 16 * 1024;
+
+/** A run of digits in a token's skeleton. */
+const DIGITS = "\u0000";
+/** Characters of a line (after its timestamp) a frame is looked for in. */
+const FRAME_WINDOW_CHARS = 96;
+/** Tokens of a frame, at most. */
+const MAX_FRAME_TOKENS = 8;
+/** Fewest lines of the sample that must carry the frame, and the share of its non-blank lines (3/4). */
+const MIN_FRAMED_LINES = 16;
+const MIN_FRAMED_SHARE = 0.75;
+/**
+ * A frame's last token ends a label: a colon, a closing bracket or parenthesis, a bar, an angle, a
+ * box's edge (`remote:`, `[Step 2/3]`, `INFO -- :`, `YN0000: │`). A prefix of words that ends in a
+ * word is the line's own beginning (cargo's `Compiling`, TAP's `ok 3 -`, gradle's `> Task`).
+ */
+const LABEL_END = /[:\])|>\u2502]$/;
+/** A test's or a step's verdict (`[PASS]`, `ok`, `FAILED`): what a line says of its subject, never its frame. */
+const VERDICT =
+	/^[[(]?(?:ok|pass|passed|fail|failed|failure|skip|skipped|success|succeeded|xfail|xpass|todo)[\])]?:?$/i;
+/** A token with a word in it: two letters in a row (an ISO time's `T` is none). */
+const WORD = /[A-Za-z]{2}/;
+/** A level or a verdict alone (`[INFO]`, `ERROR:`, `[ok]`): the line's own first word, no frame (maven's `[INFO] `). */
+const LEVEL_ALONE =
+	/^[[(]?(?:info|error|errors|err|warn|warning|debug|trace|fatal|notice|note|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)[\])]?:?$/i;
+
+/** A location's line and column (eslint's `12:5` before each finding): the finding's own place, no frame. */
+const LINE_AND_COLUMN = new RegExp(`^${DIGITS}:${DIGITS}:?$`);
+/**
+ * A token that names a file (`src/a_3.py:12:5:`, `units/a.service:7:`, `tests/t.py::test_x`,
+ * `lib/u.nim(3,`): a diagnostic's location is what it is about, however many lines share its
+ * skeleton.
+ */
+const NAMES_A_FILE = /\.[A-Za-z]\w{0,9}(?::|\(|$)/;
+
+/** A token's skeleton: its digit runs as DIGITS. */
+function skeletonOf(token: string): string {
+	return token.replace(/\d+/g, DIGITS);
+}
+
+/** The skeletons of the first tokens of `text` from `from` (whitespace-separated, within FRAME_WINDOW_CHARS). */
+function leadingTokens(text: string, from: number): string[] {
+	const window = text.slice(from, from + FRAME_WINDOW_CHARS);
+	const tokens: string[] = [];
+	const token = /\S+/g;
+	for (let match = token.exec(window); match !== null && tokens.length < MAX_FRAME_TOKENS; match = token.exec(window)) {
+		// A token the window cuts is not known whole.
+		if (match.index + match[0].length === window.length && window.length === FRAME_WINDOW_CHARS) break;
+		tokens.push(skeletonOf(match[0]));
+	}
+	return tokens;
+}
+
+/**
+ * The frame of an output whose first lines are `lines`: the longest run of leading tokens (after
+ * each line's timestamp) that at least MIN_FRAMED_SHARE of its non-blank lines, and MIN_FRAMED_LINES
+ * of them, share, digits aside, and that is a frame (isFrame); undefined when there is none.
+ */
+export function learnLineFrame(lines: readonly string[]): LineFrame | undefined {
+	const sampled = lines.filter((line) => line.trim() !== "").map((line) => ({ line, from: stampLength(line) }));
+	const needed = Math.max(MIN_FRAMED_LINES, Math.ceil(sampled.length * MIN_FRAMED_SHARE));
+	if (sampled.length < needed) return undefined;
+	const tokensOf = sampled.map(({ line, from }) => leadingTokens(line, from));
+	// The most shared run of each length, while it is shared enough (a longer run is shared less).
+	const shared: string[][] = [];
+	for (let size = 1; size <= MAX_FRAME_TOKENS; size++) {
+		const counts = new Map<string, number>();
+		let best: string | undefined;
+		let bestCount = 0;
+		for (const tokens of tokensOf) {
+			if (tokens.length < size) continue;
+			const key = tokens.slice(0, size).join(" ");
+			const count = (counts.get(key) ?? 0) + 1;
+			counts.set(key, count);
+			if (count > bestCount) [best, bestCount] = [key, count];
+		}
+		if (best === undefined || bestCount < needed) break;
+		shared.push(best.split(" "));
+	}
+	for (let size = shared.length; size > 0; size--) {
+		const frame: LineFrame = { tokens: shared[size - 1] };
+		if (isFrame(frame, sampled, needed)) return frame;
+	}
+	return undefined;
+}
+
+/**
+ * The frame of an output whose first FRAME_SAMPLE_BYTES bytes (at most) are `text`: learned from its
+ * whole lines among them (all of them when `complete`, the output ending there), at most FRAME_SAMPLE_LINES.
+ */
+export function learnLineFrameOf(text: string, complete: boolean): LineFrame | undefined {
+	const lines = text.split("\n", FRAME_SAMPLE_LINES + 1);
+	if (lines.length > FRAME_SAMPLE_LINES) lines.length = FRAME_SAMPLE_LINES;
+	else if (!complete || text.endsWith("\n")) lines.pop();
+	return learnLineFrame(lines.map((line) => stripAnsi(line.endsWith("\r") ? line.slice(0, -1) : line)));
+}
+
+/**
+ * Is a prefix most lines share the frame they are written in, not their own first words? Text must
+ * follow it in most of the lines that carry it (what most lines are whole is one template's line:
+ * `test_x ... [OK]`), and it may not be a level alone (LEVEL_ALONE), nor hold a verdict (VERDICT), a
+ * location's line and column or a file's name (NAMES_A_FILE): what a line says of its subject. Then a prefix with a digit
+ * and no letter is a frame (a time, a counter, a line's number); one with words (WORD) is when they
+ * and its last token are the same on every line, digits too (`remote:`, `INFO -- :`, `[pid 4123]`;
+ * not `[worker-3]` nor `request 17:`, whose number names the line's subject), and it ends in a label (LABEL_END) or a tab ends it on
+ * `needed` lines (a column). Punctuation alone (a list's `-`, a table's `|`) is not.
+ */
+function isFrame(frame: LineFrame, sampled: ReadonlyArray<{ line: string; from: number }>, needed: number): boolean {
+	const { tokens } = frame;
+	if (tokens.length === 1 && LEVEL_ALONE.test(tokens[0])) return false;
+	if (tokens.some((token) => LINE_AND_COLUMN.test(token) || NAMES_A_FILE.test(token) || VERDICT.test(token)))
+		return false;
+	const carried = sampled
+		.map(({ line, from }) => ({ line, from, length: frameLengthAt(frame, line, from) }))
+		.filter(({ length }) => length > 0);
+	const followed = carried.filter(({ line, from, length }) => line.slice(from + length).trim() !== "");
+	if (followed.length * 2 < carried.length) return false;
+	if (!tokens.some((token) => /[A-Za-z]/.test(token))) return tokens.some((token) => token.includes(DIGITS));
+	// Its words are the same on every line, digits too: a job's or a program's name, not a subject's.
+	const wordy = tokens.map((token, index) => WORD.test(token) || index === tokens.length - 1);
+	const literal = (line: string, from: number, length: number) =>
+		line
+			.slice(from, from + length)
+			.trim()
+			.split(/\s+/)
+			.filter((_, index) => wordy[index])
+			.join(" ");
+	if (new Set(carried.map(({ line, from, length }) => literal(line, from, length))).size > 1) return false;
+	if (LABEL_END.test(tokens[tokens.length - 1])) return true;
+	return carried.filter(({ line, from, length }) => line[from + length - 1] === "\t").length >= needed;
+}
+
+/**
+ * Characters of `frame` in `text` at `from` (where its timestamp ends: stamp.ts stampLength), with the
+ * one space or tab after it; 0 when the line does not carry it. Whitespace before and between its
+ * tokens is any run (`cat -n` pads its numbers); the line's own indentation, after the one separator,
+ * is its own.
+ */
+export function frameLengthAt(frame: LineFrame, text: string, from: number): number {
+	let at = from;
+	for (const token of frame.tokens) {
+		while (at < text.length && (text[at] === " " || text[at] === "\t")) at++;
+		for (let k = 0; k < token.length; k++) {
+			if (token[k] === DIGITS) {
+				const start = at;
+				while (at < text.length && text.charCodeAt(at) >= 0x30 && text.charCodeAt(at) <= 0x39) at++;
+				if (at === start) return 0;
+			} else if (text[at] === token[k]) at++;
+			else return 0;
+		}
+		// A token ends where whitespace or the line does: `remote:x` does not carry `remote:`.
+		if (at < text.length && text[at] !== " " && text[at] !== "\t") return 0;
+	}
+	if (at < text.length) at++;
+	return at - from;
+}
+
+/** `text` without `frame` after its timestamp (itself when it does not carry it); the timestamp stays. */
+export function unframed(frame: LineFrame | undefined, text: string): string {
+	if (frame === undefined) return text;
+	const stamp = stampLength(text);
+	const length = frameLengthAt(frame, text, stamp);
+	return length === 0 ? text : text.slice(0, stamp) + text.slice(stamp + length);
+}

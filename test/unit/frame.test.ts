@@ -1,0 +1,189 @@
+// The frame an output is written in (src/lines/frame.ts): learned from its first lines when most of
+// them share a prefix that stands before lines of every kind, and never from what a line says of its
+// subject (a location, a verdict, a level alone, a numbered subject, one template's lines); then a
+// line's own text starts after it, in the scan and in the view.
+
+import assert from "node:assert/strict";
+import { describe, test, type TestContext } from "node:test";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+	FRAME_SAMPLE_BYTES,
+	frameLengthAt,
+	learnLineFrame,
+	learnLineFrameOf,
+	type LineFrame,
+	unframed,
+} from "../../src/lines/frame.js";
+import { prefixed } from "../fixtures/ci/frames.js";
+import { isShownInView, parseViewLines, type RealFixture, showLine } from "../fixtures/real/fixtures.js";
+import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
+import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
+import { buildDefaultView } from "../fixtures/default-view.js";
+import { DEFAULT_CONFIG } from "../../src/config/config.js";
+import { createTempDir } from "../helpers/tmp.js";
+
+/** A build's lines of many kinds, a blank one among them, as a tool prints them under any frame. */
+const BODY = [
+	"Compiling widgets v0.1.0 (/home/dev/widgets)",
+	"src/cart.c: In function ‘cart_total’:",
+	"src/cart.c:12:5: error: ‘rate’ undeclared (first use in this function)",
+	"   12 |     return rate * n;",
+	"      |     ^~~~",
+	"make[1]: *** [Makefile:7: cart.o] Error 1",
+	"",
+	"=== RUN   TestTotals",
+	"--- FAIL: TestTotals (0.00s)",
+	"    totals_test.go:9: got 3, want 4",
+	"FAIL\texample.com/cart\t0.004s",
+	"Traceback (most recent call last):",
+	'  File "cart.py", line 3, in <module>',
+	"ZeroDivisionError: division by zero",
+	"npm error code 1",
+	"1 failed, 12 passed in 0.41s",
+	"warning: unused variable `scratch`",
+	"Downloading rate tables...",
+	"done.",
+	"Summary: 2 errors",
+];
+
+/** `lines` repeated to `count` lines. */
+function repeated(lines: readonly string[], count: number): string[] {
+	return Array.from({ length: count }, (_, index) => lines[index % lines.length]);
+}
+
+/** The frame's tokens, each run of digits (that may change from line to line) as `#`. */
+function tokensOf(frame: LineFrame | undefined): readonly string[] | undefined {
+	return frame?.tokens.map((token) => token.replace(/\0/g, "#"));
+}
+
+describe("which prefix is the frame an output is written in", () => {
+	const framed: Array<[string, (index: number) => string, string[]]> = [
+		["a remote builder's", () => "remote: ", ["remote:"]],
+		[
+			"Ruby's Logger",
+			(index) => `I, [2026-12-06T09:30:${String(index % 60).padStart(2, "0")}.123456 #4123]  INFO -- : `,
+			["I,", "[#-#-#T#:#:#.#", "##]", "INFO", "--", ":"],
+		],
+		["yarn's build step", () => "➤ YN0000: │ ", ["➤", "YN#:", "│"]],
+		["an epoch time", (index) => `${1765013400 + index}.${100 + index} `, ["#.#"]],
+		["`cat -n`'s numbers", (index) => `${String(index + 1).padStart(6)}\t`, ["#"]],
+		["ant's task", () => "    [javac] ", ["[javac]"]],
+		["a process's tag", () => "[pid 4123] ", ["[pid", "#]"]],
+	];
+	for (const [name, prefix, tokens] of framed)
+		test(`${name}: learned, digits that change aside`, () => {
+			const lines = repeated(BODY, 40).map((line, index) => prefix(index) + line);
+			assert.deepEqual(tokensOf(learnLineFrame(lines)), tokens);
+		});
+
+	test("after a timestamp, which stays the line's (TeamCity's step after its time)", () => {
+		const lines = repeated(BODY, 40).map(
+			(line, index) => `[09:30:${String(index % 60).padStart(2, "0")}] :\t [Step 2/3] ${line}`,
+		);
+		const frame = learnLineFrame(lines);
+		assert.deepEqual(tokensOf(frame), [":", "[Step", "#/#]"]);
+		assert.equal(unframed(frame, lines[2]), `[09:30:02] ${BODY[2]}`);
+	});
+
+	const notFramed: Array<[string, string[]]> = [
+		["TAP's results", repeated(["ok 1 - totals", "ok 2 - rates", "ok 3 - carts"], 40).map((l, i) => l + i)],
+		["cargo's progress", repeated(["   Compiling serde v1.0.1", "   Compiling libc v0.2.9"], 40)],
+		["a level alone", repeated(BODY, 40).map((line) => `[INFO] ${line}`)],
+		["a list's bullet", repeated(BODY, 40).map((line) => `- ${line}`)],
+		["a file's findings", repeated(BODY, 40).map((line, i) => `src/cart_${i}.py:${i + 3}:5: ${line}`)],
+		["a location's line and column", repeated(BODY, 40).map((line, i) => `  ${i + 3}:5  ${line}`)],
+		["a numbered subject", repeated(BODY, 40).map((line, i) => `request ${i}: ${line}`)],
+		["a named worker", repeated(BODY, 40).map((line, i) => `[worker-${i % 4}] ${line}`)],
+		["a verdict", repeated(BODY, 40).map((line) => `  [PASS] ${line}`)],
+		[
+			"one template's lines",
+			Array.from({ length: 40 }, (_, i) => `INFO rendered invoice-${i} rate=${i % 7} (warnings=0, errors=0)`),
+		],
+		["too few lines", repeated(BODY, 15).map((line) => `remote: ${line}`)],
+		[
+			"a prefix on fewer than three lines in four",
+			repeated(BODY, 40).map((line, i) => (i % 3 === 0 ? line : `remote: ${line}`)),
+		],
+	];
+	for (const [name, lines] of notFramed)
+		test(`not ${name}`, () => {
+			assert.equal(learnLineFrame(lines), undefined);
+		});
+});
+
+describe("a line read in its frame", () => {
+	const frame = learnLineFrame(repeated(BODY, 40).map((line) => `remote: ${line}`));
+
+	test("keeps its own indentation after the one separator, its timestamp before", () => {
+		assert.equal(unframed(frame, "remote:     3 |     return rate * n;"), "    3 |     return rate * n;");
+		assert.equal(
+			unframed(frame, "2026-12-06T09:30:00.1234567Z remote: FAIL\tpkg"),
+			"2026-12-06T09:30:00.1234567Z FAIL\tpkg",
+		);
+		assert.equal(unframed(frame, "remote:"), "");
+	});
+
+	test("is itself without the frame, or with a token that only starts like it", () => {
+		assert.equal(unframed(frame, "Counting objects: 100% (5/5), done."), "Counting objects: 100% (5/5), done.");
+		assert.equal(frameLengthAt(frame as LineFrame, "remote:x", 0), 0);
+		assert.equal(unframed(undefined, "remote: FAIL"), "remote: FAIL");
+	});
+
+	test("is learned from whole lines of the first bytes only", () => {
+		const text = repeated(BODY, 40)
+			.map((line) => `remote: ${line}\n`)
+			.join("");
+		assert.deepEqual(tokensOf(learnLineFrameOf(text, true)), ["remote:"]);
+		// A sample cut inside a line: that line is not read (it would lack its frame's end).
+		assert.deepEqual(tokensOf(learnLineFrameOf(text.slice(0, text.length - 20), false)), ["remote:"]);
+		assert.ok(text.length < FRAME_SAMPLE_BYTES);
+	});
+});
+
+describe("an output written in a frame keeps in its view what the bare output keeps", () => {
+	/** The fixture's decisive lines at the same numbers, each line after `prefix`. */
+	function inFrame(
+		fixture: RealFixture,
+		prefix: (index: number) => string,
+	): { text: string; decisive: RealFixture["decisive"] } {
+		const lines = prefixed(prefix)(fixture.lines).lines;
+		return {
+			text: `${lines.join("\n")}\n`,
+			decisive: fixture.decisive.map((line) => {
+				const raw = lines[line.lineNumber - 1];
+				return { ...line, raw, shown: showLine(raw) };
+			}),
+		};
+	}
+
+	async function missed(t: TestContext, text: string, decisive: RealFixture["decisive"]): Promise<string[]> {
+		const dir = await createTempDir(t);
+		const path = join(dir, "output.log");
+		await writeFile(path, text);
+		const shown = parseViewLines((await buildDefaultView(path)).text);
+		return decisive
+			.filter((line) => !isShownInView(shown, line.lineNumber, line.shown, DEFAULT_CONFIG.maxLineChars))
+			.map((line) => `${line.lineNumber}: ${line.shown}`);
+	}
+
+	const cases: Array<[string, () => RealFixture[], string, (index: number) => string]> = [
+		// `FAIL\texample.com/bank/ledger` starts its line only past `remote: `; the deadlock's frames below it.
+		["go-test-timeout-deadlock", loadTune3Fixtures, "a remote builder's", () => "remote: "],
+		[
+			"eslint-one-error-many-warnings",
+			() => loadUnseenFixtures("tuning"),
+			"Ruby's Logger",
+			(index) =>
+				`I, [2026-12-06T09:${String(30 + (Math.floor(index / 60) % 30)).padStart(2, "0")}:${String(index % 60).padStart(2, "0")}.123456 #4123]  INFO -- : `,
+		],
+	];
+	for (const [name, load, frameName, prefix] of cases)
+		test(`${name} under ${frameName} frame`, async (t) => {
+			const fixture = load().find((candidate) => candidate.name === name);
+			assert.ok(fixture, name);
+			assert.deepEqual(await missed(t, fixture.text, fixture.decisive), [], "bare");
+			const framed = inFrame(fixture, prefix);
+			assert.deepEqual(await missed(t, framed.text, framed.decisive), [], frameName);
+		});
+});
