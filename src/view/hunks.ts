@@ -458,10 +458,12 @@ interface Neighbours {
  * The lines around a line (`text`, number `lineNumber`) that its hunk reads: where a multiplexer
  * interleaves the lines of several jobs, each line with its job's tag (turborepo's and pnpm's
  * parallel tasks, docker compose's services: stamp.ts isStreamTag), the lines of its own job, each
- * read without the tag, at their own numbers; otherwise the lines right around it (ownText). Every
- * line is read without the frame its output is written in (`frame`: lines/frame.ts) first.
- * Interleaved means a line of another tag lies among the nearest STREAM_PROBE_LINES above or below,
- * and a line of its own tag too.
+ * read without the tag, at their own numbers; otherwise the lines right around it (ownText). A line
+ * without a job's tag is of the job whose lines have none: where another job's tagged lines lie
+ * among them (a bundler's `[web] ` lines among a build's own), its block and context are read from
+ * the untagged lines. Every line is read without the frame its output is written in (`frame`:
+ * lines/frame.ts) first. Interleaved means a line of another job lies among the nearest
+ * STREAM_PROBE_LINES above or below, and a line of its own job too.
  */
 function neighboursOf(
 	text: string,
@@ -476,29 +478,38 @@ function neighboursOf(
 		frame === undefined ? own : (line: string) => own(unframed(frame, line));
 	const tagOf = inFrame(lineTagOf);
 	const tag = tagOf(text);
-	const near = isStreamTag(tag)
-		? [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(tagOf)
-		: [];
-	if (!near.includes(tag) || !near.some((other) => other !== tag && other !== ""))
+	// A line without a job's tag is of the job whose lines have none (a level or a count is no job's tag).
+	const jobOf = isStreamTag(tag)
+		? tagOf
+		: (line: string) => {
+				const other = tagOf(line);
+				return isStreamTag(other) ? other : "";
+			};
+	const job = jobOf(text);
+	const near = [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(jobOf);
+	const others = isStreamTag(tag)
+		? near.some((other) => other !== tag && other !== "")
+		: near.some((other) => other !== "");
+	if (!near.includes(job) || !others)
 		return { above, aboveAt, below, belowAt, own: inFrame(ownText(tag, above.at(-1), below[0], tagOf)) };
 	// The lines of its job, each with its number.
 	const ofJob = (lines: readonly string[], numberOf: (index: number) => number) => {
 		const kept: string[] = [];
 		const numbers: number[] = [];
 		lines.forEach((raw, index) => {
-			if (tagOf(raw) !== tag) return;
+			if (jobOf(raw) !== job) return;
 			kept.push(raw);
 			numbers.push(numberOf(index));
 		});
 		return { kept, numbers };
 	};
-	const job = { above: ofJob(above, aboveAt), below: ofJob(below, belowAt) };
+	const lines = { above: ofJob(above, aboveAt), below: ofJob(below, belowAt) };
 	return {
-		above: job.above.kept,
-		aboveAt: (index) => job.above.numbers[index],
-		below: job.below.kept,
-		belowAt: (index) => job.below.numbers[index],
-		own: inFrame((line) => untagged(line, tag)),
+		above: lines.above.kept,
+		aboveAt: (index) => lines.above.numbers[index],
+		below: lines.below.kept,
+		belowAt: (index) => lines.below.numbers[index],
+		own: inFrame((line) => untagged(line, job)),
 	};
 }
 

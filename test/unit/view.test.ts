@@ -1124,6 +1124,46 @@ describe("signal lines", () => {
 		);
 	});
 
+	test("reads an untagged line's block and context among the untagged lines when another job's tagged lines interleave", async () => {
+		// Another job (a bundler in watch mode, a parallel task) writes its lines, each after its tag,
+		// among the output's own untagged lines: a frame of a traceback, a diagnostic's location line,
+		// a file's header above its findings lie one or more of those lines away. Read at the default
+		// budget without them, every decisive line of each output is shown; before, six of them were not.
+		const fixtures = loadTuningFixtures();
+		const hex = (k: number) => (((k + 1) * 2654435761) % 4294967296).toString(16).padStart(8, "0");
+		const other = (k: number) => `[web] dist/assets/Widget${k}-${hex(k)}.js  ${(k % 300) + 1}.${k % 100} kB`;
+		const missed: string[] = [];
+		for (const name of [
+			"tuning/eslint-one-error-many-warnings",
+			"tune2/gfortran-no-implicit-type",
+			"tune2/lua-xpcall-traceback",
+			"tune2/helgrind-data-race",
+			"tune4/behave-before-feature-hook-error",
+			"tune4/tidy-html-unknown-element",
+		]) {
+			const fixture = fixtures.get(name);
+			assert.ok(fixture, name);
+			let seed = 11;
+			const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+			const lines: string[] = [];
+			const at: number[] = [];
+			let k = 0;
+			for (const line of fixture.lines) {
+				if (next() < 0.5) for (let n = 1 + Math.floor(next() * 3); n > 0; n--) lines.push(other(k++));
+				at.push(lines.length + 1);
+				lines.push(line);
+			}
+			const options = viewOptions();
+			const shown = parseViewLines((await buildViewFromText(lines.join("\n"), options)).text);
+			for (const line of fixture.decisive) {
+				const lineNumber = at[line.lineNumber - 1];
+				if (!isShownInView(shown, lineNumber, showLine(lines[lineNumber - 1]), options.maxLineChars))
+					missed.push(`${name}:${lineNumber}: ${line.shown}`);
+			}
+		}
+		assert.deepEqual(missed, []);
+	});
+
 	test("reads a line after a log drain's, a container runtime's, a stream's or a job runner's frame", async () => {
 		// Each tuning output here loses decisive lines behind the frame when it is not read past: a
 		// failure word is no longer at the line's start, a block's lines are indented past it.
