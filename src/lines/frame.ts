@@ -38,9 +38,12 @@ const MIN_FRAMED_SHARE = 0.75;
  * word is the line's own beginning (cargo's `Compiling`, TAP's `ok 3 -`, gradle's `> Task`).
  */
 const LABEL_END = /[:\])|>\u2502]$/;
-/** A test's or a step's verdict (`[PASS]`, `ok`, `FAILED`): what a line says of its subject, never its frame. */
+/**
+ * A test's or a step's verdict (`[PASS]`, `ok`, `FAILED`), or a level that says a line reports a
+ * failure (`ERROR`, `[fatal]`): what a line says of itself, never the frame its output is written in.
+ */
 const VERDICT =
-	/^[[(]?(?:ok|pass|passed|fail|failed|failure|skip|skipped|success|succeeded|xfail|xpass|todo)[\])]?:?$/i;
+	/^[[(]?(?:ok|pass|passed|fail|failed|failure|skip|skipped|success|succeeded|xfail|xpass|todo|error|errors|err|fatal|crit|critical|severe|panic|emerg|alert)[\])]?:?$/i;
 /** A token with a word in it: two letters in a row (an ISO time's `T` is none). */
 const WORD = /[A-Za-z]{2}/;
 /** A level or a verdict alone (`[INFO]`, `ERROR:`, `[ok]`): the line's own first word, no frame (maven's `[INFO] `). */
@@ -121,8 +124,9 @@ export function learnLineFrameOf(text: string, complete: boolean): LineFrame | u
 /**
  * Is a prefix most lines share the frame they are written in, not their own first words? Text must
  * follow it in most of the lines that carry it (what most lines are whole is one template's line:
- * `test_x ... [OK]`), and it may not be a level alone (LEVEL_ALONE), nor hold a verdict (VERDICT), a
- * location's line and column or a file's name (NAMES_A_FILE): what a line says of its subject. Then a prefix with a digit
+ * `test_x ... [OK]`), and it may not be a level alone (LEVEL_ALONE), nor hold a verdict or an error's
+ * level (VERDICT), a location's line and column or a file's name (NAMES_A_FILE): what a line says of
+ * its subject. Then a prefix with a digit
  * and no letter is a frame (a time, a counter, a line's number); one with words (WORD) is when they
  * and its last token are the same on every line, digits too (`remote:`, `INFO -- :`, `[pid 4123]`;
  * not `[worker-3]` nor `request 17:`, whose number names the line's subject), and it ends in a label (LABEL_END) or a tab ends it on

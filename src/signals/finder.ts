@@ -250,9 +250,12 @@ export class SignalFinder {
 		// What only the text after a prefix can match: the default pattern's line-start alternatives (pattern.ts).
 		const lineStart = this.lineStartRegex;
 		if (lineStart === undefined) return false;
-		let stamp = stampLength(text);
-		if (this.frame !== undefined) stamp += frameLengthAt(this.frame, text, stamp);
-		if (stamp > 0 && lineStart.test(text.slice(stamp))) return true;
+		const stamped = stampLength(text);
+		if (stamped > 0 && lineStart.test(text.slice(stamped))) return true;
+		// And after the frame the output is written in, where its lines' own text starts.
+		const framed = this.frame === undefined ? 0 : frameLengthAt(this.frame, text, stamped);
+		const stamp = stamped + framed;
+		if (framed > 0 && lineStart.test(text.slice(stamp))) return true;
 		// And after a multiplexer's tag (`api-1  | `, `@acme/api:test: `), where its job's line starts.
 		const tag = lineTagAt(text, stamp);
 		if (tag !== "" && lineStart.test(text.slice(stamp + tag.length))) return true;

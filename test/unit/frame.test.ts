@@ -21,6 +21,7 @@ import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { buildDefaultView } from "../fixtures/default-view.js";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
+import { SignalFinder } from "../../src/signals/finder.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 /** A build's lines of many kinds, a blank one among them, as a tool prints them under any frame. */
@@ -96,6 +97,7 @@ describe("which prefix is the frame an output is written in", () => {
 		["a numbered subject", repeated(BODY, 40).map((line, i) => `request ${i}: ${line}`)],
 		["a named worker", repeated(BODY, 40).map((line, i) => `[worker-${i % 4}] ${line}`)],
 		["a verdict", repeated(BODY, 40).map((line) => `  [PASS] ${line}`)],
+		["an error's level", repeated(BODY, 40).map((line) => `ERROR runner: ${line}`)],
 		[
 			"one template's lines",
 			Array.from({ length: 40 }, (_, i) => `INFO rendered invoice-${i} rate=${i % 7} (warnings=0, errors=0)`),
@@ -139,6 +141,25 @@ describe("a line read in its frame", () => {
 		assert.deepEqual(tokensOf(learnLineFrameOf(text.slice(0, text.length - 20), false)), ["remote:"]);
 		assert.ok(text.length < FRAME_SAMPLE_BYTES);
 	});
+});
+
+test("a line the signal pattern takes without the frame it takes in it too", () => {
+	// A frame that starts with a mark the pattern takes at a line's start (`! `, as TeX marks an
+	// error): the text after the timestamp is tested as before, the text after the frame besides.
+	const stamp = (index: number) => `2026-12-06T09:30:${String(index % 60).padStart(2, "0")}.1234567Z `;
+	const lines = repeated(BODY, 40).map((line, index) => `${stamp(index)}! [lint] ${line}`);
+	const frame = learnLineFrame(lines);
+	assert.deepEqual(tokensOf(frame), ["!", "[lint]"]);
+	const bare = new SignalFinder(DEFAULT_CONFIG.signalRegex);
+	const framed = new SignalFinder(DEFAULT_CONFIG.signalRegex, undefined, frame);
+	const found = (finder: SignalFinder) => lines.filter((line, index) => finder.testLine(line, index + 1));
+	assert.equal(found(bare).length, lines.length);
+	assert.deepEqual(
+		found(bare).filter((line) => !found(framed).includes(line)),
+		[],
+	);
+	// And past the frame: `FAIL\texample.com/cart` starts its line only there.
+	assert.ok(found(framed).some((line) => line.endsWith("FAIL\texample.com/cart\t0.004s")));
 });
 
 describe("an output written in a frame keeps in its view what the bare output keeps", () => {
