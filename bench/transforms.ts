@@ -12,14 +12,16 @@
 // (unseen held-out and late), whose counts only are printed. `--only <name,name>` measures those
 // transformations, `--missed` lists the tuning misses, `--threshold <chars>` measures at another
 // budget, `--shard <i>/<n>` measures every n-th transformation from the i-th (to run two at once on
-// two cores). Not a test; every transformation is pure and deterministic.
+// two cores), `--in <frame>` puts each transformed output inside a CI frame of `npm run frames`
+// (`--in github`: a wrapper's prefix after a runner's preamble). Not a test; every transformation is
+// pure and deterministic.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { measureView, optionOf, RECALL_SETS, thresholdOption } from "./framed-sets.js";
 import { formatTable } from "./table.js";
-import { type CiFrame, frameOutput, inColour, prefixed } from "../test/fixtures/ci/frames.js";
+import { CI_FRAMES, type CiFrame, frameOutput, inColour, prefixed } from "../test/fixtures/ci/frames.js";
 
 type Within = NonNullable<CiFrame["within"]>;
 
@@ -364,6 +366,10 @@ if (process.argv.includes("--list")) {
 	process.exit(0);
 }
 const threshold = thresholdOption();
+const inName = optionOf("--in");
+const inCi = inName === undefined ? undefined : CI_FRAMES.find((frame) => frame.name === inName);
+if (inName !== undefined && inCi === undefined)
+	throw new Error(`no CI frame named ${inName} (npm run frames names them)`);
 const only = optionOf("--only")?.split(",");
 const shard = optionOf("--shard")?.split("/").map(Number) ?? [0, 1];
 const chosen = TRANSFORMS.filter(
@@ -378,9 +384,11 @@ const rows: string[][] = [];
 for (const transform of [undefined, ...chosen]) {
 	const frame: CiFrame = {
 		name: transform?.name ?? "bare",
-		before: () => transform?.before?.() ?? [],
-		after: () => transform?.after?.() ?? [],
+		before: (command) => [...(inCi?.before(command) ?? []), ...(transform?.before?.() ?? [])],
+		after: (command) => [...(transform?.after?.() ?? []), ...(inCi?.after(command) ?? [])],
 		within: transform?.within,
+		...(inCi?.stamp !== undefined ? { stamp: inCi.stamp } : {}),
+		...(inCi?.bom !== undefined ? { bom: inCi.bom } : {}),
 	};
 	const totals = [false, true].map(() => ({ decisive: 0, kept: 0, served: 0, outputs: 0, chars: 0 }));
 	for (const set of sets)
@@ -406,6 +414,6 @@ for (const transform of [undefined, ...chosen]) {
 	]);
 }
 rmSync(dir, { recursive: true, force: true });
-console.log(`budget: ${threshold} chars`);
+console.log(`budget: ${threshold} chars${inCi === undefined ? "" : `, each output inside the ${inCi.name} CI frame`}`);
 const header = ["transformation", "tuning kept", "served", "mean chars", "held-out kept", "served", "mean chars"];
 for (const line of formatTable(header, rows)) console.log(line);
