@@ -81,8 +81,9 @@ function leadingTokens(text: string, from: number): string[] {
  * The frame of an output whose first lines are `lines`: the longest run of leading tokens (after
  * each line's timestamp) that at least MIN_FRAMED_SHARE of its non-blank lines, and MIN_FRAMED_LINES
  * of them, share, digits aside, and that is a frame (isFrame); undefined when there is none.
+ * `varied`: and the lines it stands before begin in several ways (startsVaried).
  */
-export function learnLineFrame(lines: readonly string[]): LineFrame | undefined {
+export function learnLineFrame(lines: readonly string[], varied = false): LineFrame | undefined {
 	const sampled = lines.filter((line) => line.trim() !== "").map((line) => ({ line, from: stampLength(line) }));
 	const needed = Math.max(MIN_FRAMED_LINES, Math.ceil(sampled.length * MIN_FRAMED_SHARE));
 	if (sampled.length < needed) return undefined;
@@ -105,20 +106,69 @@ export function learnLineFrame(lines: readonly string[]): LineFrame | undefined 
 	}
 	for (let size = shared.length; size > 0; size--) {
 		const frame: LineFrame = { tokens: shared[size - 1] };
-		if (isFrame(frame, sampled, needed)) return frame;
+		if (isFrame(frame, sampled, needed) && (!varied || startsVaried(frame, sampled))) return frame;
 	}
 	return undefined;
 }
 
 /**
  * The frame of an output whose first FRAME_SAMPLE_BYTES bytes (at most) are `text`: learned from its
- * whole lines among them (all of them when `complete`, the output ending there), at most FRAME_SAMPLE_LINES.
+ * whole lines among them (all of them when `complete`, the output ending there), at most
+ * FRAME_SAMPLE_LINES; else from the whole lines of `later` (FRAME_SAMPLE_BYTES read further on,
+ * starting inside a line: laterSampleStart), where a CI job's failing step prints after the
+ * runner's preamble and set-up steps, which no tool's frame precedes.
  */
-export function learnLineFrameOf(text: string, complete: boolean): LineFrame | undefined {
-	const lines = text.split("\n", FRAME_SAMPLE_LINES + 1);
+export function learnLineFrameOf(text: string, complete: boolean, later?: string): LineFrame | undefined {
+	return (
+		learnFromLines(text, complete, false) ?? (later === undefined ? undefined : learnFromLines(later, false, true))
+	);
+}
+
+/**
+ * Where the later sample of an output of `size` bytes starts (learnLineFrameOf), or undefined when the
+ * output is too short for one apart from the first: two samples' length before its end, so that it
+ * reads the last lines of its failing step rather than a job's cleanup after them.
+ */
+export function laterSampleStart(size: number): number | undefined {
+	const start = size - 2 * FRAME_SAMPLE_BYTES;
+	return start > FRAME_SAMPLE_BYTES ? start : undefined;
+}
+
+/**
+ * The frame of the whole lines of a sample (learnLineFrame), without its first piece when it starts
+ * inside a line. A sample further on must show lines of several kinds after it: one job's lines can
+ * fill the few lines it reads (`[worker-2] shard 0101: 16 rows ok` 64 times is no frame).
+ */
+function learnFromLines(text: string, complete: boolean, startsInLine: boolean): LineFrame | undefined {
+	const lines = text.split("\n", FRAME_SAMPLE_LINES + 2);
+	if (startsInLine) lines.shift();
 	if (lines.length > FRAME_SAMPLE_LINES) lines.length = FRAME_SAMPLE_LINES;
 	else if (!complete || text.endsWith("\n")) lines.pop();
-	return learnLineFrame(lines.map((line) => stripAnsi(line.endsWith("\r") ? line.slice(0, -1) : line)));
+	return learnLineFrame(
+		lines.map((line) => stripAnsi(line.endsWith("\r") ? line.slice(0, -1) : line)),
+		startsInLine,
+	);
+}
+
+/** Distinct ways the lines after a frame begin, fewest, for them to be of several kinds. */
+const MIN_DISTINCT_STARTS = 4;
+
+/**
+ * Are the lines of `sampled` that carry `frame` of several kinds: does it stand alone on one of them
+ * (the output's blank line, in its frame), or do they begin in at least MIN_DISTINCT_STARTS ways
+ * after it (first tokens, digits aside)?
+ */
+function startsVaried(frame: LineFrame, sampled: ReadonlyArray<{ line: string; from: number }>): boolean {
+	const starts = new Set<string>();
+	for (const { line, from } of sampled) {
+		const length = frameLengthAt(frame, line, from);
+		if (length === 0) continue;
+		const first = /\S+/.exec(line.slice(from + length))?.[0];
+		if (first === undefined) return true;
+		starts.add(skeletonOf(first));
+		if (starts.size >= MIN_DISTINCT_STARTS) return true;
+	}
+	return false;
 }
 
 /**

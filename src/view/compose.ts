@@ -17,7 +17,7 @@ import {
 	recordsSource,
 	SlicedScan,
 } from "../io/source.js";
-import { FRAME_SAMPLE_BYTES, learnLineFrameOf } from "../lines/frame.js";
+import { FRAME_SAMPLE_BYTES, laterSampleStart, learnLineFrameOf } from "../lines/frame.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
@@ -118,7 +118,10 @@ export async function compose(
  */
 export async function withLineFrame(source: ByteSource, options: ScanOptions): Promise<ScanOptions> {
 	const first = await readRange(source, 0, FRAME_SAMPLE_BYTES);
-	const frame = learnLineFrameOf(first.toString("utf8"), first.length >= source.size);
+	const laterFrom = laterSampleStart(source.size);
+	const later =
+		laterFrom === undefined ? undefined : await readRange(source, laterFrom, laterFrom + FRAME_SAMPLE_BYTES);
+	const frame = learnLineFrameOf(first.toString("utf8"), first.length >= source.size, later?.toString("utf8"));
 	return frame === undefined ? options : { ...options, frame };
 }
 

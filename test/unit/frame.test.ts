@@ -10,13 +10,15 @@ import { join } from "node:path";
 import {
 	FRAME_SAMPLE_BYTES,
 	frameLengthAt,
+	laterSampleStart,
 	learnLineFrame,
 	learnLineFrameOf,
 	type LineFrame,
 	unframed,
 } from "../../src/lines/frame.js";
-import { prefixed } from "../fixtures/ci/frames.js";
+import { CI_FRAMES, frameOutput, prefixed } from "../fixtures/ci/frames.js";
 import { isShownInView, parseViewLines, type RealFixture, showLine } from "../fixtures/real/fixtures.js";
+import { loadTune2Fixtures } from "../fixtures/unseen-tune2/fixtures.js";
 import { loadTune3Fixtures } from "../fixtures/unseen-tune3/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { buildDefaultView } from "../fixtures/default-view.js";
@@ -114,6 +116,32 @@ describe("which prefix is the frame an output is written in", () => {
 		});
 });
 
+describe("a frame learned further on, where the first lines are a runner's", () => {
+	// A CI job's preamble and set-up steps (no frame), then the failing step's output in one, then the job's cleanup.
+	const preamble = Array.from({ length: 120 }, (_, i) => `${["Run", "Syncing", "Fetching", "env:"][i % 4]} step ${i}`);
+	const cleanup = Array.from({ length: 20 }, (_, i) => `Terminate orphan process: pid (${2100 + i})`);
+	function sampled(lines: readonly string[]): LineFrame | undefined {
+		const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+		const later = laterSampleStart(bytes.length);
+		assert.ok(later !== undefined, "long enough for a later sample");
+		return learnLineFrameOf(
+			bytes.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"),
+			false,
+			bytes.subarray(later, later + FRAME_SAMPLE_BYTES).toString("utf8"),
+		);
+	}
+
+	test("a remote builder's, read from the lines near the end", () => {
+		const framed = repeated(BODY, 2000).map((line) => `remote: ${line}`);
+		assert.deepEqual(tokensOf(sampled([...preamble, ...framed, ...cleanup])), ["remote:"]);
+	});
+
+	test("not one job's lines that fill the later sample", () => {
+		const worker = Array.from({ length: 2000 }, (_, i) => `[worker-2] shard ${i}: 16 rows ok, subtotal ${i * 7}`);
+		assert.equal(sampled([...preamble, ...worker, ...cleanup]), undefined);
+	});
+});
+
 describe("a line read in its frame", () => {
 	const frame = learnLineFrame(repeated(BODY, 40).map((line) => `remote: ${line}`));
 
@@ -199,6 +227,19 @@ describe("an output written in a frame keeps in its view what the bare output ke
 				`I, [2026-12-06T09:${String(30 + (Math.floor(index / 60) % 30)).padStart(2, "0")}:${String(index % 60).padStart(2, "0")}.123456 #4123]  INFO -- : `,
 		],
 	];
+	test("eslint-one-error-many-warnings and gfortran-no-implicit-type under `remote: ` inside a GitHub job", async (t) => {
+		// The runner's preamble fills the first lines: the frame is learned from lines near the end.
+		const github = CI_FRAMES.find((frame) => frame.name === "github");
+		assert.ok(github);
+		const fixtures = [...loadUnseenFixtures("tuning"), ...loadTune2Fixtures()];
+		for (const name of ["eslint-one-error-many-warnings", "gfortran-no-implicit-type"]) {
+			const fixture = fixtures.find((candidate) => candidate.name === name);
+			assert.ok(fixture, name);
+			const framed = frameOutput({ ...github, within: prefixed(() => "remote: ") }, fixture);
+			assert.deepEqual(await missed(t, framed.text, framed.decisive), [], name);
+		}
+	});
+
 	for (const [name, load, frameName, prefix] of cases)
 		test(`${name} under ${frameName} frame`, async (t) => {
 			const fixture = load().find((candidate) => candidate.name === name);
