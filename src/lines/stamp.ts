@@ -50,6 +50,8 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const HASH = 0x23;
 const TAB = 0x09;
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
 const BYTE_ORDER_MARK = 0xfeff;
 
 /**
@@ -188,9 +190,10 @@ const TEXT_MEMBER = /"(?:log|msg|message|output|text|line)" ?: ?"((?:[^"\\]|\\.)
  */
 export function wrappedLineOf(text: string): string | undefined {
 	const member = textMemberOf(text);
-	if (member === null) return undefined;
+	const quoted = member !== null ? member[1] : logfmtMessageOf(text);
+	if (quoted === undefined) return undefined;
 	try {
-		return (JSON.parse(`"${member[1]}"`) as string).replace(/\r?\n$/, "");
+		return (JSON.parse(`"${quoted}"`) as string).replace(/\r?\n$/, "");
 	} catch {
 		return undefined;
 	}
@@ -199,7 +202,39 @@ export function wrappedLineOf(text: string): string | undefined {
 /** Where the line a JSON-lines record wraps starts in it (its text member's value: wrappedLineOf), 0 when it wraps none. */
 export function wrappedLineStart(text: string): number {
 	const member = textMemberOf(text);
-	return member === null ? 0 : member.index + member[0].length - member[1].length - 1;
+	if (member !== null) return member.index + member[0].length - member[1].length - 1;
+	const start = logfmtMessageStart(text);
+	return start < 0 ? 0 : start;
+}
+
+/** A logfmt record starts with a key and `=` (`time=`, `ts=`, `level=`). */
+const LOGFMT_START = /^[A-Za-z_][\w.-]{0,30}=/;
+/** The message members of a logfmt record whose quoted value is the line it wraps. */
+const LOGFMT_MESSAGES = [' msg="', ' message="'];
+
+/**
+ * Where the quoted message of a logfmt record (`time=… level=info msg="FAIL\tpkg"`, as Go's slog
+ * and logrus write a line) starts, after its opening quote; -1 when `text` is no such record.
+ */
+function logfmtMessageStart(text: string): number {
+	if (text.length > MAX_WRAPPING_RECORD_CHARS || !LOGFMT_START.test(text)) return -1;
+	for (const key of LOGFMT_MESSAGES) {
+		const at = text.indexOf(key);
+		if (at >= 0) return at + key.length;
+	}
+	return -1;
+}
+
+/** The quoted message of a logfmt record (logfmtMessageStart), still escaped; undefined when none or unclosed. */
+function logfmtMessageOf(text: string): string | undefined {
+	const start = logfmtMessageStart(text);
+	if (start < 0) return undefined;
+	for (let at = start; at < text.length; at++) {
+		const code = text.charCodeAt(at);
+		if (code === BACKSLASH) at++;
+		else if (code === QUOTE) return text.slice(start, at);
+	}
+	return undefined;
 }
 
 /** Characters before a record a line may start with: a timestamp, a tag, a column (GNU parallel's `--tag`). */

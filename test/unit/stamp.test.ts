@@ -323,6 +323,30 @@ test("reads the line a JSON-lines record wraps in its text member, decoded", () 
 	}
 });
 
+test("reads the line a logfmt record wraps in its quoted message, decoded", () => {
+	const wrapped: [string, string][] = [
+		['time="2026-12-06T09:30:00Z" level=info msg="FAIL\\texample.com/cart\\t0.004s"', "FAIL\texample.com/cart\t0.004s"],
+		[
+			'time=2026-12-06T09:30:00Z level=INFO msg="--- FAIL: TestTotals (0.00s)" pkg=cart',
+			"--- FAIL: TestTotals (0.00s)",
+		],
+		['ts=1765013400 level=info message="said \\"no\\" twice"', 'said "no" twice'],
+		['level=info msg=""', ""],
+	];
+	for (const [record, line] of wrapped) {
+		assert.equal(wrappedLineOf(record), line, record);
+		assert.ok(wrappedLineStart(record) > 0, record);
+	}
+	for (const other of [
+		'FAIL msg="x"',
+		'level=info msg="unclosed',
+		"level=info msg=unquoted",
+		'the msg="quoted" is mid-line',
+		`level=info msg="${"x".repeat(20_000)}"`,
+	])
+		assert.equal(wrappedLineOf(other), undefined, other.slice(0, 60));
+});
+
 test("a wrapped line is a signal line as the line it wraps is, and its block is the wrapped lines", () => {
 	const record = (line: string) => JSON.stringify({ log: `${line}\n`, stream: "stdout", time: "2026-12-06T10:00:00Z" });
 	// Among 100 routine records (none in the head or the tail), which are signal lines.
