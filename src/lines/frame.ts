@@ -46,9 +46,11 @@ const VERDICT =
 	/^[[(]?(?:ok|pass|passed|fail|failed|failure|skip|skipped|success|succeeded|xfail|xpass|todo|error|errors|err|fatal|crit|critical|severe|panic|emerg|alert)[\])]?:?$/i;
 /** A token with a word in it: two letters in a row (an ISO time's `T` is none). */
 const WORD = /[A-Za-z]{2}/;
-/** A level or a verdict alone (`[INFO]`, `ERROR:`, `[ok]`): the line's own first word, no frame (maven's `[INFO] `). */
-const LEVEL_ALONE =
-	/^[[(]?(?:info|error|errors|err|warn|warning|debug|trace|fatal|notice|note|crit|critical|alert|emerg|severe|ok|fail|failed|pass|passed|skip|skipped)[\])]?:?$/i;
+/**
+ * A level that says nothing failed, alone (`[INFO]`, `WARN:`): the line's own first word, no frame
+ * (maven's `[INFO] `). A verdict or an error's level is no frame anywhere in one (VERDICT).
+ */
+const LEVEL_ALONE = /^[[(]?(?:info|warn|warning|debug|trace|notice|note)[\])]?:?$/i;
 
 /** A location's line and column (eslint's `12:5` before each finding): the finding's own place, no frame. */
 const LINE_AND_COLUMN = new RegExp(`^${DIGITS}:${DIGITS}:?$`);
@@ -106,32 +108,45 @@ export function learnLineFrame(lines: readonly string[], varied = false): LineFr
 	}
 	for (let size = shared.length; size > 0; size--) {
 		const frame: LineFrame = { tokens: shared[size - 1] };
-		if (isFrame(frame, sampled, needed) && (!varied || startsVaried(frame, sampled))) return frame;
+		const carried = sampled
+			.map(({ line, from }) => ({ line, from, length: frameLengthAt(frame, line, from) }))
+			.filter(({ length }) => length > 0);
+		if (isFrame(frame, carried, needed) && (!varied || startsVaried(carried))) return frame;
 	}
 	return undefined;
 }
 
-/**
- * The frame of an output whose first FRAME_SAMPLE_BYTES bytes (at most) are `text`: learned from its
- * whole lines among them (all of them when `complete`, the output ending there), at most
- * FRAME_SAMPLE_LINES; else from the whole lines of `later` (FRAME_SAMPLE_BYTES read further on,
- * starting inside a line: laterSampleStart), where a CI job's failing step prints after the
- * runner's preamble and set-up steps, which no tool's frame precedes.
- */
-export function learnLineFrameOf(text: string, complete: boolean, later?: string): LineFrame | undefined {
-	return (
-		learnFromLines(text, complete, false) ?? (later === undefined ? undefined : learnFromLines(later, false, true))
-	);
+/** A sampled line that carries a frame: where its timestamp ends (`from`), and the frame's length there. */
+interface Carried {
+	line: string;
+	from: number;
+	length: number;
 }
 
 /**
- * Where the later sample of an output of `size` bytes starts (learnLineFrameOf), or undefined when the
- * output is too short for one apart from the first: two samples' length before its end, so that it
- * reads the last lines of its failing step rather than a job's cleanup after them.
+ * The byte ranges an output of `size` bytes learns its frame from (learnLineFrameOf), in order: its
+ * first FRAME_SAMPLE_BYTES; then, when the output is long enough for a second apart from the first,
+ * FRAME_SAMPLE_BYTES from two samples' length before its end, where a CI job's failing step prints
+ * its last lines after the runner's preamble and set-up steps (which no tool's frame precedes) and
+ * before the job's cleanup.
  */
-export function laterSampleStart(size: number): number | undefined {
-	const start = size - 2 * FRAME_SAMPLE_BYTES;
-	return start > FRAME_SAMPLE_BYTES ? start : undefined;
+export function frameSamples(size: number): Array<{ from: number; to: number }> {
+	const first = { from: 0, to: Math.min(size, FRAME_SAMPLE_BYTES) };
+	const later = size - 2 * FRAME_SAMPLE_BYTES;
+	return later > FRAME_SAMPLE_BYTES ? [first, { from: later, to: later + FRAME_SAMPLE_BYTES }] : [first];
+}
+
+/**
+ * The frame of an output of `size` bytes whose samples (frameSamples, decoded, in order) are `texts`:
+ * learned from the whole lines of the first (the last one too when the output ends there), at most
+ * FRAME_SAMPLE_LINES; else from those of the later one, which starts inside a line.
+ */
+export function learnLineFrameOf(texts: readonly string[], size: number): LineFrame | undefined {
+	const [first, later] = texts;
+	return (
+		learnFromLines(first, size <= FRAME_SAMPLE_BYTES, false) ??
+		(later === undefined ? undefined : learnFromLines(later, false, true))
+	);
 }
 
 /**
@@ -154,15 +169,13 @@ function learnFromLines(text: string, complete: boolean, startsInLine: boolean):
 const MIN_DISTINCT_STARTS = 4;
 
 /**
- * Are the lines of `sampled` that carry `frame` of several kinds: does it stand alone on one of them
- * (the output's blank line, in its frame), or do they begin in at least MIN_DISTINCT_STARTS ways
- * after it (first tokens, digits aside)?
+ * Are the lines that carry a frame of several kinds: does it stand alone on one of them (the
+ * output's blank line, in its frame), or do they begin in at least MIN_DISTINCT_STARTS ways after it
+ * (first tokens, digits aside)?
  */
-function startsVaried(frame: LineFrame, sampled: ReadonlyArray<{ line: string; from: number }>): boolean {
+function startsVaried(carried: readonly Carried[]): boolean {
 	const starts = new Set<string>();
-	for (const { line, from } of sampled) {
-		const length = frameLengthAt(frame, line, from);
-		if (length === 0) continue;
+	for (const { line, from, length } of carried) {
 		const first = /\S+/.exec(line.slice(from + length))?.[0];
 		if (first === undefined) return true;
 		starts.add(skeletonOf(first));
@@ -173,7 +186,7 @@ function startsVaried(frame: LineFrame, sampled: ReadonlyArray<{ line: string; f
 
 /**
  * Is a prefix most lines share the frame they are written in, not their own first words? Text must
- * follow it in most of the lines that carry it (what most lines are whole is one template's line:
+ * follow it in most of the lines that carry it (`carried`) (what most lines are whole is one template's line:
  * `test_x ... [OK]`), and it may not be a level alone (LEVEL_ALONE), nor hold a verdict or an error's
  * level (VERDICT), a location's line and column or a file's name (NAMES_A_FILE): what a line says of
  * its subject. Then a prefix with a digit
@@ -182,14 +195,11 @@ function startsVaried(frame: LineFrame, sampled: ReadonlyArray<{ line: string; f
  * not `[worker-3]` nor `request 17:`, whose number names the line's subject), and it ends in a label (LABEL_END) or a tab ends it on
  * `needed` lines (a column). Punctuation alone (a list's `-`, a table's `|`) is not.
  */
-function isFrame(frame: LineFrame, sampled: ReadonlyArray<{ line: string; from: number }>, needed: number): boolean {
+function isFrame(frame: LineFrame, carried: readonly Carried[], needed: number): boolean {
 	const { tokens } = frame;
 	if (tokens.length === 1 && LEVEL_ALONE.test(tokens[0])) return false;
 	if (tokens.some((token) => LINE_AND_COLUMN.test(token) || NAMES_A_FILE.test(token) || VERDICT.test(token)))
 		return false;
-	const carried = sampled
-		.map(({ line, from }) => ({ line, from, length: frameLengthAt(frame, line, from) }))
-		.filter(({ length }) => length > 0);
 	const followed = carried.filter(({ line, from, length }) => line.slice(from + length).trim() !== "");
 	if (followed.length * 2 < carried.length) return false;
 	if (!tokens.some((token) => /[A-Za-z]/.test(token))) return tokens.some((token) => token.includes(DIGITS));

@@ -17,7 +17,7 @@ import {
 	recordsSource,
 	SlicedScan,
 } from "../io/source.js";
-import { FRAME_SAMPLE_BYTES, laterSampleStart, learnLineFrameOf } from "../lines/frame.js";
+import { frameSamples, learnLineFrameOf } from "../lines/frame.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
@@ -114,14 +114,15 @@ export async function compose(
 
 /**
  * `options` with the frame the lines of `source` are written in (lines/frame.ts), learned from its
- * first FRAME_SAMPLE_BYTES bytes before the scan starts: every line, the first ones too, is read in it.
+ * samples (frameSamples: read at once) before the scan starts: every line, the first ones too, is
+ * read in it.
  */
 export async function withLineFrame(source: ByteSource, options: ScanOptions): Promise<ScanOptions> {
-	const first = await readRange(source, 0, FRAME_SAMPLE_BYTES);
-	const laterFrom = laterSampleStart(source.size);
-	const later =
-		laterFrom === undefined ? undefined : await readRange(source, laterFrom, laterFrom + FRAME_SAMPLE_BYTES);
-	const frame = learnLineFrameOf(first.toString("utf8"), first.length >= source.size, later?.toString("utf8"));
+	const samples = await Promise.all(frameSamples(source.size).map(({ from, to }) => readRange(source, from, to)));
+	const frame = learnLineFrameOf(
+		samples.map((sample) => sample.toString("utf8")),
+		source.size,
+	);
 	return frame === undefined ? options : { ...options, frame };
 }
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import {
 	FRAME_SAMPLE_BYTES,
 	frameLengthAt,
-	laterSampleStart,
+	frameSamples,
 	learnLineFrame,
 	learnLineFrameOf,
 	type LineFrame,
@@ -122,12 +122,11 @@ describe("a frame learned further on, where the first lines are a runner's", () 
 	const cleanup = Array.from({ length: 20 }, (_, i) => `Terminate orphan process: pid (${2100 + i})`);
 	function sampled(lines: readonly string[]): LineFrame | undefined {
 		const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
-		const later = laterSampleStart(bytes.length);
-		assert.ok(later !== undefined, "long enough for a later sample");
+		const samples = frameSamples(bytes.length);
+		assert.equal(samples.length, 2, "long enough for a later sample");
 		return learnLineFrameOf(
-			bytes.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"),
-			false,
-			bytes.subarray(later, later + FRAME_SAMPLE_BYTES).toString("utf8"),
+			samples.map(({ from, to }) => bytes.subarray(from, to).toString("utf8")),
+			bytes.length,
 		);
 	}
 
@@ -160,14 +159,26 @@ describe("a line read in its frame", () => {
 		assert.equal(unframed(undefined, "remote: FAIL"), "remote: FAIL");
 	});
 
-	test("is learned from whole lines of the first bytes only", () => {
-		const text = repeated(BODY, 40)
-			.map((line) => `remote: ${line}\n`)
-			.join("");
-		assert.deepEqual(tokensOf(learnLineFrameOf(text, true)), ["remote:"]);
-		// A sample cut inside a line: that line is not read (it would lack its frame's end).
-		assert.deepEqual(tokensOf(learnLineFrameOf(text.slice(0, text.length - 20), false)), ["remote:"]);
-		assert.ok(text.length < FRAME_SAMPLE_BYTES);
+	test("is learned from the whole lines of its samples: the first bytes, and bytes near the end of a long output", () => {
+		assert.deepEqual(frameSamples(10_000), [{ from: 0, to: 10_000 }]);
+		assert.deepEqual(frameSamples(40_000), [{ from: 0, to: FRAME_SAMPLE_BYTES }]);
+		assert.deepEqual(frameSamples(100_000), [
+			{ from: 0, to: FRAME_SAMPLE_BYTES },
+			{ from: 100_000 - 2 * FRAME_SAMPLE_BYTES, to: 100_000 - FRAME_SAMPLE_BYTES },
+		]);
+		const text = (count: number) =>
+			repeated(BODY, count)
+				.map((line) => `remote: ${line}\n`)
+				.join("");
+		const short = text(40);
+		assert.deepEqual(tokensOf(learnLineFrameOf([short], Buffer.byteLength(short))), ["remote:"]);
+		// A first sample cut inside a line: that line is not read (it would lack its frame's end).
+		const long = Buffer.from(text(600), "utf8");
+		assert.ok(long.length > FRAME_SAMPLE_BYTES);
+		const [first] = frameSamples(long.length);
+		assert.deepEqual(tokensOf(learnLineFrameOf([long.subarray(first.from, first.to).toString("utf8")], long.length)), [
+			"remote:",
+		]);
 	});
 });
 

@@ -7,13 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
-import {
-	FRAME_SAMPLE_BYTES,
-	frameLengthAt,
-	laterSampleStart,
-	type LineFrame,
-	learnLineFrameOf,
-} from "../../src/lines/frame.js";
+import { frameLengthAt, frameSamples, type LineFrame, learnLineFrameOf } from "../../src/lines/frame.js";
 import { stampLength, wrappedLineOf } from "../../src/lines/stamp.js";
 import { hashShape, shapeOf, shapeWindowOf } from "../../src/signals/shape.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
@@ -43,11 +37,9 @@ class Truth {
 	constructor(readonly fixture: RealFixture) {
 		this.lines = fixture.lines.map(withoutLineEnd);
 		const bytes = Buffer.from(fixture.text, "utf8");
-		const later = laterSampleStart(bytes.length);
 		this.frame = learnLineFrameOf(
-			bytes.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"),
-			bytes.length <= FRAME_SAMPLE_BYTES,
-			later === undefined ? undefined : bytes.subarray(later, later + FRAME_SAMPLE_BYTES).toString("utf8"),
+			frameSamples(bytes.length).map(({ from, to }) => bytes.subarray(from, to).toString("utf8")),
+			bytes.length,
 		);
 		this.shapeWindow = shapeWindowOf(this.lines.slice(0, 64));
 	}
