@@ -487,10 +487,7 @@ function neighboursOf(
 			};
 	const job = jobOf(text);
 	const near = [...above.slice(-STREAM_PROBE_LINES), ...below.slice(0, STREAM_PROBE_LINES)].map(jobOf);
-	const others = isStreamTag(tag)
-		? near.some((other) => other !== tag && other !== "")
-		: near.some((other) => other !== "");
-	if (!near.includes(job) || !others)
+	if (!near.includes(job) || !near.some((other) => other !== job && other !== ""))
 		return { above, aboveAt, below, belowAt, own: inFrame(ownText(tag, above.at(-1), below[0], tagOf)) };
 	// The lines of its job, each with its number.
 	const ofJob = (lines: readonly string[], numberOf: (index: number) => number) => {
