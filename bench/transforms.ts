@@ -21,7 +21,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { measureView, optionOf, RECALL_SETS, thresholdOption } from "./framed-sets.js";
 import { formatTable } from "./table.js";
-import { CI_FRAMES, type CiFrame, frameOutput, inColour, prefixed } from "../test/fixtures/ci/frames.js";
+import {
+	chunkLine,
+	CI_FRAMES,
+	type CiFrame,
+	contentHash,
+	frameOutput,
+	inColour,
+	interleaved,
+	prefixed,
+} from "../test/fixtures/ci/frames.js";
 
 type Within = NonNullable<CiFrame["within"]>;
 
@@ -42,8 +51,6 @@ const iso = (index: number) => new Date(epochMs(index)).toISOString();
 /** The same with `digits` fraction digits. */
 const isoDigits = (index: number, digits: number) =>
 	`${iso(index).slice(0, 23)}${String((index * 7907) % 1_000_000).padStart(6, "0")}`.slice(0, 20 + digits) + "Z";
-/** A hash of `n`, as a bundler names a chunk: eight hex digits. */
-const hex8 = (n: number) => (((n + 1) * 2654435761) % 4294967296).toString(16).padStart(8, "0");
 
 /** Each line rewritten by `rewrite`, one for one. */
 function each(rewrite: (line: string, index: number) => string): Within {
@@ -93,26 +100,7 @@ function retried(attempt: "first" | "second"): Within {
 	};
 }
 
-/** Another job's lines among the output's, as two jobs writing to one log print them (seeded, deterministic). */
-function interleaved(other: (n: number) => string, run: number): Within {
-	return (lines) => {
-		let seed = 11;
-		const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-		const out: string[] = [];
-		const at: number[] = [];
-		let written = 0;
-		lines.forEach((line, index) => {
-			if (run === 1 ? next() < 0.5 : index % run === run - 1)
-				for (let k = run === 1 ? 1 + Math.floor(next() * 3) : run; k > 0; k--) out.push(other(written++));
-			at.push(out.length);
-			out.push(line);
-		});
-		return { lines: out, at };
-	};
-}
-
-const hashedChunk = (n: number) =>
-	`[web] dist/assets/Widget${n}-${hex8(n)}.js  ${(n % 300) + 1}.${n % 100} kB │ gzip: ${(n % 90) + 1}.${n % 10} kB`;
+const hashedChunk = (n: number) => `[web] ${chunkLine(n)}`;
 const transforming = (n: number) => `[web] transforming src/components/Widget${n}.tsx`;
 
 /** A progress bar redrawn with `\r` every 40 lines: a terminal shows its final state. */
@@ -155,25 +143,21 @@ function bundlerLines(count: number): string[] {
 		"transforming...",
 		`✓ ${count * 4} modules transformed.`,
 		"rendering chunks...",
-		...Array.from(
-			{ length: count },
-			(_, n) =>
-				`dist/assets/Widget${n}-${hex8(n)}.js  ${(n % 300) + 1}.${n % 100} kB │ gzip: ${(n % 90) + 1}.${n % 10} kB`,
-		),
+		...Array.from({ length: count }, (_, n) => chunkLine(n)),
 		"✓ built in 7.42s",
 	];
 }
 
 /** `docker pull` without a terminal: each layer's progress on lines of its own. */
 function dockerPull(layers: number): string[] {
-	const ids = Array.from({ length: layers }, (_, n) => hex8(n * 31).slice(0, 8) + hex8(n).slice(0, 4));
+	const ids = Array.from({ length: layers }, (_, n) => contentHash(n * 31).slice(0, 8) + contentHash(n).slice(0, 4));
 	return [
 		"20-bookworm: Pulling from library/node",
 		...ids.map((id) => `${id}: Pulling fs layer`),
 		...ids.map((id) => `${id}: Waiting`),
 		...ids.flatMap((id) => [`${id}: Verifying Checksum`, `${id}: Download complete`]),
 		...ids.map((id) => `${id}: Pull complete`),
-		`Digest: sha256:${hex8(1)}${hex8(2)}${hex8(3)}${hex8(4)}${hex8(5)}${hex8(6)}${hex8(7)}${hex8(8)}`,
+		`Digest: sha256:${contentHash(1)}${contentHash(2)}${contentHash(3)}${contentHash(4)}${contentHash(5)}${contentHash(6)}${contentHash(7)}${contentHash(8)}`,
 		"Status: Downloaded newer image for node:20-bookworm",
 		"docker.io/library/node:20-bookworm",
 	];

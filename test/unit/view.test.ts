@@ -18,6 +18,7 @@ import type { ScannedLine } from "../../src/lines/render.js";
 import { createTempDir } from "../helpers/tmp.js";
 import { isShownInView, loadRealFixtures, parseViewLines, showLine } from "../fixtures/real/fixtures.js";
 import { loadTuningFixtures } from "../fixtures/tuning.js";
+import { chunkLine, interleaved } from "../fixtures/ci/frames.js";
 
 function viewOptions(overrides: Partial<ViewOptions> = {}): ViewOptions {
 	return {
@@ -1130,8 +1131,7 @@ describe("signal lines", () => {
 		// a file's header above its findings lie one or more of those lines away. Read at the default
 		// budget without them, every decisive line of each output is shown; before, six of them were not.
 		const fixtures = loadTuningFixtures();
-		const hex = (k: number) => (((k + 1) * 2654435761) % 4294967296).toString(16).padStart(8, "0");
-		const other = (k: number) => `[web] dist/assets/Widget${k}-${hex(k)}.js  ${(k % 300) + 1}.${k % 100} kB`;
+		const withBundler = interleaved((k) => `[web] ${chunkLine(k)}`, 1);
 		const missed: string[] = [];
 		for (const name of [
 			"tuning/eslint-one-error-many-warnings",
@@ -1143,20 +1143,11 @@ describe("signal lines", () => {
 		]) {
 			const fixture = fixtures.get(name);
 			assert.ok(fixture, name);
-			let seed = 11;
-			const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-			const lines: string[] = [];
-			const at: number[] = [];
-			let k = 0;
-			for (const line of fixture.lines) {
-				if (next() < 0.5) for (let n = 1 + Math.floor(next() * 3); n > 0; n--) lines.push(other(k++));
-				at.push(lines.length + 1);
-				lines.push(line);
-			}
+			const { lines, at } = withBundler(fixture.lines);
 			const options = viewOptions();
 			const shown = parseViewLines((await buildViewFromText(lines.join("\n"), options)).text);
 			for (const line of fixture.decisive) {
-				const lineNumber = at[line.lineNumber - 1];
+				const lineNumber = at[line.lineNumber - 1] + 1;
 				if (!isShownInView(shown, lineNumber, showLine(lines[lineNumber - 1]), options.maxLineChars))
 					missed.push(`${name}:${lineNumber}: ${line.shown}`);
 			}
