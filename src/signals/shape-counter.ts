@@ -357,15 +357,19 @@ export class ShapeCounter {
 	 * `C` lines among 700 `U` stand out after a thousand lines of a bundler's hashed file names as
 	 * they do alone. Undefined: nowhere (no line recorded, or a sampled output).
 	 */
-	private standsOut(kept: ReadonlySet<ShapeEntry>, fewShapes: boolean): ((lineNumber: number) => boolean) | undefined {
+	private standsOut(
+		kept: ReadonlySet<ShapeEntry>,
+		fewShapes: boolean,
+		own: (lineNumber: number) => boolean,
+	): ((lineNumber: number) => boolean) | undefined {
 		if (fewShapes) return () => true;
 		if (this.overflow || this.recordsFull || this.records < MIN_SHAPED_LINES) return undefined;
-		// Prefix counts over the recorded lines: lines of kept shapes, and of kept common shapes.
+		// Prefix counts over the recorded lines: the output's own lines of kept shapes, and of kept common shapes.
 		const shaped = new Uint32Array(this.records + 1);
 		const common = new Uint32Array(this.records + 1);
 		for (let k = 0; k < this.records; k++) {
 			const entry = this.shapes.get(this.recordHashes[k]);
-			const isKept = entry !== undefined && kept.has(entry);
+			const isKept = entry !== undefined && kept.has(entry) && own(this.recordLines[k]);
 			shaped[k + 1] = shaped[k] + (isKept ? 1 : 0);
 			common[k + 1] = common[k] + (isKept && entry.count >= COMMON_SHAPE_LINES ? 1 : 0);
 		}
@@ -388,8 +392,9 @@ export class ShapeCounter {
 
 	/**
 	 * The counts' findings. `setAside(line)`: lines that are not the output's own (a CI job's steps
-	 * that passed, around the step that failed); a shape whose first and last lines both are is left
-	 * out of the rare lines and of the share that says whether the output has few shapes.
+	 * that passed, around the step that failed). They are no rare lines, and they count neither in the
+	 * share that says whether the output has few shapes nor in the stretch an odd line stands out of;
+	 * a shape whose first and last lines both are set aside is left out altogether.
 	 */
 	result(setAside: (lineNumber: number) => boolean = () => false): ShapeStats {
 		this.shapeWaiting();
@@ -397,19 +402,24 @@ export class ShapeCounter {
 			(entry) => !(setAside(entry.firstLine) && setAside(entry.lastLine)),
 		);
 		const kept = new Set(entries);
-		// Where the output settles into its routine: from the first line of a common shape on. Lines of
-		// their own before it (an install step's, a runner's set-up) are a preamble, not odd lines of
-		// the routine, and neither count against its few shapes nor stand as rare lines.
+		// Where the output settles into its routine: from its first own line of a common shape on. Lines
+		// of their own before it (an install step's, a runner's set-up) are a preamble, not odd lines of
+		// the routine, and neither count against its few shapes nor stand as rare lines. Only the
+		// output's own lines count: the set-aside lines of a shape it shares with them (a runner's
+		// `##[endgroup]`, a post-job step repeating a set-up step's line) do not.
+		const own = (lineNumber: number) => !setAside(lineNumber);
 		let settled = 1;
-		if (!this.recordsFull && !this.overflow) {
-			settled = Number.POSITIVE_INFINITY;
-			for (const entry of entries) if (entry.count >= COMMON_SHAPE_LINES) settled = Math.min(settled, entry.firstLine);
-		}
 		let common = 0;
 		let counted = 0;
-		if (settled > 1 && settled !== Number.POSITIVE_INFINITY) {
+		if (!this.recordsFull && !this.overflow) {
+			settled = Number.POSITIVE_INFINITY;
+			for (let k = 0; k < this.records && settled === Number.POSITIVE_INFINITY; k++) {
+				const entry = this.shapes.get(this.recordHashes[k]);
+				if (entry !== undefined && entry.count >= COMMON_SHAPE_LINES && kept.has(entry) && own(this.recordLines[k]))
+					settled = this.recordLines[k];
+			}
 			for (let k = 0; k < this.records; k++) {
-				if (this.recordLines[k] < settled) continue;
+				if (this.recordLines[k] < settled || !own(this.recordLines[k])) continue;
 				const entry = this.shapes.get(this.recordHashes[k]);
 				if (entry === undefined || !kept.has(entry)) continue;
 				counted++;
@@ -424,7 +434,7 @@ export class ShapeCounter {
 		// Blank lines are never shaped: the lines of the shapes left out are all that goes.
 		const shapedLines = this.overflow ? this.shapedLines : counted;
 		const fewShapes = !this.overflow && shapedLines >= MIN_SHAPED_LINES && common >= COMMON_SHAPE_SHARE * shapedLines;
-		const standsOut = this.standsOut(kept, fewShapes);
+		const standsOut = this.standsOut(kept, fewShapes, own);
 		const toLine = (entry: ShapeEntry): ShapeLine => ({
 			lineNumber: entry.firstLine,
 			offset: entry.firstOffset,
@@ -453,7 +463,7 @@ export class ShapeCounter {
 								offset,
 							})),
 						])
-						.filter((line) => line.lineNumber >= settled && standsOut(line.lineNumber))
+						.filter((line) => line.lineNumber >= settled && own(line.lineNumber) && standsOut(line.lineNumber))
 				: [];
 		const isBurst = (entry: ShapeEntry) =>
 			entry.count >= REPEAT_MIN_LINES &&

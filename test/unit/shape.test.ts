@@ -264,6 +264,31 @@ describe("the shape counter", () => {
 		assert.deepEqual(rareOf([...odd, ...update.map((line) => line.replace(/^C /, "U "))]), []);
 	});
 
+	test("only the output's own lines say whether it is of few shapes: not the job's that share its shapes", () => {
+		// A panic's backtrace (30 odd lines) among 300 routine ones: 300 of 330 lines (91%) are of a
+		// common shape, so every odd line stands out. A CI job's lines after the failing step (set aside)
+		// repeat the backtrace's shapes; counted with the output's, only 300 of 360 (83%) would be, and
+		// around the backtrace no stretch is routine enough for its lines to stand out there either.
+		const words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar".split(
+			" ",
+		);
+		const odd = Array.from(
+			{ length: 30 },
+			(_, k) => `   at ${words[k % 15]}::${words[(k * 7 + 3) % 15]}_${k < 15 ? "inner" : "outer"}`,
+		);
+		const routine = Array.from({ length: 300 }, (_, i) => `[worker-1] shard ${i}: 16 rows ok, errors 0`);
+		const output = [...routine.slice(0, 150), ...odd, ...routine.slice(150)];
+		const job = [...output, ...odd];
+		const counter = new ShapeCounter();
+		const bytes = Buffer.from(job.join("\n") + "\n");
+		counter.addBlock(bytes, 0, bytes.length, 1, 0);
+		const rare = counter.result((lineNumber) => lineNumber > output.length).rare.map((line) => line.lineNumber);
+		assert.deepEqual(
+			rare.sort((a, b) => a - b),
+			Array.from({ length: 30 }, (_, k) => 151 + k),
+		);
+	});
+
 	test("shapes the end of a long output whole, past the sampled middle: its odd line is rare", async (t) => {
 		// 3.6 MB of passing lines, then a job's batches with one odd line among them.
 		const passing = Array.from(
