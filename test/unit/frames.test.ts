@@ -85,6 +85,27 @@ describe("an output as the failing step of a CI job", () => {
 		});
 	}
 
+	test("the GitHub frame shows the odd lines the bare view shows: a panic's backtrace among routine lines", async () => {
+		// The job's other steps share a few shapes with the output (a runner's `##[endgroup]`); their lines
+		// once counted in the share that says the output is of few shapes, and hid every odd line here.
+		const fixture = FIXTURES.find((candidate) => candidate.name === "rust-thread-panic");
+		assert.ok(fixture);
+		const frame = CI_FRAMES.find((candidate) => candidate.name === "github")!;
+		const bare = await viewOf(`${fixture.lines.join("\n")}\n`, DEFAULT_CONFIG.thresholdChars);
+		const rare = bare.text
+			.split("\n")
+			.filter((line) => line.includes("[a rare line"))
+			.map((line) => Number(/^ *(\d+)/.exec(line)![1]));
+		assert.ok(rare.length >= 5, bare.text);
+		const every = fixture.lines.map((text, index) => ({ lineNumber: index + 1, text, shown: text }));
+		const framed = frameOutput(frame, { lines: fixture.lines, decisive: every as never });
+		const shown = parseViewLines((await viewOf(framed.text, DEFAULT_CONFIG.thresholdChars)).text);
+		assert.deepEqual(
+			rare.filter((lineNumber) => !shown.has(framed.decisive[lineNumber - 1]!.lineNumber)),
+			[],
+		);
+	});
+
 	test("a tiny budget still ends the view with the job's last line", async () => {
 		const frame = CI_FRAMES.find((candidate) => candidate.name === "github")!;
 		for (const fixture of FIXTURES.filter((_, index) => index % 4 === 0)) {
