@@ -249,3 +249,13 @@ export function unframed(frame: LineFrame | undefined, text: string): string {
 	const length = frameLengthAt(frame, text, stamp);
 	return length === 0 ? text : text.slice(0, stamp) + text.slice(stamp + length);
 }
+
+/**
+ * `text` from where the line's own words start: past its timestamp and `frame` (when it carries it).
+ * What a rule that counts a line's words reads (a fold of lines one word apart, a template's family):
+ * a prefix every line has is no word of any of them.
+ */
+export function ownWordsOf(frame: LineFrame | undefined, text: string): string {
+	const stamp = stampLength(text);
+	return text.slice(stamp + (frame === undefined ? 0 : frameLengthAt(frame, text, stamp)));
+}

@@ -8,7 +8,7 @@
 
 import { type JsonProblem, readJsonFindings } from "./json-outline.js";
 import { renderLine, renderShownText, type ScannedLine } from "../lines/render.js";
-import { type LineFrame, unframed } from "../lines/frame.js";
+import { type LineFrame, ownWordsOf, unframed } from "../lines/frame.js";
 import { isStreamTag, lineTagOf, unstamped, untagged } from "../lines/stamp.js";
 import type { ScanResult } from "../scan/scan.js";
 import type { SignalItem } from "../signals/collector.js";
@@ -189,7 +189,7 @@ export async function readViewExtras(
 			.filter(inMiddle)
 			.slice(0, MAX_SHAPE_LINES)
 			.map((line) => ({ line, kind: "repeated" as const })),
-		...(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle))).map((line) => ({
+		...(await setAsideFamilies(source, scan.shapes.rare.filter(inMiddle), scan.frame)).map((line) => ({
 			line,
 			kind: "rare" as const,
 		})),
@@ -286,7 +286,11 @@ async function oneLineBursts(source: ByteSource, rare: readonly ShapeLine[]): Pr
  * The first RARE_CANDIDATE_LINES of `rare` without the lines of a template's family among them
  * (markTemplateFamilies): what is left are the odd lines.
  */
-async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]): Promise<ShapeLine[]> {
+async function setAsideFamilies(
+	source: ByteSource,
+	rare: readonly ShapeLine[],
+	frame: LineFrame | undefined,
+): Promise<ShapeLine[]> {
 	// Stretches that are lists drop out first: they are looked for among twice the candidates.
 	const candidates = (await oneLineBursts(source, rare.slice(0, 2 * RARE_CANDIDATE_LINES))).slice(
 		0,
@@ -296,7 +300,8 @@ async function setAsideFamilies(source: ByteSource, rare: readonly ShapeLine[]):
 	const texts = await Promise.all(
 		candidates.map(async (line) => (await readLinesAt(source, line.offset, 1, RARE_PROBE_BYTES))[0] ?? ""),
 	);
-	const family = markTemplateFamilies(texts);
+	// A line's own words: a timestamp or a wrapper's prefix before each line is no word of a template's.
+	const family = markTemplateFamilies(texts.map((text) => ownWordsOf(frame, text)));
 	return candidates.filter((_, index) => !family[index]);
 }
 

@@ -76,8 +76,11 @@ interface Segment {
 }
 
 /** The shape key of each line as foldRuns reads them (undefined for a signal line: it joins no run). */
-export function runShapes(lines: readonly ScannedLine[]): Array<string | undefined> {
-	return lines.map((line) => (line.signal ? undefined : shapeOf(line.text)));
+export function runShapes(
+	lines: readonly ScannedLine[],
+	wordsOf: (text: string) => string = (text) => text,
+): Array<string | undefined> {
+	return lines.map((line) => (line.signal ? undefined : shapeOf(wordsOf(line.text))));
 }
 
 /** Whether two lines of these shape keys go on one run. */
@@ -208,10 +211,11 @@ export function foldRuns(
 	lines: readonly ScannedLine[],
 	format: (line: ScannedLine) => string,
 	same: SameRun = sameShape,
+	wordsOf?: (text: string) => string,
 ): HeadRow[] {
 	const rows: HeadRow[] = [];
 	// Each line's shape once (a signal line never joins a run).
-	const shapes = runShapes(lines);
+	const shapes = runShapes(lines, wordsOf);
 	const row = (k: number): HeadRow => ({ lineNumber: lines[k].lineNumber, text: format(lines[k]) });
 	for (const { start, end, period } of segmentsOf(shapes, same)) {
 		if (period === 0) {

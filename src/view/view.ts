@@ -18,6 +18,7 @@ import type { Section } from "../signals/steps.js";
 import { formatIdTag, formatNote, formatNotice, formatQueryFooter, NOTHING_STORED_NOTE } from "../lines/protocol.js";
 import { SEVERITY_ERROR } from "../signals/policy.js";
 import { inARow, oneWordApart } from "../signals/shape.js";
+import { type LineFrame, ownWordsOf } from "../lines/frame.js";
 import type { ScanOptions } from "../scan/scan.js";
 import { keepStart, plural, sizeOf, toOneLine } from "../lines/text.js";
 import { formatScannedLine, type LineSeparator, lineNumberWidth } from "../lines/numbered.js";
@@ -172,6 +173,8 @@ interface ViewParts {
 	inHand: (lineNumber: number) => ScannedLine | undefined;
 	/** Error lines of the head and the tail (shown there), ranked: shown apart when the budget cuts them out of their part. */
 	edgeErrors: SignalItem[];
+	/** The frame the output's lines are written in (lines/frame.ts), if one was learned. */
+	frame?: LineFrame;
 }
 
 function selectParts(
@@ -225,6 +228,7 @@ function selectParts(
 		tailSubjects: (extras.tailSubjects ?? []).filter((line) => inMiddle(line.lineNumber)),
 		inHand: linesInHand(extras, inMiddle, keepCharsFor(options.maxLineChars)),
 		edgeErrors: scan.shownSignals.filter((item) => item.severity === SEVERITY_ERROR),
+		...(scan.frame !== undefined ? { frame: scan.frame } : {}),
 	};
 }
 
@@ -602,10 +606,12 @@ function allotRoom(
 	};
 	// The head's routine folds whole: lines one word apart are one run there (not in the tail, where
 	// such lines may be a traceback's frames: `File "…", line N in <function>`).
-	const headRows = foldRuns(head, format, oneWordApart);
+	// A line's words are its own: a timestamp or a wrapper's prefix before each line adds none.
+	const wordsOf = (text: string) => ownWordsOf(parts.frame, text);
+	const headRows = foldRuns(head, format, oneWordApart, wordsOf);
 	const headTexts = headRows.map((row) => row.text);
 	// A failed step's head takes the head's share; the job's own head then waits until the end.
-	const stepHeadRows = foldRuns(parts.stepHead, format, oneWordApart);
+	const stepHeadRows = foldRuns(parts.stepHead, format, oneWordApart, wordsOf);
 	const jobHeadLast = stepHeadRows.length > 0;
 	let stepHeadCount = fitFromStart(stepHeadRows, 0, Math.min(room, Math.floor(budget * HEAD_SHARE)));
 	pay(stepHeadRows.slice(0, stepHeadCount));

@@ -251,6 +251,45 @@ describe("an output written in a frame keeps in its view what the bare output ke
 		}
 	});
 
+	test("a prefix adds no word to a line: git's short `UU` and svn's `U` lines read as bare", async (t) => {
+		// `UU config/limits_0505.go` has two words of its own: no template's family (three at least), and
+		// no head's run of lines one word apart. `[check] ` and a time before each line made them three.
+		const fixtures = loadTune2Fixtures();
+		const dir = await createTempDir(t);
+		const viewed = async (lines: readonly string[]) => {
+			const path = join(dir, "output.log");
+			await writeFile(path, `${lines.join("\n")}\n`);
+			return parseViewLines((await buildDefaultView(path)).text);
+		};
+		const prefixes = [
+			() => "[check] ",
+			(index: number) => `2026-12-06T09:${String(30 + (index % 30)).padStart(2, "0")}:00.123Z `,
+		];
+		for (const [name, lines] of [
+			// Its rare lines: the files left in conflict among the merged ones.
+			["git-merge-conflicts", [808, 945, 986, 1074, 1288]],
+			// Its head's first `G` (merged) lines among the `U` (updated) ones.
+			["svn-update-conflicts", [22, 23, 42, 43]],
+		] as const) {
+			const fixture = fixtures.find((candidate) => candidate.name === name);
+			assert.ok(fixture, name);
+			const bare = await viewed(fixture.lines);
+			assert.deepEqual(
+				lines.filter((lineNumber) => !bare.has(lineNumber)),
+				[],
+				`${name} bare`,
+			);
+			for (const prefix of prefixes) {
+				const shown = await viewed(prefixed(prefix)(fixture.lines).lines);
+				assert.deepEqual(
+					lines.filter((lineNumber) => !shown.has(lineNumber)),
+					[],
+					`${name} after ${prefix(0)}`,
+				);
+			}
+		}
+	});
+
 	for (const [name, load, frameName, prefix] of cases)
 		test(`${name} under ${frameName} frame`, async (t) => {
 			const fixture = load().find((candidate) => candidate.name === name);
