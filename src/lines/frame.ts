@@ -82,8 +82,8 @@ function leadingTokens(text: string, from: number): string[] {
 /**
  * The frame of an output whose first lines are `lines`: the longest run of leading tokens (after
  * each line's timestamp) that at least MIN_FRAMED_SHARE of its non-blank lines, and MIN_FRAMED_LINES
- * of them, share, digits aside, and that is a frame (isFrame); undefined when there is none.
- * `varied`: and the lines it stands before begin in several ways (startsVaried).
+ * of them, share, digits aside, and that is a frame (isFrame), the longest one the lines begin in
+ * several ways after (startsVaried) first; undefined when there is none. `varied`: only such a one.
  */
 export function learnLineFrame(lines: readonly string[], varied = false): LineFrame | undefined {
 	const sampled = lines.filter((line) => line.trim() !== "").map((line) => ({ line, from: stampLength(line) }));
@@ -106,14 +106,21 @@ export function learnLineFrame(lines: readonly string[], varied = false): LineFr
 		if (best === undefined || bestCount < needed) break;
 		shared.push(best.split(" "));
 	}
+	// The longest frame whose lines begin in several ways after it. One after which they all begin
+	// alike ends in the lines' own words (`remote: INSERT INTO t (a, b)` before every `VALUES …`): a
+	// shorter frame of varied lines (`remote:`) is theirs. With none, the longest frame, unless
+	// `varied` asks for varied lines.
+	let longest: LineFrame | undefined;
 	for (let size = shared.length; size > 0; size--) {
 		const frame: LineFrame = { tokens: shared[size - 1] };
 		const carried = sampled
 			.map(({ line, from }) => ({ line, from, length: frameLengthAt(frame, line, from) }))
 			.filter(({ length }) => length > 0);
-		if (isFrame(frame, carried, needed) && (!varied || startsVaried(carried))) return frame;
+		if (!isFrame(frame, carried, needed)) continue;
+		if (startsVaried(carried)) return frame;
+		longest ??= frame;
 	}
-	return undefined;
+	return varied ? undefined : longest;
 }
 
 /** A sampled line that carries a frame: where its timestamp ends (`from`), and the frame's length there. */

@@ -89,6 +89,15 @@ describe("which prefix is the frame an output is written in", () => {
 		assert.equal(unframed(frame, lines[2]), `[09:30:02] ${BODY[2]}`);
 	});
 
+	test("a remote builder's before one statement's lines: the builder's prefix, not the statement's first words", () => {
+		// Three lines in four are one INSERT's, and `INSERT INTO orders (id, total)` ends like a label; but
+		// every line after it begins alike (`VALUES`): those words are the lines' own.
+		const inserts = Array.from({ length: 48 }, (_, i) => `INSERT INTO orders (id, total) VALUES (${i}, ${i * 7});`);
+		const lines = [...inserts, ...BODY.slice(0, 12)].map((line) => `remote: ${line}`);
+		assert.deepEqual(tokensOf(learnLineFrame(lines)), ["remote:"]);
+		assert.equal(unframed(learnLineFrame(lines), "remote: Parse error near line 9"), "Parse error near line 9");
+	});
+
 	const notFramed: Array<[string, string[]]> = [
 		["TAP's results", repeated(["ok 1 - totals", "ok 2 - rates", "ok 3 - carts"], 40).map((l, i) => l + i)],
 		["cargo's progress", repeated(["   Compiling serde v1.0.1", "   Compiling libc v0.2.9"], 40)],
