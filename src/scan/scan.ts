@@ -119,7 +119,7 @@ export class LineScanner {
 		if (readsRecords) this.recordScanner = new LineScanner(options, false);
 		this.options = options;
 		this.finder = new SignalFinder(options.signalRegex, options.now, options.frame);
-		this.collector = new SignalCollector(options.maxLineChars);
+		this.collector = new SignalCollector(options.maxLineChars, options.frame);
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		this.recentHits = new RecentLines(options.tailLines);
 		if (!this.finder.windowed)

@@ -11,6 +11,8 @@ import * as policyModule from "./policy.js";
 import { type Severity } from "./policy.js";
 import * as shapeModule from "./shape.js";
 import * as textModule from "../lines/text.js";
+import * as frameModule from "../lines/frame.js";
+import { type LineFrame } from "../lines/frame.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
@@ -18,6 +20,7 @@ const { detach, keepCharsFor, renderTerminalLine, renderLine, stripLineEnd } = r
 const { classifySeverity, rankCandidates, SEVERITY_ERROR } = policyModule;
 const { COLLAPSE_SHAPE_LINES, shapeOf } = shapeModule;
 const { keepEnd, keepStart } = textModule;
+const { unframed } = frameModule;
 
 /** Shapes remembered at once (twice this many before a prune). */
 export const MAX_SHAPES = 1024;
@@ -133,7 +136,15 @@ export class SignalCollector {
 	private lastBytesLength = 0;
 	private lastBytesMemo: MemoLine | undefined;
 
-	constructor(private readonly maxLineChars: number) {
+	/**
+	 * `frame`: the frame the output's lines are written in (lines/frame.ts). A level in it (Ruby's
+	 * Logger's `INFO -- :` before each line a wrapped program printed) is every line's, so it says
+	 * nothing of one: a line's severity is read past it.
+	 */
+	constructor(
+		private readonly maxLineChars: number,
+		private readonly frame?: LineFrame,
+	) {
 		this.keepChars = keepCharsFor(maxLineChars);
 	}
 
@@ -249,7 +260,7 @@ export class SignalCollector {
 			// Copied: the key may be a slice of a longer line.
 			shape = {
 				key: detach(key),
-				severity: classifySeverity(text),
+				severity: classifySeverity(this.frame === undefined ? text : unframed(this.frame, text)),
 				count: 0,
 				firstLine: lineNumber,
 				lastLine: lineNumber,

@@ -17,7 +17,8 @@ import {
 	SPREAD_LINES_PER_SHAPE,
 	type SignalItem,
 } from "../../src/signals/collector.js";
-import { classifySeverity, type Severity } from "../../src/signals/policy.js";
+import { classifySeverity, type Severity, SEVERITY_ERROR, SEVERITY_WARNING } from "../../src/signals/policy.js";
+import { learnLineFrame } from "../../src/lines/frame.js";
 import { COLLAPSE_SHAPE_LINES, shapeOf } from "../../src/signals/shape.js";
 import { keepEnd, keepStart } from "../../src/lines/text.js";
 
@@ -375,4 +376,28 @@ test("renderTerminalLine shows its own output as it is, and so a line like it bu
 		}),
 		{ numRuns: 2000 },
 	);
+});
+
+test("a level every line carries in its frame says nothing of a line: its severity is read past the frame", () => {
+	// Ruby's Logger wrapping a build: `INFO -- :` before every line the build printed, its errors too.
+	const prefix = (n: number) => `I, [2026-12-06T09:30:${String(n % 60).padStart(2, "0")}.123456 #4123]  INFO -- : `;
+	const kinds = [
+		"Compiling cart v0.1.0",
+		"warning: unused variable `v`",
+		"  --> src/cart.c:3:7",
+		"Downloading rates",
+		"done.",
+	];
+	const lines = Array.from({ length: 40 }, (_, i) =>
+		i === 20 ? "src/cart.c:12:5: error: ‘rate’ undeclared" : kinds[i % kinds.length]!,
+	).map((line, i) => prefix(i) + line);
+	const frame = learnLineFrame(lines);
+	assert.deepEqual(frame?.tokens.slice(-3), ["INFO", "--", ":"]);
+	const severityOf = (collector: SignalCollector) => {
+		lines.forEach((line, i) => collector.addRaw(i + 1, line, i * 100));
+		return collector.items().find((item) => item.lineNumber === 21)?.severity;
+	};
+	assert.equal(severityOf(new SignalCollector(MAX_LINE_CHARS, frame)), SEVERITY_ERROR);
+	// Read with the frame's level, every line is a warning.
+	assert.equal(severityOf(new SignalCollector(MAX_LINE_CHARS)), SEVERITY_WARNING);
 });
