@@ -260,7 +260,7 @@ export class SignalCollector {
 			// Copied: the key may be a slice of a longer line.
 			shape = {
 				key: detach(key),
-				severity: classifySeverity(this.frame === undefined ? text : unframed(this.frame, text)),
+				severity: classifySeverity(unframed(this.frame, text)),
 				count: 0,
 				firstLine: lineNumber,
 				lastLine: lineNumber,

@@ -412,18 +412,19 @@ export class ShapeCounter {
 		let common = 0;
 		let counted = 0;
 		if (!this.recordsFull && !this.overflow) {
+			// One pass over the recorded lines (in line order): the own lines of kept shapes, from the first of a common one.
 			settled = Number.POSITIVE_INFINITY;
-			for (let k = 0; k < this.records && settled === Number.POSITIVE_INFINITY; k++) {
-				const entry = this.shapes.get(this.recordHashes[k]);
-				if (entry !== undefined && entry.count >= COMMON_SHAPE_LINES && kept.has(entry) && own(this.recordLines[k]))
-					settled = this.recordLines[k];
-			}
 			for (let k = 0; k < this.records; k++) {
-				if (this.recordLines[k] < settled || !own(this.recordLines[k])) continue;
+				const line = this.recordLines[k];
 				const entry = this.shapes.get(this.recordHashes[k]);
-				if (entry === undefined || !kept.has(entry)) continue;
+				if (entry === undefined || !kept.has(entry) || !own(line)) continue;
+				const isCommon = entry.count >= COMMON_SHAPE_LINES;
+				if (settled === Number.POSITIVE_INFINITY) {
+					if (!isCommon) continue;
+					settled = line;
+				}
 				counted++;
-				if (entry.count >= COMMON_SHAPE_LINES) common++;
+				if (isCommon) common++;
 			}
 		} else {
 			for (const entry of entries) {
