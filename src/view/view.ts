@@ -486,10 +486,11 @@ interface Allotment {
 /**
  * Shares `room` out: first each part within its share, then what is left: error lines and their
  * context, tail, the other signal lines, their context (best hunk first, a few lines at a time),
- * head, shape lines, the report; last, the few lines left out between two shown parts (gapsOf),
+ * shape lines, head, the report; last, the few lines left out between two shown parts (gapsOf),
  * where no signal line is among them. An error's own lines (its message, its location, the lines that name its
  * subject) say more than the tail's oldest lines do: under a tight budget the tail keeps its share
- * and gives up the rest before they do.
+ * and gives up the rest before they do. A line of a shape of its own says more than the head's
+ * lines past its share: a larger budget must not show the head whole and lose the odd line.
  */
 function allotRoom(
 	parts: ViewParts,
@@ -666,7 +667,6 @@ function allotRoom(
 		room -= sizeOf(headTexts.slice(headCount, grownHead));
 		headCount = grownHead;
 	};
-	if (!jobHeadLast) growHead();
 	const shapeRows = shapeLines.map((line) => ({
 		lineNumber: line.lineNumber,
 		text: format(line),
@@ -686,6 +686,9 @@ function allotRoom(
 		pay([row, ...below]);
 		if (below.length > 0) context.set(row.lineNumber, below);
 	}
+	// The head past its share only now: its routine took the odd lines' room (a server's start-up
+	// records shown whole at 12 000 characters, its `deploy: reloading with Caddyfile.new` lost).
+	if (!jobHeadLast) growHead();
 	// With room left, the distinct lines a collapsed shape stands for, within INSTANCE_SHARE.
 	if (primary >= 0 && signalCount >= primary) {
 		const instanceRoom = Math.min(room, Math.floor(budget * INSTANCE_SHARE));

@@ -527,6 +527,38 @@ describe("the view's shape", () => {
 		assert.ok(tight > 0, "at some budget, some later odd lines and not all");
 	});
 
+	test("a rare line is shown before the head grows past its share: a larger budget does not lose it", async () => {
+		// A server's start-up, each line its own (a head that does not fold), a routine of requests
+		// with one odd line in it, an error far below that line, and the server's own end.
+		const startUp = Array.from(
+			{ length: 60 },
+			(_, n) =>
+				`{"level":"info","logger":"${word(n + 40)}","msg":"${word(n + 900)} ${word(n + 5000)} started","cache":"${word(n + 77)}"}`,
+		);
+		const requests = Array.from(
+			{ length: 1500 },
+			(_, n) => `{"level":"info","logger":"http.access","msg":"handled request","uri":"/health","port":${41000 + n}}`,
+		);
+		const rare = 800;
+		requests[rare - 1] = "deploy: reloading with Caddyfile.new";
+		requests[1300] = "Error: sending configuration to instance: bind: address already in use";
+		const lines = [...startUp, ...requests];
+		let shownFrom = Number.POSITIVE_INFINITY;
+		let headCut = false;
+		for (let threshold = 2000; threshold <= 16000; threshold += 500) {
+			const options = viewOptions({ thresholdChars: threshold });
+			const view = (await buildViewFromText(lines.join("\n"), options)).text;
+			const shown = numbersOf(assertFaithfulView(view, lines, options));
+			const odd = startUp.length + rare;
+			if (shown.includes(odd)) {
+				shownFrom = Math.min(shownFrom, threshold);
+				if (!range(1, startUp.length).every((n) => shown.includes(n))) headCut = true;
+			} else assert.ok(threshold < shownFrom, `at ${threshold}: the odd line, shown at ${shownFrom} already`);
+		}
+		assert.ok(shownFrom < Number.POSITIVE_INFINITY, "the odd line, at some budget");
+		assert.ok(headCut, "at some budget, the odd line and not the whole head");
+	});
+
 	test("a rare line's block shows as much as fits from its top", async () => {
 		// Its view at tight budgets: short head and tail, little room for the middle.
 		const lines = banditLike();
