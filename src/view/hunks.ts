@@ -618,19 +618,33 @@ async function readHunk(
 }
 
 /**
+ * The lines of a signal line's block (`below`, in order) and of its leading context (`above`,
+ * nearest first) in turn, nearest first: a template error's `required from here` right above it
+ * (where the user's code asked for what failed) says as much as its first note below, and more
+ * than its tenth.
+ */
+function nearestFirst(below: readonly ScannedLine[], above: readonly ScannedLine[]): ScannedLine[] {
+	const out: ScannedLine[] = [];
+	for (let k = 0; k < Math.max(below.length, above.length); k++) {
+		if (k < below.length) out.push(below[k]);
+		if (k < above.length) out.push(above[k]);
+	}
+	return out;
+}
+
+/**
  * A hunk's context rows, at most `limit`: its section header and the message lines of a block it
- * opens first (they name what failed), then a line further up naming its subject, then its block in
- * order, then the lines just above it, then, `withStep` (the failure's first error: the step it
- * failed in), the step in progress further up (`hunk.step`); else that waits until everything else
- * has had its room (view.ts).
+ * opens first (they name what failed), then a line further up naming its subject, then its block
+ * and the lines just above it, nearest first (nearestFirst), then, `withStep` (the failure's first
+ * error: the step it failed in), the step in progress further up (`hunk.step`); else that waits
+ * until everything else has had its room (view.ts).
  */
 export function contextRows(hunk: Hunk, limit: number, format: (line: ScannedLine) => string, withStep = false): Row[] {
 	const byPriority = [
 		...(hunk.header ? [hunk.header] : []),
 		...hunk.messages,
 		...(hunk.subject ?? []),
-		...hunk.after,
-		...[...hunk.before].reverse(),
+		...nearestFirst(hunk.after, [...hunk.before].reverse()),
 		...(withStep && hunk.step ? [hunk.step] : []),
 	];
 	return byPriority

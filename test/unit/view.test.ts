@@ -559,6 +559,43 @@ describe("the view's shape", () => {
 		assert.ok(headCut, "at some budget, the odd line and not the whole head");
 	});
 
+	test("an error's context takes the lines nearest to it first, above as below", async () => {
+		// A template error: where the user's code asked for it is right above the error, its notes below.
+		const lines: string[] = [];
+		for (let n = 0; n < 300; n++) lines.push(`g++ -o obj/part_${n}.o -c -std=c++17 -Wall -O1 src/part_${n}.cpp`);
+		lines.push(
+			"In file included from /usr/include/c++/12/numeric:62,",
+			"                 from src/amounts.hpp:3,",
+			"                 from src/part_073.cpp:1:",
+			"/usr/include/c++/12/bits/stl_numeric.h: In instantiation of '_Tp std::accumulate(_InputIterator, _InputIterator, _Tp)':",
+			"src/amounts.hpp:14:24:   required from 'T sum_amounts(const std::vector<T>&) [with T = LineItem]'",
+			"src/part_073.cpp:11:20:   required from here",
+			"/usr/include/c++/12/bits/stl_numeric.h:141:46: error: no match for 'operator+' (operand types are 'LineItem' and 'const LineItem')",
+			"  141 |         __init = _GLIBCXX_MOVE_IF_20(__init) + *__first;",
+			"      |                                              ^",
+			"/usr/include/c++/12/bits/stl_iterator.h:630:5: note: candidate: 'template<class _Iterator> std::operator+(difference_type, const reverse_iterator<_Iterator>&)'",
+			"  630 |     operator+(typename reverse_iterator<_Iterator>::difference_type __n,",
+			"      |     ^~~~~~~~",
+			"/usr/include/c++/12/bits/stl_iterator.h:630:5: note:   template argument deduction/substitution failed:",
+		);
+		const error = lines.length - 6;
+		for (let n = 300; n < 600; n++) lines.push(`g++ -o obj/part_${n}.o -c -std=c++17 -Wall -O1 src/part_${n}.cpp`);
+		lines.push("scons: done building targets (errors occurred during build).");
+		let partial = 0;
+		for (let threshold = 1500; threshold <= 8000; threshold += 100) {
+			const options = viewOptions({ thresholdChars: threshold, headLines: 10, tailLines: 10 });
+			const shown = numbersOf(
+				assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options),
+			);
+			if (!shown.includes(error)) continue;
+			const below = [1, 2, 3, 4].filter((k) => shown.includes(error + k)).length;
+			const above = [1, 2].filter((k) => shown.includes(error - k)).length;
+			assert.ok(above >= Math.min(2, below - 1), `at ${threshold}: ${below} lines below the error and ${above} above`);
+			if (below > 0 && below < 4) partial++;
+		}
+		assert.ok(partial > 0, "at some budget, some of the lines below the error and not all");
+	});
+
 	test("a rare line's block shows as much as fits from its top", async () => {
 		// Its view at tight budgets: short head and tail, little room for the middle.
 		const lines = banditLike();
