@@ -13,7 +13,7 @@ import { markTemplateFamilies } from "../../src/signals/shape.js";
 import { DEFAULT_SIGNAL_PATTERN } from "../../src/signals/pattern.js";
 import { buildView, renderTerminalLine, type ViewOptions } from "../../src/view/view.js";
 import { buildViewFromFile, buildViewFromText } from "../../src/view/compose.js";
-import { foldRuns } from "../../src/view/rows.js";
+import { foldRuns, TAIL_UNFOLDED_LINES } from "../../src/view/rows.js";
 import type { ScannedLine } from "../../src/lines/render.js";
 import { createTempDir } from "../helpers/tmp.js";
 import { isShownInView, loadRealFixtures, parseViewLines, showLine } from "../fixtures/real/fixtures.js";
@@ -211,12 +211,13 @@ describe("the view's shape", () => {
 			"    60: 60",
 			"  ... 299860 lines omitted ...",
 		]);
-		// So do the tail's lines above its last twenty, which are shown as they are.
-		assert.deepEqual(lines.slice(-24, -20), [
+		// So do the tail's lines above its last TAIL_UNFOLDED_LINES, which are shown as they are.
+		const unfolded = TAIL_UNFOLDED_LINES;
+		assert.deepEqual(lines.slice(-unfolded - 4, -unfolded), [
 			"299921: 299921",
-			"  ... 58 more lines like these ...",
-			"299980: 299980",
-			"299981: 299981",
+			`  ... ${78 - unfolded} more lines like these ...`,
+			`${300_000 - unfolded}: ${300_000 - unfolded}`,
+			`${300_001 - unfolded}: ${300_001 - unfolded}`,
 		]);
 		assert.equal(lines.at(-2), "300000: 300000");
 		assert.equal(
@@ -224,10 +225,10 @@ describe("the view's shape", () => {
 			"[use overflow_query with id=0123456789ab: search (regex), lines {start,end}, jsonPath]",
 		);
 		const shown = assertFaithfulView(view, text, options);
-		assert.deepEqual(numbersOf(shown), [1, 60, 299_921, ...range(299_980, 300_000)]);
+		assert.deepEqual(numbersOf(shown), [1, 60, 299_921, ...range(300_000 - unfolded, 300_000)]);
 	});
 
-	test("folds a run of one shape in the tail above its last twenty lines, but never a signal line among them", async () => {
+	test("folds a run of one shape in the tail above its last lines, but never a signal line among them", async () => {
 		const lines = Array.from({ length: 5000 }, (_, i) => `  CC [M]  drivers/module_${i}.o`);
 		// ansible's recap: lines that differ only in digits, one of which says what failed.
 		for (let host = 1; host <= 10; host++)
@@ -252,8 +253,14 @@ describe("the view's shape", () => {
 			"  5005: web05 : ok=17 changed=3 failed=0 skipped=0",
 			"  ... 4 more lines like these ...",
 			"  5010: web10 : ok=17 changed=3 failed=0 skipped=0",
-			// The last twenty lines never fold.
-			...Array.from({ length: 20 }, (_, i) => `  ${5011 + i}:   LD [M]  drivers/module_${i}.ko`),
+			// The link lines above the last TAIL_UNFOLDED_LINES fold; those never do.
+			"  5011:   LD [M]  drivers/module_0.ko",
+			`  ... ${18 - TAIL_UNFOLDED_LINES} more lines like these ...`,
+			`  ${5030 - TAIL_UNFOLDED_LINES}:   LD [M]  drivers/module_${19 - TAIL_UNFOLDED_LINES}.ko`,
+			...Array.from(
+				{ length: TAIL_UNFOLDED_LINES },
+				(_, i) => `  ${5031 - TAIL_UNFOLDED_LINES + i}:   LD [M]  drivers/module_${20 - TAIL_UNFOLDED_LINES + i}.ko`,
+			),
 		]);
 		assert.equal(shown.at(-1)?.lineNumber, 5030);
 	});
@@ -297,12 +304,12 @@ describe("the view's shape", () => {
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
 		// The tail (its last 80 lines) is one run of two shapes in turn: it folds to its first pair, a
-		// count and its last pair above its last twenty lines, and the view reads on above it, where the
+		// count and its last pair above its last TAIL_UNFOLDED_LINES, and the view reads on above it, where the
 		// same run, on the other side of the odd line, folds again; the fold the odd line's side shares
 		// with the tail's is one (its pairs start on the other shape: the group goes on in step).
 		assert.deepEqual(
-			numbersOf(shown).filter((n) => n > 60 && n < lines.length - 19),
-			[361, 362, 739, 740, 741, 742, 743, 819, 820],
+			numbersOf(shown).filter((n) => n > 60 && n <= lines.length - TAIL_UNFOLDED_LINES),
+			[361, 362, 739, 740, 741, 742, 743, 839 - TAIL_UNFOLDED_LINES, 840 - TAIL_UNFOLDED_LINES],
 		);
 		assert.deepEqual(
 			view.split("\n").filter((row) => row.includes("more lines like these")),
@@ -310,7 +317,7 @@ describe("the view's shape", () => {
 			[
 				"  ... 16 more lines like these ...",
 				"  ... 376 more lines like these ...",
-				"  ... 75 more lines like these ...",
+				`  ... ${95 - TAIL_UNFOLDED_LINES} more lines like these ...`,
 			],
 		);
 	});
@@ -678,18 +685,19 @@ describe("the view's shape", () => {
 		const view = (await buildViewFromText(lines.join("\n"), options)).text;
 		const shown = assertFaithfulView(view, lines, options);
 		// The lines above the tail (read back as far as 400 lines up): the steps' run folded, its last
-		// line whole, then the zip's lines as one fold (read above the tail and in it), then the tail's last 21.
+		// line whole, then the zip's lines as one fold (read above the tail and in it), then the tail's
+		// last TAIL_UNFOLDED_LINES (and the fold's last line right above them).
 		const first = lines.length - 80 - 400 + 1;
 		assert.deepEqual(
 			numbersOf(shown).filter((n) => n > 60),
-			[first, 2000, 2001, ...range(lines.length - 20, lines.length)],
+			[first, 2000, 2001, ...range(lines.length - TAIL_UNFOLDED_LINES, lines.length)],
 		);
 		assert.deepEqual(
 			view.split("\n").filter((row) => row.includes("more lines like these")),
 			[
 				"  ... 58 more lines like these ...",
 				"  ... 178 more lines like these ...",
-				"  ... 278 more lines like these ...",
+				`  ... ${298 - TAIL_UNFOLDED_LINES} more lines like these ...`,
 			],
 		);
 		assert.match(view, /\n {2}\.\.\. 1760 lines omitted \.\.\.\n/, "the lines left out, counted true");
