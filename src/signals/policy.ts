@@ -35,6 +35,12 @@ const FAILURE_WORDS = new RegExp(
  */
 const LOG_LEVEL =
 	/^(?:[^\n]{0,48}?(?:^|[\s[|(<"'])(?:level"?[=:] *"?)?)(TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|FATAL|SEVERE|CRIT(?:ICAL)?|PANIC|EMERG(?:ENCY)?|trace|debug|info|notice|warn(?:ing)?|error|err|fatal|severe|crit(?:ical)?|panic|emerg(?:ency)?)(?=$|[\s\]|:>)"',])|^([IWEF])\d{4} \d/;
+/**
+ * A warning's category named before its message, as Python's warnings module and Node print one
+ * (`app/db.py:44: DeprecationWarning: …`, `(node:4123) ExperimentalWarning: …`): a level of its own.
+ * What the message says after it (`… cannot be performed reliably`) is what the warning is about.
+ */
+const WARNING_CATEGORY = /(?:^|[\s:(\]])[A-Z][A-Za-z]*Warning: /;
 const ERROR_LEVELS = /^(?:error|err|fatal|severe|crit(?:ical)?|panic|emerg(?:ency)?|e|f)$/i;
 const WARNING_LEVELS = /^(?:warn(?:ing)?|w)$/i;
 
@@ -53,6 +59,7 @@ export function classifySeverity(line: string): Severity {
 		// INFO, DEBUG, TRACE, NOTICE: the level says the program carried on.
 		return SEVERITY_WARNING;
 	}
+	if (WARNING_CATEGORY.test(text)) return SEVERITY_WARNING;
 	return WARNING_WORDS.test(text) && !FAILURE_WORDS.test(text) ? SEVERITY_WARNING : SEVERITY_ERROR;
 }
 

@@ -382,6 +382,10 @@ describe("how severe a signal line is", () => {
 		"2026-12-01 03:10:14 WARN cannot reach replica 2, retrying",
 		" ⚠ Compiled with warnings",
 		' ⚠ The "images.domains" configuration is deprecated.',
+		// A warning's category, as Python's warnings module and Node print it: failure words after it are its subject.
+		"/usr/lib/python3.11/site-packages/pytest_benchmark/logger.py:44: PytestBenchmarkWarning: Benchmarks are automatically disabled because xdist plugin is active.Benchmarks cannot be performed reliably in a parallelized environment.",
+		"tests/test_errors.py:12: UserWarning: failed to load the locale, using C",
+		"(node:4123) ExperimentalWarning: The Fetch API is an experimental feature. This feature could change at any time",
 	];
 	for (const line of warnings)
 		test(`a warning: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_WARNING));
@@ -393,6 +397,9 @@ describe("how severe a signal line is", () => {
 		"! Undefined control sequence.",
 		" ⨯ Failed to compile",
 		"  ✘ [fail]: zones_37 › skips warnings for 3125 g",
+		// An error class is no warning category, nor is a word that ends in one.
+		"ValueError: cannot convert the Warning: header",
+		"NoWarningsError: unexpected warnings were raised",
 	];
 	for (const line of errors)
 		test(`an error: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_ERROR));
