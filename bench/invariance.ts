@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { optionOf, RECALL_SETS, thresholdOption } from "./framed-sets.js";
-import { CI_FRAMES, frameOutput, prefixed } from "../test/fixtures/ci/frames.js";
+import { CI_FRAMES, frameLines, prefixed } from "../test/fixtures/ci/frames.js";
 import { parseViewLines, type RealFixture } from "../test/fixtures/real/fixtures.js";
 import { buildDefaultView } from "../test/fixtures/default-view.js";
 
@@ -37,22 +37,14 @@ if (larger !== undefined && !(Number.isInteger(larger) && larger > threshold)) {
 const only = optionOf("--only");
 const listLines = process.argv.includes("--lines");
 
-/** The output written otherwise, and where each of its lines went (0-based index → 1-based number). */
+/** The output written otherwise, and the number each of its lines has there (both 1-based). */
 function writtenOtherwise(fixture: RealFixture): { text: string; numberOf: (lineNumber: number) => number } {
 	if (larger !== undefined) return { text: fixture.text, numberOf: (lineNumber) => lineNumber };
 	if (prefix !== undefined) {
 		const lines = prefixed(() => prefix)(fixture.lines).lines;
 		return { text: `${lines.join("\n")}\n`, numberOf: (lineNumber) => lineNumber };
 	}
-	// Every line as if decisive: frameOutput says where each one went.
-	const every = fixture.lines.map((text, index) => ({
-		lineNumber: index + 1,
-		raw: text,
-		shown: text,
-		tailOnly: false,
-	}));
-	const framed = frameOutput(frame!, { lines: fixture.lines, decisive: every });
-	return { text: framed.text, numberOf: (lineNumber) => framed.decisive[lineNumber - 1]!.lineNumber };
+	return frameLines(frame!, fixture.lines);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "pi-overflow-invariance-"));

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
-import { CI_FRAMES, frameOutput } from "../fixtures/ci/frames.js";
+import { CI_FRAMES, frameLines, frameOutput } from "../fixtures/ci/frames.js";
 import { isShownInView, parseViewLines } from "../fixtures/real/fixtures.js";
 import { loadTuningFixtures } from "../fixtures/tuning.js";
 import { buildDefaultView } from "../fixtures/default-view.js";
@@ -102,15 +102,14 @@ describe("an output as the failing step of a CI job", () => {
 		const bare = (await viewOf(`${fixture.lines.join("\n")}\n`, DEFAULT_CONFIG.thresholdChars)).text;
 		const bareRare = rareOf(bare);
 		assert.ok(bareRare.length >= 5, bare);
-		const every = fixture.lines.map((text, index) => ({ lineNumber: index + 1, text, shown: text }));
-		const framed = frameOutput(frame, { lines: fixture.lines, decisive: every as never });
+		const framed = frameLines(frame, fixture.lines);
 		const framedRare = rareOf((await viewOf(framed.text, DEFAULT_CONFIG.thresholdChars)).text);
 		assert.equal(framedRare.length, bareRare.length);
-		// Each at its bare number (the frame puts the output after the runner's lines).
-		const before = framed.decisive[0]!.lineNumber - 1;
+		// Each at its bare number (the frame puts the output after the runner's lines), and an output's line.
+		const bareNumberOf = new Map(fixture.lines.map((_, index) => [framed.numberOf(index + 1), index + 1]));
 		const shownBare = parseViewLines(bare);
 		assert.deepEqual(
-			framedRare.map((lineNumber) => lineNumber - before).filter((lineNumber) => !shownBare.has(lineNumber)),
+			framedRare.filter((lineNumber) => !shownBare.has(bareNumberOf.get(lineNumber) ?? 0)),
 			[],
 		);
 	});
