@@ -217,9 +217,12 @@ const LOGFMT_MESSAGES = [' msg="', ' message="'];
  * and logrus write a line) starts, after its opening quote; -1 when `text` is no such record.
  */
 function logfmtMessageStart(text: string): number {
-	if (text.length > MAX_WRAPPING_RECORD_CHARS || !LOGFMT_START.test(text)) return -1;
+	if (text.length > MAX_WRAPPING_RECORD_CHARS) return -1;
+	// The record starts after the line's timestamp (hosted CI's before a supervisor's record).
+	const from = stampLength(text);
+	if (!LOGFMT_START.test(from === 0 ? text : text.slice(from))) return -1;
 	for (const key of LOGFMT_MESSAGES) {
-		const at = text.indexOf(key);
+		const at = text.indexOf(key, from);
 		if (at >= 0) return at + key.length;
 	}
 	return -1;

@@ -332,6 +332,12 @@ test("reads the line a logfmt record wraps in its quoted message, decoded", () =
 		],
 		['ts=1765013400 level=info message="said \\"no\\" twice"', 'said "no" twice'],
 		['level=info msg=""', ""],
+		// After the line's timestamp: hosted CI stamps each line a supervisor writes as a record.
+		[
+			'2026-12-02T10:18:20.9133560Z time="2026-12-06T09:30:00Z" level=info msg="--- FAIL: TestTotals (0.00s)"',
+			"--- FAIL: TestTotals (0.00s)",
+		],
+		['Dec 06 10:00:00 level=error msg="FAIL\\texample.com/cart"', "FAIL\texample.com/cart"],
 	];
 	for (const [record, line] of wrapped) {
 		assert.equal(wrappedLineOf(record), line, record);
@@ -342,6 +348,7 @@ test("reads the line a logfmt record wraps in its quoted message, decoded", () =
 		'level=info msg="unclosed',
 		"level=info msg=unquoted",
 		'the msg="quoted" is mid-line',
+		'2026-12-02T10:18:20.9133560Z the msg="quoted" is mid-line',
 		`level=info msg="${"x".repeat(20_000)}"`,
 	])
 		assert.equal(wrappedLineOf(other), undefined, other.slice(0, 60));
