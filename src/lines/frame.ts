@@ -8,7 +8,7 @@
 // first FRAME_WINDOW_CHARS characters.
 
 import { stripAnsi } from "./render.js";
-import { stampLength } from "./stamp.js";
+import { isStreamTag, lineTagAt, stampLength } from "./stamp.js";
 
 /** The frame as its tokens' skeletons: each token with its digit runs as DIGITS. */
 export interface LineFrame {
@@ -83,9 +83,10 @@ function leadingTokens(text: string, from: number): string[] {
  * The frame of an output whose first lines are `lines`: the longest run of leading tokens (after
  * each line's timestamp) that at least MIN_FRAMED_SHARE of its non-blank lines, and MIN_FRAMED_LINES
  * of them, share, digits aside, and that is a frame (isFrame), the longest one the lines begin in
- * several ways after (startsVaried) first; undefined when there is none. `varied`: only such a one.
+ * several ways after (startsVaried) first; undefined when there is none. `further`: the lines are a
+ * sample further on in the output, where one job's tag (`[worker-2] `) before all of them is no frame.
  */
-export function learnLineFrame(lines: readonly string[], varied = false): LineFrame | undefined {
+export function learnLineFrame(lines: readonly string[], further = false): LineFrame | undefined {
 	const sampled = lines.filter((line) => line.trim() !== "").map((line) => ({ line, from: stampLength(line) }));
 	const needed = Math.max(MIN_FRAMED_LINES, Math.ceil(sampled.length * MIN_FRAMED_SHARE));
 	if (sampled.length < needed) return undefined;
@@ -108,8 +109,8 @@ export function learnLineFrame(lines: readonly string[], varied = false): LineFr
 	}
 	// The longest frame whose lines begin in several ways after it. One after which they all begin
 	// alike ends in the lines' own words (`remote: INSERT INTO t (a, b)` before every `VALUES …`): a
-	// shorter frame of varied lines (`remote:`) is theirs. With none, the longest frame, unless
-	// `varied` asks for varied lines.
+	// shorter frame of varied lines (`remote:`) is theirs. With none, the longest frame: further on
+	// in the output, not a job's tag (isJobTag).
 	let longest: LineFrame | undefined;
 	for (let size = shared.length; size > 0; size--) {
 		const frame: LineFrame = { tokens: shared[size - 1] };
@@ -118,9 +119,21 @@ export function learnLineFrame(lines: readonly string[], varied = false): LineFr
 			.filter(({ length }) => length > 0);
 		if (!isFrame(frame, carried, needed)) continue;
 		if (startsVaried(carried)) return frame;
-		longest ??= frame;
+		if (!further || !isJobTag(carried[0])) longest ??= frame;
 	}
-	return varied ? undefined : longest;
+	return longest;
+}
+
+/**
+ * Is the frame a line carries the tag of one job among those a runner interleaves (stamp.ts
+ * isStreamTag: `[worker-2] `, `api-1  | `)? A sample from the middle of an output can hold one
+ * job's lines only, all of one kind (`[worker-2] shard 0101: 16 rows ok` 64 times): its tag is no
+ * frame of the output's. A wrapper's is (`remote: `, `➤ YN0000: │ `, `INFO runner: `), whatever
+ * the lines after it (go test's `=== RUN` and `--- PASS:` in turn).
+ */
+function isJobTag({ line, from, length }: Carried): boolean {
+	const tag = lineTagAt(line, from);
+	return tag.length === length && isStreamTag(tag);
 }
 
 /** A sampled line that carries a frame: where its timestamp ends (`from`), and the frame's length there. */
@@ -158,8 +171,9 @@ export function learnLineFrameOf(texts: readonly string[], size: number): LineFr
 
 /**
  * The frame of the whole lines of a sample (learnLineFrame), without its first piece when it starts
- * inside a line. A sample further on must show lines of several kinds after it: one job's lines can
- * fill the few lines it reads (`[worker-2] shard 0101: 16 rows ok` 64 times is no frame).
+ * inside a line. In a sample further on, a job's tag is no frame: one job's lines can fill the few
+ * lines it reads (`[worker-2] shard 0101: 16 rows ok` 64 times), and a wrapper's lines can be of
+ * one kind there as well (`remote: test_x … ok`: learnLineFrame's `further`).
  */
 function learnFromLines(text: string, complete: boolean, startsInLine: boolean): LineFrame | undefined {
 	const lines = text.split("\n", FRAME_SAMPLE_LINES + 2);

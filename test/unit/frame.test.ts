@@ -144,6 +144,24 @@ describe("a frame learned further on, where the first lines are a runner's", () 
 		assert.deepEqual(tokensOf(sampled([...preamble, ...framed, ...cleanup])), ["remote:"]);
 	});
 
+	test("a wrapper's before lines all of one or two kinds (go test's runs, unittest's verdicts)", () => {
+		const goTest = Array.from({ length: 2000 }, (_, i) =>
+			i % 2 === 0 ? `=== RUN   TestTotal${i}` : `--- PASS: TestTotal${i - 1} (0.00s)`,
+		);
+		const unittest = Array.from({ length: 2000 }, (_, i) => `test_total_${i} (tests.test_cart.CartTests) ... ok`);
+		for (const [wrapper, tokens] of [
+			["remote: ", ["remote:"]],
+			["➤ YN0000: │ ", ["➤", "YN#:", "│"]],
+			["2026-12-06 09:30:00,123 INFO runner: ", ["INFO", "runner:"]],
+		] as const)
+			for (const lines of [goTest, unittest])
+				assert.deepEqual(
+					tokensOf(sampled([...preamble, ...lines.map((line) => `${wrapper}${line}`), ...cleanup])),
+					tokens,
+					`${wrapper}${lines[0]}`,
+				);
+	});
+
 	test("not one job's lines that fill the later sample", () => {
 		const worker = Array.from({ length: 2000 }, (_, i) => `[worker-2] shard ${i}: 16 rows ok, subtotal ${i * 7}`);
 		assert.equal(sampled([...preamble, ...worker, ...cleanup]), undefined);
