@@ -145,15 +145,17 @@ interface Carried {
 
 /**
  * The byte ranges an output of `size` bytes learns its frame from (learnLineFrameOf), in order: its
- * first FRAME_SAMPLE_BYTES; then, when the output is long enough for a second apart from the first,
- * FRAME_SAMPLE_BYTES from two samples' length before its end, where a CI job's failing step prints
- * its last lines after the runner's preamble and set-up steps (which no tool's frame precedes) and
- * before the job's cleanup.
+ * first FRAME_SAMPLE_BYTES; then, when it is longer, FRAME_SAMPLE_BYTES from two samples' length
+ * before its end, where a CI job's failing step prints its last lines after the runner's preamble
+ * and set-up steps (which no tool's frame precedes) and before the job's cleanup; in an output too
+ * short for that, from the end of the first (a job's log of 30 KB is mostly its failing step's).
  */
 export function frameSamples(size: number): Array<{ from: number; to: number }> {
 	const first = { from: 0, to: Math.min(size, FRAME_SAMPLE_BYTES) };
-	const later = size - 2 * FRAME_SAMPLE_BYTES;
-	return later > FRAME_SAMPLE_BYTES ? [first, { from: later, to: later + FRAME_SAMPLE_BYTES }] : [first];
+	if (size <= FRAME_SAMPLE_BYTES) return [first];
+	// An output too short for two samples apart: the bytes right after the first.
+	const later = Math.max(FRAME_SAMPLE_BYTES, size - 2 * FRAME_SAMPLE_BYTES);
+	return [first, { from: later, to: Math.min(size, later + FRAME_SAMPLE_BYTES) }];
 }
 
 /**

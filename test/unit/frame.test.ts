@@ -162,6 +162,14 @@ describe("a frame learned further on, where the first lines are a runner's", () 
 				);
 	});
 
+	test("in a job's log too short for two samples apart, from the bytes after the first", () => {
+		const framed = repeated(BODY, 700).map((line) => `remote: ${line}`);
+		const lines = [...preamble, ...framed, ...cleanup];
+		const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+		assert.ok(bytes.length > FRAME_SAMPLE_BYTES && bytes.length < 3 * FRAME_SAMPLE_BYTES, `${bytes.length} bytes`);
+		assert.deepEqual(tokensOf(sampled(lines)), ["remote:"]);
+	});
+
 	test("not one job's lines that fill the later sample", () => {
 		const worker = Array.from({ length: 2000 }, (_, i) => `[worker-2] shard ${i}: 16 rows ok, subtotal ${i * 7}`);
 		assert.equal(sampled([...preamble, ...worker, ...cleanup]), undefined);
@@ -188,7 +196,16 @@ describe("a line read in its frame", () => {
 
 	test("is learned from the whole lines of its samples: the first bytes, and bytes near the end of a long output", () => {
 		assert.deepEqual(frameSamples(10_000), [{ from: 0, to: 10_000 }]);
-		assert.deepEqual(frameSamples(40_000), [{ from: 0, to: FRAME_SAMPLE_BYTES }]);
+		assert.deepEqual(frameSamples(FRAME_SAMPLE_BYTES), [{ from: 0, to: FRAME_SAMPLE_BYTES }]);
+		// Too short for two samples apart: the second right after the first.
+		assert.deepEqual(frameSamples(40_000), [
+			{ from: 0, to: FRAME_SAMPLE_BYTES },
+			{ from: FRAME_SAMPLE_BYTES, to: 2 * FRAME_SAMPLE_BYTES },
+		]);
+		assert.deepEqual(frameSamples(FRAME_SAMPLE_BYTES + 100), [
+			{ from: 0, to: FRAME_SAMPLE_BYTES },
+			{ from: FRAME_SAMPLE_BYTES, to: FRAME_SAMPLE_BYTES + 100 },
+		]);
 		assert.deepEqual(frameSamples(100_000), [
 			{ from: 0, to: FRAME_SAMPLE_BYTES },
 			{ from: 100_000 - 2 * FRAME_SAMPLE_BYTES, to: 100_000 - FRAME_SAMPLE_BYTES },
