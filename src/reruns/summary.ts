@@ -28,7 +28,8 @@ export type RunSummary = Pick<RunRecord, "signals" | "verdict">;
 /** The run summary of a finished scan. */
 export function summarizeScan(scan: ScanResult): RunSummary {
 	// The scan's rank order decides what is kept when there are too many; they are stored in line order.
-	const items = [...scan.signals, ...scan.shownSignals];
+	// A line printed again is one line, with its count (not its copy: collector.ts repeatOf).
+	const items = [...scan.signals, ...scan.shownSignals].filter((item) => item.repeatOf === undefined);
 	const kept = items.slice(0, MAX_RUN_SIGNALS).map(toRunLine);
 	kept.sort((a, b) => a.line - b.line);
 	const verdict = findVerdict(scan.tail);

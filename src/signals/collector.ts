@@ -32,6 +32,12 @@ export const LINES_PER_SHAPE = 5;
  * rather than one line standing for them all.
  */
 export const SPREAD_LINES_PER_SHAPE = 40;
+/**
+ * A line printed at most this many times is a run's line printed again by a re-run (a retry's
+ * attempts: retry wrappers run a command two or three times): its last copy may be shown too. A
+ * line printed more often is a flood, which its count states.
+ */
+export const MAX_RERUN_PRINTS = 3;
 /** Spread instances kept over all shapes, at most (a flood of distinct shapes stops adding them). */
 export const MAX_SPREAD_LINES = 2048;
 /** Lines remembered by the shape memo (see findShape) before it starts again, and the longest it remembers. */
@@ -64,6 +70,14 @@ export interface SignalItem extends ScannedLine {
 	instance?: true;
 	/** Set on the last line of a shape that one line stands for, shown beside that line: it states no count. */
 	last?: true;
+	/** The last line with exactly this text, when `count` is more than 1, and where it starts. */
+	lastCopyLine?: number;
+	lastCopyOffset?: number;
+	/**
+	 * Set on the last line with exactly the text of an earlier one (lastCopyLine): that line's number.
+	 * Shown like another instance (a re-run's copy of a failure, where the output ends), it states no count.
+	 */
+	repeatOf?: number;
 }
 
 interface Shape {
@@ -285,6 +299,8 @@ export class SignalCollector {
 		const same = findSameText(shape, text);
 		if (same !== undefined) {
 			same.count++;
+			same.lastCopyLine = lineNumber;
+			same.lastCopyOffset = offset;
 			shape.lastSource = this.keepableSource(lineNumber, offset, source, shape.severity);
 			return;
 		}
@@ -331,7 +347,11 @@ export class SignalCollector {
 		shape.count++;
 		shape.lastLine = lineNumber;
 		const first = shape.items[0];
-		if (first !== undefined && first.text === text) first.count++;
+		if (first !== undefined && first.text === text) {
+			first.count++;
+			first.lastCopyLine = lineNumber;
+			first.lastCopyOffset = offset;
+		}
 		shape.lastOffset = offset;
 		// Shown as it is and at most keepChars long (addLike): its own text is the line.
 		shape.lastSource = text;
@@ -400,8 +420,24 @@ export class SignalCollector {
 			} else {
 				out.push(...candidates);
 			}
+			// The last copy of a line printed again (a re-run's, a retry's: where the output ends), shown
+			// like another instance. Exact for the first line of a shape shown as one (countOnly), and
+			// for each first distinct line of another.
+			for (const item of shape.count >= COLLAPSE_SHAPE_LINES ? shape.items.slice(0, 1) : shape.items) {
+				if (item.lastCopyLine === undefined || item.lastCopyOffset === undefined || item.count > MAX_RERUN_PRINTS)
+					continue;
+				out.push({
+					...withoutCopy(item),
+					lineNumber: item.lastCopyLine,
+					offset: item.lastCopyOffset,
+					count: 1,
+					shapeCount: shape.count,
+					instance: true,
+					repeatOf: item.lineNumber,
+				});
+			}
 		}
-		return out;
+		return out.map(withoutCopy);
 	}
 
 	/** The shape's last line as a SignalItem that states no count. */
@@ -504,6 +540,13 @@ export class SignalCollector {
 		this.spreadLines = 0;
 		for (const shape of this.shapes.values()) this.spreadLines += shape.spread.length;
 	}
+}
+
+/** `item` without where its last copy is (SignalItem.lastCopyLine): what the collector keeps to make that copy's item. */
+function withoutCopy(item: SignalItem): SignalItem {
+	if (item.lastCopyLine === undefined) return item;
+	const { lastCopyLine: _, lastCopyOffset: __, ...line } = item;
+	return line;
 }
 
 /** The first line of `shape` with exactly this text, if any. */

@@ -128,6 +128,7 @@ interface ProblemItem extends SignalItem {
 function noteOf(line: ScannedLine): string {
 	const item = line as Partial<SignalItem & ShapeFind & ProblemItem>;
 	if (item.json !== undefined) return `  [${item.json}]`;
+	if (item.repeatOf !== undefined) return `  [the same as line ${item.repeatOf}]`;
 	const atLeast = item.atLeast === true || item.exact === false ? "at least " : "";
 	if (item.similar)
 		return `  [${atLeast}×${item.similar.count + (item.count ?? 1)} signal lines of this shape, the last ${atLeast ? "found " : ""}at line ${item.similar.lastLine}]`;

@@ -11,6 +11,7 @@ import { keepCharsFor, renderLine, renderTerminalLine, type ScannedLine } from "
 import {
 	LINES_PER_SHAPE,
 	MAX_MEMO_LINES,
+	MAX_RERUN_PRINTS,
 	MAX_SHAPES,
 	MAX_SPREAD_LINES,
 	SignalCollector,
@@ -157,6 +158,7 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 		nextSample: number;
 	}
 	const shapes = new Map<string, ModelShape>();
+	const copies = new Map<SignalItem, { lineNumber: number; offset: number }>();
 	lines.forEach((line, index) => {
 		const key = shapeOf(line.text);
 		const shape = shapes.get(key) ?? {
@@ -201,6 +203,8 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 			(shape.latest?.text === line.text ? shape.latest : undefined);
 		if (same !== undefined) {
 			same.count++;
+			// Where its last copy is (a first distinct line's, not the latest's).
+			if (same !== shape.latest) copies.set(same, { lineNumber: line.lineNumber, offset: offsets[index] });
 			return;
 		}
 		const text =
@@ -221,7 +225,7 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 		if (shape.items.length < LINES_PER_SHAPE) shape.items.push(item);
 		else shape.latest = item;
 	});
-	return [...shapes.values()].flatMap((shape) => {
+	const itemsOf = (shape: ModelShape): SignalItem[] => {
 		const candidates = [...shape.items, ...(shape.latest ? [shape.latest] : [])];
 		for (const item of candidates) item.shapeCount = shape.count;
 		if (shape.count < COLLAPSE_SHAPE_LINES) return candidates;
@@ -242,7 +246,17 @@ function collectByModel(lines: readonly ScannedLine[], offsets: readonly number[
 			instances.push({ ...item, count: 1, shapeCount: shape.count, instance: true });
 		}
 		return [first, ...instances];
-	});
+	};
+	// Then each shape's line printed again, at its last copy: of a shape shown as one, its first line's.
+	return [...shapes.values()].flatMap((shape) => [
+		...itemsOf(shape),
+		...(shape.count >= COLLAPSE_SHAPE_LINES ? shape.items.slice(0, 1) : shape.items).flatMap((item) => {
+			const copy = copies.get(item);
+			return copy === undefined || item.count > MAX_RERUN_PRINTS
+				? []
+				: [{ ...item, ...copy, count: 1, shapeCount: shape.count, instance: true as const, repeatOf: item.lineNumber }];
+		}),
+	]);
 }
 
 test("lines taken raw or shaped give exactly what the plain algorithm gives", () => {

@@ -164,6 +164,13 @@ function checkNote(truth: Truth, lineNumber: number, note: string): string | und
 			? undefined
 			: `states ${note}, the output has ${actual} such lines`;
 	}
+	// A line printed again: the line it names came before, with exactly its text.
+	if ((match = /^the same as line (\d+)$/.exec(note))) {
+		const first = Number(match[1]);
+		return first < lineNumber && truth.line(first) === truth.line(lineNumber)
+			? undefined
+			: `states ${note}, line ${first} is another`;
+	}
 	// Not a count: a JSON problem's path or record.
 	if (/^(?:\$|JSON-lines record\b)/.test(note)) return undefined;
 	return `an unknown note: ${note}`;

@@ -55,6 +55,8 @@ interface ShownLine {
 	context: boolean;
 	/** Shown in the tail: below the view's "... tail (last N lines) ..." notice, or in a view without a middle. */
 	inTail: boolean;
+	/** The line whose exact text this line's note says it repeats (`[the same as line N]`). */
+	sameAs?: number;
 }
 
 const NUMBERED_LINE = /^\s*(\d+)\D/;
@@ -80,12 +82,14 @@ function shownLines(view: string): ShownLine[] {
 		let body = match[3];
 		const context = match[2] === "-";
 		let count = 1;
+		let sameAs: number | undefined;
 		const note =
-			/ {2}\[(?:(?:at least )?×(\d+)\]|(?:at least )?×\d+ (?:signal )?lines of this shape(?:, the last (?:found )?at line \d+)?\]|a rare line(?:: its shape appears (?:once|\d+ times(?:, in a row to line \d+)?))?\])$/.exec(
+			/ {2}\[(?:(?:at least )?×(\d+)\]|the same as line (\d+)\]|(?:at least )?×\d+ (?:signal )?lines of this shape(?:, the last (?:found )?at line \d+)?\]|a rare line(?:: its shape appears (?:once|\d+ times(?:, in a row to line \d+)?))?\])$/.exec(
 				body,
 			);
 		if (note) {
 			if (note[1] !== undefined) count = Number(note[1]);
+			if (note[2] !== undefined) sameAs = Number(note[2]);
 			body = body.slice(0, -note[0].length);
 		}
 		const clippedEnd = /^(.*) … \[\+(\d+) chars\]$/s.exec(body);
@@ -100,6 +104,7 @@ function shownLines(view: string): ShownLine[] {
 				count,
 				context,
 				inTail,
+				...(sameAs !== undefined ? { sameAs } : {}),
 			});
 		else if (clippedStart)
 			shown.push({
@@ -110,8 +115,19 @@ function shownLines(view: string): ShownLine[] {
 				count,
 				context,
 				inTail,
+				...(sameAs !== undefined ? { sameAs } : {}),
 			});
-		else shown.push({ lineNumber, text: body, cut: 0, kept: "whole", count, context, inTail });
+		else
+			shown.push({
+				lineNumber,
+				text: body,
+				cut: 0,
+				kept: "whole",
+				count,
+				context,
+				inTail,
+				...(sameAs !== undefined ? { sameAs } : {}),
+			});
 	}
 	return shown;
 }
@@ -133,6 +149,12 @@ function assertFaithfulView(view: string, original: string | string[], options: 
 		assert.ok(line.lineNumber >= 1 && line.lineNumber <= lines.length, `line number ${line.lineNumber} exists`);
 		const expected = renderTerminalLine(lines[line.lineNumber - 1]);
 		const where = `line ${line.lineNumber}`;
+		// A repeat's note is true: the line it names came before, with exactly its text.
+		if (line.sameAs !== undefined)
+			assert.ok(
+				line.sameAs < line.lineNumber && lines[line.sameAs - 1] === lines[line.lineNumber - 1],
+				`${where} is the same as line ${line.sameAs}`,
+			);
 		if (line.kept === "whole") {
 			assert.equal(line.text, expected, where);
 		} else {
@@ -1093,6 +1115,26 @@ describe("signal lines", () => {
 			signals.map((line) => [line.lineNumber, line.count]),
 			[[120, 445]],
 		);
+	});
+
+	test("shows a line a retry printed again at its last copy too, saying which line it repeats", async () => {
+		// A test run, run again by a retry wrapper: both attempts print the same lines.
+		const run: string[] = [];
+		for (let i = 1; i <= 400; i++) run.push(i === 200 ? "test_total ... FAIL" : `test_case_${word(i)} ... ok`);
+		run.push("AssertionError: 41 != 42", "FAILED (failures=1)");
+		const lines = [...run, "Attempt 1 failed, retrying (attempt 2 of 2)", ...run, "tail line"];
+		const options = viewOptions();
+		const shown = assertFaithfulView((await buildViewFromText(lines.join("\n"), options)).text, lines, options);
+		const second = run.length + 2;
+		const failure = shown.filter((line) => line.text === "test_total ... FAIL");
+		assert.deepEqual(
+			failure.map((line) => [line.lineNumber, line.count, line.sameAs]),
+			[
+				[200, 2, undefined],
+				[second + 199, 1, 200],
+			],
+		);
+		// Printed more often, a line is a flood: its count says so (above), no copy is shown.
 	});
 
 	test("does not repeat signal lines of the head or the tail", async () => {
