@@ -97,7 +97,8 @@ export function readComposeExtras(
 		source,
 		scan,
 		// Another instance of a collapsed shape is shown alone: its first line's block stands for its own.
-		scan.signals.slice(0, options.maxSignalLines).filter((item) => !item.instance),
+		// A line printed again has a block of its own (a retry's last attempt: collector.ts repeatOf).
+		scan.signals.slice(0, options.maxSignalLines).filter((item) => !item.instance || item.repeatOf !== undefined),
 		keepCharsFor(options.maxLineChars),
 		countShape,
 	);

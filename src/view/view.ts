@@ -699,6 +699,8 @@ function allotRoom(
 		const grown = fitFromStart(signalRows.slice(0, instancesEnd), signalCount, instanceRoom);
 		pay(signalRows.slice(signalCount, grown));
 		signalCount = grown;
+		// A line printed again, shown at its last copy (a retry's last attempt), with its own block.
+		growContext((item) => item.repeatOf !== undefined);
 	}
 	// A rare line's block, in the order the lines were offered: as much of each as fits, from its top
 	// (the line right below an odd line says most about it, and may be a rare line of its own:

@@ -1117,10 +1117,13 @@ describe("signal lines", () => {
 		);
 	});
 
-	test("shows a line a retry printed again at its last copy too, saying which line it repeats", async () => {
+	test("shows a line a retry printed again at its last copy too, with its block, saying which line it repeats", async () => {
 		// A test run, run again by a retry wrapper: both attempts print the same lines.
 		const run: string[] = [];
-		for (let i = 1; i <= 400; i++) run.push(i === 200 ? "test_total ... FAIL" : `test_case_${word(i)} ... ok`);
+		for (let i = 1; i <= 400; i++) {
+			run.push(i === 200 ? "test_total ... FAIL" : `test_case_${word(i)} ... ok`);
+			if (i === 200) run.push("    at total (src/cart.py:12)", "    at run_case (src/runner.py:40)");
+		}
 		run.push("AssertionError: 41 != 42", "FAILED (failures=1)");
 		const lines = [...run, "Attempt 1 failed, retrying (attempt 2 of 2)", ...run, "tail line"];
 		const options = viewOptions();
@@ -1134,7 +1137,15 @@ describe("signal lines", () => {
 				[second + 199, 1, 200],
 			],
 		);
-		// Printed more often, a line is a flood: its count says so (above), no copy is shown.
+		// The last attempt's failure with its block: the frames below it.
+		const frames = shown.filter((line) => line.lineNumber > second && line.text.startsWith("    at "));
+		assert.deepEqual(
+			frames.map((line) => [line.lineNumber, line.context]),
+			[
+				[second + 200, true],
+				[second + 201, true],
+			],
+		);
 	});
 
 	test("does not repeat signal lines of the head or the tail", async () => {
