@@ -207,8 +207,8 @@ export function wrappedLineStart(text: string): number {
 	return start < 0 ? 0 : start;
 }
 
-/** A logfmt record starts with a key and `=` (`time=`, `ts=`, `level=`). */
-const LOGFMT_START = /^[A-Za-z_][\w.-]{0,30}=/;
+/** A logfmt record starts with a key and `=` (`time=`, `ts=`, `level=`). Sticky: matched where a caller sets lastIndex. */
+const LOGFMT_START = /[A-Za-z_][\w.-]{0,30}=/y;
 /** The message members of a logfmt record whose quoted value is the line it wraps. */
 const LOGFMT_MESSAGES = [' msg="', ' message="'];
 
@@ -220,7 +220,8 @@ function logfmtMessageStart(text: string): number {
 	if (text.length > MAX_WRAPPING_RECORD_CHARS) return -1;
 	// The record starts after the line's timestamp (hosted CI's before a supervisor's record).
 	const from = stampLength(text);
-	if (!LOGFMT_START.test(from === 0 ? text : text.slice(from))) return -1;
+	LOGFMT_START.lastIndex = from;
+	if (!LOGFMT_START.test(text)) return -1;
 	for (const key of LOGFMT_MESSAGES) {
 		const at = text.indexOf(key, from);
 		if (at >= 0) return at + key.length;

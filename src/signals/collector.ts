@@ -70,12 +70,9 @@ export interface SignalItem extends ScannedLine {
 	instance?: true;
 	/** Set on the last line of a shape that one line stands for, shown beside that line: it states no count. */
 	last?: true;
-	/** The last line with exactly this text, when `count` is more than 1, and where it starts. */
-	lastCopyLine?: number;
-	lastCopyOffset?: number;
 	/**
-	 * Set on the last line with exactly the text of an earlier one (lastCopyLine): that line's number.
-	 * Shown like another instance (a re-run's copy of a failure, where the output ends), it states no count.
+	 * Set on the last line with exactly the text of an earlier one: that line's number. Shown like
+	 * another instance (a re-run's copy of a failure, where the output ends), it states no count.
 	 */
 	repeatOf?: number;
 }
@@ -88,6 +85,11 @@ interface Shape {
 	lastLine: number;
 	/** The first distinct lines. */
 	items: SignalItem[];
+	/**
+	 * Where the last line with the text of `items[k]` is, when it was printed again: its number at
+	 * 2k and its start at 2k + 1 (made on the first repeat).
+	 */
+	copies: number[] | undefined;
 	/** The latest line not among them, made a SignalItem only when asked for (items()). */
 	latest: LatestLine | undefined;
 	/** Made after a prune: lines of its shape may have been counted in a shape that was dropped. */
@@ -279,6 +281,7 @@ export class SignalCollector {
 				firstLine: lineNumber,
 				lastLine: lineNumber,
 				items: [],
+				copies: undefined,
 				latest: undefined,
 				afterPrune: this.pruned,
 				latestReplaced: false,
@@ -297,10 +300,9 @@ export class SignalCollector {
 		shape.lastOffset = offset;
 		if (shape.count === shape.nextSample) this.sample(shape, lineNumber, offset, source);
 		const same = findSameText(shape, text);
-		if (same !== undefined) {
-			same.count++;
-			same.lastCopyLine = lineNumber;
-			same.lastCopyOffset = offset;
+		if (same >= 0) {
+			shape.items[same].count++;
+			keepCopy(shape, same, lineNumber, offset);
 			shape.lastSource = this.keepableSource(lineNumber, offset, source, shape.severity);
 			return;
 		}
@@ -349,8 +351,7 @@ export class SignalCollector {
 		const first = shape.items[0];
 		if (first !== undefined && first.text === text) {
 			first.count++;
-			first.lastCopyLine = lineNumber;
-			first.lastCopyOffset = offset;
+			keepCopy(shape, 0, lineNumber, offset);
 		}
 		shape.lastOffset = offset;
 		// Shown as it is and at most keepChars long (addLike): its own text is the line.
@@ -423,21 +424,23 @@ export class SignalCollector {
 			// The last copy of a line printed again (a re-run's, a retry's: where the output ends), shown
 			// like another instance. Exact for the first line of a shape shown as one (countOnly), and
 			// for each first distinct line of another.
-			for (const item of shape.count >= COLLAPSE_SHAPE_LINES ? shape.items.slice(0, 1) : shape.items) {
-				if (item.lastCopyLine === undefined || item.lastCopyOffset === undefined || item.count > MAX_RERUN_PRINTS)
-					continue;
+			const { copies } = shape;
+			const copied = shape.count >= COLLAPSE_SHAPE_LINES ? 1 : shape.items.length;
+			for (let k = 0; copies !== undefined && k < copied; k++) {
+				const item = shape.items[k];
+				const lineNumber = copies[2 * k];
+				if (lineNumber === undefined || item.count > MAX_RERUN_PRINTS) continue;
 				out.push({
-					...withoutCopy(item),
-					lineNumber: item.lastCopyLine,
-					offset: item.lastCopyOffset,
+					...item,
+					lineNumber,
+					offset: copies[2 * k + 1],
 					count: 1,
-					shapeCount: shape.count,
 					instance: true,
 					repeatOf: item.lineNumber,
 				});
 			}
 		}
-		return out.map(withoutCopy);
+		return out;
 	}
 
 	/** The shape's last line as a SignalItem that states no count. */
@@ -542,17 +545,18 @@ export class SignalCollector {
 	}
 }
 
-/** `item` without where its last copy is (SignalItem.lastCopyLine): what the collector keeps to make that copy's item. */
-function withoutCopy(item: SignalItem): SignalItem {
-	if (item.lastCopyLine === undefined) return item;
-	const { lastCopyLine: _, lastCopyOffset: __, ...line } = item;
-	return line;
+/** Where the last line with the text of the shape's `index`-th kept line is (Shape.copies). */
+function keepCopy(shape: Shape, index: number, lineNumber: number, offset: number): void {
+	const copies = (shape.copies ??= []);
+	copies[2 * index] = lineNumber;
+	copies[2 * index + 1] = offset;
 }
 
-/** The first line of `shape` with exactly this text, if any. */
-function findSameText(shape: Shape, text: string): SignalItem | undefined {
-	for (const item of shape.items) if (item.text === text) return item;
-	return undefined;
+/** The index of the kept line of `shape` with exactly this text, -1 when none. */
+function findSameText(shape: Shape, text: string): number {
+	const { items } = shape;
+	for (let k = 0; k < items.length; k++) if (items[k].text === text) return k;
+	return -1;
 }
 
 const DIGIT_0 = 0x30;
