@@ -360,7 +360,7 @@ class BoundRun {
 			return { kind: "mismatch", newlines: scanner.newlines };
 		}
 		// A stored copy with a left-out middle is read as records only when its gap was placed among them.
-		const scanned = endScan(scanner, original.source, pumped.gap === undefined || pumped.recordGap !== undefined);
+		const scanned = await endScan(scanner, original.source, pumped.gap === undefined || pumped.recordGap !== undefined);
 		if (scanned.scan.separator === "cr" && pumped.recordGap !== undefined)
 			pumped = { ...pumped, gap: pumped.recordGap };
 		const extras = this.viewSure ? readComposeExtras(scanned, config) : undefined;

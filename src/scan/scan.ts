@@ -190,6 +190,14 @@ export class LineScanner {
 		return this.sawCarriageReturn ? this.recordScanner : undefined;
 	}
 
+	/**
+	 * After everything was pushed: shapes one more block of the output's end that the shape counter
+	 * left for it (ShapeCounter.shapeNextWaiting); true while more are left. `end` shapes what is.
+	 */
+	shapeNextWaiting(): boolean {
+		return this.shapes.shapeNextWaiting();
+	}
+
 	/** How many lines of the output have this line's shape (0 when not known): see ShapeCounter.countOf. */
 	countShape(text: string): number {
 		return this.shapes.countOf(text);

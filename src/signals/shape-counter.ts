@@ -185,12 +185,24 @@ export class ShapeCounter {
 	/** Shapes the waiting blocks whole: the output's last END_BYTES (or more, up to a block) end it. */
 	private shapeWaiting(): void {
 		// Called before every count is read (countOf runs per line a view reads): nothing to do once done.
+		while (this.shapeNextWaiting());
+	}
+
+	/**
+	 * Once the output has ended: shapes the oldest waiting block whole (the waiting blocks are the
+	 * output's last END_BYTES, or more, up to a block); true while more wait. A caller that gives the
+	 * event loop a turn between calls keeps each turn to a block's work.
+	 */
+	shapeNextWaiting(): boolean {
 		if (this.window === 0) this.settleWindow();
-		if (this.waiting.length === 0) return;
-		for (const block of this.waiting.splice(0))
+		const block = this.waiting.shift();
+		if (block !== undefined) {
+			this.waitingBytes -= block.length;
 			this.shapeLines(block.bytes, 0, block.length, block.firstLine, block.offset);
-		this.waitingBytes = 0;
+		}
+		if (this.waiting.length > 0) return true;
 		this.spare.length = 0;
+		return false;
 	}
 
 	/** One line (its bytes, without the newline; only its start matters) that did not come in a block. */

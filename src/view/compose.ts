@@ -21,6 +21,7 @@ import { frameSamples, learnLineFrameOf } from "../lines/frame.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
+import { TimeSlice } from "../io/time-slice.js";
 import { LineScanner, type ScanOptions, type ScanResult } from "../scan/scan.js";
 import { describeCapNote } from "../store/gap.js";
 import type { EntryGap, EntryMeta, RunRecord } from "../store/index.js";
@@ -72,8 +73,11 @@ export function viewContextOf(meta: ViewMeta, config: Pick<OverflowConfig, "maxE
  * with no LF and at least one CR is its CR-separated records (scan.ts): its source is then read
  * through recordsSource, so the lines read back are the records the scan numbered.
  */
-export function endScan(scanner: LineScanner, source: ByteSource, readsRecords = true): ScannedSource {
+export async function endScan(scanner: LineScanner, source: ByteSource, readsRecords = true): Promise<ScannedSource> {
 	const records = readsRecords ? scanner.records() : undefined;
+	// The output's end, shaped a block at a time: Pi's event loop gets turns between them.
+	const slice = new TimeSlice();
+	while ((records ?? scanner).shapeNextWaiting()) await slice.turn();
 	if (records !== undefined)
 		return {
 			scan: { ...records.end(), separator: "cr" },
@@ -136,7 +140,7 @@ export async function scanSource(source: ByteSource, options: ScanOptions): Prom
 		store: () => {},
 		newlinesSeen: () => scanner.newlines,
 	});
-	return endScan(scanner, source);
+	return await endScan(scanner, source);
 }
 
 /**
@@ -160,7 +164,7 @@ export async function scanStoredCopy(
 	} finally {
 		releaseReadBuffers(buffers);
 	}
-	const scanned = endScan(scanner, source);
+	const scanned = await endScan(scanner, source);
 	const scan = { ...scanned.scan, totalLines: meta.totalLines, totalBytes: meta.totalBytes };
 	return { ...scanned, scan: meta.separator === "cr" ? { ...scan, separator: "cr" } : scan };
 }
