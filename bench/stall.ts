@@ -76,6 +76,12 @@ const ROWS: StallRow[] = [
 		},
 	},
 	{
+		// A record per line, each short: every line is read for the line it wraps (shape.ts shapeStart).
+		label: "JSON-lines records 20 MB",
+		tool: "bash",
+		generate: (write) => writeLines(write, 1_000_000, (index) => `{"msg":"job ${index % 7} ok","n":${index}}\n`),
+	},
+	{
 		label: "NUL bytes 10 MB",
 		tool: "bash",
 		generate: (write) => {

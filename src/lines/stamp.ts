@@ -174,7 +174,7 @@ export function untagged(text: string, tag: string): string {
 }
 
 /** Longest line read as a JSON-lines record for the line it wraps (wrappedLineOf): longer ones are documents. */
-const MAX_WRAPPING_RECORD_CHARS = 16 * 1024;
+export const MAX_WRAPPING_RECORD_CHARS = 16 * 1024;
 /**
  * A JSON-lines record's text member with its string value: a container runtime's `{"log":"…\n"}`
  * (docker's json-file, fluentd), a logger's `"msg"` or `"message"`, `go test -json`'s `"Output"`.

@@ -20,7 +20,7 @@ import * as shapeModule from "./shape.js";
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { getShapeHasher } = keywordFilterModule;
 const { FRAME_SAMPLE_BYTES, FRAME_SAMPLE_LINES } = frameModule;
-const { wrappedLineStart } = stampModule;
+const { MAX_WRAPPING_RECORD_CHARS } = stampModule;
 const {
 	COMMON_SHAPE_LINES,
 	COMMON_SHAPE_SHARE,
@@ -32,6 +32,7 @@ const {
 	REPEAT_MAX_SPREAD,
 	REPEAT_MIN_LINES,
 	SHAPE_HASH_BLANK,
+	shapeStart,
 	shapeWindowOf,
 } = shapeModule;
 
@@ -79,6 +80,44 @@ interface EarlyPart {
 }
 
 const LINE_END = new Uint8Array([NEWLINE]);
+const OPEN_BRACE = 0x7b;
+
+const QUOTE = 0x22;
+const EQUALS = 0x3d;
+/** What a logfmt record's message member is keyed by, before its `="` (stamp.ts LOGFMT_MESSAGES). */
+const MESSAGE_KEYS = [" msg", " message"].map((key) => Buffer.from(key, "latin1"));
+
+/** Do the bytes before `at` (and after `from`) end with `key`? */
+function endsWith(bytes: Uint8Array, from: number, at: number, key: Uint8Array): boolean {
+	if (at - from < key.length) return false;
+	for (let k = 0; k < key.length; k++) if (bytes[at - key.length + k] !== key[k]) return false;
+	return true;
+}
+
+/**
+ * The starts of the lines of bytes[from, stop) (whole lines) that may be records wrapping a line,
+ * in order: every such record (shape.ts shapeStart) starts with `{` or holds `{"` or a logfmt
+ * message member (` msg="`); a line with none of them wraps none, and is hashed as it is without
+ * being read as text. One pass over the bytes.
+ */
+function recordCandidates(bytes: Uint8Array, from: number, stop: number): number[] {
+	const starts: number[] = [];
+	let lineStart = from;
+	let marked = false;
+	for (let at = from; at < stop; at++) {
+		const byte = bytes[at];
+		if (byte === NEWLINE) {
+			if (marked) starts.push(lineStart);
+			lineStart = at + 1;
+			marked = false;
+		} else if (marked) continue;
+		else if (byte === OPEN_BRACE) marked = at === lineStart || (at + 1 < stop && bytes[at + 1] === QUOTE);
+		else if (byte === QUOTE && at > lineStart && bytes[at - 1] === EQUALS)
+			marked = MESSAGE_KEYS.some((key) => endsWith(bytes, lineStart, at - 1, key));
+	}
+	if (marked) starts.push(lineStart);
+	return starts;
+}
 
 /**
  * The shape window (shape.ts shapeWindowOf) of an output whose first FRAME_SAMPLE_BYTES bytes (at
@@ -191,7 +230,8 @@ export class ShapeCounter {
 	/**
 	 * Once the output has ended: shapes the oldest waiting block whole (the waiting blocks are the
 	 * output's last END_BYTES, or more, up to a block); true while more wait. A caller that gives the
-	 * event loop a turn between calls keeps each turn to a block's work.
+	 * event loop a turn between calls keeps each turn to a block's work (the records of a JSON-lines
+	 * log are hashed in JavaScript: about 40 ms a MiB of short ones).
 	 */
 	shapeNextWaiting(): boolean {
 		if (this.window === 0) this.settleWindow();
@@ -214,7 +254,9 @@ export class ShapeCounter {
 		}
 		if (this.window === 0 && this.waitForWindow(bytes, 0, bytes.length, lineNumber, offset, true)) return;
 		this.seenBytes += bytes.length + 1;
-		const hash = hashShape(bytes, 0, bytes.length, this.window);
+		// Only its start is at hand: a record is read on it as far as it goes (a long one wraps no line).
+		const start = recordCandidates(bytes, 0, bytes.length).length > 0 ? shapeStart(bytes, 0, bytes.length) : 0;
+		const hash = hashShape(bytes, start, bytes.length, this.window);
 		if (hash !== SHAPE_HASH_BLANK) this.count(hash, lineNumber, offset);
 	}
 
@@ -224,11 +266,14 @@ export class ShapeCounter {
 	 * the module cannot run, by hashShape.
 	 */
 	private shapeLines(bytes: Uint8Array, from: number, stop: number, firstLine: number, base: number): void {
+		// Records that wrap a line are hashed again, in JavaScript, from the line they wrap.
+		const candidates = recordCandidates(bytes, from, stop);
 		const hasher = getShapeHasher();
 		if (hasher === null) {
-			this.shapeLinesInJs(bytes, from, stop, firstLine, base);
+			this.shapeLinesInJs(bytes, from, stop, firstLine, base, candidates);
 			return;
 		}
+		let next = 0;
 		const records = hasher.records;
 		let line = firstLine;
 		for (let at = from; at < stop;) {
@@ -236,43 +281,68 @@ export class ShapeCounter {
 			if (end <= at) {
 				end = bytes.indexOf(NEWLINE, at) + 1;
 				if (end <= 0 || end > stop) end = stop;
-				this.shapeLinesInJs(bytes, at, end, line, base);
+				while (next < candidates.length && candidates[next] < at) next++;
+				this.shapeLinesInJs(bytes, at, end, line, base, candidates[next] === at ? [at] : []);
 				line++;
 				at = end;
 				continue;
 			}
 			const written = hasher.hash(bytes, at, end, this.window);
-			for (let k = 0; k < written * 3; k += 3)
-				this.count(records[k], line + records[k + 1], base + at + records[k + 2]);
+			for (let k = 0; k < written * 3; k += 3) {
+				const start = at + records[k + 2];
+				while (next < candidates.length && candidates[next] < start) next++;
+				const hash = candidates[next] === start ? this.hashRecord(bytes, start, stop) : records[k];
+				this.count(hash, line + records[k + 1], base + start);
+			}
 			line += hasher.lastLines();
 			at = end;
 		}
 	}
 
-	/** A measured hot loop: one pass over the bytes, a hash per line, no allocation. */
-	private shapeLinesInJs(bytes: Uint8Array, from: number, stop: number, firstLine: number, base: number): void {
+	/**
+	 * A measured hot loop: one pass over the bytes, a hash per line, no allocation but for the lines
+	 * that may be records (`candidates`: recordCandidates, in order).
+	 */
+	private shapeLinesInJs(
+		bytes: Uint8Array,
+		from: number,
+		stop: number,
+		firstLine: number,
+		base: number,
+		candidates: readonly number[],
+	): void {
 		let line = firstLine;
+		let next = 0;
 		for (let at = from; at < stop; line++) {
 			let end = bytes.indexOf(NEWLINE, at);
 			if (end < 0 || end > stop) end = stop;
-			const hash = hashShape(bytes, at, end, this.window);
+			while (next < candidates.length && candidates[next] < at) next++;
+			const hash = candidates[next] === at ? this.hashRecord(bytes, at, end) : hashShape(bytes, at, end, this.window);
 			if (hash !== SHAPE_HASH_BLANK) this.count(hash, line, base + at);
 			at = end + 1;
 		}
 	}
 
+	/** The shape hash of a line that may be a record (the line at `at`, ending at a newline or at `stop`): the line it wraps' (shape.ts shapeStart). */
+	private hashRecord(bytes: Uint8Array, at: number, stop: number): number {
+		let end = bytes.indexOf(NEWLINE, at);
+		if (end < 0 || end > stop) end = stop;
+		return hashShape(bytes, shapeStart(bytes, at, end), end, this.window);
+	}
+
 	/**
 	 * How many lines of this line's shape were counted (0 when its shape was never seen: a sampled
-	 * output may not have looked at it). `text` is the line as it was in the output. 0 too for a
-	 * JSON-lines record that wraps a line (stamp.ts wrappedLineOf): the hash reads its quoted members
-	 * as tokens, so its count is every record's and says nothing of the line it wraps (shape.ts
-	 * shapeOf reads that one).
+	 * output may not have looked at it). `text` is the line as it was in the output; a record that
+	 * wraps a line is counted as that line (shape.ts shapeStart).
 	 */
 	countOf(text: string): number {
-		if (wrappedLineStart(text) > 0) return 0;
 		this.shapeWaiting();
-		const bytes = Buffer.from(text.length > 1024 ? text.slice(0, 1024) : text, "utf8");
-		const hash = hashShape(bytes, 0, bytes.length, this.window);
+		// A record is read whole (as the counter read it), up to the longest that wraps a line.
+		const record = text.length <= MAX_WRAPPING_RECORD_CHARS;
+		const bytes = Buffer.from(record || text.length <= 1024 ? text : text.slice(0, 1024), "utf8");
+		const start =
+			record && recordCandidates(bytes, 0, bytes.length).length > 0 ? shapeStart(bytes, 0, bytes.length) : 0;
+		const hash = hashShape(bytes, start, bytes.length, this.window);
 		return hash === SHAPE_HASH_BLANK ? 0 : (this.shapes.get(hash)?.count ?? 0);
 	}
 

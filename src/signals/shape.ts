@@ -4,15 +4,24 @@
 // (shapeOf, a string, for the few lines already chosen) and the shape hash (hashShape, 32 bits over
 // raw bytes, for every line of an output, computed in WebAssembly too). Pure: text or bytes in.
 
-import { isStreamTag, lineTagAt, stampLength, wrappedLineOf } from "../lines/stamp.js";
+import {
+	isStreamTag,
+	lineTagAt,
+	MAX_WRAPPING_RECORD_CHARS,
+	stampLength,
+	wrappedLineOf,
+	wrappedLineStart,
+} from "../lines/stamp.js";
 
 // ---------------------------------------------------------------------------------------------
 // The two forms of a shape
 //
 //                      shapeOf(text): the shape key              hashShape(bytes): the shape hash
 //   reads              a line's text, first SHAPE_CHARS (160)    its raw bytes: indentation, then the
-//                      UTF-16 units                              first SHAPE_HASH_BYTES (48) skeleton bytes
-//                                                                past its output's frame (shapeWindowOf)
+//                      UTF-16 units; a record's wrapped line     first SHAPE_HASH_BYTES (48) skeleton bytes
+//                      (decoded)                                 past its output's frame (shapeWindowOf);
+//                                                                a record's from its wrapped line's start
+//                                                                (shapeStart; escapes as they are)
 //   indentation        dropped (whitespace runs become one " ")  kept (its spaces and tabs, up to 16)
 //   numbers            numbers (with their `.`/`,`/`:` parts:    each run of digits becomes "0"
 //                      `-1.5`, `12:30:01`) become "0"            (`12:30:01` is "0:0:0")
@@ -166,6 +175,22 @@ export function hashShape(bytes: Uint8Array, from: number, end: number, window =
 }
 
 /**
+ * Where the shape hash of the line in bytes[from, end) starts: where the line a record wraps starts
+ * in it (stamp.ts wrappedLineStart, read on its bytes one character each), `from` when it wraps none.
+ * A record is hashed as the line it wraps, as the shape key reads it (shapeOf): every record of a
+ * container's log (`{"log":"…\n","stream":"stdout",…}`) or a logger's (`level=info msg="…"`) would
+ * otherwise have one shape, its quoted members one token each and the line it wraps one of them.
+ */
+export function shapeStart(bytes: Uint8Array, from: number, end: number): number {
+	if (end > from && bytes[end - 1] === 0x0d) end--;
+	if (end - from > MAX_WRAPPING_RECORD_CHARS) return from;
+	const text = (
+		Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+	).toString("latin1", from, end);
+	return from + wrappedLineStart(text);
+}
+
+/**
  * Skeleton bytes (as hashShape reads them) of the frame `text` starts with: the timestamp a logger
  * or a CI service prints before it, then a multiplexer's tag naming a job (src/lines/stamp.ts).
  */
@@ -185,9 +210,12 @@ export function frameSkeletonBytes(text: string): number {
  * MAX_FRAME_BYTES). A timestamp (`2026-12-06T10:00:00.1234567Z `, syslog's `Dec  6 10:00:00 host
  * app[42]: `) or a job's tag (`[pod/api-7d9f8b6c5-x2k4q/test] `) would otherwise take a third or more
  * of what tells one print statement's lines from another's. A line without the frame is read as far.
+ * A record's frame is the line's it wraps (shapeStart).
  */
 export function shapeWindowOf(lines: readonly string[]): number {
-	const frames = lines.filter((line) => line.trim() !== "").map(frameSkeletonBytes);
+	const frames = lines
+		.filter((line) => line.trim() !== "")
+		.map((line) => frameSkeletonBytes(line.slice(wrappedLineStart(line))));
 	if (frames.length === 0) return SHAPE_HASH_BYTES;
 	frames.sort((a, b) => a - b);
 	return SHAPE_HASH_BYTES + Math.min(frames[frames.length >> 1], MAX_FRAME_BYTES);

@@ -13,6 +13,7 @@ import {
 	SHAPE_HASH_BLANK,
 	SHAPE_HASH_BYTES,
 	shapeOf,
+	shapeStart,
 	shapeWindowOf,
 	frameSkeletonBytes,
 	MAX_FRAME_BYTES,
@@ -24,6 +25,7 @@ import { bufferSource } from "../../src/io/source.js";
 import { buildViewFromFile, scanSource } from "../../src/view/compose.js";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createRandom } from "../helpers/random.js";
 import { createTempDir } from "../helpers/tmp.js";
 
 function hashOf(text: string): number {
@@ -234,6 +236,118 @@ describe("the shape counter", () => {
 		await writeFile(path, listed.join("\n") + "\n");
 		const listView = (await buildViewFromFile(path, options)).text;
 		assert.doesNotMatch(listView, /journal_spec\.lua:6: field .*\[a rare line/);
+	});
+
+	test("a record that wraps a line is shaped as that line: the odd one is rare, and counted as its line", () => {
+		// svn's `U` lines with two `C` among them, as a container runtime's JSON log and as a logger's
+		// logfmt records after a CI service's timestamp: every record's quoted members were one shape.
+		const update = Array.from({ length: 600 }, (_, i) => `U    site/section_${Math.floor(i / 60)}/page_${i}.html`);
+		update[150] = "C    site/section_2/page_150.html";
+		update[450] = "C    site/section_7/page_450.html";
+		const time = (i: number) => `2026-12-06T09:30:${String(i % 60).padStart(2, "0")}.${String(i).padStart(9, "0")}Z`;
+		const wrappings: Array<(line: string, i: number) => string> = [
+			(line, i) => `{"log":${JSON.stringify(`${line}\n`)},"stream":"stdout","time":"${time(i)}"}`,
+			(line, i) => `${time(i)} time="${time(i)}" level=info msg=${JSON.stringify(line)}`,
+			// A logger's JSON record, with spaces; and after a timestamp.
+			(line, i) => `{ "level": 30, "time": ${i}, "msg": ${JSON.stringify(line)} }`,
+			(line, i) => `${time(i)} {"level":30,"time":${i},"msg":${JSON.stringify(line)}}`,
+		];
+		for (const wrap of wrappings) {
+			const lines = update.map(wrap);
+			const bytes = Buffer.from(lines.join("\n") + "\n");
+			for (const blockLines of [600, 7, 1]) {
+				const counter = new ShapeCounter();
+				let line = 1;
+				for (let from = 0; from < bytes.length; line += blockLines) {
+					let end = from;
+					for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
+					if (blockLines === 1) counter.addLine(bytes.subarray(from, end - 1), line, from);
+					else counter.addBlock(bytes, from, end, line, from);
+					from = end;
+				}
+				const name = `${lines[0].slice(0, 60)}, ${blockLines} lines at a time`;
+				assert.deepEqual(
+					counter.result().rare.map((rare) => rare.lineNumber),
+					[151, 451],
+					name,
+				);
+				assert.equal(counter.countOf(lines[150]), 2, name);
+				assert.equal(counter.countOf(lines[0]), 598, name);
+			}
+		}
+		// A line that only looks like a record (`{"` in mid-line, no member wrapping a line) is shaped as it is.
+		const plain = Array.from({ length: 200 }, (_, i) => `request ${i} body {"id":${i},"ok":true} took ${i % 9} ms`);
+		plain[90] = `request 90 body {"id":90,"ok":false} retried once`;
+		const counter = new ShapeCounter();
+		const bytes = Buffer.from(plain.join("\n") + "\n");
+		counter.addBlock(bytes, 0, bytes.length, 1, 0);
+		assert.deepEqual(
+			counter.result().rare.map((rare) => rare.lineNumber),
+			[91],
+		);
+	});
+
+	test("counts every line by the shape hash of where its shape starts (shapeStart), whatever it is made of (300 seeds)", () => {
+		// Lines made of the pieces of records and of what only looks like one: each line's count is the
+		// number of lines whose hash, from shapeStart on, is its own.
+		const pieces = [
+			"{",
+			'{"',
+			'{ "',
+			"}",
+			' msg="',
+			' message="',
+			"msg=",
+			'"log":"',
+			'"msg": "',
+			'"Output":"',
+			"level=info",
+			"time=1",
+			"2026-12-06T09:30:01.1234567Z ",
+			'\\"',
+			"\\",
+			'"',
+			"=",
+			"  ",
+			"\t",
+			"FAIL src/a.test.js",
+			"ok 12",
+			"é",
+			"\r",
+		];
+		for (let seed = 1; seed <= 300; seed++) {
+			const random = createRandom(seed);
+			const pick = (from: readonly string[]) => from[Math.floor(random() * from.length)];
+			const some = (count: number) => Array.from({ length: Math.floor(random() * count) }, () => pick(pieces)).join("");
+			// Half of them built as a record is (a JSON one or a logfmt one), of pieces that may break it.
+			const recordOf = () =>
+				random() < 0.6
+					? `${pick(["", "2026-12-06T09:30:01.1234567Z ", "[x] "])}${pick(["{", "{ ", '{"a":1,', "x{"])}${pick(['"log":"', '"msg": "', '"Output" : "', '"level":"'])}${some(4)}"${pick(["", ',"n":2', ' , "b": "c"'])}${pick(["}", "} ", "}\r", "", " }x"])}`
+					: `${pick(["", "2026-12-06T09:30:01.1234567Z "])}${pick(["time=1 ", "level=info ", "", 'ts="a b" '])}${pick(['msg="', 'message="', 'x msg="'])}${some(4)}${pick(['"', ""])}${pick(["", " n=2"])}`;
+			const lines = Array.from({ length: 40 + Math.floor(random() * 40) }, () =>
+				random() < 0.5 ? recordOf() : some(9),
+			);
+			const bytes = Buffer.from(lines.join("\n") + "\n");
+			const counter = new ShapeCounter();
+			const blockLines = 1 + Math.floor(random() * 20);
+			let line = 1;
+			for (let from = 0; from < bytes.length; line += blockLines) {
+				let end = from;
+				for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
+				counter.addBlock(bytes, from, end, line, from);
+				from = end;
+			}
+			const window = shapeWindowOf(lines.slice(0, 64));
+			const hashOfLine = (text: string) => {
+				const own = Buffer.from(text, "utf8");
+				return hashShape(own, shapeStart(own, 0, own.length), own.length, window);
+			};
+			const hashes = lines.map(hashOfLine);
+			for (const [k, text] of lines.entries()) {
+				const expected = hashes[k] === SHAPE_HASH_BLANK ? 0 : hashes.filter((hash) => hash === hashes[k]).length;
+				assert.equal(counter.countOf(text), expected, `seed ${seed}, line ${k + 1}: ${JSON.stringify(text)}`);
+			}
+		}
 	});
 
 	test("an odd line stands out among the routine lines around it, after a step of many shapes", () => {

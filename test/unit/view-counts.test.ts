@@ -9,7 +9,7 @@ import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
 import { frameLengthAt, frameSamples, type LineFrame, learnLineFrameOf } from "../../src/lines/frame.js";
 import { stampLength, wrappedLineOf } from "../../src/lines/stamp.js";
-import { hashShape, shapeOf, shapeWindowOf } from "../../src/signals/shape.js";
+import { hashShape, shapeOf, shapeStart, shapeWindowOf } from "../../src/signals/shape.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { loadUnseenFixtures } from "../fixtures/unseen/fixtures.js";
 import { loadLateFixtures } from "../fixtures/unseen-late/fixtures.js";
@@ -105,7 +105,7 @@ class Truth {
 
 	private hashOf(lineNumber: number): number {
 		const bytes = Buffer.from(this.line(lineNumber), "utf8");
-		return hashShape(bytes, 0, bytes.length, this.shapeWindow);
+		return hashShape(bytes, shapeStart(bytes, 0, bytes.length), bytes.length, this.shapeWindow);
 	}
 
 	private groupSignalLines(): Map<string, number[]> {
