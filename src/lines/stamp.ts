@@ -212,6 +212,11 @@ const LOGFMT_START = /[A-Za-z_][\w.-]{0,30}=/y;
 /** The message members of a logfmt record whose quoted value is the line it wraps. */
 const LOGFMT_MESSAGES = [' msg="', ' message="'];
 
+/** Does `text` hold a logfmt record's message member (LOGFMT_MESSAGES)? A cheap test before wrappedLineStart reads it. */
+export function isLogfmtRecord(text: string): boolean {
+	return LOGFMT_MESSAGES.some((key) => text.includes(key));
+}
+
 /**
  * Where the quoted message of a logfmt record (`time=… level=info msg="FAIL\tpkg"`, as Go's slog
  * and logrus write a line) starts, after its opening quote; -1 when `text` is no such record.

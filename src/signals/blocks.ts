@@ -13,7 +13,7 @@ import * as stepsModule from "./steps.js";
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { BLOCK_RUN_LINES, shapeOf } = shapeModule;
-const { stampLength, unstamped, wrappedLineStart } = stampModule;
+const { isLogfmtRecord, stampLength, unstamped, wrappedLineStart } = stampModule;
 const { stepMarkOf } = stepsModule;
 
 /** Most lines after a signal line shown with it (its block), and before it (leading context). */
@@ -152,7 +152,8 @@ function toolMarginOf(text: string): number {
 	const first = text.charCodeAt(0);
 	if (first === 0x3d) return REPORT_MARGIN.exec(text)?.[0].length ?? 0;
 	if (first === 0x7b) return wrappedLineStart(text);
-	if (first !== 0x20) return 0;
+	// A logger's logfmt record (`level=info msg="…"`) wraps the line its message is.
+	if (first !== 0x20) return isLogfmtRecord(text) ? wrappedLineStart(text) : 0;
 	const column = TASK_COLUMN.exec(text)?.[0].length ?? 0;
 	return column === TASK_COLUMN_CHARS ? column : 0;
 }

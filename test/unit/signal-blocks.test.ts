@@ -49,6 +49,17 @@ describe("indentation and continuation", () => {
 		assert.equal(indentOf("    plain"), 4);
 	});
 
+	test("measures indentation inside a logger's logfmt record, after a CI service's timestamp too", () => {
+		const record = 'time="2026-12-06T09:30:01Z" level=info msg="    at Object.<anonymous> (src/a.test.js:9:5)"';
+		assert.equal(marginOf(record), record.indexOf('msg="') + 5);
+		assert.equal(indentOf(record), 4);
+		assert.equal(indentOf(`2026-12-06T09:30:01.1234567Z ${record}`), 4);
+		assert.equal(indentOf('level=error msg="FAIL src/a.test.js"'), 0);
+		assert.ok(continuesBlock(0, `2026-12-06T09:30:01.1234567Z ${record}`));
+		// A line with `msg="` that is no record (no key= before it) has no such margin.
+		assert.equal(indentOf('echo msg="  hi"'), 0);
+	});
+
 	test("a frame under valgrind's margin continues the block; the report's next paragraph does not", () => {
 		assert.ok(continuesBlock(0, "==1==    at 0x109217: flush_journal (ledger.c:15)"));
 		assert.ok(continuesBlock(0, "==1== Locks held: none"), "helgrind's Locks held: is a known continuation");
