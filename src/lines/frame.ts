@@ -18,7 +18,7 @@ export interface LineFrame {
 /**
  * The output's first lines a frame is learned from: at most this many, in its first
  * FRAME_SAMPLE_BYTES bytes (signals/shape-counter.ts sets its shape window from the same lines: a
- * line's shape is hashed as it was, past its timestamp, not past this frame).
+ * line's shape hash reads that much further, past its timestamp and this frame).
  */
 export const FRAME_SAMPLE_LINES = 64;
 export const FRAME_SAMPLE_BYTES = 16 * 1024;

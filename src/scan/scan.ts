@@ -87,7 +87,7 @@ export class LineScanner {
 	private readonly options: ScanOptions;
 	private readonly finder: SignalFinder;
 	private readonly collector: SignalCollector;
-	private readonly shapes = new ShapeCounter();
+	private readonly shapes: ShapeCounter;
 	private readonly keepChars: number;
 	private lineCount = 0;
 	/** Bytes of the output (a jumped-over middle counted too). */
@@ -120,6 +120,7 @@ export class LineScanner {
 		this.options = options;
 		this.finder = new SignalFinder(options.signalRegex, options.now, options.frame);
 		this.collector = new SignalCollector(options.maxLineChars, options.frame);
+		this.shapes = new ShapeCounter(options.frame);
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		this.recentHits = new RecentLines(options.tailLines);
 		if (!this.finder.windowed)

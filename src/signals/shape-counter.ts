@@ -12,6 +12,7 @@
 // already known go on being counted.
 
 import * as frameModule from "../lines/frame.js";
+import type { LineFrame } from "../lines/frame.js";
 import * as stampModule from "../lines/stamp.js";
 import * as keywordFilterModule from "../prefilter/keyword-filter.js";
 import * as shapeModule from "./shape.js";
@@ -124,8 +125,8 @@ function recordCandidates(bytes: Uint8Array, from: number, stop: number): number
  * most) are `text`: the frame its first FRAME_SAMPLE_LINES lines start with (lines/frame.ts reads
  * the same lines), however the scan's blocks cut them.
  */
-function windowOfFirstLines(text: string): number {
-	return shapeWindowOf(text.split("\n", FRAME_SAMPLE_LINES));
+function windowOfFirstLines(text: string, frame: LineFrame | undefined): number {
+	return shapeWindowOf(text.split("\n", FRAME_SAMPLE_LINES), frame);
 }
 
 interface ShapeEntry {
@@ -164,6 +165,9 @@ export interface ShapeStats {
 }
 
 export class ShapeCounter {
+	/** `frame`: the frame the output's lines are written in (lines/frame.ts), which the shape window reads past. */
+	constructor(private readonly frame?: LineFrame) {}
+
 	private readonly shapes = new Map<number, ShapeEntry>();
 	/** Each shaped line's number and shape hash, in order, while there are at most MAX_LINE_RECORDS. */
 	private recordLines = new Uint32Array(INITIAL_LINE_RECORDS);
@@ -371,6 +375,7 @@ export class ShapeCounter {
 		if (this.early.length === 0 && (lines >= FRAME_SAMPLE_LINES || end - from >= FRAME_SAMPLE_BYTES)) {
 			this.window = windowOfFirstLines(
 				Buffer.from(bytes.buffer, bytes.byteOffset + from, Math.min(end - from, FRAME_SAMPLE_BYTES)).toString("utf8"),
+				this.frame,
 			);
 			return false;
 		}
@@ -389,7 +394,7 @@ export class ShapeCounter {
 	private settleWindow(): void {
 		if (this.window !== 0) return;
 		const first = Buffer.concat(this.early.flatMap((part) => (part.line ? [part.bytes, LINE_END] : [part.bytes])));
-		this.window = windowOfFirstLines(first.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"));
+		this.window = windowOfFirstLines(first.subarray(0, FRAME_SAMPLE_BYTES).toString("utf8"), this.frame);
 		for (const part of this.early.splice(0)) {
 			if (part.line) this.addLine(part.bytes, part.firstLine, part.offset);
 			else this.addBlock(part.bytes, 0, part.bytes.length, part.firstLine, part.offset);

@@ -12,6 +12,7 @@ import {
 	wrappedLineOf,
 	wrappedLineStart,
 } from "../lines/stamp.js";
+import { frameLengthAt, type LineFrame } from "../lines/frame.js";
 
 // ---------------------------------------------------------------------------------------------
 // The two forms of a shape
@@ -192,12 +193,14 @@ export function shapeStart(bytes: Uint8Array, from: number, end: number): number
 
 /**
  * Skeleton bytes (as hashShape reads them) of the frame `text` starts with: the timestamp a logger
- * or a CI service prints before it, then a multiplexer's tag naming a job (src/lines/stamp.ts).
+ * or a CI service prints before it, then the frame its output is written in (`lineFrame`, learned
+ * from its lines: lines/frame.ts) or a multiplexer's tag naming a job (src/lines/stamp.ts).
  */
-export function frameSkeletonBytes(text: string): number {
+export function frameSkeletonBytes(text: string, lineFrame?: LineFrame): number {
 	const stamp = stampLength(text);
-	const tag = lineTagAt(text, stamp);
-	const frame = stamp + (tag !== "" && isStreamTag(tag) ? tag.length : 0);
+	const framed = lineFrame === undefined ? 0 : frameLengthAt(lineFrame, text, stamp);
+	const tag = framed > 0 ? "" : lineTagAt(text, stamp);
+	const frame = stamp + framed + (tag !== "" && isStreamTag(tag) ? tag.length : 0);
 	if (frame === 0) return 0;
 	const bytes = Buffer.from(text.slice(0, frame), "utf8");
 	hashShape(bytes, 0, bytes.length, Number.MAX_SAFE_INTEGER);
@@ -208,14 +211,15 @@ export function frameSkeletonBytes(text: string): number {
  * The skeleton bytes hashShape reads of each line of an output whose first lines are `lines`:
  * SHAPE_HASH_BYTES past the frame most of them start with (their median frame, at most
  * MAX_FRAME_BYTES). A timestamp (`2026-12-06T10:00:00.1234567Z `, syslog's `Dec  6 10:00:00 host
- * app[42]: `) or a job's tag (`[pod/api-7d9f8b6c5-x2k4q/test] `) would otherwise take a third or more
- * of what tells one print statement's lines from another's. A line without the frame is read as far.
+ * app[42]: `), the frame the output is written in (`lineFrame`: Ruby's Logger's `I, [… #4123]  INFO
+ * -- : `) or a job's tag (`[pod/api-7d9f8b6c5-x2k4q/test] `) would otherwise take a third or more of
+ * what tells one print statement's lines from another's. A line without the frame is read as far.
  * A record's frame is the line's it wraps (shapeStart).
  */
-export function shapeWindowOf(lines: readonly string[]): number {
+export function shapeWindowOf(lines: readonly string[], lineFrame?: LineFrame): number {
 	const frames = lines
 		.filter((line) => line.trim() !== "")
-		.map((line) => frameSkeletonBytes(line.slice(wrappedLineStart(line))));
+		.map((line) => frameSkeletonBytes(line.slice(wrappedLineStart(line)), lineFrame));
 	if (frames.length === 0) return SHAPE_HASH_BYTES;
 	frames.sort((a, b) => a - b);
 	return SHAPE_HASH_BYTES + Math.min(frames[frames.length >> 1], MAX_FRAME_BYTES);

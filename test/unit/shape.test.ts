@@ -20,6 +20,7 @@ import {
 	REPEAT_MIN_LINES,
 } from "../../src/signals/shape.js";
 import { ShapeCounter } from "../../src/signals/shape-counter.js";
+import { learnLineFrame } from "../../src/lines/frame.js";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { bufferSource } from "../../src/io/source.js";
 import { buildViewFromFile, scanSource } from "../../src/view/compose.js";
@@ -236,6 +237,25 @@ describe("the shape counter", () => {
 		await writeFile(path, listed.join("\n") + "\n");
 		const listView = (await buildViewFromFile(path, options)).text;
 		assert.doesNotMatch(listView, /journal_spec\.lua:6: field .*\[a rare line/);
+	});
+
+	test("the shape window reads past the frame the output is written in, as past a timestamp", () => {
+		// Ruby's Logger before every line: its 49 characters are about 33 of the hash's 48 skeleton bytes.
+		const logger = (i: number) =>
+			`I, [2026-12-06T09:${String(30 + Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}.${String(i * 7919).padStart(6, "0")} #4123]  INFO -- : `;
+		const lines = Array.from({ length: 300 }, (_, i) => `${logger(i)}shard ${i} of the nightly run: rows copied`);
+		lines[200] = `${logger(200)}shard 200 of the nightly run: lock wait timeout`;
+		const frame = learnLineFrame(lines.slice(0, 64));
+		assert.ok(frame !== undefined, "the logger's prefix is the output's frame");
+		assert.equal(shapeWindowOf(lines.slice(0, 64)), SHAPE_HASH_BYTES, "no timestamp starts the line");
+		assert.ok(shapeWindowOf(lines.slice(0, 64), frame) > SHAPE_HASH_BYTES + 20);
+		const rareOf = (counter: ShapeCounter) => {
+			const bytes = Buffer.from(lines.join("\n") + "\n");
+			counter.addBlock(bytes, 0, bytes.length, 1, 0);
+			return counter.result().rare.map((rare) => rare.lineNumber);
+		};
+		assert.deepEqual(rareOf(new ShapeCounter(frame)), [201]);
+		assert.deepEqual(rareOf(new ShapeCounter()), [], "48 bytes from the line's start end in the line's common words");
 	});
 
 	test("a record that wraps a line is shaped as that line: the odd one is rare, and counted as its line", () => {

@@ -30,7 +30,7 @@ class Truth {
 	private readonly lines: string[];
 	private signalShapes: Map<string, number[]> | undefined;
 	private hashes: Map<number, { count: number; first: number; last: number }> | undefined;
-	/** The skeleton bytes each line's shape hash reads: past the frame of the output's first 64 lines. */
+	/** The skeleton bytes each line's shape hash reads: past the frame of the output's first 64 lines (its timestamp, its learned frame). */
 	private readonly shapeWindow: number;
 	/** The frame its lines are written in, learned from its first bytes as the scan learns it (lines/frame.ts): signal lines are read past it. */
 	private readonly frame: LineFrame | undefined;
@@ -41,7 +41,7 @@ class Truth {
 			frameSamples(bytes.length).map(({ from, to }) => bytes.subarray(from, to).toString("utf8")),
 			bytes.length,
 		);
-		this.shapeWindow = shapeWindowOf(this.lines.slice(0, 64));
+		this.shapeWindow = shapeWindowOf(this.lines.slice(0, 64), this.frame);
 	}
 
 	line(lineNumber: number): string {
