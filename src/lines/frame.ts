@@ -265,6 +265,11 @@ export function frameLengthAt(frame: LineFrame, text: string, from: number): num
 	return at - from;
 }
 
+/** `frame` as a line might carry it: its tokens, each digit run as one digit, a space after each. */
+export function frameTextOf(frame: LineFrame): string {
+	return frame.tokens.map((token) => `${token.replaceAll(DIGITS, "0")} `).join("");
+}
+
 /** `text` without `frame` after its timestamp (itself when it does not carry it); the timestamp stays. */
 export function unframed(frame: LineFrame | undefined, text: string): string {
 	if (frame === undefined) return text;

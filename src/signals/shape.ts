@@ -12,7 +12,7 @@ import {
 	wrappedLineOf,
 	wrappedLineStart,
 } from "../lines/stamp.js";
-import { frameLengthAt, type LineFrame } from "../lines/frame.js";
+import { frameLengthAt, frameTextOf, type LineFrame } from "../lines/frame.js";
 
 // ---------------------------------------------------------------------------------------------
 // The two forms of a shape
@@ -200,29 +200,42 @@ export function frameSkeletonBytes(text: string, lineFrame?: LineFrame): number 
 	const stamp = stampLength(text);
 	const framed = lineFrame === undefined ? 0 : frameLengthAt(lineFrame, text, stamp);
 	const tag = framed > 0 ? "" : lineTagAt(text, stamp);
-	const frame = stamp + framed + (tag !== "" && isStreamTag(tag) ? tag.length : 0);
-	if (frame === 0) return 0;
-	const bytes = Buffer.from(text.slice(0, frame), "utf8");
+	return skeletonBytesOf(text.slice(0, stamp + framed + (tag !== "" && isStreamTag(tag) ? tag.length : 0)));
+}
+
+/** Skeleton bytes of `text` as hashShape reads them. */
+function skeletonBytesOf(text: string): number {
+	if (text === "") return 0;
+	const bytes = Buffer.from(text, "utf8");
 	hashShape(bytes, 0, bytes.length, Number.MAX_SAFE_INTEGER);
 	return skeletonRead;
 }
 
 /**
  * The skeleton bytes hashShape reads of each line of an output whose first lines are `lines`:
- * SHAPE_HASH_BYTES past the frame most of them start with (their median frame, at most
- * MAX_FRAME_BYTES). A timestamp (`2026-12-06T10:00:00.1234567Z `, syslog's `Dec  6 10:00:00 host
- * app[42]: `), the frame the output is written in (`lineFrame`: Ruby's Logger's `I, [… #4123]  INFO
- * -- : `) or a job's tag (`[pod/api-7d9f8b6c5-x2k4q/test] `) would otherwise take a third or more of
- * what tells one print statement's lines from another's. A line without the frame is read as far.
- * A record's frame is the line's it wraps (shapeStart).
+ * SHAPE_HASH_BYTES past the frame most of them start with (their median timestamp or job's tag),
+ * and past the frame the output is written in (`lineFrame`, learned from its lines: Ruby's Logger's
+ * `I, [… #4123]  INFO -- : `), at most MAX_FRAME_BYTES in all. Such a frame would otherwise take a
+ * third or more of what tells one print statement's lines from another's. A line without the frame
+ * is read as far. The output's frame counts for every line, whether its first lines carry it or not:
+ * it may be learned further on (a CI job's first lines are the runner's, its failing step's carry
+ * the frame). A record's frame is the line's it wraps (shapeStart).
  */
 export function shapeWindowOf(lines: readonly string[], lineFrame?: LineFrame): number {
+	const own = lineFrame === undefined ? 0 : skeletonBytesOf(frameTextOf(lineFrame));
 	const frames = lines
 		.filter((line) => line.trim() !== "")
-		.map((line) => frameSkeletonBytes(line.slice(wrappedLineStart(line)), lineFrame));
-	if (frames.length === 0) return SHAPE_HASH_BYTES;
+		.map((line) => {
+			const text = line.slice(wrappedLineStart(line));
+			if (lineFrame === undefined) return frameSkeletonBytes(text);
+			const stamp = stampLength(text);
+			return frameLengthAt(lineFrame, text, stamp) > 0
+				? skeletonBytesOf(text.slice(0, stamp))
+				: frameSkeletonBytes(text);
+		});
 	frames.sort((a, b) => a - b);
-	return SHAPE_HASH_BYTES + Math.min(frames[frames.length >> 1], MAX_FRAME_BYTES);
+	const median = frames.length === 0 ? 0 : frames[frames.length >> 1];
+	return SHAPE_HASH_BYTES + Math.min(median + own, MAX_FRAME_BYTES);
 }
 
 /** Fewest words (after shapeOf) for a line to be compared with others word by word. */

@@ -256,6 +256,20 @@ describe("the shape counter", () => {
 		};
 		assert.deepEqual(rareOf(new ShapeCounter(frame)), [201]);
 		assert.deepEqual(rareOf(new ShapeCounter()), [], "48 bytes from the line's start end in the line's common words");
+		// Inside a CI job: its first lines are the runner's, stamped; the frame is learned further on.
+		const stamp = (i: number) => `2026-12-06T09:30:${String(i % 60).padStart(2, "0")}.${String(i).padStart(7, "0")}Z `;
+		const runner = Array.from({ length: 80 }, (_, i) => `Runner step ${i % 9}: preparing workspace item ${i}`);
+		const job = [...runner, ...lines].map((line, i) => stamp(i) + line);
+		const further = learnLineFrame(job.slice(200, 264), true);
+		assert.ok(further !== undefined);
+		assert.equal(learnLineFrame(job.slice(0, 64)), undefined, "the runner's lines carry no frame");
+		const bytes = Buffer.from(job.join("\n") + "\n");
+		const counter = new ShapeCounter(further);
+		counter.addBlock(bytes, 0, bytes.length, 1, 0);
+		assert.ok(
+			counter.result().rare.some((rare) => rare.lineNumber === 281),
+			"the odd line stands out where the job's routine is",
+		);
 	});
 
 	test("a record that wraps a line is shaped as that line: the odd one is rare, and counted as its line", () => {
