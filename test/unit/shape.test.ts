@@ -144,6 +144,22 @@ describe("classifyShape", () => {
 	});
 });
 
+/**
+ * Gives `counter` the lines of `bytes` (whole lines) `blockLines` at a time, as a scan's blocks cut
+ * them; one at a time as lines of their own (addLine) with `asLines`.
+ */
+function addInBlocks(counter: ShapeCounter, bytes: Buffer, blockLines: number, asLines = false): ShapeCounter {
+	let line = 1;
+	for (let from = 0; from < bytes.length; line += blockLines) {
+		let end = from;
+		for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
+		if (asLines) counter.addLine(bytes.subarray(from, end - 1), line, from);
+		else counter.addBlock(bytes, from, end, line, from);
+		from = end;
+	}
+	return counter;
+}
+
 describe("the shape counter", () => {
 	test("finds the odd line of an output whose every line has a long tag, however its blocks come", () => {
 		// `kubectl logs --prefix`: the pod's and container's tag takes 42 of the line's first 48 bytes.
@@ -156,17 +172,10 @@ describe("the shape counter", () => {
 			"Found 1 pods, using pod/widgets-check-7d9f8b6c5-x2k4q",
 		);
 		const bytes = Buffer.from(lines.join("\n") + "\n");
-		const rareOf = (blockLines: number) => {
-			const counter = new ShapeCounter();
-			let line = 1;
-			for (let from = 0; from < bytes.length; line += blockLines) {
-				let end = from;
-				for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
-				counter.addBlock(bytes, from, end, line, from);
-				from = end;
-			}
-			return counter.result().rare.map((rare) => rare.lineNumber);
-		};
+		const rareOf = (blockLines: number) =>
+			addInBlocks(new ShapeCounter(), bytes, blockLines)
+				.result()
+				.rare.map((rare) => rare.lineNumber);
 		assert.deepEqual(rareOf(402), [303]);
 		// Three lines at a time: the window waits for the output's first 64 lines.
 		assert.deepEqual(rareOf(3), [303]);
@@ -290,15 +299,7 @@ describe("the shape counter", () => {
 			const lines = update.map(wrap);
 			const bytes = Buffer.from(lines.join("\n") + "\n");
 			for (const blockLines of [600, 7, 1]) {
-				const counter = new ShapeCounter();
-				let line = 1;
-				for (let from = 0; from < bytes.length; line += blockLines) {
-					let end = from;
-					for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
-					if (blockLines === 1) counter.addLine(bytes.subarray(from, end - 1), line, from);
-					else counter.addBlock(bytes, from, end, line, from);
-					from = end;
-				}
+				const counter = addInBlocks(new ShapeCounter(), bytes, blockLines, blockLines === 1);
 				const name = `${lines[0].slice(0, 60)}, ${blockLines} lines at a time`;
 				assert.deepEqual(
 					counter.result().rare.map((rare) => rare.lineNumber),
@@ -362,15 +363,7 @@ describe("the shape counter", () => {
 				random() < 0.5 ? recordOf() : some(9),
 			);
 			const bytes = Buffer.from(lines.join("\n") + "\n");
-			const counter = new ShapeCounter();
-			const blockLines = 1 + Math.floor(random() * 20);
-			let line = 1;
-			for (let from = 0; from < bytes.length; line += blockLines) {
-				let end = from;
-				for (let k = 0; k < blockLines && end < bytes.length; k++) end = bytes.indexOf(0x0a, end) + 1;
-				counter.addBlock(bytes, from, end, line, from);
-				from = end;
-			}
+			const counter = addInBlocks(new ShapeCounter(), bytes, 1 + Math.floor(random() * 20));
 			const window = shapeWindowOf(lines.slice(0, 64));
 			const hashOfLine = (text: string) => {
 				const own = Buffer.from(text, "utf8");
