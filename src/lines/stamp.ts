@@ -210,7 +210,7 @@ export function wrappedLineStart(text: string): number {
 /** A logfmt record starts with a key and `=` (`time=`, `ts=`, `level=`). Sticky: matched where a caller sets lastIndex. */
 const LOGFMT_START = /[A-Za-z_][\w.-]{0,30}=/y;
 /** The message members of a logfmt record whose quoted value is the line it wraps. */
-const LOGFMT_MESSAGES = [' msg="', ' message="'];
+export const LOGFMT_MESSAGES: readonly string[] = [' msg="', ' message="'];
 
 /** Does `text` hold a logfmt record's message member (LOGFMT_MESSAGES)? A cheap test before wrappedLineStart reads it. */
 export function isLogfmtRecord(text: string): boolean {

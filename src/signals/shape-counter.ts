@@ -21,7 +21,7 @@ import * as shapeModule from "./shape.js";
 // read of an imported binding goes through an interop Proxy, and these are read on every line.
 const { getShapeHasher } = keywordFilterModule;
 const { FRAME_SAMPLE_BYTES, FRAME_SAMPLE_LINES } = frameModule;
-const { MAX_WRAPPING_RECORD_CHARS } = stampModule;
+const { LOGFMT_MESSAGES, MAX_WRAPPING_RECORD_CHARS } = stampModule;
 const {
 	COMMON_SHAPE_LINES,
 	COMMON_SHAPE_SHARE,
@@ -87,8 +87,8 @@ const QUOTE = 0x22;
 const EQUALS = 0x3d;
 /** A logfmt member's quoted value starts after it. */
 const VALUE_QUOTE = Buffer.from('="', "latin1");
-/** What a logfmt record's message member is keyed by, before its `="` (stamp.ts LOGFMT_MESSAGES). */
-const MESSAGE_KEYS = [" msg", " message"].map((key) => Buffer.from(key, "latin1"));
+/** What a logfmt record's message member is keyed by: stamp.ts LOGFMT_MESSAGES before their `="`. */
+const MESSAGE_KEYS = LOGFMT_MESSAGES.map((member) => Buffer.from(member.slice(0, -VALUE_QUOTE.length), "latin1"));
 
 /** Do the bytes before `at` (and after `from`) end with `key`? */
 function endsWith(bytes: Uint8Array, from: number, at: number, key: Uint8Array): boolean {
@@ -264,8 +264,7 @@ export class ShapeCounter {
 		if (this.window === 0 && this.waitForWindow(bytes, 0, bytes.length, lineNumber, offset, true)) return;
 		this.seenBytes += bytes.length + 1;
 		// Only its start is at hand: a record is read on it as far as it goes (a long one wraps no line).
-		const start = recordCandidates(bytes, 0, bytes.length).length > 0 ? shapeStart(bytes, 0, bytes.length) : 0;
-		const hash = hashShape(bytes, start, bytes.length, this.window);
+		const hash = hashShape(bytes, shapeStart(bytes, 0, bytes.length), bytes.length, this.window);
 		if (hash !== SHAPE_HASH_BLANK) this.count(hash, lineNumber, offset);
 	}
 
@@ -349,9 +348,7 @@ export class ShapeCounter {
 		// A record is read whole (as the counter read it), up to the longest that wraps a line.
 		const record = text.length <= MAX_WRAPPING_RECORD_CHARS;
 		const bytes = Buffer.from(record || text.length <= 1024 ? text : text.slice(0, 1024), "utf8");
-		const start =
-			record && recordCandidates(bytes, 0, bytes.length).length > 0 ? shapeStart(bytes, 0, bytes.length) : 0;
-		const hash = hashShape(bytes, start, bytes.length, this.window);
+		const hash = hashShape(bytes, record ? shapeStart(bytes, 0, bytes.length) : 0, bytes.length, this.window);
 		return hash === SHAPE_HASH_BLANK ? 0 : (this.shapes.get(hash)?.count ?? 0);
 	}
 

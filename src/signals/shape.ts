@@ -193,14 +193,12 @@ export function shapeStart(bytes: Uint8Array, from: number, end: number): number
 
 /**
  * Skeleton bytes (as hashShape reads them) of the frame `text` starts with: the timestamp a logger
- * or a CI service prints before it, then the frame its output is written in (`lineFrame`, learned
- * from its lines: lines/frame.ts) or a multiplexer's tag naming a job (src/lines/stamp.ts).
+ * or a CI service prints before it, then a multiplexer's tag naming a job (src/lines/stamp.ts).
  */
-export function frameSkeletonBytes(text: string, lineFrame?: LineFrame): number {
+export function frameSkeletonBytes(text: string): number {
 	const stamp = stampLength(text);
-	const framed = lineFrame === undefined ? 0 : frameLengthAt(lineFrame, text, stamp);
-	const tag = framed > 0 ? "" : lineTagAt(text, stamp);
-	return skeletonBytesOf(text.slice(0, stamp + framed + (tag !== "" && isStreamTag(tag) ? tag.length : 0)));
+	const tag = lineTagAt(text, stamp);
+	return skeletonBytesOf(text.slice(0, stamp + (tag !== "" && isStreamTag(tag) ? tag.length : 0)));
 }
 
 /** Skeleton bytes of `text` as hashShape reads them. */
@@ -227,9 +225,9 @@ export function shapeWindowOf(lines: readonly string[], lineFrame?: LineFrame): 
 		.filter((line) => line.trim() !== "")
 		.map((line) => {
 			const text = line.slice(wrappedLineStart(line));
-			if (lineFrame === undefined) return frameSkeletonBytes(text);
+			// A line that carries the output's frame (counted once, as `own`) has no job's tag before it.
 			const stamp = stampLength(text);
-			return frameLengthAt(lineFrame, text, stamp) > 0
+			return lineFrame !== undefined && frameLengthAt(lineFrame, text, stamp) > 0
 				? skeletonBytesOf(text.slice(0, stamp))
 				: frameSkeletonBytes(text);
 		});

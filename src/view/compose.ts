@@ -140,7 +140,7 @@ export async function scanSource(source: ByteSource, options: ScanOptions): Prom
 		store: () => {},
 		newlinesSeen: () => scanner.newlines,
 	});
-	return await endScan(scanner, source);
+	return endScan(scanner, source);
 }
 
 /**
