@@ -17,23 +17,23 @@ export const ASCII: CharSet = (1n << 128n) - 1n;
 /** What `\s` matches beyond ASCII (besides U+2028/U+2029). */
 const UNICODE_SPACES = /^[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\ufeff]$/;
 
+/** The bits of the ASCII letters A–Z; a–z are the same bits 32 higher. */
+const UPPER_LETTERS: CharSet = ((1n << 26n) - 1n) << 65n;
+const LOWER_LETTERS: CharSet = UPPER_LETTERS << 32n;
+
 /** The set with each ASCII letter's other case added (signal patterns are compiled with the `i` flag). */
 function foldCase(set: CharSet): CharSet {
-	let folded = set;
-	for (let upper = 65; upper <= 90; upper++) {
-		const pair = (1n << BigInt(upper)) | (1n << BigInt(upper + 32));
-		if ((set & pair) !== NONE) folded |= pair;
-	}
-	return folded;
+	return set | ((set & UPPER_LETTERS) << 32n) | ((set & LOWER_LETTERS) >> 32n);
 }
 
 export function rangeSet(from: number, to: number): CharSet {
-	let set = NONE;
-	for (let code = from; code <= Math.min(to, 127); code++) set |= 1n << BigInt(code);
 	if (from === to && from >= 128) {
 		if (from === 0x2028 || from === 0x2029) return LINE_SEPARATORS;
 		return UNICODE_SPACES.test(String.fromCharCode(from)) ? NON_ASCII_SPACES : NON_ASCII_OTHER;
 	}
+	// The ASCII codes from..to as one run of bits; anything past 127 is all three non-ASCII bits.
+	const asciiEnd = Math.min(to, 127) + 1;
+	let set = from < asciiEnd ? (1n << BigInt(asciiEnd)) - (1n << BigInt(from)) : NONE;
 	if (to >= 128) set |= NON_ASCII;
 	return foldCase(set);
 }
