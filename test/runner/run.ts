@@ -1,11 +1,14 @@
 // `npm test`: the unit tier in one process per core rather than one per file. `node --test` starts a
 // process for each test file; with ~70 files, loading tsx and the modules anew in each took a third
 // of the tier's CPU (74 of 228 s on a 2-core machine: the tier ran in 116 s). Here each shard
-// (shard.ts) imports its files in turn and runs their tests in one process; files are dealt to the
-// shards largest first, each to the shard with the fewest bytes so far. Each shard's report is
-// printed whole when it ends (the spec reporter), then the totals of all (from a TAP copy of each).
-// Arguments after the tier go to every shard (`npm test -- --test-name-pattern=masking`). One file
-// alone, in a process of its own, as before: `node --import tsx --test test/unit/x.test.ts`.
+// (shard.ts) imports its files in turn and runs their tests in one process. Files are dealt to the
+// shards costliest first, each to the shard with the least cost so far. A file's cost is its seconds
+// in costs.json (each file run alone, `npm run test:costs`): bytes say little of it (frames.test.ts,
+// 7 KB, ran 25 s; view.test.ts, 76 KB, 15 s), and dealt by bytes one shard ended 18 s after the
+// other. A file the table lacks costs its bytes at the table's median seconds per byte. Each shard's
+// report is printed whole when it ends (the spec reporter), then the totals of all (from a TAP copy
+// of each). Arguments after the tier go to every shard (`npm test -- --test-name-pattern=masking`).
+// One file alone, in a process of its own, as before: `node --import tsx --test test/unit/x.test.ts`.
 
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -15,6 +18,7 @@ import { fileURLToPath } from "node:url";
 
 const TEST_DIR = fileURLToPath(new URL("../", import.meta.url));
 const SHARD_ENTRY = fileURLToPath(new URL("./shard.ts", import.meta.url));
+const COSTS_FILE = fileURLToPath(new URL("./costs.json", import.meta.url));
 /** The counts a TAP report ends with, in the order they are printed. */
 const COUNTS = ["tests", "pass", "fail", "cancelled", "skipped", "todo"] as const;
 
@@ -25,15 +29,41 @@ interface ShardResult {
 	counts: Record<(typeof COUNTS)[number], number>;
 }
 
-/** The files of a tier dealt to `shards` shards, largest first, each to the lightest shard so far. */
-export function dealFiles(files: readonly { path: string; bytes: number }[], shards: number): string[][] {
-	const dealt = Array.from({ length: shards }, () => ({ files: [] as string[], bytes: 0 }));
-	for (const file of [...files].sort((a, b) => b.bytes - a.bytes || a.path.localeCompare(b.path))) {
-		const lightest = dealt.reduce((least, shard) => (shard.bytes < least.bytes ? shard : least));
+/** A test file: its path, its size, and its seconds alone when the cost table has them. */
+export interface TierFile {
+	path: string;
+	bytes: number;
+	seconds?: number;
+}
+
+/**
+ * The files of a tier dealt to `shards` shards, costliest first, each to the shard of least cost so
+ * far. A file's cost is its seconds; one without them costs its bytes at the median seconds per byte
+ * of those with both (its bytes alone when none has).
+ */
+export function dealFiles(files: readonly TierFile[], shards: number): string[][] {
+	const rates = files
+		.filter((file) => file.seconds !== undefined && file.bytes > 0)
+		.map((file) => file.seconds! / file.bytes)
+		.sort((a, b) => a - b);
+	const rate = rates.length > 0 ? rates[Math.floor(rates.length / 2)]! : 1;
+	const costed = files.map((file) => ({ path: file.path, cost: file.seconds ?? file.bytes * rate }));
+	const dealt = Array.from({ length: shards }, () => ({ files: [] as string[], cost: 0 }));
+	for (const file of costed.sort((a, b) => b.cost - a.cost || a.path.localeCompare(b.path))) {
+		const lightest = dealt.reduce((least, shard) => (shard.cost < least.cost ? shard : least));
 		lightest.files.push(file.path);
-		lightest.bytes += file.bytes;
+		lightest.cost += file.cost;
 	}
 	return dealt.map((shard) => shard.files.sort()).filter((shardFiles) => shardFiles.length > 0);
+}
+
+/** The seconds each file of a tier took alone (costs.json: tier, then file name), {} for a tier it lacks. */
+export function readCosts(tier: string, text: string): Record<string, number> {
+	const table = JSON.parse(text) as Record<string, Record<string, unknown>>;
+	const costs: Record<string, number> = {};
+	for (const [name, seconds] of Object.entries(table[tier] ?? {}))
+		if (typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0) costs[name] = seconds;
+	return costs;
 }
 
 /** The counts at the end of a TAP report (0 for a count it lacks: a shard that died early). */
@@ -83,9 +113,15 @@ async function main(): Promise<number> {
 		return 2;
 	}
 	const dir = join(TEST_DIR, tier);
+	let costs: Record<string, number> = {};
+	try {
+		costs = readCosts(tier, readFileSync(COSTS_FILE, "utf8"));
+	} catch (error) {
+		process.stderr.write(`costs.json unread (${(error as Error).message}): files dealt by their bytes\n`);
+	}
 	const files = readdirSync(dir)
 		.filter((name) => name.endsWith(".test.ts"))
-		.map((name) => ({ path: join(dir, name), bytes: statSync(join(dir, name)).size }));
+		.map((name) => ({ path: join(dir, name), bytes: statSync(join(dir, name)).size, seconds: costs[name] }));
 	const shards = dealFiles(files, Math.max(1, availableParallelism()));
 	const scratch = mkdtempSync(join(tmpdir(), "pi-overflow-tests-"));
 	const started = performance.now();
