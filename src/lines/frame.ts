@@ -8,7 +8,7 @@
 // first FRAME_WINDOW_CHARS characters.
 
 import { stripAnsi } from "./render.js";
-import { isStreamTag, lineTagAt, stampLength } from "./stamp.js";
+import { isStreamTag, lineTagAt, recordLevelOf, stampLength } from "./stamp.js";
 
 /** The frame as its tokens' skeletons: each token with its digit runs as DIGITS. */
 export interface LineFrame {
@@ -178,14 +178,16 @@ export function learnLineFrameOf(texts: readonly string[], size: number): LineFr
  * one kind there as well (`remote: test_x … ok`: learnLineFrame's `further`).
  */
 function learnFromLines(text: string, complete: boolean, startsInLine: boolean): LineFrame | undefined {
+	return learnLineFrame(sampleLines(text, complete, startsInLine), startsInLine);
+}
+
+/** The whole lines of a sample, at most FRAME_SAMPLE_LINES, without their escapes and CRs (learnFromLines). */
+function sampleLines(text: string, complete: boolean, startsInLine: boolean): string[] {
 	const lines = text.split("\n", FRAME_SAMPLE_LINES + 2);
 	if (startsInLine) lines.shift();
 	if (lines.length > FRAME_SAMPLE_LINES) lines.length = FRAME_SAMPLE_LINES;
 	else if (!complete || text.endsWith("\n")) lines.pop();
-	return learnLineFrame(
-		lines.map((line) => stripAnsi(line.endsWith("\r") ? line.slice(0, -1) : line)),
-		startsInLine,
-	);
+	return lines.map((line) => stripAnsi(line.endsWith("\r") ? line.slice(0, -1) : line));
 }
 
 /** Distinct ways the lines after a frame begin, fewest, for them to be of several kinds. */
@@ -286,4 +288,35 @@ export function unframed(frame: LineFrame | undefined, text: string): string {
 export function ownWordsOf(frame: LineFrame | undefined, text: string): string {
 	const stamp = stampLength(text);
 	return text.slice(stamp + (frame === undefined ? 0 : frameLengthAt(frame, text, stamp)));
+}
+
+/**
+ * The level that (nearly) every line of a sample carries as a record wrapping a line (stamp.ts
+ * recordLevelOf): a supervisor's or a log shipper's, which logs each line of the program it runs at
+ * one level (`time=… level=info msg="src/a.c:3:5: error: …"`). Like a frame it is every line's, so
+ * it says nothing of one. Learned as a frame is: from at least MIN_FRAMED_LINES lines and
+ * MIN_FRAMED_SHARE of the sample's non-blank ones.
+ */
+export function learnRecordLevel(lines: readonly string[]): string | undefined {
+	const sampled = lines.filter((line) => line.trim() !== "");
+	const needed = Math.max(MIN_FRAMED_LINES, Math.ceil(sampled.length * MIN_FRAMED_SHARE));
+	if (sampled.length < needed) return undefined;
+	const counts = new Map<string, number>();
+	for (const line of sampled) {
+		const level = recordLevelOf(line);
+		if (level === undefined) continue;
+		const count = (counts.get(level) ?? 0) + 1;
+		if (count >= needed) return level;
+		counts.set(level, count);
+	}
+	return undefined;
+}
+
+/** The record level of an output's samples (frameSamples; learnRecordLevel): the first one's, else the later one's. */
+export function learnRecordLevelOf(texts: readonly string[], size: number): string | undefined {
+	const [first, later] = texts;
+	return (
+		learnRecordLevel(sampleLines(first, size <= FRAME_SAMPLE_BYTES, false)) ??
+		(later === undefined ? undefined : learnRecordLevel(sampleLines(later, false, true)))
+	);
 }

@@ -207,6 +207,38 @@ export function wrappedLineStart(text: string): number {
 	return start < 0 ? 0 : start;
 }
 
+/**
+ * A record's level member (logfmt's `level=info`, `lvl=warn`, JSON's `"level":"info"`,
+ * `"severity":"ERROR"`): the level word, in group 1.
+ */
+const RECORD_LEVEL = /(?:^|[\s{,])"?(?:level|lvl|severity)"?[=:] *"?([A-Za-z]{1,12})\b/;
+
+/**
+ * The level, lowercased, of a record that wraps a line (`info` of `time=… level=info msg="make:
+ * *** [all] Error 2"`): read before the line the record wraps, or after it in a JSON record
+ * (`{"msg":"…","level":"info"}`); undefined for any other line or a record without one.
+ */
+export function recordLevelOf(text: string): string | undefined {
+	const start = wrappedLineStart(text);
+	if (start <= 0) return undefined;
+	const before = RECORD_LEVEL.exec(text.slice(0, start));
+	if (before !== null) return before[1].toLowerCase();
+	// A logfmt record's level stands before its message; a JSON record's may follow it.
+	if (textMemberOf(text) === null) return undefined;
+	const after = RECORD_LEVEL.exec(text.slice(quotedEnd(text, start)));
+	return after === null ? undefined : after[1].toLowerCase();
+}
+
+/** Where the JSON string whose text starts at `start` ends: after its closing quote (the text's end when unclosed). */
+function quotedEnd(text: string, start: number): number {
+	for (let at = start; at < text.length; at++) {
+		const char = text.charCodeAt(at);
+		if (char === 0x5c) at++;
+		else if (char === 0x22) return at + 1;
+	}
+	return text.length;
+}
+
 /** A logfmt record starts with a key and `=` (`time=`, `ts=`, `level=`). Sticky: matched where a caller sets lastIndex. */
 const LOGFMT_START = /[A-Za-z_][\w.-]{0,30}=/y;
 /** The message members of a logfmt record whose quoted value is the line it wraps. */

@@ -46,6 +46,8 @@ export interface ScanOptions {
 	now?: () => number;
 	/** The frame the output's lines are written in (lines/frame.ts learnLineFrameOf, from its first bytes), if any. */
 	frame?: LineFrame;
+	/** The level every record of the output carries (lines/frame.ts learnRecordLevelOf), if any. */
+	recordLevel?: string;
 }
 
 export interface ScanResult {
@@ -119,7 +121,7 @@ export class LineScanner {
 		if (readsRecords) this.recordScanner = new LineScanner(options, false);
 		this.options = options;
 		this.finder = new SignalFinder(options.signalRegex, options.now, options.frame);
-		this.collector = new SignalCollector(options.maxLineChars, options.frame);
+		this.collector = new SignalCollector(options.maxLineChars, options.frame, options.recordLevel);
 		this.shapes = new ShapeCounter(options.frame);
 		this.keepChars = keepCharsFor(options.maxLineChars);
 		this.recentHits = new RecentLines(options.tailLines);

@@ -160,6 +160,8 @@ export class SignalCollector {
 	constructor(
 		private readonly maxLineChars: number,
 		private readonly frame?: LineFrame,
+		/** The level every record of the output carries (ScanOptions.recordLevel): a record at it is read as its line. */
+		private readonly recordLevel?: string,
 	) {
 		this.keepChars = keepCharsFor(maxLineChars);
 	}
@@ -276,7 +278,7 @@ export class SignalCollector {
 			// Copied: the key may be a slice of a longer line.
 			shape = {
 				key: detach(key),
-				severity: classifySeverity(unframed(this.frame, text)),
+				severity: classifySeverity(unframed(this.frame, text), this.recordLevel),
 				count: 0,
 				firstLine: lineNumber,
 				lastLine: lineNumber,

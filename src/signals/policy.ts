@@ -10,7 +10,7 @@ import { FAILURE_MARKS } from "./pattern.js";
 
 // Imported bindings copied into module constants once: under Pi's extension loader (jiti) every
 // read of an imported binding goes through an interop Proxy.
-const { unstamped } = stampModule;
+const { recordLevelOf, unstamped, wrappedLineOf } = stampModule;
 
 /** How much a signal line says about a failure: an error (2), or only a warning / a lower log level (1). */
 export type Severity = 1 | 2;
@@ -46,9 +46,17 @@ const WARNING_LEVELS = /^(?:warn(?:ing)?|w)$/i;
 
 /**
  * The severity of a line that matched the signal pattern. A line's own log level decides when it
- * has one; otherwise a warning word without a failure word makes it a warning.
+ * has one; otherwise a warning word without a failure word makes it a warning. `recordLevel`: the
+ * level every record of the output carries (lines/frame.ts learnRecordLevel), a supervisor's for
+ * each line of its program; a record at that level is read as the line it wraps (`level=info
+ * msg="src/a.c:3:5: error: …"` is an error, as the bare line is). A record at another level (an
+ * `error` among `info` ones) keeps it.
  */
-export function classifySeverity(line: string): Severity {
+export function classifySeverity(line: string, recordLevel?: string): Severity {
+	if (recordLevel !== undefined && recordLevelOf(line) === recordLevel) {
+		const wrapped = wrappedLineOf(line);
+		if (wrapped !== undefined) return classifySeverity(wrapped);
+	}
 	// A log level stands near the start of what the line says, after CI's timestamp (lines/stamp.ts).
 	const text = unstamped(line);
 	const level = LOG_LEVEL.exec(text);

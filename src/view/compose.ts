@@ -17,7 +17,7 @@ import {
 	recordsSource,
 	SlicedScan,
 } from "../io/source.js";
-import { frameSamples, learnLineFrameOf } from "../lines/frame.js";
+import { frameSamples, learnLineFrameOf, learnRecordLevelOf } from "../lines/frame.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
@@ -118,17 +118,20 @@ export async function compose(
 }
 
 /**
- * `options` with the frame the lines of `source` are written in (lines/frame.ts), learned from its
- * samples (frameSamples: read at once) before the scan starts: every line, the first ones too, is
- * read in it.
+ * `options` with the frame the lines of `source` are written in (lines/frame.ts) and the level its
+ * records all carry (learnRecordLevelOf), learned from its samples (frameSamples: read at once)
+ * before the scan starts: every line, the first ones too, is read in them.
  */
 export async function withLineFrame(source: ByteSource, options: ScanOptions): Promise<ScanOptions> {
 	const samples = await Promise.all(frameSamples(source.size).map(({ from, to }) => readRange(source, from, to)));
-	const frame = learnLineFrameOf(
-		samples.map((sample) => sample.toString("utf8")),
-		source.size,
-	);
-	return frame === undefined ? options : { ...options, frame };
+	const texts = samples.map((sample) => sample.toString("utf8"));
+	const frame = learnLineFrameOf(texts, source.size);
+	const recordLevel = learnRecordLevelOf(texts, source.size);
+	return {
+		...options,
+		...(frame !== undefined ? { frame } : {}),
+		...(recordLevel !== undefined ? { recordLevel } : {}),
+	};
 }
 
 /** Scans a byte source as a stream: two reused buffers, the next chunk read while one is scanned. */

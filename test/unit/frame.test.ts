@@ -13,6 +13,8 @@ import {
 	frameSamples,
 	learnLineFrame,
 	learnLineFrameOf,
+	learnRecordLevel,
+	learnRecordLevelOf,
 	type LineFrame,
 	unframed,
 } from "../../src/lines/frame.js";
@@ -243,6 +245,56 @@ test("a line the signal pattern takes without the frame it takes in it too", () 
 	);
 	// And past the frame: `FAIL\texample.com/cart` starts its line only there.
 	assert.ok(found(framed).some((line) => line.endsWith("FAIL\texample.com/cart\t0.004s")));
+});
+
+describe("the level every record of an output carries", () => {
+	const record = (index: number, level: string, message: string) =>
+		`time="2026-12-06T09:30:${String(index % 60).padStart(2, "0")}.123Z" level=${level} msg=${JSON.stringify(message)}`;
+	const lines = (count: number, levelOf: (index: number) => string) =>
+		Array.from({ length: count }, (_, index) => record(index, levelOf(index), `gcc -c src/spool_${index}.c`));
+
+	test("is learned when three in four of the sample's records carry it, from 16 of them at least", () => {
+		assert.equal(learnRecordLevel(lines(64, () => "info")), "info");
+		assert.equal(learnRecordLevel(lines(64, (index) => (index % 5 === 4 ? "warn" : "info"))), "info");
+		// JSON records, the level after the message, in any case.
+		const json = Array.from({ length: 20 }, (_, index) => JSON.stringify({ msg: `step ${index}`, level: "INFO" }));
+		assert.equal(learnRecordLevel(json), "info");
+		// Blank lines are no lines of the sample.
+		assert.equal(learnRecordLevel([...lines(16, () => "info"), "", "", ""]), "info");
+	});
+
+	test("is none where levels vary, records are few, or lines are no records that wrap a line", () => {
+		assert.equal(learnRecordLevel(lines(64, (index) => (index % 3 === 0 ? "warn" : "info"))), undefined);
+		assert.equal(learnRecordLevel(lines(15, () => "info")), undefined);
+		assert.equal(learnRecordLevel([...lines(40, () => "info"), ...Array(24).fill("plain line")]), undefined);
+		// A level without a message member (`level=info` alone): no line is wrapped.
+		const bare = Array.from({ length: 64 }, (_, index) => `ts=${index} level=info component=sync rows=${index}`);
+		assert.equal(learnRecordLevel(bare), undefined);
+	});
+
+	test("is learned further on when a CI runner's lines fill the first sample", () => {
+		const runner = Array.from({ length: 400 }, (_, index) => `Runner line ${index}: preparing the job`).join("\n");
+		const later = `${lines(200, () => "info").join("\n")}\n`;
+		const size = FRAME_SAMPLE_BYTES * 4;
+		assert.equal(learnRecordLevelOf([runner, `partial line\n${later}`], size), "info");
+		assert.equal(learnRecordLevelOf([runner], FRAME_SAMPLE_BYTES), undefined);
+	});
+
+	test("an error a supervisor's records wrap ranks as an error: its block shows before the tail grows (8 000 characters)", async (t) => {
+		// gcc's analyzer path under `level=info msg="…"`: read by the record's `info`, the error was a
+		// warning, the tail took the room and the path's lines were lost.
+		const fixture = loadTune2Fixtures().find((candidate) => candidate.name === "gcc-analyzer-double-free");
+		assert.ok(fixture);
+		const wrapped = fixture.lines.map((line, index) => record(index, "info", line));
+		const dir = await createTempDir(t);
+		const path = join(dir, "output.log");
+		await writeFile(path, `${wrapped.join("\n")}\n`);
+		const shown = parseViewLines((await buildDefaultView(path, 8000)).text);
+		const error = fixture.decisive.find((line) => line.raw.includes(": error: double-"));
+		assert.ok(error);
+		for (const lineNumber of [error.lineNumber - 1, error.lineNumber, error.lineNumber + 8])
+			assert.ok(shown.has(lineNumber), `line ${lineNumber}: ${wrapped[lineNumber - 1]}`);
+	});
 });
 
 describe("an output written in a frame keeps in its view what the bare output keeps", () => {

@@ -12,6 +12,7 @@ import {
 	DEFAULT_SIGNAL_PATTERN,
 	SIGNAL_PATTERN_PARTS,
 } from "../../src/signals/pattern.js";
+import { recordLevelOf } from "../../src/lines/stamp.js";
 import { classifySeverity, SEVERITY_ERROR, SEVERITY_WARNING } from "../../src/signals/policy.js";
 import { loadRealFixtures, stripAnsi, TAIL_ONLY_DECISIVE, withoutLineEnd } from "../fixtures/real/fixtures.js";
 import { assertJustified, loadTuningFixtures } from "../fixtures/tuning.js";
@@ -403,6 +404,35 @@ describe("how severe a signal line is", () => {
 	];
 	for (const line of errors)
 		test(`an error: ${JSON.stringify(line)}`, () => assert.equal(classifySeverity(line), SEVERITY_ERROR));
+
+	test("a record at the level every record carries is read as the line it wraps; at another level, by its level", () => {
+		const gcc = "src/spool_077.c:17:3: error: double-‘free’ of ‘buf’ [CWE-415]";
+		const records = [
+			`time="2026-12-06T09:30:02.577Z" level=info msg=${JSON.stringify(gcc)}`,
+			`2026-12-06T09:30:02.5770000Z ts=2026-12-06T09:30:02Z lvl=info msg=${JSON.stringify(gcc)}`,
+			JSON.stringify({ level: "info", msg: gcc }),
+			JSON.stringify({ msg: gcc, time: "2026-12-06T09:30:02Z", level: "INFO" }),
+		];
+		for (const record of records) {
+			assert.equal(recordLevelOf(record), "info", record);
+			assert.equal(classifySeverity(record, "info"), SEVERITY_ERROR, record);
+		}
+		// Where the line's own reading finds the record's `level=info`, without the output's record
+		// level or with another one, `info` decides: the program carried on.
+		for (const record of [records[0], records[2]]) {
+			assert.equal(classifySeverity(record), SEVERITY_WARNING, record);
+			assert.equal(classifySeverity(record, "debug"), SEVERITY_WARNING, record);
+		}
+		// The wrapped line's own level or words decide, as on a bare line.
+		const retrying = `time="2026-12-06T09:30:02.577Z" level=info msg="WARN cannot reach replica 2, retrying"`;
+		assert.equal(classifySeverity(retrying, "info"), SEVERITY_WARNING);
+		// A record at a level of its own among the `info` ones keeps it.
+		const warned = `time="2026-12-06T09:30:02.577Z" level=warn msg="connection error, retrying"`;
+		assert.equal(classifySeverity(warned, "info"), SEVERITY_WARNING);
+		// A line that is no record keeps its own reading.
+		assert.equal(classifySeverity("level=info: 3 errors found", "info"), SEVERITY_WARNING);
+		assert.equal(classifySeverity(gcc, "info"), SEVERITY_ERROR);
+	});
 });
 
 describe("the pattern itself", () => {
