@@ -1,27 +1,22 @@
 // `npm run test:costs`: the seconds each file of the unit tier takes alone, written to costs.json for
-// run.ts to deal files to shards by. Each file runs in a shard of its own (shard.ts), one after the
-// other, so that the figures are of one core; its wall time is its cost, start-up included. Refresh
-// the table when a file is added or its tests grow: a file it lacks is costed by its bytes.
+// run.ts to deal files to shards by. Each file runs in a shard of its own, started as run.ts starts
+// one (shardArgs), one after the other, so that the figures are of one core; its wall time is its
+// cost, start-up included. Refresh the table when a file is added or its tests grow: a file it lacks
+// is costed by its bytes.
 
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
+import { COSTS_FILE, shardArgs, tierFiles } from "./run.js";
 
-const TEST_DIR = fileURLToPath(new URL("../", import.meta.url));
-const SHARD_ENTRY = fileURLToPath(new URL("./shard.ts", import.meta.url));
-const COSTS_FILE = fileURLToPath(new URL("./costs.json", import.meta.url));
 const TIER = "unit";
 
-const names = readdirSync(join(TEST_DIR, TIER))
-	.filter((name) => name.endsWith(".test.ts"))
-	.sort();
+const files = tierFiles(TIER);
 const costs: Record<string, number> = {};
-for (const name of names) {
+for (const file of files) {
+	const name = basename(file);
 	const started = performance.now();
-	const run = spawnSync(process.execPath, ["--import", "tsx", SHARD_ENTRY, join(TEST_DIR, TIER, name)], {
-		stdio: "ignore",
-	});
+	const run = spawnSync(process.execPath, shardArgs([file]), { stdio: "ignore" });
 	const seconds = (performance.now() - started) / 1000;
 	costs[name] = Math.round(seconds * 10) / 10;
 	process.stdout.write(
@@ -37,4 +32,4 @@ try {
 table[TIER] = costs;
 writeFileSync(COSTS_FILE, `${JSON.stringify(table, null, "\t")}\n`);
 const total = Object.values(costs).reduce((sum, seconds) => sum + seconds, 0);
-process.stdout.write(`${names.length} files, ${total.toFixed(1)} s one after the other: ${COSTS_FILE}\n`);
+process.stdout.write(`${files.length} files, ${total.toFixed(1)} s one after the other: ${COSTS_FILE}\n`);

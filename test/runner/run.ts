@@ -13,12 +13,32 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const TEST_DIR = fileURLToPath(new URL("../", import.meta.url));
 const SHARD_ENTRY = fileURLToPath(new URL("./shard.ts", import.meta.url));
-const COSTS_FILE = fileURLToPath(new URL("./costs.json", import.meta.url));
+export const COSTS_FILE = fileURLToPath(new URL("./costs.json", import.meta.url));
+/**
+ * How a shard's node starts, before its reporters and files (costs.ts times each file alike). A
+ * young generation of 64 MiB, not 16: the tests' large outputs were copied through it again and again
+ * (garbage collection was 18 of the tier's 220 s of CPU); the tier ran 84.4 / 87.9 s, then 81.0 / 82.2 s.
+ */
+const SHARD_NODE_ARGS = ["--max-semi-space-size=64", "--import", "tsx"];
+
+/** The test files of a tier (its folder under test/), by path, in name order. */
+export function tierFiles(tier: string): string[] {
+	const dir = join(TEST_DIR, tier);
+	return readdirSync(dir)
+		.filter((name) => name.endsWith(".test.ts"))
+		.sort()
+		.map((name) => join(dir, name));
+}
+
+/** The node arguments that run `files` in one shard, `before` the shard's entry (reporters, options). */
+export function shardArgs(files: readonly string[], before: readonly string[] = []): string[] {
+	return [...SHARD_NODE_ARGS, ...before, SHARD_ENTRY, ...files];
+}
 /** The counts a TAP report ends with, in the order they are printed. */
 const COUNTS = ["tests", "pass", "fail", "cancelled", "skipped", "todo"] as const;
 
@@ -77,20 +97,13 @@ export function readCounts(tap: string): ShardResult["counts"] {
 }
 
 function runShard(files: readonly string[], tapFile: string, passThrough: readonly string[]): Promise<ShardResult> {
-	const args = [
-		// A young generation of 64 MiB, not 16: the tests' large outputs were copied through it again and
-		// again (garbage collection was 18 of the tier's 220 s of CPU); the tier ran 84.4 / 87.9 s, now 81.0 / 82.2 s.
-		"--max-semi-space-size=64",
-		"--import",
-		"tsx",
+	const args = shardArgs(files, [
 		"--test-reporter=spec",
 		"--test-reporter-destination=stdout",
 		"--test-reporter=tap",
 		`--test-reporter-destination=${tapFile}`,
 		...passThrough,
-		SHARD_ENTRY,
-		...files,
-	];
+	]);
 	return new Promise((resolve, reject) => {
 		const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
 		const chunks: Buffer[] = [];
@@ -115,16 +128,13 @@ async function main(): Promise<number> {
 		process.stderr.write("usage: node --import tsx test/runner/run.ts <tier> [node test options]\n");
 		return 2;
 	}
-	const dir = join(TEST_DIR, tier);
 	let costs: Record<string, number> = {};
 	try {
 		costs = readCosts(tier, readFileSync(COSTS_FILE, "utf8"));
 	} catch (error) {
 		process.stderr.write(`costs.json unread (${(error as Error).message}): files dealt by their bytes\n`);
 	}
-	const files = readdirSync(dir)
-		.filter((name) => name.endsWith(".test.ts"))
-		.map((name) => ({ path: join(dir, name), bytes: statSync(join(dir, name)).size, seconds: costs[name] }));
+	const files = tierFiles(tier).map((path) => ({ path, bytes: statSync(path).size, seconds: costs[basename(path)] }));
 	const shards = dealFiles(files, Math.max(1, availableParallelism()));
 	const scratch = mkdtempSync(join(tmpdir(), "pi-overflow-tests-"));
 	const started = performance.now();

@@ -4,7 +4,8 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { dealFiles, readCosts, readCounts } from "../runner/run.js";
+import { basename } from "node:path";
+import { dealFiles, readCosts, readCounts, shardArgs, tierFiles } from "../runner/run.js";
 
 test("deals files largest first to the lightest shard, every file once", () => {
 	const files = [
@@ -67,4 +68,21 @@ test("reads a TAP report's counts, 0 for one it lacks", () => {
 		"TAP version 13\nok 1 - x\n# tests 3\n# suites 1\n# pass 2\n# fail 1\n# cancelled 0\n# skipped 0\n# todo 0\n";
 	assert.deepEqual(readCounts(tap), { tests: 3, pass: 2, fail: 1, cancelled: 0, skipped: 0, todo: 0 });
 	assert.deepEqual(readCounts(""), { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 });
+});
+
+test("a tier's files are its .test.ts files in name order; a shard starts alike for run.ts and costs.ts", () => {
+	const names = tierFiles("unit").map((path) => basename(path));
+	assert.ok(names.includes("runner.test.ts"));
+	assert.ok(names.every((name) => name.endsWith(".test.ts")));
+	assert.deepEqual(names, [...names].sort());
+	const args = shardArgs(["a.test.ts", "b.test.ts"], ["--test-reporter=tap"]);
+	assert.deepEqual(args.slice(0, 4), ["--max-semi-space-size=64", "--import", "tsx", "--test-reporter=tap"]);
+	assert.match(args[4], /shard\.ts$/);
+	assert.deepEqual(args.slice(5), ["a.test.ts", "b.test.ts"]);
+	assert.deepEqual(
+		shardArgs(["a.test.ts"])
+			.slice(3)
+			.map((arg) => basename(arg)),
+		["shard.ts", "a.test.ts"],
+	);
 });
