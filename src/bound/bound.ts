@@ -35,7 +35,7 @@ import {
 	scanSource,
 	type ViewMeta,
 	viewContextOf,
-	withLineFrame,
+	withLineReading,
 } from "../view/compose.js";
 import type { ViewExtras } from "../view/hunks.js";
 import type { ViewOptions } from "../view/view.js";
@@ -319,7 +319,7 @@ class BoundRun {
 		start: Promise<StoreStart>,
 	): Promise<Copied | LineMismatch> {
 		const { config } = this;
-		const scanner = new LineScanner(await withLineFrame(original.source, this.scanOptions()));
+		const scanner = new LineScanner(await withLineReading(original.source, this.scanOptions()));
 		let storeError: string | undefined;
 		let writer: EntryWriter | undefined;
 		const begun = start.then((started) => {

@@ -32,6 +32,11 @@ const MAX_FRAME_TOKENS = 8;
 /** Fewest lines of the sample that must carry the frame, and the share of its non-blank lines (3/4). */
 const MIN_FRAMED_LINES = 16;
 const MIN_FRAMED_SHARE = 0.75;
+
+/** Lines of a sample of `sampled` non-blank ones that must carry a frame (or a record level) for it to be learned. */
+function framedLinesNeeded(sampled: number): number {
+	return Math.max(MIN_FRAMED_LINES, Math.ceil(sampled * MIN_FRAMED_SHARE));
+}
 /**
  * A frame's last token ends a label: a colon, a closing bracket or parenthesis, a bar, an angle, a
  * box's edge (`remote:`, `[Step 2/3]`, `INFO -- :`, `YN0000: │`). A prefix of words that ends in a
@@ -88,7 +93,7 @@ function leadingTokens(text: string, from: number): string[] {
  */
 export function learnLineFrame(lines: readonly string[], further = false): LineFrame | undefined {
 	const sampled = lines.filter((line) => line.trim() !== "").map((line) => ({ line, from: stampLength(line) }));
-	const needed = Math.max(MIN_FRAMED_LINES, Math.ceil(sampled.length * MIN_FRAMED_SHARE));
+	const needed = framedLinesNeeded(sampled.length);
 	if (sampled.length < needed) return undefined;
 	const tokensOf = sampled.map(({ line, from }) => leadingTokens(line, from));
 	// The most shared run of each length, while it is shared enough (a longer run is shared less).
@@ -144,7 +149,7 @@ interface Carried {
 }
 
 /**
- * The byte ranges an output of `size` bytes learns its frame from (learnLineFrameOf), in order: its
+ * The byte ranges an output of `size` bytes learns its frame from (learnLineReading), in order: its
  * first FRAME_SAMPLE_BYTES; then, when it is longer, FRAME_SAMPLE_BYTES from two samples' length
  * before its end, where a CI job's failing step prints its last lines after the runner's preamble
  * and set-up steps (which no tool's frame precedes) and before the job's cleanup; in an output too
@@ -158,30 +163,32 @@ export function frameSamples(size: number): Array<{ from: number; to: number }> 
 	return [first, { from: later, to: Math.min(size, later + FRAME_SAMPLE_BYTES) }];
 }
 
+/** What an output's samples teach about reading its lines (learnLineReading). */
+export interface LineReading {
+	/** The frame its lines are written in (learnLineFrame). */
+	frame?: LineFrame;
+	/** The level its records all carry (learnRecordLevel). */
+	recordLevel?: string;
+}
+
 /**
- * The frame of an output of `size` bytes whose samples (frameSamples, decoded, in order) are `texts`:
- * learned from the whole lines of the first (the last one too when the output ends there), at most
- * FRAME_SAMPLE_LINES; else from those of the later one, which starts inside a line.
+ * The frame and the record level of an output of `size` bytes whose samples (frameSamples, decoded,
+ * in order) are `texts`: each learned from the whole lines of the first (the last one too when the
+ * output ends there), at most FRAME_SAMPLE_LINES; else from those of the later one, which starts
+ * inside a line (there a job's tag is no frame: learnLineFrame's `further`). Each sample is cut into
+ * lines once.
  */
-export function learnLineFrameOf(texts: readonly string[], size: number): LineFrame | undefined {
+export function learnLineReading(texts: readonly string[], size: number): LineReading {
 	const [first, later] = texts;
-	return (
-		learnFromLines(first, size <= FRAME_SAMPLE_BYTES, false) ??
-		(later === undefined ? undefined : learnFromLines(later, false, true))
-	);
+	const firstLines = sampleLines(first, size <= FRAME_SAMPLE_BYTES, false);
+	let laterLines: string[] | undefined;
+	const laterOnes = () => (laterLines ??= later === undefined ? [] : sampleLines(later, false, true));
+	const frame = learnLineFrame(firstLines) ?? learnLineFrame(laterOnes(), true);
+	const recordLevel = learnRecordLevel(firstLines) ?? learnRecordLevel(laterOnes());
+	return { ...(frame !== undefined ? { frame } : {}), ...(recordLevel !== undefined ? { recordLevel } : {}) };
 }
 
-/**
- * The frame of the whole lines of a sample (learnLineFrame), without its first piece when it starts
- * inside a line. In a sample further on, a job's tag is no frame: one job's lines can fill the few
- * lines it reads (`[worker-2] shard 0101: 16 rows ok` 64 times), and a wrapper's lines can be of
- * one kind there as well (`remote: test_x … ok`: learnLineFrame's `further`).
- */
-function learnFromLines(text: string, complete: boolean, startsInLine: boolean): LineFrame | undefined {
-	return learnLineFrame(sampleLines(text, complete, startsInLine), startsInLine);
-}
-
-/** The whole lines of a sample, at most FRAME_SAMPLE_LINES, without their escapes and CRs (learnFromLines). */
+/** The whole lines of a sample, at most FRAME_SAMPLE_LINES, without their escapes and CRs. */
 function sampleLines(text: string, complete: boolean, startsInLine: boolean): string[] {
 	const lines = text.split("\n", FRAME_SAMPLE_LINES + 2);
 	if (startsInLine) lines.shift();
@@ -299,7 +306,7 @@ export function ownWordsOf(frame: LineFrame | undefined, text: string): string {
  */
 export function learnRecordLevel(lines: readonly string[]): string | undefined {
 	const sampled = lines.filter((line) => line.trim() !== "");
-	const needed = Math.max(MIN_FRAMED_LINES, Math.ceil(sampled.length * MIN_FRAMED_SHARE));
+	const needed = framedLinesNeeded(sampled.length);
 	if (sampled.length < needed) return undefined;
 	const counts = new Map<string, number>();
 	for (const line of sampled) {
@@ -310,13 +317,4 @@ export function learnRecordLevel(lines: readonly string[]): string | undefined {
 		counts.set(level, count);
 	}
 	return undefined;
-}
-
-/** The record level of an output's samples (frameSamples; learnRecordLevel): the first one's, else the later one's. */
-export function learnRecordLevelOf(texts: readonly string[], size: number): string | undefined {
-	const [first, later] = texts;
-	return (
-		learnRecordLevel(sampleLines(first, size <= FRAME_SAMPLE_BYTES, false)) ??
-		(later === undefined ? undefined : learnRecordLevel(sampleLines(later, false, true)))
-	);
 }

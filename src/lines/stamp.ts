@@ -202,9 +202,14 @@ export function wrappedLineOf(text: string): string | undefined {
 /** Where the line a JSON-lines record wraps starts in it (its text member's value: wrappedLineOf), 0 when it wraps none. */
 export function wrappedLineStart(text: string): number {
 	const member = textMemberOf(text);
-	if (member !== null) return member.index + member[0].length - member[1].length - 1;
+	if (member !== null) return memberValueStart(member);
 	const start = logfmtMessageStart(text);
 	return start < 0 ? 0 : start;
+}
+
+/** Where a text member's value (TEXT_MEMBER's group 1) starts in the record: after its opening quote. */
+function memberValueStart(member: RegExpExecArray): number {
+	return member.index + member[0].length - member[1].length - 1;
 }
 
 /**
@@ -219,14 +224,14 @@ const RECORD_LEVEL = /(?:^|[\s{,])"?(?:level|lvl|severity)"?[=:] *"?([A-Za-z]{1,
  * (`{"msg":"…","level":"info"}`); undefined for any other line or a record without one.
  */
 export function recordLevelOf(text: string): string | undefined {
-	const start = wrappedLineStart(text);
+	const member = textMemberOf(text);
+	const start = member !== null ? memberValueStart(member) : logfmtMessageStart(text);
 	if (start <= 0) return undefined;
-	const before = RECORD_LEVEL.exec(text.slice(0, start));
-	if (before !== null) return before[1].toLowerCase();
 	// A logfmt record's level stands before its message; a JSON record's may follow it.
-	if (textMemberOf(text) === null) return undefined;
-	const after = RECORD_LEVEL.exec(text.slice(quotedEnd(text, start)));
-	return after === null ? undefined : after[1].toLowerCase();
+	const level =
+		RECORD_LEVEL.exec(text.slice(0, start)) ??
+		(member !== null ? RECORD_LEVEL.exec(text.slice(quotedEnd(text, start))) : null);
+	return level?.[1].toLowerCase();
 }
 
 /** Where the JSON string whose text starts at `start` ends: after its closing quote (the text's end when unclosed). */

@@ -44,9 +44,9 @@ export interface ScanOptions {
 	signalRegex: RegExp;
 	/** The clock the signal search budget is measured with, in milliseconds. Default performance.now. */
 	now?: () => number;
-	/** The frame the output's lines are written in (lines/frame.ts learnLineFrameOf, from its first bytes), if any. */
+	/** The frame the output's lines are written in (lines/frame.ts learnLineReading, from its first bytes), if any. */
 	frame?: LineFrame;
-	/** The level every record of the output carries (lines/frame.ts learnRecordLevelOf), if any. */
+	/** The level every record of the output carries (lines/frame.ts learnLineReading), if any. */
 	recordLevel?: string;
 }
 

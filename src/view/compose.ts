@@ -17,7 +17,7 @@ import {
 	recordsSource,
 	SlicedScan,
 } from "../io/source.js";
-import { frameSamples, learnLineFrameOf, learnRecordLevelOf } from "../lines/frame.js";
+import { frameSamples, learnLineReading } from "../lines/frame.js";
 import { keepCharsFor } from "../lines/render.js";
 import { keepStart } from "../lines/text.js";
 import { acquireReadBuffers, releaseReadBuffers } from "../prefilter/keyword-filter.js";
@@ -118,25 +118,24 @@ export async function compose(
 }
 
 /**
- * `options` with the frame the lines of `source` are written in (lines/frame.ts) and the level its
- * records all carry (learnRecordLevelOf), learned from its samples (frameSamples: read at once)
- * before the scan starts: every line, the first ones too, is read in them.
+ * `options` with the frame the lines of `source` are written in and the level its records all carry
+ * (lines/frame.ts learnLineReading), learned from its samples (frameSamples: read at once) before
+ * the scan starts: every line, the first ones too, is read in them.
  */
-export async function withLineFrame(source: ByteSource, options: ScanOptions): Promise<ScanOptions> {
+export async function withLineReading(source: ByteSource, options: ScanOptions): Promise<ScanOptions> {
 	const samples = await Promise.all(frameSamples(source.size).map(({ from, to }) => readRange(source, from, to)));
-	const texts = samples.map((sample) => sample.toString("utf8"));
-	const frame = learnLineFrameOf(texts, source.size);
-	const recordLevel = learnRecordLevelOf(texts, source.size);
 	return {
 		...options,
-		...(frame !== undefined ? { frame } : {}),
-		...(recordLevel !== undefined ? { recordLevel } : {}),
+		...learnLineReading(
+			samples.map((sample) => sample.toString("utf8")),
+			source.size,
+		),
 	};
 }
 
 /** Scans a byte source as a stream: two reused buffers, the next chunk read while one is scanned. */
 export async function scanSource(source: ByteSource, options: ScanOptions): Promise<ScannedSource> {
-	const scanner = new LineScanner(await withLineFrame(source, options));
+	const scanner = new LineScanner(await withLineReading(source, options));
 	// The bound stage's pump without a store.
 	await pumpCapped(source, Number.POSITIVE_INFINITY, {
 		scan: (chunk) => scanner.push(chunk),
@@ -160,7 +159,7 @@ export async function scanStoredCopy(
 	// Records only as the metadata says: an entry stored before separators were recorded reads as it did.
 	const source = meta.separator === "cr" ? recordsSource(stored) : stored;
 	// The frame of the lines as first scanned (a CR-separated output's were none: its sample has no LF).
-	const scanner = new LineScanner(await withLineFrame(stored, options), false);
+	const scanner = new LineScanner(await withLineReading(stored, options), false);
 	const buffers = acquireReadBuffers(1, READ_CHUNK_BYTES);
 	try {
 		await pushStoredCopy(source, buffers[0], scanner, meta.gap);

@@ -12,9 +12,8 @@ import {
 	frameLengthAt,
 	frameSamples,
 	learnLineFrame,
-	learnLineFrameOf,
+	learnLineReading,
 	learnRecordLevel,
-	learnRecordLevelOf,
 	type LineFrame,
 	unframed,
 } from "../../src/lines/frame.js";
@@ -135,10 +134,10 @@ describe("a frame learned further on, where the first lines are a runner's", () 
 		const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
 		const samples = frameSamples(bytes.length);
 		assert.equal(samples.length, 2, "long enough for a later sample");
-		return learnLineFrameOf(
+		return learnLineReading(
 			samples.map(({ from, to }) => bytes.subarray(from, to).toString("utf8")),
 			bytes.length,
-		);
+		).frame;
 	}
 
 	test("a remote builder's, read from the lines near the end", () => {
@@ -217,14 +216,15 @@ describe("a line read in its frame", () => {
 				.map((line) => `remote: ${line}\n`)
 				.join("");
 		const short = text(40);
-		assert.deepEqual(tokensOf(learnLineFrameOf([short], Buffer.byteLength(short))), ["remote:"]);
+		assert.deepEqual(tokensOf(learnLineReading([short], Buffer.byteLength(short)).frame), ["remote:"]);
 		// A first sample cut inside a line: that line is not read (it would lack its frame's end).
 		const long = Buffer.from(text(600), "utf8");
 		assert.ok(long.length > FRAME_SAMPLE_BYTES);
 		const [first] = frameSamples(long.length);
-		assert.deepEqual(tokensOf(learnLineFrameOf([long.subarray(first.from, first.to).toString("utf8")], long.length)), [
-			"remote:",
-		]);
+		assert.deepEqual(
+			tokensOf(learnLineReading([long.subarray(first.from, first.to).toString("utf8")], long.length).frame),
+			["remote:"],
+		);
 	});
 });
 
@@ -276,8 +276,8 @@ describe("the level every record of an output carries", () => {
 		const runner = Array.from({ length: 400 }, (_, index) => `Runner line ${index}: preparing the job`).join("\n");
 		const later = `${lines(200, () => "info").join("\n")}\n`;
 		const size = FRAME_SAMPLE_BYTES * 4;
-		assert.equal(learnRecordLevelOf([runner, `partial line\n${later}`], size), "info");
-		assert.equal(learnRecordLevelOf([runner], FRAME_SAMPLE_BYTES), undefined);
+		assert.equal(learnLineReading([runner, `partial line\n${later}`], size).recordLevel, "info");
+		assert.equal(learnLineReading([runner], FRAME_SAMPLE_BYTES).recordLevel, undefined);
 	});
 
 	test("an error a supervisor's records wrap ranks as an error: its block shows before the tail grows (8 000 characters)", async (t) => {

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_CONFIG } from "../../src/config/config.js";
 import { keepCharsFor, renderLine, stripAnsi } from "../../src/lines/render.js";
-import { frameLengthAt, frameSamples, type LineFrame, learnLineFrameOf } from "../../src/lines/frame.js";
+import { frameLengthAt, frameSamples, type LineFrame, learnLineReading } from "../../src/lines/frame.js";
 import { stampLength, wrappedLineOf } from "../../src/lines/stamp.js";
 import { hashShape, shapeOf, shapeStart, shapeWindowOf } from "../../src/signals/shape.js";
 import { loadRealFixtures, type RealFixture, withoutLineEnd } from "../fixtures/real/fixtures.js";
@@ -37,10 +37,10 @@ class Truth {
 	constructor(readonly fixture: RealFixture) {
 		this.lines = fixture.lines.map(withoutLineEnd);
 		const bytes = Buffer.from(fixture.text, "utf8");
-		this.frame = learnLineFrameOf(
+		this.frame = learnLineReading(
 			frameSamples(bytes.length).map(({ from, to }) => bytes.subarray(from, to).toString("utf8")),
 			bytes.length,
-		);
+		).frame;
 		this.shapeWindow = shapeWindowOf(this.lines.slice(0, 64), this.frame);
 	}
 
